@@ -1,0 +1,35 @@
+# hami-sim: the README's commands. `make demo` starts everything; `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: install demo test test-sqlite lint bench browser-deps clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start web, Celery worker and beat on SQLite + the embedded broker, with demo data.
+demo: $(STAMP)
+	$(PY) -m hami_sim.demo
+
+## The whole test suite: PostgreSQL (DATABASE_URL) when available, plus the API tests on SQLite.
+test: $(STAMP)
+	bash scripts/test.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) bench/filter_bench.py
+
+clean:
+	rm -rf var tests/artifacts

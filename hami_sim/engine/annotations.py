@@ -1,0 +1,353 @@
+"""Registration annotation codecs (HAMi ``pkg/device/devices.go`` and ``pkg/device/nvidia``).
+
+- NVIDIA JSON (v2.8+): decoded with Go ``encoding/json`` semantics: keys matched case-insensitively,
+  unknown keys ignored, missing fields zero (``health`` absent = false), wrong JSON types rejected
+  with Go's wording. Encoded with Go's field order and ``omitempty``.
+- The legacy 7/9-field colon/comma format (v2.4-v2.7), which v2.10 still decodes for Hygon and
+  Iluvatar only; on the NVIDIA key it is malformed and we say it is the pre-2.8 format.
+- Pair scores (``hami.io/node-nvidia-score``) and device cordon (``hami.io/device-cordon``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .model import DeviceInfo, InventoryError, MigPlacement, MigProfile
+
+__all__ = [
+    "NVIDIA_REGISTER",
+    "NVIDIA_PAIR_SCORE",
+    "DEVICE_CORDON",
+    "AnnotationError",
+    "decode_device_json",
+    "encode_device_json",
+    "decode_legacy",
+    "encode_legacy",
+    "decode_pair_scores",
+    "encode_pair_scores",
+    "parse_cordon",
+    "looks_legacy",
+]
+
+NVIDIA_REGISTER = "hami.io/node-nvidia-register"
+NVIDIA_PAIR_SCORE = "hami.io/node-nvidia-score"
+DEVICE_CORDON = "hami.io/device-cordon"
+
+_INT32 = (-(2**31), 2**31 - 1)
+_UINT = (0, 2**64 - 1)
+_INT = (-(2**63), 2**63 - 1)
+
+# Go struct field -> (json name, Go type, range); order is Go's emit order.
+_DEVICE_FIELDS: tuple[tuple[str, str, str, tuple[int, int] | None], ...] = (
+    ("id", "id", "string", None),
+    ("index", "index", "uint", _UINT),
+    ("count", "count", "int32", _INT32),
+    ("devmem", "devmem", "int32", _INT32),
+    ("devcore", "devcore", "int32", _INT32),
+    ("type", "type", "string", None),
+    ("numa", "numa", "int", _INT),
+    ("mode", "mode", "string", None),
+    ("mig_profiles", "migProfiles", "[]MigProfile", None),
+    ("health", "health", "bool", None),
+    ("device_vendor", "devicevendor", "string", None),
+    ("custom_info", "custominfo", "map[string]interface {}", None),
+)
+_DEVICE_KEYS = {json_name.lower(): (attr, json_name, gotype, rng) for attr, json_name, gotype, rng in _DEVICE_FIELDS}
+
+
+class AnnotationError(ValueError):
+    """A registration value that does not decode; the message is the parser's detail."""
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _go_int(value: Any, struct: str, field: str, gotype: str, rng: tuple[int, int]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type {gotype}"
+        )
+    if isinstance(value, float) or not rng[0] <= value <= rng[1]:
+        shown = repr(value) if isinstance(value, float) else str(value)
+        raise AnnotationError(
+            f"json: cannot unmarshal number {shown} into Go struct field {struct}.{field} of type {gotype}"
+        )
+    return value
+
+
+def _go_str(value: Any, struct: str, field: str) -> str:
+    if not isinstance(value, str):
+        raise AnnotationError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type string")
+    return value
+
+
+def _fold(obj: dict) -> dict[str, Any]:
+    """Go matches JSON keys to fields case-insensitively; an exact match wins, else the last fold."""
+    out: dict[str, Any] = {}
+    exact: set[str] = set()
+    for key, value in obj.items():
+        lower = key.lower()
+        if lower in exact:
+            continue
+        if lower in _DEVICE_KEYS and _DEVICE_KEYS[lower][1] == key:
+            exact.add(lower)
+        out[lower] = value
+    return out
+
+
+def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field DeviceInfo.migProfiles of type []device.MigProfile"
+        )
+    profiles = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(item)} into Go struct field DeviceInfo.migProfiles of type device.MigProfile"
+            )
+        lowered = {k.lower(): v for k, v in item.items()}
+        placements = []
+        raw_placements = lowered.get("placements") or []
+        if not isinstance(raw_placements, list):
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(raw_placements)} into Go struct field MigProfile.placements of type []device.MigPlacement"
+            )
+        for pl in raw_placements:
+            if not isinstance(pl, dict):
+                raise AnnotationError(
+                    f"json: cannot unmarshal {_json_kind(pl)} into Go struct field MigProfile.placements of type device.MigPlacement"
+                )
+            pll = {k.lower(): v for k, v in pl.items()}
+            placements.append(
+                MigPlacement(
+                    _go_int(pll.get("start", 0), "MigPlacement", "start", "int", _INT),
+                    _go_int(pll.get("size", 0), "MigPlacement", "size", "int", _INT),
+                )
+            )
+        profiles.append(
+            MigProfile(
+                name=_go_str(lowered.get("name", ""), "MigProfile", "name"),
+                memory_mb=_go_int(lowered.get("memorymb", 0), "MigProfile", "memoryMB", "int32", _INT32),
+                core=_go_int(lowered.get("core", 0), "MigProfile", "core", "int32", _INT32),
+                slice_count=_go_int(lowered.get("slicecount", 0), "MigProfile", "sliceCount", "int", _INT),
+                placements=tuple(placements),
+            )
+        )
+    return tuple(profiles)
+
+
+def looks_legacy(value: str) -> bool:
+    """True for a pre-2.8 colon/comma value (``id,count,devmem,...:``) rather than JSON."""
+    text = value.strip()
+    return bool(text) and text[0] not in "[{\"" and ":" in text and "," in text
+
+
+def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
+    """Decode a JSON device list (``[]*DeviceInfo``). Raises ``AnnotationError`` with Go's wording.
+
+    An empty list decodes to ``[]``; the vendor decides whether that is an error.
+    """
+    try:
+        data = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        if looks_legacy(value):
+            raise AnnotationError("pre-2.8 colon-separated format; HAMi 2.8+ reads JSON") from None
+        raise AnnotationError(f"invalid JSON: {exc}") from None
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise AnnotationError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo")
+    devices: list[DeviceInfo] = []
+    for item in data:
+        if item is None:
+            raise AnnotationError("null device entry")
+        if not isinstance(item, dict):
+            raise AnnotationError(f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo")
+        info = DeviceInfo(id="")
+        for key, raw in _fold(item).items():
+            spec = _DEVICE_KEYS.get(key)
+            if spec is None or raw is None:
+                continue  # unknown keys are ignored; null leaves the zero value, as in Go
+            attr, json_name, gotype, rng = spec
+            if gotype == "string":
+                setattr(info, attr, _go_str(raw, "DeviceInfo", json_name))
+            elif gotype == "bool":
+                if not isinstance(raw, bool):
+                    raise AnnotationError(
+                        f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
+                    )
+                info.health = raw
+            elif gotype == "[]MigProfile":
+                info.mig_profiles = _decode_mig_profiles(raw)
+            elif gotype.startswith("map"):
+                if not isinstance(raw, dict):
+                    raise AnnotationError(
+                        f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
+                    )
+                info.custom_info = raw
+            else:
+                assert rng is not None
+                setattr(info, attr, _go_int(raw, "DeviceInfo", json_name, gotype, rng))
+        if vendor:
+            info.device_vendor = vendor
+        devices.append(info)
+    return devices
+
+
+def _mig_profile_json(profile: MigProfile) -> dict[str, Any]:
+    return {
+        "name": profile.name,
+        "memoryMB": profile.memory_mb,
+        "core": profile.core,
+        "sliceCount": profile.slice_count,
+        "placements": [{"start": p.start, "size": p.size} for p in profile.placements],
+    }
+
+
+def encode_device_json(devices: list[DeviceInfo], *, include_vendor: bool = False) -> str:
+    """Encode as the device plugin would (Go field order, every field ``omitempty``)."""
+    out = []
+    for dev in devices:
+        obj: dict[str, Any] = {}
+        if dev.id:
+            obj["id"] = dev.id
+        if dev.index:
+            obj["index"] = dev.index
+        if dev.count:
+            obj["count"] = dev.count
+        if dev.devmem:
+            obj["devmem"] = dev.devmem
+        if dev.devcore:
+            obj["devcore"] = dev.devcore
+        if dev.type:
+            obj["type"] = dev.type
+        if dev.numa:
+            obj["numa"] = dev.numa
+        if dev.mode:
+            obj["mode"] = dev.mode
+        if dev.mig_profiles:
+            obj["migProfiles"] = [_mig_profile_json(p) for p in dev.mig_profiles]
+        if dev.health:
+            obj["health"] = True
+        if include_vendor and dev.device_vendor:
+            obj["devicevendor"] = dev.device_vendor
+        if dev.custom_info:
+            obj["custominfo"] = dev.custom_info
+        out.append(obj)
+    return orjson.dumps(out).decode()
+
+
+def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
+    """``DecodeNodeDevices``: the 7-field (<=v2.4) or 9-field (v2.5-v2.7) colon/comma format."""
+    if ":" not in value:
+        raise AnnotationError("node annotation missing device separator")
+    devices = []
+    for segment in value.split(":"):
+        if not segment:
+            continue
+        if "," not in segment:
+            raise AnnotationError(f"malformed node annotation segment: {segment!r}".replace("'", '"'))
+        fields = segment.split(",")
+        if len(fields) not in (7, 9):
+            raise AnnotationError(f"unexpected field count {len(fields)} in node annotation")
+
+        def num(text: str, name: str) -> int:
+            try:
+                number = int(text.strip())
+            except ValueError:
+                raise AnnotationError(f"invalid {name} field") from None
+            return number
+
+        count = num(fields[1], "count")
+        devmem = num(fields[2], "memory")
+        devcore = num(fields[3], "core")
+        numa = num(fields[5], "numa")
+        health_text = fields[6].strip()
+        if health_text not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+            raise AnnotationError("invalid health field")
+        health = health_text in ("1", "t", "T", "TRUE", "true", "True")
+        index, mode = 0, "hami-core"
+        if len(fields) == 9:
+            index = num(fields[7], "index")
+            if index < 0:
+                raise AnnotationError(f"index field must not be negative: {index}")
+            mode = fields[8]
+        devices.append(
+            DeviceInfo(
+                id=fields[0],
+                index=index,
+                count=count,
+                devmem=devmem,
+                devcore=devcore,
+                type=fields[4],
+                numa=numa,
+                mode=mode,
+                health=health,
+                device_vendor=vendor,
+            )
+        )
+    return devices
+
+
+def encode_legacy(devices: list[DeviceInfo]) -> str:
+    """``EncodeNodeDevices`` in the 9-field form."""
+    return "".join(
+        f"{d.id},{d.count},{d.devmem},{d.devcore},{d.type},{d.numa},{'true' if d.health else 'false'},{d.index},{d.mode}:"
+        for d in devices
+    )
+
+
+def decode_pair_scores(value: str) -> dict[str, dict[str, int]]:
+    """``hami.io/node-nvidia-score``: ``[{"uuid": ..., "score": {other: n}}]`` -> ``{uuid: {other: n}}``."""
+    try:
+        data = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        raise AnnotationError(f"invalid JSON: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, list):
+        raise AnnotationError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DevicePairScore")
+    out: dict[str, dict[str, int]] = {}
+    for item in data:
+        if not isinstance(item, dict):
+            raise AnnotationError(f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DevicePairScore")
+        lowered = {k.lower(): v for k, v in item.items()}
+        uuid = _go_str(lowered.get("uuid", ""), "DevicePairScore", "uuid")
+        scores = lowered.get("score") or {}
+        if not isinstance(scores, dict):
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(scores)} into Go struct field DevicePairScore.score of type map[string]int"
+            )
+        out[uuid] = {k: _go_int(v, "DevicePairScore", "score", "int", _INT) for k, v in scores.items()}
+    return out
+
+
+def encode_pair_scores(scores: dict[str, dict[str, int]]) -> str:
+    return orjson.dumps([{"uuid": uuid, "score": other} for uuid, other in scores.items()]).decode()
+
+
+def parse_cordon(value: str | None) -> frozenset[str]:
+    """``hami.io/device-cordon``: comma-separated UUIDs, trimmed, empties ignored."""
+    if not value:
+        return frozenset()
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def inventory_error(key: str, exc: AnnotationError) -> InventoryError:
+    return InventoryError(key, str(exc))

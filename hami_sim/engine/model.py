@@ -1,0 +1,177 @@
+"""Engine dataclasses: what a node registers, the scheduler's working view of it, and requests.
+
+Slotted dataclasses because the extender builds thousands of them per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "MigPlacement",
+    "MigProfile",
+    "DeviceInfo",
+    "DeviceUsage",
+    "ContainerDeviceRequest",
+    "ContainerDevice",
+    "PodRequests",
+    "NodeState",
+    "InventoryError",
+]
+
+
+@dataclass(slots=True, frozen=True)
+class MigPlacement:
+    """A MIG placement: the slice range ``[start, start+size)`` a profile instance occupies."""
+
+    start: int
+    size: int
+
+    def overlaps(self, other: MigPlacement) -> bool:
+        return self.start < other.start + other.size and other.start < self.start + self.size
+
+
+@dataclass(slots=True, frozen=True)
+class MigProfile:
+    """A MIG profile a device offers (v2.10 ``migProfiles``)."""
+
+    name: str
+    memory_mb: int
+    core: int
+    slice_count: int
+    placements: tuple[MigPlacement, ...] = ()
+
+
+@dataclass(slots=True)
+class DeviceInfo:
+    """One registered device, as decoded from a registration annotation (HAMi ``DeviceInfo``)."""
+
+    id: str
+    index: int = 0
+    count: int = 0
+    devmem: int = 0
+    devcore: int = 0
+    type: str = ""
+    numa: int = 0
+    mode: str = ""
+    health: bool = False
+    mig_profiles: tuple[MigProfile, ...] = ()
+    device_vendor: str = ""
+    custom_info: dict | None = None
+
+
+@dataclass(slots=True)
+class DeviceUsage:
+    """The scheduler's working view of one device (HAMi ``DeviceUsage``), mutated by placements."""
+
+    id: str
+    index: int
+    count: int
+    totalmem: int
+    totalcore: int
+    type: str
+    numa: int
+    mode: str
+    health: bool
+    vendor: str
+    mig_profiles: tuple[MigProfile, ...] = ()
+    used: int = 0
+    usedmem: int = 0
+    usedcores: int = 0
+    # MIG placements held on this device: (profile name, placement)
+    mig_in_use: list[tuple[str, MigPlacement]] = field(default_factory=list)
+    score: float = 0.0
+
+    @classmethod
+    def from_info(cls, info: DeviceInfo) -> DeviceUsage:
+        return cls(
+            id=info.id,
+            index=info.index,
+            count=info.count,
+            totalmem=info.devmem,
+            totalcore=info.devcore,
+            type=info.type,
+            numa=info.numa,
+            mode=info.mode,
+            health=info.health,
+            vendor=info.device_vendor,
+            mig_profiles=info.mig_profiles,
+        )
+
+    def copy(self) -> DeviceUsage:
+        return DeviceUsage(
+            self.id,
+            self.index,
+            self.count,
+            self.totalmem,
+            self.totalcore,
+            self.type,
+            self.numa,
+            self.mode,
+            self.health,
+            self.vendor,
+            self.mig_profiles,
+            self.used,
+            self.usedmem,
+            self.usedcores,
+            list(self.mig_in_use),
+            self.score,
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class ContainerDeviceRequest:
+    """One container's request for one vendor (HAMi ``ContainerDeviceRequest``)."""
+
+    nums: int
+    type: str
+    memreq: int
+    mem_percentage_req: int
+    coresreq: int
+
+
+@dataclass(slots=True)
+class ContainerDevice:
+    """A device chosen for a container (HAMi ``ContainerDevice``), with the MIG slot when MIG."""
+
+    idx: int
+    uuid: str
+    type: str
+    usedmem: int
+    usedcores: int
+    mig_profile: str = ""
+    mig_placement: MigPlacement | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class PodRequests:
+    """A pod's device requests: one ``{vendor: request}`` per container, init containers first."""
+
+    containers: tuple[dict[str, ContainerDeviceRequest], ...]
+    init_count: int
+
+    @property
+    def has_requests(self) -> bool:
+        return any(self.containers)
+
+
+@dataclass(slots=True)
+class NodeState:
+    """A node's devices as the scheduler sees them, plus what Fit reads from the node."""
+
+    name: str
+    devices: list[DeviceUsage]
+    pair_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    cordoned: frozenset[str] = frozenset()
+
+    def copy(self) -> NodeState:
+        return NodeState(self.name, [d.copy() for d in self.devices], self.pair_scores, self.cordoned)
+
+
+class InventoryError(ValueError):
+    """A registration annotation exists but cannot be used; ``str()`` is the operator-facing reason."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(f"malformed {key}: {detail}")
+        self.key = key
+        self.detail = detail

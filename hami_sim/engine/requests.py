@@ -1,0 +1,123 @@
+"""Pod -> per-container device requests (HAMi ``Resourcereqs``), init containers first.
+
+The pod is validated structurally here: wrong JSON types are a ``PodError`` (the Go client could
+not have decoded them), never an exception deeper in the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .model import ContainerDeviceRequest, PodRequests
+from .quantity import QuantityError, parse_quantity
+from .vendors.base import ResourceGetter, Vendor
+
+__all__ = ["PodError", "PodView", "parse_pod", "pod_id"]
+
+
+class PodError(ValueError):
+    """A pod that cannot be decoded as a Kubernetes Pod."""
+
+
+@dataclass(slots=True)
+class PodView:
+    """What the engine needs of a pod: identity, annotations and parsed device requests."""
+
+    name: str
+    namespace: str
+    uid: str
+    annotations: dict[str, str]
+    requests: PodRequests
+    owner: str = ""
+
+    @property
+    def key(self) -> str:
+        """The pod's id in sessions and estimates: ``metadata.uid``, else ``<namespace>/<name>``."""
+        return self.uid or f"{self.namespace}/{self.name}"
+
+
+def _mapping(value: object, where: str) -> Mapping:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PodError(f"{where} must be an object")
+    return value
+
+
+def _sequence(value: object, where: str) -> Sequence:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise PodError(f"{where} must be an array")
+    return value
+
+
+def _string(value: object, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise PodError(f"{where} must be a string")
+    return value
+
+
+def pod_id(pod: Mapping) -> str:
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    uid = meta.get("uid")
+    if isinstance(uid, str) and uid:
+        return uid
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+def _container_requests(
+    containers: Sequence, where: str, vendors: Sequence[Vendor]
+) -> list[dict[str, ContainerDeviceRequest]]:
+    out = []
+    for i, container in enumerate(containers):
+        container = _mapping(container, f"{where}[{i}]")
+        resources = _mapping(container.get("resources"), f"{where}[{i}].resources")
+        limits = _mapping(resources.get("limits"), f"{where}[{i}].resources.limits")
+        requests = _mapping(resources.get("requests"), f"{where}[{i}].resources.requests")
+        for section, values in (("limits", limits), ("requests", requests)):
+            for name, value in values.items():
+                try:
+                    parse_quantity(value)
+                except QuantityError as exc:
+                    raise PodError(f"{where}[{i}].resources.{section}[{name}]: {exc}") from None
+        getter = ResourceGetter(limits, requests)
+        per_vendor: dict[str, ContainerDeviceRequest] = {}
+        for vendor in vendors:
+            req = vendor.container_request(getter)
+            if req is not None and req.nums > 0:
+                per_vendor[req.type] = req
+        out.append(per_vendor)
+    return out
+
+
+def parse_pod(pod: object, vendors: Sequence[Vendor]) -> PodView:
+    """Decode a Pod object into a ``PodView``; raises ``PodError`` on a structurally bad pod."""
+    if not isinstance(pod, Mapping):
+        raise PodError("pod must be an object")
+    meta = _mapping(pod.get("metadata"), "pod.metadata")
+    spec = _mapping(pod.get("spec"), "pod.spec")
+    annotations_raw = _mapping(meta.get("annotations"), "pod.metadata.annotations")
+    annotations: dict[str, str] = {}
+    for key, value in annotations_raw.items():
+        annotations[key] = _string(value, f"pod.metadata.annotations[{key}]")
+    owners = _sequence(meta.get("ownerReferences"), "pod.metadata.ownerReferences")
+    owner = ""
+    for ref in owners:
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            owner = f"{ref.get('kind', '')}/{ref.get('name', '')}"
+            break
+    init = _container_requests(_sequence(spec.get("initContainers"), "pod.spec.initContainers"), "pod.spec.initContainers", vendors)
+    apps = _container_requests(_sequence(spec.get("containers"), "pod.spec.containers"), "pod.spec.containers", vendors)
+    return PodView(
+        name=_string(meta.get("name"), "pod.metadata.name"),
+        namespace=_string(meta.get("namespace"), "pod.metadata.namespace") or "default",
+        uid=_string(meta.get("uid"), "pod.metadata.uid"),
+        annotations=annotations,
+        requests=PodRequests(tuple(init + apps), len(init)),
+        owner=owner,
+    )

@@ -1,0 +1,248 @@
+"""Filter and prioritize one pod over many nodes: the engine behind the simulation extender.
+
+A node's inventory comes from an ``InventoryResolver`` (annotations by default; the profiles app
+adds node-group device profiles). Template nodes repeat across CA loops, so parsed inventories and
+zero-usage verdicts are memoised by content digest; nothing from a request object is retained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+
+from . import reasons as R
+from .annotations import DEVICE_CORDON, parse_cordon
+from .fit import PodFit, fit_pod
+from .model import DeviceInfo, DeviceUsage, InventoryError, NodeState
+from .policy import GpuPolicy, Weights, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
+from .requests import PodView, parse_pod
+from .vendors import Vendor, default_vendors
+from .vendors.base import go_parse_bool
+from .vendors.nvidia import NUMA_BIND
+
+__all__ = [
+    "EngineConfig",
+    "Inventory",
+    "InventoryResolver",
+    "NodeVerdict",
+    "PodContext",
+    "Simulator",
+    "node_annotations",
+    "round_half_up",
+]
+
+
+@dataclass(slots=True, frozen=True)
+class EngineConfig:
+    """Scheduler-wide defaults (``--node-scheduler-policy``, ``--gpu-scheduler-policy``) and vendors."""
+
+    node_policy: str = "binpack"
+    gpu_policy: str = "spread"
+    vendors: tuple[Vendor, ...] = field(default_factory=lambda: tuple(default_vendors()))
+
+
+@dataclass(slots=True)
+class Inventory:
+    """A node's device inventory, where it came from, and why there is none when there is none."""
+
+    devices: tuple[DeviceInfo, ...] = ()
+    pair_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    cordoned: frozenset[str] = frozenset()
+    node_group: str | None = None
+    source: str = "annotation"  # "annotation" | "profile" | "none"
+    error: str = ""  # non-empty: unresolvable (FailedAndUnresolvableNodes)
+    key: bytes = b""  # content digest, for memoising verdicts
+
+    def state(self, name: str) -> NodeState:
+        return NodeState(name, [DeviceUsage.from_info(d) for d in self.devices], self.pair_scores, self.cordoned)
+
+
+InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
+
+
+@dataclass(slots=True)
+class PodContext:
+    """A parsed pod plus the policies and weights in force for it."""
+
+    pod: PodView
+    node_policy: str
+    gpu_policy: GpuPolicy
+    weights: Weights
+    key: bytes
+
+
+@dataclass(slots=True)
+class NodeVerdict:
+    """One node's answer for one pod."""
+
+    name: str
+    fits: bool
+    reason: str = ""
+    unresolvable: bool = False
+    node_group: str | None = None
+    source: str = "annotation"
+    fit: PodFit | None = None
+    score_after: float = 0.0
+
+
+def node_annotations(node: Mapping) -> Mapping[str, str]:
+    meta = node.get("metadata")
+    if not isinstance(meta, Mapping):
+        return {}
+    annotations = meta.get("annotations")
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def round_half_up(value: float) -> int:
+    return int(value + 0.5)
+
+
+def _digest(*parts: object) -> bytes:
+    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=16).digest()
+
+
+class _Memo:
+    """A bounded FIFO memo (thread-safe enough under the GIL for our use)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data: dict[bytes, object] = {}
+
+    def get(self, key: bytes) -> object | None:
+        return self.data.get(key)
+
+    def put(self, key: bytes, value: object) -> None:
+        data = self.data
+        if len(data) >= self.limit:
+            try:
+                del data[next(iter(data))]
+            except (StopIteration, KeyError, RuntimeError):
+                data.clear()
+        data[key] = value
+
+    def clear(self) -> None:
+        self.data.clear()
+
+
+class Simulator:
+    """Stateless HAMi simulation over template nodes."""
+
+    def __init__(self, config: EngineConfig | None = None, resolver: InventoryResolver | None = None) -> None:
+        self.config = config or EngineConfig()
+        self.vendors: dict[str, Vendor] = {v.common_word: v for v in self.config.vendors}
+        self.resolver = resolver
+        self._inventories = _Memo(20000)
+        self._verdicts = _Memo(50000)
+
+    def clear_caches(self) -> None:
+        self._inventories.clear()
+        self._verdicts.clear()
+
+    # -- pods ---------------------------------------------------------------------------------------
+    def pod_context(self, pod: Mapping) -> PodContext:
+        """Parse a pod and resolve its policies. Raises ``PodError`` or ``WeightsError``."""
+        view = parse_pod(pod, list(self.vendors.values()))
+        annotations = view.annotations
+        # HAMi reads the weights only for pods that request a device (calcScore runs after the
+        # no-request early return), so a bad annotation on such a pod is not an error.
+        weights = pod_weights(annotations) if view.requests.has_requests else Weights()
+        numa_bind = go_parse_bool(annotations.get(NUMA_BIND))
+        gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind)
+        node_policy = resolve_node_policy(annotations, self.config.node_policy)
+        key = _digest(repr(view.requests), sorted(annotations.items()), node_policy)
+        return PodContext(view, node_policy, gpu_policy, weights, key)
+
+    def managed_resources(self) -> frozenset[str]:
+        names: set[str] = set()
+        for vendor in self.vendors.values():
+            names |= vendor.resource_names()
+        return frozenset(names)
+
+    # -- inventories -----------------------------------------------------------------------------
+    def annotation_inventory(self, node: Mapping) -> Inventory:
+        """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``)."""
+        annotations = node_annotations(node)
+        parts = [annotations.get(DEVICE_CORDON)]
+        for vendor in self.vendors.values():
+            parts.append(vendor.inventory_key(annotations, node))
+        key = _digest(parts)
+        cached = self._inventories.get(key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        devices: list[DeviceInfo] = []
+        pair_scores: dict[str, dict[str, int]] = {}
+        first_error = ""
+        for vendor in self.vendors.values():
+            try:
+                found, scores = vendor.node_devices(annotations, node)
+            except InventoryError as exc:
+                first_error = first_error or str(exc)
+                continue
+            devices.extend(found)
+            pair_scores.update(scores)
+        if devices:
+            inventory = Inventory(tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key)
+        else:
+            inventory = Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
+        self._inventories.put(key, inventory)
+        return inventory
+
+    def inventory(self, node: Mapping) -> Inventory:
+        if self.resolver is not None:
+            return self.resolver(node, self)
+        return self.annotation_inventory(node)
+
+    # -- evaluation --------------------------------------------------------------------------------
+    def evaluate(self, ctx: PodContext, name: str, state: NodeState) -> NodeVerdict:
+        """Fit the pod on a node state (which is not mutated)."""
+        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights)
+        verdict = NodeVerdict(name, fit.ok, fit.reason, fit=fit)
+        if fit.ok and fit.usage_after is not None:
+            verdict.score_after = node_score(fit.usage_after)
+        return verdict
+
+    def filter_nodes(
+        self,
+        ctx: PodContext,
+        nodes: Sequence[Mapping],
+        states: Mapping[str, NodeState] | None = None,
+    ) -> list[NodeVerdict]:
+        """One verdict per node, in input order. ``states`` overrides usage (sessions)."""
+        verdicts: list[NodeVerdict] = []
+        has_requests = ctx.pod.requests.has_requests
+        for node in nodes:
+            name = node["metadata"]["name"]
+            if not has_requests:
+                verdicts.append(NodeVerdict(name, True))
+                continue
+            inventory = self.inventory(node)
+            if inventory.error:
+                verdicts.append(
+                    NodeVerdict(name, False, inventory.error, True, inventory.node_group, inventory.source)
+                )
+                continue
+            session_state = states.get(name) if states else None
+            if session_state is not None:
+                verdict = self.evaluate(ctx, name, session_state)
+            else:
+                memo_key = inventory.key + ctx.key
+                cached = self._verdicts.get(memo_key)
+                if cached is None:
+                    cached = self.evaluate(ctx, name, inventory.state(name))
+                    self._verdicts.put(memo_key, cached)
+                verdict = NodeVerdict(
+                    name, cached.fits, cached.reason, False, fit=cached.fit, score_after=cached.score_after
+                )
+            verdict.node_group = inventory.node_group
+            verdict.source = inventory.source
+            verdicts.append(verdict)
+        return verdicts
+
+    def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
+        """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2)."""
+        scaled = round_half_up(verdict.score_after / 3)
+        scaled = max(0, min(10, scaled))
+        return 10 - scaled if ctx.node_policy == "spread" else scaled

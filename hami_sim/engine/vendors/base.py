@@ -1,0 +1,128 @@
+"""The device-vendor interface (HAMi's ``device.Devices``), one implementation per vendor module.
+
+``fit.py`` and ``simulate.py`` only talk to this interface: adding a vendor never touches them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = ["FitOutcome", "Vendor", "ResourceGetter", "go_parse_bool", "check_uuid", "check_type"]
+
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+
+
+def go_parse_bool(value: str | None) -> bool:
+    """Go ``strconv.ParseBool`` true values; anything else (including errors) is false."""
+    return value in _GO_TRUE
+
+
+def check_uuid(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
+    """``CheckUUID``: comma lists of exact IDs; an empty or blank value means no constraint."""
+    use = annotations.get(use_key, "")
+    if use.strip() and dev_id not in {p.strip() for p in use.split(",")}:
+        return False
+    nouse = annotations.get(nouse_key, "")
+    return not (nouse.strip() and dev_id in {p.strip() for p in nouse.split(",")})
+
+
+def check_type(annotations: Mapping[str, str], card_type: str, use_key: str, nouse_key: str) -> bool:
+    """``CheckType``: upper-cased substring match of the card type against each listed entry."""
+    upper = card_type.upper()
+    use = [p.strip().upper() for p in annotations.get(use_key, "").split(",") if p.strip()]
+    if use and not any(entry in upper for entry in use):
+        return False
+    nouse = [p.strip().upper() for p in annotations.get(nouse_key, "").split(",") if p.strip()]
+    return not (nouse and any(entry in upper for entry in nouse))
+
+
+@dataclass(slots=True)
+class FitOutcome:
+    """What a vendor's Fit answers: success with chosen devices, or HAMi's aggregated reason."""
+
+    ok: bool
+    devices: list[ContainerDevice]
+    reason: str = ""
+    # the first rule that rejected each device (for decision records; HAMi only counts them)
+    device_reasons: dict[str, str] = field(default_factory=dict)
+
+
+class ResourceGetter:
+    """Reads a container's resources as HAMi does: ``limits[name]`` first, else ``requests[name]``."""
+
+    __slots__ = ("limits", "requests")
+
+    def __init__(self, limits: Mapping[str, object], requests: Mapping[str, object]) -> None:
+        self.limits = limits
+        self.requests = requests
+
+    def get(self, name: str) -> object | None:
+        value = self.limits.get(name)
+        if value is None:
+            value = self.requests.get(name)
+        return value
+
+    def names(self) -> set[str]:
+        return set(self.limits) | set(self.requests)
+
+
+class Vendor(ABC):
+    """One HAMi device backend: registration, request parsing, Fit, usage accounting."""
+
+    #: the request/device Type key (HAMi ``CommonWord``), e.g. ``NVIDIA``
+    common_word: str = ""
+
+    @abstractmethod
+    def resource_names(self) -> frozenset[str]:
+        """Every pod resource name this vendor manages (CA must ignore them: ``ignoredByScheduler``)."""
+
+    @abstractmethod
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        """What ``node_devices`` reads from the node, for caching parsed inventories."""
+
+    @abstractmethod
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        """``GetNodeDevices``: devices and pair scores; ``[]`` when the node has none of this vendor.
+
+        Raises ``InventoryError`` when the registration exists but is unusable.
+        """
+
+    @abstractmethod
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """``GenerateResourceRequests`` for one container; None when it asks nothing of this vendor."""
+
+    @abstractmethod
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        """``Fit``: choose devices from ``devices`` (sorted by policy) or explain why not."""
+
+    def is_mig_request(self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView) -> bool:
+        return False
+
+    def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        """``AddResourceUsage``: account the chosen slice on the device; an error text on failure."""
+        dev.used += 1
+        dev.usedmem += chosen.usedmem
+        dev.usedcores += chosen.usedcores
+        return None
+
+    def score_node(self, devices: list[DeviceUsage], policy: str) -> float:
+        """``ScoreNode``: added to the node score; 0 for every vendor but the policy-neutral ones."""
+        return 0.0

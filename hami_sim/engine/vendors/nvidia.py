@@ -1,0 +1,346 @@
+"""NVIDIA (HAMi ``pkg/device/nvidia``): JSON registration, request parsing, Fit, MIG, topology."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from .. import reasons as R
+from ..annotations import (
+    DEVICE_CORDON,
+    NVIDIA_PAIR_SCORE,
+    NVIDIA_REGISTER,
+    AnnotationError,
+    decode_device_json,
+    decode_pair_scores,
+)
+from ..model import (
+    ContainerDevice,
+    ContainerDeviceRequest,
+    DeviceInfo,
+    DeviceUsage,
+    InventoryError,
+    MigPlacement,
+    MigProfile,
+    NodeState,
+)
+from ..quantity import as_int64, parse_quantity
+from .base import FitOutcome, ResourceGetter, Vendor, check_type, check_uuid, go_parse_bool
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = [
+    "NvidiaConfig",
+    "NvidiaVendor",
+    "choose_mig_slot",
+    "GPU_IN_USE",
+    "GPU_NO_USE",
+    "GPU_USE_UUID",
+    "GPU_NO_USE_UUID",
+    "NUMA_BIND",
+    "ALLOCATE_MODE",
+]
+
+NVIDIA = "NVIDIA"
+GPU_IN_USE = "nvidia.com/use-gputype"
+GPU_NO_USE = "nvidia.com/nouse-gputype"
+GPU_USE_UUID = "nvidia.com/use-gpuuuid"
+GPU_NO_USE_UUID = "nvidia.com/nouse-gpuuuid"
+NUMA_BIND = "nvidia.com/numa-bind"
+ALLOCATE_MODE = "nvidia.com/vgpu-mode"
+MIG_MODE = "mig"
+_MAX_INT32 = 2**31 - 1
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _int32(value: int) -> int:
+    """Go's ``int32(v)`` conversion (wraps)."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+@dataclass(slots=True, frozen=True)
+class NvidiaConfig:
+    """The ``nvidia:`` block of HAMi's device config (Helm defaults)."""
+
+    resource_count_name: str = "nvidia.com/gpu"
+    resource_memory_name: str = "nvidia.com/gpumem"
+    resource_memory_percentage_name: str = "nvidia.com/gpumem-percentage"
+    resource_core_name: str = "nvidia.com/gpucores"
+    resource_priority_name: str = "nvidia.com/priority"
+    default_memory: int = 0
+    default_cores: int = 0
+    memory_factor: int = 1
+
+
+def choose_mig_slot(
+    profiles: tuple[MigProfile, ...], in_use: list[MigPlacement], memory: int
+) -> tuple[MigProfile, MigPlacement] | None:
+    """Pick a MIG profile and placement: smallest (memory, slices) profile with a free placement.
+
+    Placements are tried start-descending for ``1g.``/``3g.`` profiles, ascending otherwise.
+    """
+    for profile in sorted(profiles, key=lambda p: (p.memory_mb, p.slice_count)):
+        if profile.memory_mb < memory:
+            continue
+        descending = profile.name.startswith(("1g.", "3g."))
+        for placement in sorted(profile.placements, key=lambda p: p.start, reverse=descending):
+            if not any(placement.overlaps(used) for used in in_use):
+                return profile, placement
+    return None
+
+
+class NvidiaVendor(Vendor):
+    common_word = NVIDIA
+
+    def __init__(self, config: NvidiaConfig | None = None) -> None:
+        self.config = config or NvidiaConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        c = self.config
+        return frozenset(
+            {
+                c.resource_count_name,
+                c.resource_memory_name,
+                c.resource_memory_percentage_name,
+                c.resource_core_name,
+                c.resource_priority_name,
+            }
+        )
+
+    # -- registration ---------------------------------------------------------------------------
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        return (annotations.get(NVIDIA_REGISTER), annotations.get(NVIDIA_PAIR_SCORE))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        raw = annotations.get(NVIDIA_REGISTER)
+        if raw is None:
+            return [], {}
+        try:
+            devices = decode_device_json(raw, NVIDIA)
+        except AnnotationError as exc:
+            raise InventoryError(NVIDIA_REGISTER, str(exc)) from None
+        if not devices:
+            raise InventoryError(NVIDIA_REGISTER, "no gpu found on node")
+        pair_scores: dict[str, dict[str, int]] = {}
+        raw_scores = annotations.get(NVIDIA_PAIR_SCORE)
+        if raw_scores is not None:
+            try:
+                pair_scores = decode_pair_scores(raw_scores)
+            except AnnotationError as exc:
+                raise InventoryError(NVIDIA_PAIR_SCORE, str(exc)) from None
+        return devices, pair_scores
+
+    # -- requests -------------------------------------------------------------------------------
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        count_raw = resources.get(c.resource_count_name)
+        if count_raw is None:
+            return None
+        nums = as_int64(parse_quantity(count_raw))
+        if nums is None:
+            return None
+        memnum = 0
+        mem_raw = resources.get(c.resource_memory_name)
+        if mem_raw is not None:
+            mem = as_int64(parse_quantity(mem_raw))
+            if mem is None or mem < 0 or mem > _MAX_INT32 // max(c.memory_factor, 1):
+                return None
+            if c.memory_factor > 1:
+                mem *= c.memory_factor
+            memnum = mem
+        mempnum = 101
+        pct_raw = resources.get(c.resource_memory_percentage_name)
+        if pct_raw is not None:
+            pct = as_int64(parse_quantity(pct_raw))
+            if pct is not None:
+                if pct > 100:
+                    mempnum = 100
+                elif pct >= 1:
+                    mempnum = pct
+        if mempnum == 101 and memnum == 0:
+            if c.default_memory != 0:
+                memnum = c.default_memory
+            else:
+                mempnum = 100
+        corenum = c.default_cores
+        core_raw = resources.get(c.resource_core_name)
+        if core_raw is not None:
+            cores = as_int64(parse_quantity(core_raw))
+            if cores is not None:
+                corenum = _int32(cores)
+        return ContainerDeviceRequest(
+            nums=_int32(nums), type=NVIDIA, memreq=memnum, mem_percentage_req=mempnum, coresreq=corenum
+        )
+
+    # -- fit --------------------------------------------------------------------------------------
+    def is_mig_request(self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView) -> bool:
+        if request.type != NVIDIA:
+            return False
+        mode = pod.annotations.get(ALLOCATE_MODE)
+        if mode is not None and MIG_MODE not in mode:
+            return False
+        return any(dev.mode == MIG_MODE for dev in devices)
+
+    def _mig_filter(self, dev: DeviceUsage, memreq: int, collected: list[ContainerDevice]) -> bool:
+        in_use = [placement for _, placement in dev.mig_in_use]
+        for prior in collected:
+            if prior.uuid != dev.id:
+                continue
+            slot = choose_mig_slot(dev.mig_profiles, in_use, prior.usedmem)
+            if slot is None:
+                return False
+            in_use.append(slot[1])
+        return choose_mig_slot(dev.mig_profiles, in_use, memreq) is not None
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        annotations = pod.annotations
+        nums = origin = request.nums
+        coresreq = request.coresreq
+        prevnuma = -1
+        collected: list[ContainerDevice] = []
+        counts: dict[str, int] = {}
+        device_reasons: dict[str, str] = {}
+        numa_bind = go_parse_bool(annotations.get(NUMA_BIND))
+        vgpu_mode = annotations.get(ALLOCATE_MODE)
+        cordoned = node.cordoned
+        topology = policy.topology
+        mutex = policy.mutex
+
+        def reject(dev: DeviceUsage, reason: str) -> None:
+            counts[reason] = counts.get(reason, 0) + 1
+            device_reasons.setdefault(dev.id, reason)
+
+        i = len(devices) - 1
+        while i >= 0:
+            dev = devices[i]
+            i -= 1
+            if not dev.health:
+                reject(dev, R.CARD_NOT_HEALTH)
+                continue
+            if dev.id in cordoned:
+                reject(dev, R.CARD_CORDONED)
+                continue
+            if (
+                request.type != NVIDIA
+                or not check_type(annotations, dev.type, GPU_IN_USE, GPU_NO_USE)
+                or (vgpu_mode is not None and dev.mode not in vgpu_mode)
+            ):
+                reject(dev, R.CARD_TYPE_MISMATCH)
+                continue
+            if numa_bind and dev.numa != prevnuma:
+                if nums != origin:
+                    counts[R.NUMA_NOT_FIT] = counts.get(R.NUMA_NOT_FIT, 0) + len(collected)
+                    for prior in collected:
+                        device_reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
+                nums = origin
+                prevnuma = dev.numa
+                collected = []
+            if not check_uuid(annotations, dev.id, GPU_USE_UUID, GPU_NO_USE_UUID):
+                reject(dev, R.CARD_UUID_MISMATCH)
+                continue
+            if dev.count <= dev.used:
+                reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
+                continue
+            if mutex and dev.used > 0:
+                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+                continue
+            if coresreq > 100:
+                coresreq = 100
+            if request.memreq > 0:
+                memreq = request.memreq
+            elif request.mem_percentage_req != 101:
+                memreq = _go_div(dev.totalmem * request.mem_percentage_req, 100)
+            else:
+                memreq = 0
+            if dev.totalmem - dev.usedmem < memreq:
+                reject(dev, R.CARD_INSUFFICIENT_MEMORY)
+                continue
+            if dev.totalcore - dev.usedcores < coresreq:
+                reject(dev, R.CARD_INSUFFICIENT_CORE)
+                continue
+            if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
+                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+                continue
+            if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
+                reject(dev, R.CARD_COMPUTE_UNITS_EXHAUSTED)
+                continue
+            if dev.mode == MIG_MODE and not self._mig_filter(dev, memreq, collected):
+                reject(dev, R.CARD_MIG_TOPOLOGY_INFEASIBLE)
+                continue
+            if nums > 0:
+                collected.append(ContainerDevice(dev.index, dev.id, NVIDIA, memreq, coresreq))
+                if not topology:
+                    nums -= 1
+                if nums == 0 and not topology:
+                    return FitOutcome(True, collected, "", device_reasons)
+                if dev.mode == MIG_MODE:
+                    i += 1  # one MIG-mode GPU may supply several instances: visit it again
+        if topology:
+            if len(collected) == origin:
+                return FitOutcome(True, collected, "", device_reasons)
+            if len(collected) > origin:
+                return FitOutcome(True, self._topology_pick(collected, origin, node), "", device_reasons)
+        if collected:
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+
+    @staticmethod
+    def _topology_pick(collected: list[ContainerDevice], origin: int, node: NodeState) -> list[ContainerDevice]:
+        """Best-connected subset by pair scores (missing scores count 0; HAMi would crash)."""
+        scores = node.pair_scores
+
+        def pair(a: ContainerDevice, b: ContainerDevice) -> int:
+            return scores.get(a.uuid, {}).get(b.uuid, 0)
+
+        if origin == 1:
+            best, best_score = collected[0], None
+            for dev in collected:
+                total = sum(pair(dev, other) for other in collected if other is not dev)
+                if best_score is None or total < best_score:
+                    best, best_score = dev, total
+            return [best]
+        best_combo: tuple[ContainerDevice, ...] = tuple(collected[:origin])
+        best_total: int | None = None
+        for combo in combinations(collected, origin):
+            total = sum(pair(a, b) for a, b in combinations(combo, 2))
+            if best_total is None or total > best_total:
+                best_combo, best_total = combo, total
+        return list(best_combo)
+
+    def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        if dev.mode == MIG_MODE:
+            slot = choose_mig_slot(dev.mig_profiles, [p for _, p in dev.mig_in_use], chosen.usedmem)
+            if slot is None:
+                return f"AddResourceUsage failed for device {dev.id}: no MIG placement fits {chosen.usedmem} MiB"
+            profile, placement = slot
+            chosen.usedmem = profile.memory_mb
+            chosen.usedcores = profile.core
+            chosen.mig_profile = profile.name
+            chosen.mig_placement = placement
+            dev.mig_in_use.append((profile.name, placement))
+        dev.used += 1
+        dev.usedmem += chosen.usedmem
+        dev.usedcores += chosen.usedcores
+        return None
+
+
+# re-exported for callers that render registrations
+CORDON_ANNOTATION = DEVICE_CORDON

@@ -1,0 +1,25 @@
+"""URL layout.
+
+- ``/filter-simulation``, ``/prioritize-simulation``, ``/sessions/<id>/...``: the extender verbs
+- ``/api/v1/...``: REST API; ``/api/schema/`` and ``/api/docs/``: OpenAPI
+- ``/healthz``, ``/readyz``, ``/metrics``: operations
+- ``/admin/``: operators; ``/``: dashboard
+"""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import health
+
+urlpatterns = [
+    path("", include("simulations.urls")),
+    path("api/v1/", include("profiles.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("", include("django_prometheus.urls")),
+    path("admin/", admin.site.urls),
+    path("", include("dashboard.urls")),
+]

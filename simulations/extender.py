@@ -1,0 +1,102 @@
+"""The kube-scheduler extender wire protocol (``k8s.io/kube-scheduler/extender/v1``).
+
+The Go types have no JSON tags: the client sends ``Pod``, ``Nodes``, ``NodeNames`` and decodes our
+answer case-insensitively. We accept any casing of the top-level keys (an exact match wins, as in
+Go) and answer with the Go field names. Validation order and messages follow design.md 2.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import orjson
+
+__all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result"]
+
+_FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
+
+
+class ExtenderArgsError(ValueError):
+    """A request-level failure; ``str()`` is the text for ``ExtenderFilterResult.Error``."""
+
+
+@dataclass(slots=True)
+class ExtenderArgs:
+    pod: dict
+    nodes: list[dict]
+
+
+def _pick(body: Mapping) -> dict[str, object]:
+    picked: dict[str, object] = {}
+    exact: set[str] = set()
+    for key, value in body.items():
+        lower = key.lower() if isinstance(key, str) else ""
+        go_name = _FIELDS.get(lower)
+        if go_name is None or lower in exact:
+            continue
+        if key == go_name:
+            exact.add(lower)
+        picked[lower] = value
+    return picked
+
+
+def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> ExtenderArgs:
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ExtenderArgsError(f"malformed extender args: {exc}") from None
+    if not isinstance(data, dict):
+        raise ExtenderArgsError(f"malformed extender args: expected a JSON object, got {type(data).__name__}")
+    fields = _pick(data)
+    pod = fields.get("pod")
+    if pod is None:
+        raise ExtenderArgsError("extender args missing pod")
+    if not isinstance(pod, dict):
+        raise ExtenderArgsError("malformed extender args: Pod must be an object")
+    if fields.get("nodenames") is not None:
+        raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
+    nodes = fields.get("nodes")
+    if nodes is None:
+        raise ExtenderArgsError("extender args missing Nodes")
+    if not isinstance(nodes, dict):
+        raise ExtenderArgsError("malformed extender args: Nodes must be a NodeList object")
+    items = None
+    for key, value in nodes.items():
+        if isinstance(key, str) and key.lower() == "items" and (items is None or key == "items"):
+            items = value
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise ExtenderArgsError("malformed extender args: Nodes.items must be a list")
+    seen: set[str] = set()
+    for i, node in enumerate(items):
+        if not isinstance(node, dict):
+            raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] must be a Node object")
+        meta = node.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] has no metadata.name")
+        if name in seen:
+            raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
+        seen.add(name)
+    return ExtenderArgs(pod, items)
+
+
+def filter_result(
+    fitting: list[dict] | None,
+    failed: dict[str, str],
+    unresolvable: dict[str, str],
+    error: str = "",
+) -> bytes:
+    """``ExtenderFilterResult`` with Go field names; ``Nodes`` is null when nothing fits (as HAMi)."""
+    nodes = {"metadata": {}, "items": fitting} if fitting else None
+    return orjson.dumps(
+        {
+            "Nodes": nodes,
+            "NodeNames": None,
+            "FailedNodes": failed,
+            "FailedAndUnresolvableNodes": unresolvable,
+            "Error": error,
+        }
+    )

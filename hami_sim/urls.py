@@ -14,7 +14,9 @@ from . import health
 
 urlpatterns = [
     path("", include("simulations.urls")),
-    path("api/v1/", include("profiles.urls")),
+    path("api/v1/", include("profiles.api.urls")),
+    path("api/v1/", include("simulations.api.urls")),
+    path("api/v1/", include("decisions.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("healthz", health.healthz, name="healthz"),

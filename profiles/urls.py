@@ -1,3 +1,0 @@
-"""REST routes of the profiles app (node groups, profiles, inventories, drift)."""
-
-urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""REST routes under /api/v1/."""
+
+urlpatterns: list = []

@@ -98,6 +98,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
+Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 WHITENOISE_USE_FINDERS = True
 
@@ -164,6 +165,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Where the extender gets inventories for template nodes: annotations, or node-group profiles.
+HAMI_INVENTORY_RESOLVER = env.str("HAMI_INVENTORY_RESOLVER", default="")
 CELERY_TIMEZONE = "UTC"
 
 # Cluster sync (profiles app).

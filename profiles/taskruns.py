@@ -1,0 +1,37 @@
+"""``record_run``: wrap a task body so each run leaves a ``TaskRun`` row, whatever its outcome."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.utils import timezone
+
+from .models import TaskRun
+
+__all__ = ["record_run"]
+
+
+@contextmanager
+def record_run(task: str, task_id: str = "") -> Iterator[dict]:
+    """Usage: ``with record_run("sync_cluster_inventory", self.request.id) as counts: counts["nodes"] = n``.
+
+    An exception marks the run failed (with its text) and propagates, so Celery can retry.
+    """
+    started = time.monotonic()
+    run = TaskRun.objects.create(task=task, task_id=task_id or "", started_at=timezone.now())
+    counts: dict = {}
+    try:
+        yield counts
+    except Exception as exc:
+        run.outcome = TaskRun.Outcome.FAILURE
+        run.error = f"{exc.__class__.__name__}: {exc}"[:4000]
+        raise
+    else:
+        run.outcome = TaskRun.Outcome.SUCCESS
+    finally:
+        run.finished_at = timezone.now()
+        run.duration_ms = int((time.monotonic() - started) * 1000)
+        run.counts = counts
+        run.save(update_fields=["outcome", "error", "finished_at", "duration_ms", "counts"])

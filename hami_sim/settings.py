@@ -174,6 +174,7 @@ KUBE_SOURCE = env.str("KUBE_SOURCE", default="")  # "", "in-cluster", "kubeconfi
 KUBE_NODE_LABEL_SELECTOR = env.str("KUBE_NODE_LABEL_SELECTOR", default="")
 DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
+BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 
 LOGGING = {
     "version": 1,

@@ -6,11 +6,12 @@
 - ``/admin/``: operators; ``/``: dashboard
 """
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import health
+from . import benchviews, health
 
 urlpatterns = [
     path("", include("simulations.urls")),
@@ -25,3 +26,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
 ]
+
+if settings.BENCH_ENDPOINT:
+    urlpatterns.insert(0, path("bench/fixed-4k", benchviews.fixed_4k))

@@ -175,6 +175,10 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         raise AnnotationError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo")
     devices: list[DeviceInfo] = []
     for item in data:
+        fast = _fast_device(item, vendor)
+        if fast is not None:
+            devices.append(fast)
+            continue
         if item is None:
             raise AnnotationError("null device entry")
         if not isinstance(item, dict):
@@ -208,6 +212,40 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
             info.device_vendor = vendor
         devices.append(info)
     return devices
+
+
+_FAST_KEYS = frozenset({"id", "index", "count", "devmem", "devcore", "type", "numa", "mode", "health"})
+
+
+def _fast_device(item: object, vendor: str) -> DeviceInfo | None:
+    """The common case (what the device plugin writes) without the general decoder's bookkeeping.
+
+    Returns None for anything unusual (other casing, MIG profiles, nulls, wrong types, out-of-range
+    numbers) so the general decoder produces the exact Go error or value.
+    """
+    if type(item) is not dict or not item.keys() <= _FAST_KEYS:
+        return None
+    get = item.get
+    uid, index, count, devmem, devcore = get("id", ""), get("index", 0), get("count", 0), get("devmem", 0), get("devcore", 0)
+    typ, numa, mode, health = get("type", ""), get("numa", 0), get("mode", ""), get("health", False)
+    if not (
+        type(uid) is str
+        and type(typ) is str
+        and type(mode) is str
+        and type(health) is bool
+        and type(index) is int
+        and type(count) is int
+        and type(devmem) is int
+        and type(devcore) is int
+        and type(numa) is int
+        and 0 <= index < 2**63
+        and -(2**31) <= count < 2**31
+        and -(2**31) <= devmem < 2**31
+        and -(2**31) <= devcore < 2**31
+        and -(2**63) <= numa < 2**63
+    ):
+        return None
+    return DeviceInfo(uid, index, count, devmem, devcore, typ, numa, mode, health, (), vendor, None)
 
 
 def _mig_profile_json(profile: MigProfile) -> dict[str, Any]:

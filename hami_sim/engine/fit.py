@@ -124,11 +124,14 @@ def fit_pod(
     app_by_id = {dev.id: dev for dev in app.devices}
     after: list[DeviceUsage] = []
     for dev in node.devices:
-        new = app_by_id[dev.id].copy()
+        new = app_by_id[dev.id]  # the app copy is ours: finish it in place, in the node's order
         p = peak[dev.id]
-        new.used = max(new.used, p[0])
-        new.usedcores = max(new.usedcores, p[1])
-        new.usedmem = max(new.usedmem, p[2])
+        if p[0] > new.used:
+            new.used = p[0]
+        if p[1] > new.usedcores:
+            new.usedcores = p[1]
+        if p[2] > new.usedmem:
+            new.usedmem = p[2]
         after.append(new)
     result.ok = True
     result.containers = chosen

@@ -85,17 +85,22 @@ class DeviceUsage:
     @classmethod
     def from_info(cls, info: DeviceInfo) -> DeviceUsage:
         return cls(
-            id=info.id,
-            index=info.index,
-            count=info.count,
-            totalmem=info.devmem,
-            totalcore=info.devcore,
-            type=info.type,
-            numa=info.numa,
-            mode=info.mode,
-            health=info.health,
-            vendor=info.device_vendor,
-            mig_profiles=info.mig_profiles,
+            info.id,
+            info.index,
+            info.count,
+            info.devmem,
+            info.devcore,
+            info.type,
+            info.numa,
+            info.mode,
+            info.health,
+            info.device_vendor,
+            info.mig_profiles,
+            0,
+            0,
+            0,
+            [],
+            0.0,
         )
 
     def copy(self) -> DeviceUsage:
@@ -114,7 +119,7 @@ class DeviceUsage:
             self.used,
             self.usedmem,
             self.usedcores,
-            list(self.mig_in_use),
+            list(self.mig_in_use) if self.mig_in_use else [],
             self.score,
         )
 

@@ -28,6 +28,8 @@ def go_parse_bool(value: str | None) -> bool:
 
 def check_uuid(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
     """``CheckUUID``: comma lists of exact IDs; an empty or blank value means no constraint."""
+    if use_key not in annotations and nouse_key not in annotations:
+        return True
     use = annotations.get(use_key, "")
     if use.strip() and dev_id not in {p.strip() for p in use.split(",")}:
         return False
@@ -37,6 +39,8 @@ def check_uuid(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_
 
 def check_type(annotations: Mapping[str, str], card_type: str, use_key: str, nouse_key: str) -> bool:
     """``CheckType``: upper-cased substring match of the card type against each listed entry."""
+    if use_key not in annotations and nouse_key not in annotations:
+        return True
     upper = card_type.upper()
     use = [p.strip().upper() for p in annotations.get(use_key, "").split(",") if p.strip()]
     if use and not any(entry in upper for entry in use):

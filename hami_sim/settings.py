@@ -145,6 +145,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "HAMi device-aware simulation for the Kubernetes Cluster Autoscaler.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "simulations.schema.add_extender_paths",
+    ],
 }
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")

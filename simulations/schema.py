@@ -1,0 +1,106 @@
+"""OpenAPI for the extender verbs.
+
+They are plain Django views (the hot path skips DRF), so drf-spectacular cannot discover them; this
+post-processing hook adds them to ``/api/schema/`` with the wire format of
+``k8s.io/kube-scheduler/extender/v1`` (Go field names, no JSON tags).
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_extender_paths", "EXTENDER_COMPONENTS"]
+
+_OBJ = {"type": "object", "additionalProperties": True}
+
+EXTENDER_COMPONENTS = {
+    "ExtenderArgs": {
+        "type": "object",
+        "description": (
+            "kube-scheduler ExtenderArgs. Keys are matched case-insensitively (Pod/pod, Nodes/nodes, "
+            "NodeNames/nodenames/nodeNames); unknown keys are ignored. filter-simulation needs full Node "
+            "objects (nodeCacheCapable: false), so NodeNames must be null or absent."
+        ),
+        "properties": {
+            "Pod": {**_OBJ, "description": "The pending Pod (v1.Pod JSON)."},
+            "Nodes": {
+                "type": "object",
+                "nullable": True,
+                "description": "v1.NodeList without apiVersion/kind.",
+                "properties": {"metadata": _OBJ, "items": {"type": "array", "items": _OBJ}},
+            },
+            "NodeNames": {"type": "array", "items": {"type": "string"}, "nullable": True},
+        },
+        "required": ["Pod", "Nodes"],
+    },
+    "ExtenderFilterResult": {
+        "type": "object",
+        "properties": {
+            "Nodes": {
+                "type": "object",
+                "nullable": True,
+                "description": "Every input node that fits, echoed unchanged and in input order; null when none fits.",
+                "properties": {"metadata": _OBJ, "items": {"type": "array", "items": _OBJ}},
+            },
+            "NodeNames": {"type": "array", "items": {"type": "string"}, "nullable": True},
+            "FailedNodes": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "node -> HAMi reason, e.g. '2/2 CardInsufficientMemory'.",
+            },
+            "FailedAndUnresolvableNodes": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "node -> why it has no usable inventory ('node unregistered', 'malformed ...').",
+            },
+            "Error": {"type": "string", "description": "Request-level failure; empty on success."},
+        },
+        "required": ["Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"],
+    },
+    "HostPriority": {
+        "type": "object",
+        "properties": {"Host": {"type": "string"}, "Score": {"type": "integer", "minimum": 0, "maximum": 10}},
+        "required": ["Host", "Score"],
+    },
+}
+
+
+def _operation(op_id: str, summary: str, description: str, response: dict, tag: str = "extender") -> dict:
+    return {
+        "post": {
+            "operationId": op_id,
+            "summary": summary,
+            "description": description,
+            "tags": [tag],
+            "security": [{}],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ExtenderArgs"}}},
+            },
+            "responses": {"200": {"description": "Answer (errors are carried in the body, as the extender protocol expects).", "content": {"application/json": {"schema": response}}}},
+        }
+    }
+
+
+def add_extender_paths(result: dict, generator, request, public) -> dict:
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components.update(EXTENDER_COMPONENTS)
+    filter_ref = {"$ref": "#/components/schemas/ExtenderFilterResult"}
+    prio = {"type": "array", "items": {"$ref": "#/components/schemas/HostPriority"}}
+    paths = result.setdefault("paths", {})
+    paths["/filter-simulation"] = _operation(
+        "filter_simulation",
+        "Filter template nodes with HAMi's device rules",
+        "Scheduler-extender filter verb for CA (nodeCacheCapable: false). Never binds, never writes scheduling state.",
+        filter_ref,
+    )
+    paths["/prioritize-simulation"] = _operation(
+        "prioritize_simulation",
+        "Score fitting template nodes 0..10",
+        "round_half_up(HAMi node score after placement / 3), inverted under spread. Errors answer [].",
+        prio,
+    )
+    session_param = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    for verb, op, response in (("filter-simulation", "session_filter_simulation", filter_ref), ("prioritize-simulation", "session_prioritize_simulation", prio)):
+        entry = _operation(op, f"Session-scoped {verb}", "The same contract, evaluated against the session's placements.", response)
+        entry["post"]["parameters"] = session_param
+        paths[f"/sessions/{{id}}/{verb}"] = entry
+    return result

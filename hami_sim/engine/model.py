@@ -81,6 +81,9 @@ class DeviceUsage:
     # MIG placements held on this device: (profile name, placement)
     mig_in_use: list[tuple[str, MigPlacement]] = field(default_factory=list)
     score: float = 0.0
+    # vendor-specific registration data (Ascend NetworkID, Enflame DRS profiles, AWS instance type);
+    # read-only: shared between copies, never mutated by Fit
+    custom_info: dict | None = None
 
     @classmethod
     def from_info(cls, info: DeviceInfo) -> DeviceUsage:
@@ -101,6 +104,7 @@ class DeviceUsage:
             0,
             [],
             0.0,
+            info.custom_info,
         )
 
     def copy(self) -> DeviceUsage:
@@ -121,6 +125,7 @@ class DeviceUsage:
             self.usedcores,
             list(self.mig_in_use) if self.mig_in_use else [],
             self.score,
+            self.custom_info,
         )
 
 

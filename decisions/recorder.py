@@ -1,0 +1,334 @@
+"""Record filter answers as folded ``Decision`` rows without slowing or failing the answer.
+
+The extender thread only puts a small tuple on a bounded in-process queue (``record``); a daemon
+writer thread turns queued answers into rows, folding identical questions (same pod, caller,
+node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
+drops the record (counted), a database error is logged and counted: the caller never sees either.
+
+``DECISION_RECORDING`` selects the mode: ``async`` (default), ``sync`` (write in the caller's thread,
+still never raising: used by tests and by callers that already run in a worker) or ``off``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections import Counter as Tally
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.db import IntegrityError, close_old_connections, transaction
+from django.db.models import F
+from django.utils import timezone
+from prometheus_client import Counter
+
+from hami_sim.engine.reasons import parse_reason
+from hami_sim.engine.requests import PodView
+from hami_sim.engine.simulate import NodeVerdict
+
+from .models import Decision
+
+__all__ = [
+    "RECORDED",
+    "RECORD_ERRORS",
+    "RECORD_DROPPED",
+    "record",
+    "observe_filter",
+    "flush",
+    "summarize",
+    "write_batch",
+]
+
+log = logging.getLogger("hami_sim.decisions")
+
+RECORDED = Counter("hami_sim_decisions_recorded_total", "Filter answers recorded (before folding)")
+RECORD_ERRORS = Counter("hami_sim_decision_record_errors_total", "Decision batches lost to a database error")
+RECORD_DROPPED = Counter("hami_sim_decisions_dropped_total", "Decision records dropped: queue full")
+
+_BATCH = 500
+
+
+# -- summarising: engine objects -> plain JSON-able dicts -------------------------------------------------
+def _request_summary(pod: PodView) -> list[dict]:
+    out = []
+    for container in pod.requests.containers:
+        out.append(
+            {
+                vtype: {
+                    "nums": req.nums,
+                    "memreq": req.memreq,
+                    "mem_percentage_req": req.mem_percentage_req,
+                    "coresreq": req.coresreq,
+                }
+                for vtype, req in container.items()
+            }
+        )
+    return out
+
+
+def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of) -> dict:
+    """Per-node verdict plus every device of the node: chosen / free / rejected (with the rule)."""
+    fit = verdict.fit
+    chosen: dict[str, dict] = {}
+    device_reasons: dict[str, str] = {}
+    failed_container = -1
+    if fit is not None:
+        device_reasons = fit.device_reasons
+        failed_container = fit.failed_container
+        for ci, container in enumerate(fit.containers):
+            for dev in container:
+                slot = chosen.setdefault(dev.uuid, {"usedmem": 0, "usedcores": 0, "containers": []})
+                slot["usedmem"] += dev.usedmem
+                slot["usedcores"] += dev.usedcores
+                slot["containers"].append(ci)
+    devices: list[dict] = []
+    if not verdict.unresolvable and (fit is not None or device_reasons):
+        try:
+            inventory = inventory_of(node)
+            infos = inventory.devices if not inventory.error else ()
+        except Exception:  # an inventory that cannot be rebuilt only loses the device detail
+            infos = ()
+        for info in infos:
+            row = {
+                "uuid": info.id,
+                "index": info.index,
+                "type": info.type,
+                "devmem": info.devmem,
+                "devcore": info.devcore,
+                "count": info.count,
+                "numa": info.numa,
+                "health": info.health,
+                "mode": info.mode,
+            }
+            if info.id in chosen:
+                row.update(verdict="chosen", reason="", **chosen[info.id])
+            elif info.id in device_reasons:
+                row.update(verdict="rejected", reason=device_reasons[info.id])
+            else:
+                row.update(verdict="free" if verdict.fits else "unchecked", reason="")
+            devices.append(row)
+    return {
+        "name": verdict.name,
+        "group": verdict.node_group or "",
+        "source": verdict.source,
+        "fits": verdict.fits,
+        "unresolvable": verdict.unresolvable,
+        "reason": verdict.reason,
+        "score": round(float(verdict.score_after), 4),
+        "failed_container": failed_container,
+        "devices": devices,
+    }
+
+
+def _reason_names(reason: str) -> list[tuple[str, int]]:
+    parsed = parse_reason(reason)
+    return list(parsed.items()) if parsed else [(reason, 1)]
+
+
+def summarize(
+    pod: PodView,
+    nodes: Sequence[Mapping],
+    verdicts: Sequence[NodeVerdict],
+    *,
+    caller: str,
+    seconds: float,
+    policies: Mapping[str, Any] | None = None,
+    at: datetime | None = None,
+    inventory_of=None,
+) -> dict:
+    """The ``Decision`` fields for one answer, plus its fold digest."""
+    if inventory_of is None:
+        from simulations.engine import get_simulator
+
+        inventory_of = get_simulator().inventory
+    caller, _, session = caller.partition(":")
+    details = [_node_detail(n, v, inventory_of) for n, v in zip(nodes, verdicts, strict=False)]
+    groups = sorted({d["group"] or d["name"] for d in details})
+    fit_groups = sorted({d["group"] or d["name"] for d in details if d["fits"]})
+    fit_count = sum(1 for d in details if d["fits"])
+    if fit_count:
+        verdict = Decision.Verdict.FIT
+    elif details and all(d["unresolvable"] for d in details):
+        verdict = Decision.Verdict.UNRESOLVABLE
+    else:
+        verdict = Decision.Verdict.NO_FIT
+    tally: Tally[str] = Tally()
+    for d in details:
+        if not d["fits"] and d["reason"]:
+            for name, n in _reason_names(d["reason"]):
+                tally[name] += n
+    top_reason = tally.most_common(1)[0][0][:300] if tally else ""
+    key = pod.key
+    fold = sorted({(d["group"] or d["name"], d["fits"], d["reason"]) for d in details})
+    digest = hashlib.blake2b(
+        orjson.dumps([key, caller, session, fold]), digest_size=20
+    ).hexdigest()
+    return {
+        "digest": digest,
+        "pod_uid": pod.uid,
+        "pod_namespace": pod.namespace,
+        "pod_name": pod.name,
+        "pod_owner": pod.owner,
+        "caller": caller if caller in Decision.Caller.values else Decision.Caller.EXTENDER,
+        "session": session,
+        "verdict": verdict,
+        "node_groups": groups,
+        "fit_groups": fit_groups,
+        "node_count": len(details),
+        "fit_count": fit_count,
+        "top_reason": top_reason,
+        "request": _request_summary(pod),
+        "nodes": details,
+        "policies": dict(policies or {}),
+        "latency_ms": round(seconds * 1000, 3),
+        "first_seen": at or timezone.now(),
+        "last_seen": at or timezone.now(),
+    }
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+def write_batch(rows: Sequence[dict]) -> int:
+    """Upsert summaries, folding by digest; returns the number of distinct rows touched."""
+    folded: dict[str, dict] = {}
+    for row in rows:
+        seen = folded.get(row["digest"])
+        if seen is None:
+            folded[row["digest"]] = dict(row, count=row.get("count", 1))
+        else:
+            seen["count"] += row.get("count", 1)
+            seen["first_seen"] = min(seen["first_seen"], row["first_seen"])
+            if row["last_seen"] >= seen["last_seen"]:
+                seen["last_seen"] = row["last_seen"]
+                seen["latency_ms"] = row["latency_ms"]
+    with transaction.atomic():
+        for digest, row in folded.items():
+            if _bump(digest, row):
+                continue
+            try:
+                with transaction.atomic():
+                    Decision.objects.create(**row)
+            except IntegrityError:  # another writer created it first
+                _bump(digest, row)
+    return len(folded)
+
+
+def _bump(digest: str, row: dict) -> bool:
+    return bool(
+        Decision.objects.filter(digest=digest).update(
+            count=F("count") + row["count"], last_seen=row["last_seen"], latency_ms=row["latency_ms"]
+        )
+    )
+
+
+def _write_safely(rows: Sequence[dict]) -> None:
+    try:
+        write_batch(rows)
+    except Exception:
+        RECORD_ERRORS.inc()
+        log.exception("could not record %d decision(s)", len(rows))
+
+
+# -- the queue and its writer thread ---------------------------------------------------------------
+class _Writer:
+    def __init__(self) -> None:
+        self.queue: queue.Queue = queue.Queue(maxsize=getattr(settings, "DECISION_QUEUE_SIZE", 10000))
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+        self.lock = threading.Lock()
+
+    def ensure_running(self) -> None:
+        if self.thread is not None and self.thread.is_alive() and self.pid == os.getpid():
+            return
+        with self.lock:
+            if self.thread is not None and self.thread.is_alive() and self.pid == os.getpid():
+                return
+            if self.pid != os.getpid():  # forked (gunicorn): the parent's queue and thread are not ours
+                self.queue = queue.Queue(maxsize=self.queue.maxsize)
+            self.pid = os.getpid()
+            self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
+            self.thread.start()
+
+    def put(self, item: tuple) -> None:
+        self.ensure_running()
+        try:
+            self.queue.put_nowait(item)
+        except queue.Full:
+            RECORD_DROPPED.inc()
+
+    def run(self) -> None:
+        while True:
+            items = [self.queue.get()]
+            while len(items) < _BATCH:
+                try:
+                    items.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                close_old_connections()
+                rows = []
+                for item in items:
+                    try:
+                        rows.append(summarize(*item[0], **item[1]))
+                    except Exception:
+                        RECORD_ERRORS.inc()
+                        log.exception("could not summarise a decision")
+                if rows:
+                    _write_safely(rows)
+            finally:
+                for _ in items:
+                    self.queue.task_done()
+
+
+_writer = _Writer()
+
+
+def flush(timeout: float = 10.0) -> bool:
+    """Wait until every queued record is written (tests, shutdown). True when the queue drained."""
+    deadline = time.monotonic() + timeout
+    q = _writer.queue
+    while time.monotonic() < deadline:
+        with q.all_tasks_done:
+            if not q.unfinished_tasks:
+                return True
+        time.sleep(0.01)
+    return False
+
+
+def record(
+    pod: PodView,
+    nodes: Sequence[Mapping],
+    verdicts: Sequence[NodeVerdict],
+    *,
+    caller: str = "extender",
+    seconds: float = 0.0,
+    policies: Mapping[str, Any] | None = None,
+) -> None:
+    """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises."""
+    mode = getattr(settings, "DECISION_RECORDING", "async")
+    if mode == "off":
+        return
+    RECORDED.inc()
+    kwargs = {"caller": caller, "seconds": seconds, "policies": policies, "at": timezone.now()}
+    if mode == "sync":
+        try:
+            row = summarize(pod, nodes, verdicts, **kwargs)
+        except Exception:
+            RECORD_ERRORS.inc()
+            log.exception("could not summarise a decision")
+            return
+        _write_safely([row])
+        return
+    _writer.put(((pod, list(nodes), list(verdicts)), kwargs))
+
+
+def observe_filter(ctx, args, verdicts, caller: str, seconds: float) -> None:
+    """The extender's filter observer (``simulations.api.views.add_filter_observer``)."""
+    policies = {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
+    record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies)

@@ -153,6 +153,9 @@ SPECTACULAR_SETTINGS = {
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 _broker_dir = VAR_DIR / "broker"
+if CELERY_BROKER_URL.startswith("filesystem"):
+    for _sub in ("out", "control"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {
         "data_folder_in": str(_broker_dir / "out"),
@@ -170,12 +173,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Where the extender gets inventories for template nodes: annotations, or node-group profiles.
-HAMI_INVENTORY_RESOLVER = env.str("HAMI_INVENTORY_RESOLVER", default="")
+HAMI_INVENTORY_RESOLVER = env.str("HAMI_INVENTORY_RESOLVER", default="profiles.inventory.resolve")
+# How often each process checks the profile catalog generation (cross-process cache invalidation).
+PROFILE_CACHE_CHECK_SECONDS = env.float("PROFILE_CACHE_CHECK_SECONDS", default=1.0)
 CELERY_TIMEZONE = "UTC"
 
 # Cluster sync (profiles app).
 KUBE_SOURCE = env.str("KUBE_SOURCE", default="")  # "", "in-cluster", "kubeconfig:<path>", "file://<path>"
 KUBE_NODE_LABEL_SELECTOR = env.str("KUBE_NODE_LABEL_SELECTOR", default="")
+KUBE_PAGE_SIZE = env.int("KUBE_PAGE_SIZE", default=500)
+KUBE_REQUEST_TIMEOUT = env.float("KUBE_REQUEST_TIMEOUT", default=30.0)
+KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=5)
+DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float("DRIFT_DEVMEM_TOLERANCE_PERCENT", default=2.0)
+DRIFT_UNREGISTERED_GRACE_SECONDS = env.int("DRIFT_UNREGISTERED_GRACE_SECONDS", default=600)
 DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)

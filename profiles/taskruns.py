@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from celery.exceptions import Retry
 from django.utils import timezone
 
 from .models import TaskRun
@@ -17,13 +18,19 @@ __all__ = ["record_run"]
 def record_run(task: str, task_id: str = "") -> Iterator[dict]:
     """Usage: ``with record_run("sync_cluster_inventory", self.request.id) as counts: counts["nodes"] = n``.
 
-    An exception marks the run failed (with its text) and propagates, so Celery can retry.
+    An exception marks the run failed (with its text) and propagates, so Celery can retry; Celery's
+    ``Retry`` marks it ``retry`` (with the cause's text).
     """
     started = time.monotonic()
     run = TaskRun.objects.create(task=task, task_id=task_id or "", started_at=timezone.now())
     counts: dict = {}
     try:
         yield counts
+    except Retry as exc:
+        run.outcome = TaskRun.Outcome.RETRY
+        cause = exc.exc if exc.exc is not None else exc
+        run.error = f"{cause.__class__.__name__}: {cause}"[:4000]
+        raise
     except Exception as exc:
         run.outcome = TaskRun.Outcome.FAILURE
         run.error = f"{exc.__class__.__name__}: {exc}"[:4000]

@@ -1,0 +1,167 @@
+"""Drift: a registered node's devices against its node group's profile (design.md section 4).
+
+Static fields (device count, type, devmem beyond a tolerance, devcore, split count, mode, MIG
+profiles, NUMA layout) are *mismatches*: the profile promises something the node does not have,
+so cold-zero simulations would be wrong. Health is dynamic: an unhealthy device is a *degradation*.
+UUIDs and indexes differ by nature and are ignored. A group node without a registration after the
+grace period is *unregistered*; one whose annotation does not parse is *malformed*.
+
+``compare`` is pure; ``check_inventories`` applies it to the database: a finding per problem, kept
+open while the problem lasts, resolved when it goes away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+import orjson
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from hami_sim.engine.annotations import decode_device_json, encode_device_json
+from hami_sim.engine.model import DeviceInfo
+
+from .choices import DriftKind, Severity
+
+__all__ = ["Problem", "compare", "check_inventories", "devices_from_json"]
+
+
+@dataclass(slots=True, frozen=True)
+class Problem:
+    """One drift problem; (kind, field, device) identifies it across checks."""
+
+    kind: str
+    field: str
+    device: str
+    expected: str
+    actual: str
+    severity: str
+
+
+def _mig_text(dev: DeviceInfo) -> str:
+    return ", ".join(sorted(f"{p.name}({p.memory_mb}MiB)" for p in dev.mig_profiles)) or "none"
+
+
+def compare(expected: list[DeviceInfo], actual: list[DeviceInfo], tolerance_pct: float = 2.0) -> list[Problem]:
+    """Problems of ``actual`` (a node's registration) against ``expected`` (its profile), by device index."""
+    problems: list[Problem] = []
+    crit, warn = Severity.CRITICAL, Severity.WARNING
+    mismatch = DriftKind.MISMATCH
+    if len(expected) != len(actual):
+        problems.append(Problem(mismatch, "device count", "", str(len(expected)), str(len(actual)), crit))
+    actual_sorted = sorted(actual, key=lambda d: d.index)
+    for pos, (exp, act) in enumerate(zip(expected, actual_sorted, strict=False)):
+        device = f"{act.index} {act.id}".strip() if act.id else str(pos)
+        if exp.type != act.type:
+            problems.append(Problem(mismatch, "type", device, exp.type, act.type, crit))
+        if abs(exp.devmem - act.devmem) > exp.devmem * tolerance_pct / 100.0:
+            problems.append(Problem(mismatch, "devmem", device, f"{exp.devmem} MiB", f"{act.devmem} MiB", crit))
+        if exp.devcore != act.devcore:
+            problems.append(Problem(mismatch, "devcore", device, str(exp.devcore), str(act.devcore), crit))
+        if exp.count != act.count:
+            problems.append(Problem(mismatch, "count", device, str(exp.count), str(act.count), crit))
+        if (exp.mode or "hami-core") != (act.mode or "hami-core"):
+            problems.append(Problem(mismatch, "mode", device, exp.mode, act.mode, crit))
+        if _mig_text(exp) != _mig_text(act):
+            problems.append(Problem(mismatch, "mig_profiles", device, _mig_text(exp), _mig_text(act), crit))
+        if exp.numa != act.numa:
+            problems.append(Problem(mismatch, "numa", device, str(exp.numa), str(act.numa), warn))
+    for act in actual_sorted:
+        if not act.health:
+            problems.append(
+                Problem(DriftKind.DEGRADATION, "health", f"{act.index} {act.id}".strip(), "healthy", "unhealthy", warn)
+            )
+    return problems
+
+
+def devices_from_json(devices: list) -> list[DeviceInfo]:
+    return decode_device_json(orjson.dumps(devices).decode()) if devices else []
+
+
+def devices_to_json(devices: Iterable[DeviceInfo]) -> list:
+    return orjson.loads(encode_device_json(list(devices)))
+
+
+def _problems_for(inv, expected_by_group: dict[int, list[DeviceInfo] | None], now) -> list[Problem]:
+    if inv.gone_at is not None or inv.node_group_id is None:
+        return []
+    if inv.parse_error:
+        return [Problem(DriftKind.MALFORMED, "annotation", "", "a registration that parses", inv.parse_error, Severity.CRITICAL)]
+    if not inv.devices:
+        grace = timedelta(seconds=int(getattr(settings, "DRIFT_UNREGISTERED_GRACE_SECONDS", 600)))
+        if now - inv.first_seen >= grace:
+            return [Problem(DriftKind.UNREGISTERED, "annotation", "", "hami.io/node-nvidia-register", "none", Severity.WARNING)]
+        return []
+    expected = expected_by_group.get(inv.node_group_id)
+    if expected is None:
+        return []  # no profile: nothing promised, nothing to compare
+    tolerance = float(getattr(settings, "DRIFT_DEVMEM_TOLERANCE_PERCENT", 2.0))
+    return compare(expected, devices_from_json(inv.devices), tolerance)
+
+
+def expected_devices(group_ids: Iterable[int]) -> dict[int, list[DeviceInfo] | None]:
+    """Rendered NVIDIA profile devices per group id (None when the group has no such profile)."""
+    from .models import DeviceProfile
+    from .render import render_devices
+
+    out: dict[int, list[DeviceInfo] | None] = {gid: None for gid in group_ids}
+    profiles = DeviceProfile.objects.filter(node_group_id__in=list(out), vendor="NVIDIA").select_related("node_group")
+    for profile in profiles.prefetch_related("devices"):
+        rows = [row.as_dict() for row in profile.devices.all()]
+        out[profile.node_group_id] = render_devices(profile.node_group.name, profile.vendor, rows) if rows else None
+    return out
+
+
+def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, int]:
+    """Open/refresh/resolve findings for the given inventories (all when None). Idempotent."""
+    from .models import DriftFinding, NodeInventory
+
+    now = timezone.now()
+    qs = NodeInventory.objects.all()
+    if inventory_ids is not None:
+        qs = qs.filter(pk__in=list(inventory_ids))
+    inventories = list(qs)
+    expected = expected_devices({inv.node_group_id for inv in inventories if inv.node_group_id})
+    counts = {"checked": 0, "opened": 0, "resolved": 0, "open": 0}
+    for inv in inventories:
+        problems = {(p.kind, p.field, p.device): p for p in _problems_for(inv, expected, now)}
+        with transaction.atomic():
+            open_findings = {
+                (f.kind, f.field, f.device): f
+                for f in DriftFinding.objects.select_for_update().filter(inventory=inv, resolved_at__isnull=True)
+            }
+            for key, finding in open_findings.items():
+                problem = problems.get(key)
+                if problem is None or finding.node_group_id != inv.node_group_id:
+                    finding.resolved_at = now
+                    finding.save(update_fields=["resolved_at"])
+                    counts["resolved"] += 1
+                    open_findings[key] = None  # type: ignore[assignment]
+                elif (finding.expected, finding.actual, finding.severity) != (
+                    problem.expected,
+                    problem.actual,
+                    problem.severity,
+                ):
+                    finding.expected, finding.actual, finding.severity = problem.expected, problem.actual, problem.severity
+                    finding.save(update_fields=["expected", "actual", "severity"])
+            for key, problem in problems.items():
+                if open_findings.get(key) is None:
+                    DriftFinding.objects.create(
+                        inventory=inv,
+                        node_group_id=inv.node_group_id,
+                        kind=problem.kind,
+                        field=problem.field,
+                        device=problem.device,
+                        expected=problem.expected,
+                        actual=problem.actual,
+                        severity=problem.severity,
+                        opened_at=now,
+                    )
+                    counts["opened"] += 1
+            NodeInventory.objects.filter(pk=inv.pk).update(drift_checked_at=now)
+        counts["checked"] += 1
+        counts["open"] += len(problems)
+    return counts

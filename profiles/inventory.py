@@ -1,0 +1,173 @@
+"""The inventory resolver the simulator calls for every template node (``HAMI_INVENTORY_RESOLVER``).
+
+It matches a node to its node group (CA's template name first, then ``match_labels``) and applies
+the group's ``inventory_source`` rule. Groups and rendered profiles live in an in-process
+``Catalog``; the database is consulted at most once per ``PROFILE_CACHE_CHECK_SECONDS`` for the
+one-row ``CatalogVersion.generation``, which every edit bumps, so all web workers and replicas see a
+saved profile within that interval without a query per node. A save in this process takes effect at
+once. If the database is unreachable the last catalog (or none) is kept, so warm templates are still
+answered from their own annotations.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from hami_sim.engine import reasons as R
+from hami_sim.engine.simulate import Inventory, Simulator
+
+from .choices import InventorySource
+from .constants import ESTIMATOR_SUFFIX, TEMPLATE_PREFIX
+
+__all__ = ["GroupEntry", "Catalog", "catalog", "resolve", "match_group", "invalidate", "template_group_name"]
+
+log = logging.getLogger("hami_sim.profiles")
+
+
+@dataclass(slots=True, frozen=True)
+class GroupEntry:
+    """What the resolver needs of one node group, immutable so readers never lock."""
+
+    name: str
+    match_labels: tuple[tuple[str, str], ...]
+    source: str
+    # A synthetic node carrying the profile's rendered annotations, or None without a profile.
+    profile_node: Mapping | None
+    missing: Inventory  # the "no device profile" answer, prebuilt
+
+
+def template_group_name(node_name: str, names: Mapping[str, object]) -> str | None:
+    """Group id from CA's ``template-node-for-<group>-<rand>[-e-<i>]``; ``names`` are the known groups."""
+    if not node_name.startswith(TEMPLATE_PREFIX):
+        return None
+    rest = ESTIMATOR_SUFFIX.sub("", node_name[len(TEMPLATE_PREFIX) :])
+    # Group ids may contain dashes: drop one trailing "-<token>" at a time until a known id remains.
+    while "-" in rest:
+        rest = rest.rsplit("-", 1)[0]
+        if rest in names:
+            return rest
+    return None
+
+
+class Catalog:
+    """Node groups and rendered profiles, reloaded when the database generation moves."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, GroupEntry] = {}
+        self.by_labels: tuple[GroupEntry, ...] = ()
+        self.generation: int | None = None
+        self.checked_at = float("-inf")
+        self.dirty = True
+        self.healthy = True
+        self._lock = threading.Lock()
+
+    def current(self) -> Catalog:
+        from django.conf import settings
+
+        interval = float(getattr(settings, "PROFILE_CACHE_CHECK_SECONDS", 1.0))
+        now = time.monotonic()
+        if self.dirty or now - self.checked_at >= interval:
+            with self._lock:
+                if self.dirty or now - self.checked_at >= interval:
+                    self._refresh(now)
+        return self
+
+    def _refresh(self, now: float) -> None:
+        self.checked_at = now
+        try:
+            from .models import CatalogVersion
+
+            row = CatalogVersion.objects.filter(pk=1).values_list("generation", flat=True).first()
+            generation = row or 0
+            if self.dirty or generation != self.generation:
+                self._load()
+                self.generation = generation
+            self.dirty = False
+            if not self.healthy:
+                log.warning("profile catalog reachable again")
+            self.healthy = True
+        except Exception as exc:  # database down: keep answering from what we have
+            if self.healthy:
+                log.warning("profile catalog unavailable, keeping the last one: %s", exc)
+            self.healthy = False
+            self.dirty = False
+
+    def _load(self) -> None:
+        from .models import NodeGroup
+        from .render import render_annotations
+
+        groups: dict[str, GroupEntry] = {}
+        for group in NodeGroup.objects.prefetch_related("profiles__devices"):
+            annotations: dict[str, str] = {}
+            for profile in group.profiles.all():
+                rows = [row.as_dict() for row in profile.devices.all()]
+                if rows:
+                    annotations.update(render_annotations(group.name, profile.vendor, rows, profile.pair_scores))
+            profile_node = {"metadata": {"name": group.name, "annotations": annotations}} if annotations else None
+            missing = Inventory(
+                source="none",
+                error=f"no device profile for node group {group.name}",
+                node_group=group.name,
+                key=b"missing:" + group.name.encode(),
+            )
+            labels = tuple(sorted((str(k), str(v)) for k, v in (group.match_labels or {}).items()))
+            groups[group.name] = GroupEntry(group.name, labels, group.inventory_source, profile_node, missing)
+        # Most specific label set first, so a narrower group wins over a broader one.
+        by_labels = tuple(
+            sorted((g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name))
+        )
+        self.groups, self.by_labels = groups, by_labels
+
+
+catalog = Catalog()
+
+
+def invalidate() -> None:
+    """Reload on next use (called on save/delete in this process; other processes poll the generation)."""
+    catalog.dirty = True
+
+
+def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:
+    cat = cat or catalog.current()
+    if not cat.groups:
+        return None
+    meta = node.get("metadata") or {}
+    name = meta.get("name") or ""
+    by_name = template_group_name(name, cat.groups) if isinstance(name, str) else None
+    if by_name is not None:
+        return cat.groups[by_name]
+    labels = meta.get("labels")
+    if not isinstance(labels, Mapping) or not labels:
+        return None
+    for entry in cat.by_labels:
+        if all(labels.get(k) == v for k, v in entry.match_labels):
+            return entry
+    return None
+
+
+def _profile_inventory(entry: GroupEntry, simulator: Simulator) -> Inventory:
+    if entry.profile_node is None:
+        return entry.missing
+    # Parse the rendered annotation exactly as a fresh node's would be (memoised by content).
+    inv = simulator.annotation_inventory(entry.profile_node)
+    if inv.error:  # cannot happen for validated rows, but never hide it
+        return replace(inv, node_group=entry.name, source="none")
+    return replace(inv, node_group=entry.name, source="profile")
+
+
+def resolve(node: Mapping, simulator: Simulator) -> Inventory:
+    """``HAMI_INVENTORY_RESOLVER``: a node's devices by its group's ``inventory_source`` rule."""
+    entry = match_group(node)
+    if entry is None:
+        return simulator.annotation_inventory(node)
+    if entry.source == InventorySource.PROFILE_ONLY:
+        return _profile_inventory(entry, simulator)
+    own = simulator.annotation_inventory(node)
+    if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
+        # annotation-only, or a warm template (its annotation decides, malformed included)
+        return replace(own, node_group=entry.name)
+    return _profile_inventory(entry, simulator)

@@ -1,0 +1,140 @@
+"""Read the cluster's Nodes from ``KUBE_SOURCE``: in-cluster, a kubeconfig, or a ``file://`` snapshot.
+
+The API is read with the real ``kubernetes`` client, page by page (``limit``/``continue``), with a
+request timeout, keeping raw JSON (``_preload_content=False`` + orjson) because the sync stores raw
+labels and annotations. Every failure becomes a ``SourceError`` whose text is what operators see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import orjson
+
+__all__ = ["SourceError", "list_nodes", "nodes_from_snapshot", "match_selector"]
+
+
+class SourceError(Exception):
+    """The node list could not be read; ``status`` is the HTTP status when the API answered."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def match_selector(labels: Mapping[str, str], selector: str) -> bool:
+    """Equality-based label selectors (``a=b``, ``a==b``, ``a!=b``, ``a``, ``!a``) for file snapshots."""
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        if "!=" in term:
+            key, value = (s.strip() for s in term.split("!=", 1))
+            if labels.get(key) == value:
+                return False
+        elif "=" in term:
+            key, value = (s.strip() for s in term.replace("==", "=").split("=", 1))
+            if labels.get(key) != value:
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def nodes_from_snapshot(data: object) -> list[dict]:
+    """Nodes of ``kubectl get nodes -o json`` (a NodeList), a bare list, or CA's ``/snapshotz`` JSON.
+
+    In a CA snapshot ``NodeList`` holds ``{"Node": ..., "Pods": [...]}`` entries; its template nodes
+    are not real nodes and are skipped.
+    """
+    if isinstance(data, Mapping):
+        if isinstance(data.get("items"), list):
+            items = data["items"]
+        elif isinstance(data.get("NodeList"), list):
+            items = [e.get("Node", e) if isinstance(e, Mapping) else e for e in data["NodeList"]]
+        else:
+            raise SourceError("snapshot is neither a NodeList (items) nor a CA snapshot (NodeList)")
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise SourceError("snapshot must be a JSON object or list")
+    for i, node in enumerate(items):
+        meta = node.get("metadata") if isinstance(node, Mapping) else None
+        if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise SourceError(f"snapshot node #{i} has no metadata.name")
+    return list(items)
+
+
+def _status_message(body: object) -> str:
+    try:
+        status = orjson.loads(body) if body else {}
+        return str(status.get("message") or status.get("reason") or "")
+    except (orjson.JSONDecodeError, AttributeError, TypeError):
+        return str(body)[:300] if body else ""
+
+
+def _api_client(source: str):
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    if source == "in-cluster":
+        config.load_incluster_config(client_configuration=cfg)
+    elif source.startswith("kubeconfig:"):
+        path = source.split(":", 1)[1] or None
+        config.load_kube_config(config_file=path, client_configuration=cfg, persist_config=False)
+    else:
+        raise SourceError(f"unknown KUBE_SOURCE {source!r}: use in-cluster, kubeconfig:<path> or file://<path>")
+    cfg.retries = 1  # backoff is Celery's job; one quick retry absorbs a dropped connection
+    return client.ApiClient(cfg)
+
+
+def list_nodes(source: str, label_selector: str = "", page_size: int = 500, timeout: float = 30.0) -> list[dict]:
+    """All Nodes as raw dicts. Raises ``SourceError`` and never returns a partial list."""
+    if source.startswith("file://"):
+        path = Path(source[len("file://") :])
+        try:
+            data = orjson.loads(path.read_bytes())
+        except OSError as exc:
+            raise SourceError(f"cannot read snapshot {path}: {exc.strerror or exc}") from None
+        except orjson.JSONDecodeError as exc:
+            raise SourceError(f"snapshot {path} is not JSON: {exc}") from None
+        nodes = nodes_from_snapshot(data)
+        if label_selector:
+            nodes = [n for n in nodes if match_selector(n["metadata"].get("labels") or {}, label_selector)]
+        return nodes
+
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    try:
+        api_client = _api_client(source)
+    except ConfigException as exc:
+        raise SourceError(f"cannot configure the Kubernetes client: {exc}") from None
+    api = client.CoreV1Api(api_client)
+    nodes: list[dict] = []
+    token: str | None = None
+    try:
+        while True:
+            kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
+            if label_selector:
+                kwargs["label_selector"] = label_selector
+            if token:
+                kwargs["_continue"] = token
+            response = api.list_node(**kwargs)
+            page = orjson.loads(response.data)
+            nodes.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return nodes
+    except ApiException as exc:
+        detail = _status_message(exc.body) or exc.reason
+        raise SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status) from None
+    except HTTPError as exc:
+        raise SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}") from None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise SourceError(f"Kubernetes API read failed: {exc}") from None
+    finally:
+        api_client.close()

@@ -1,0 +1,241 @@
+"""Render a device profile into what a fresh node would register, and build template nodes.
+
+Works on plain row dicts (``DeviceRow.as_dict()`` or a YAML entry) so the admin, the API, the YAML
+importer and the resolver all share one renderer. Registration values are produced and parsed only
+with the engine's codecs (``encode_device_json`` / ``decode_device_json`` / ``encode_pair_scores``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+
+import orjson
+
+from hami_sim.engine.annotations import (
+    NVIDIA_PAIR_SCORE,
+    NVIDIA_REGISTER,
+    AnnotationError,
+    decode_device_json,
+    encode_device_json,
+    encode_pair_scores,
+)
+from hami_sim.engine.model import DeviceInfo
+
+from .constants import DEFAULT_CAPACITY, KWOK_ANNOTATION, UUID_NAMESPACE
+
+__all__ = [
+    "MODES",
+    "row_errors",
+    "placeholder_uuid",
+    "render_devices",
+    "render_pair_scores",
+    "render_annotations",
+    "device_total",
+    "template_node",
+    "kwok_node",
+    "rows_from_devices",
+]
+
+MODES = ("hami-core", "mig", "mps")
+_INT32_MAX = 2**31 - 1
+
+
+def row_errors(row: Mapping) -> dict[str, str]:
+    """Field -> message for one device row; empty when the row is valid. Messages name the problem."""
+    errors: dict[str, str] = {}
+
+    def num(name: str) -> int | None:
+        value = row.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors[name] = f"{name} must be an integer, got {value!r}"
+            return None
+        if value > _INT32_MAX:
+            errors[name] = f"{name} {value} does not fit HAMi's int32"
+            return None
+        return value
+
+    if not isinstance(row.get("type"), str) or not row.get("type", "").strip():
+        errors["type"] = "type (device model, e.g. 'NVIDIA A10') is required"
+    devmem = num("devmem")
+    if devmem is not None and devmem <= 0:
+        errors["devmem"] = f"devmem must be a positive number of MiB, got {devmem}"
+    devcore = num("devcore")
+    if devcore is not None and not 0 < devcore <= _INT32_MAX:
+        errors["devcore"] = f"devcore must be positive (100 = a whole card), got {devcore}"
+    count = num("count")
+    if count is not None and count <= 0:
+        errors["count"] = f"count (split count) must be at least 1, got {count}"
+    numa = num("numa")
+    if numa is not None and numa < 0:
+        errors["numa"] = f"numa must not be negative, got {numa}"
+    quantity = num("quantity")
+    if quantity is not None and not 1 <= quantity <= 64:
+        errors["quantity"] = f"quantity (devices per node) must be between 1 and 64, got {quantity}"
+    mode = row.get("mode") or "hami-core"
+    if mode not in MODES:
+        errors["mode"] = f"mode must be one of {', '.join(MODES)}, got {mode!r}"
+    mig = row.get("mig_profiles") or []
+    if not isinstance(mig, list):
+        errors["mig_profiles"] = "mig_profiles must be a list of MIG profiles"
+    elif mig:
+        try:
+            parsed = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig}]).decode())[0].mig_profiles
+        except (AnnotationError, TypeError) as exc:
+            errors["mig_profiles"] = f"mig_profiles do not parse: {exc}"
+        else:
+            for profile in parsed:
+                if not profile.name:
+                    errors["mig_profiles"] = "every MIG profile needs a name"
+                elif devmem is not None and devmem > 0 and profile.memory_mb > devmem:
+                    errors["mig_profiles"] = (
+                        f"MIG profile {profile.name} has memoryMB {profile.memory_mb}, larger than the card's devmem {devmem}"
+                    )
+                elif profile.memory_mb <= 0 or profile.slice_count <= 0:
+                    errors["mig_profiles"] = f"MIG profile {profile.name} needs positive memoryMB and sliceCount"
+                if "mig_profiles" in errors:
+                    break
+    if mig and mode != "mig" and "mode" not in errors and "mig_profiles" not in errors:
+        errors["mode"] = f"mig_profiles are set but mode is {mode!r}; MIG profiles need mode 'mig'"
+    return errors
+
+
+def placeholder_uuid(group: str, vendor: str, index: int) -> str:
+    """A deterministic UUID in NVML's ``GPU-<uuid>`` form for device ``index`` of a group's profile."""
+    return f"GPU-{uuid.uuid5(UUID_NAMESPACE, f'{group}/{vendor}/{index}')}"
+
+
+def render_devices(group: str, vendor: str, rows: Iterable[Mapping]) -> list[DeviceInfo]:
+    """The devices a fresh node registers: rows in order, ``quantity`` devices each, all healthy."""
+    devices: list[DeviceInfo] = []
+    for row in rows:
+        mig_json = row.get("mig_profiles") or []
+        mig = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig_json}]).decode())[0].mig_profiles
+        for _ in range(int(row.get("quantity", 1))):
+            index = len(devices)
+            devices.append(
+                DeviceInfo(
+                    id=placeholder_uuid(group, vendor, index),
+                    index=index,
+                    count=int(row["count"]),
+                    devmem=int(row["devmem"]),
+                    devcore=int(row.get("devcore", 100)),
+                    type=str(row["type"]),
+                    numa=int(row.get("numa", 0)),
+                    mode=str(row.get("mode") or "hami-core"),
+                    health=True,
+                    mig_profiles=mig,
+                    device_vendor=vendor,
+                )
+            )
+    return devices
+
+
+def render_pair_scores(group: str, vendor: str, scores: Mapping, device_count: int) -> dict[str, dict[str, int]]:
+    """Index-keyed operator scores -> the UUID-keyed map HAMi reads (unknown indexes dropped)."""
+    out: dict[str, dict[str, int]] = {}
+    for a, row in (scores or {}).items():
+        ia = int(a)
+        if ia >= device_count:
+            continue
+        out[placeholder_uuid(group, vendor, ia)] = {
+            placeholder_uuid(group, vendor, int(b)): int(s) for b, s in row.items() if int(b) < device_count
+        }
+    return out
+
+
+def render_annotations(group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None) -> dict[str, str]:
+    """The registration annotations of a fresh node (NVIDIA register, plus pair scores when set)."""
+    devices = render_devices(group, vendor, rows)
+    out = {NVIDIA_REGISTER: encode_device_json(devices)}
+    pair = render_pair_scores(group, vendor, scores or {}, len(devices))
+    if pair:
+        out[NVIDIA_PAIR_SCORE] = encode_pair_scores(pair)
+    return out
+
+
+def device_total(rows: Iterable[Mapping]) -> tuple[int, int]:
+    """(devices, devices x split count): the latter is what the device plugin advertises as nvidia.com/gpu."""
+    devices = slots = 0
+    for row in rows:
+        q = int(row.get("quantity", 1))
+        devices += q
+        slots += q * int(row.get("count", 0))
+    return devices, slots
+
+
+def template_node(
+    group: str,
+    *,
+    match_labels: Mapping[str, str],
+    labels: Mapping[str, str] | None = None,
+    taints: list | None = None,
+    capacity: Mapping[str, str] | None = None,
+    instance_type: str = "",
+    profiles: Iterable[tuple[str, list[Mapping], Mapping]] = (),
+    resource_name: str = "nvidia.com/gpu",
+) -> dict:
+    """A complete template Node (what CA's ``TemplateNodeInfo`` or a kwok cluster would use)."""
+    name = f"template-node-for-{group}-0"
+    node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+    if instance_type:
+        node_labels["node.kubernetes.io/instance-type"] = instance_type
+    node_labels.update(labels or {})
+    node_labels.update(match_labels)
+    resources = dict(DEFAULT_CAPACITY)
+    resources.update(capacity or {})
+    annotations: dict[str, str] = {}
+    slots = 0
+    for vendor, rows, scores in profiles:
+        annotations.update(render_annotations(group, vendor, rows, scores))
+        slots += device_total(rows)[1]
+    if slots:
+        resources[resource_name] = str(slots)
+    spec: dict = {}
+    if taints:
+        spec["taints"] = list(taints)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": node_labels, "annotations": annotations},
+        "spec": spec,
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def kwok_node(node: Mapping) -> dict:
+    """The template as a kwok fake node: kwok's ownership annotation and its conventional taint."""
+    out = orjson.loads(orjson.dumps(node))
+    out["metadata"]["annotations"][KWOK_ANNOTATION] = "fake"
+    out["metadata"]["labels"]["type"] = "kwok"
+    taints = out["spec"].setdefault("taints", [])
+    if not any(t.get("key") == KWOK_ANNOTATION for t in taints):
+        taints.append({"key": KWOK_ANNOTATION, "value": "fake", "effect": "NoSchedule"})
+    return out
+
+
+def rows_from_devices(devices: Iterable[DeviceInfo]) -> list[dict]:
+    """Collapse consecutive identical registered devices into profile rows (for "profile from node")."""
+    rows: list[dict] = []
+    for dev in sorted(devices, key=lambda d: d.index):
+        mig = orjson.loads(encode_device_json([DeviceInfo(id="x", mig_profiles=dev.mig_profiles)]))[0].get(
+            "migProfiles", []
+        )
+        row = {
+            "type": dev.type,
+            "devmem": dev.devmem,
+            "devcore": dev.devcore,
+            "count": dev.count,
+            "numa": dev.numa,
+            "mode": dev.mode or "hami-core",
+            "mig_profiles": mig,
+        }
+        if rows and {k: v for k, v in rows[-1].items() if k != "quantity"} == row:
+            rows[-1]["quantity"] += 1
+        else:
+            rows.append({**row, "quantity": 1})
+    return rows

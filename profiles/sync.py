@@ -1,0 +1,103 @@
+"""Upsert ``NodeInventory`` rows from a successful node list; mark stale on a failed one.
+
+Only a complete, successful read changes inventories. A failure never deletes or blanks a row: the
+last good inventory stays, flagged ``stale`` with the error text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+from django.db import transaction
+from django.utils import timezone
+
+from hami_sim.engine import reasons as R
+
+from .constants import REGISTRATION_PREFIX
+from .drift import check_inventories, devices_to_json
+from .inventory import Catalog, match_group
+
+__all__ = ["sync_nodes", "mark_stale"]
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+
+
+def sync_nodes(nodes: list[dict]) -> dict[str, int]:
+    """Upsert one inventory per node, mark vanished ones gone, check drift for what changed."""
+    from simulations.engine import get_simulator
+
+    from .models import NodeGroup, NodeInventory
+
+    simulator = get_simulator()
+    catalog = Catalog()
+    catalog._load()
+    group_ids = dict(NodeGroup.objects.values_list("name", "id"))
+    now = timezone.now()
+    existing = {inv.name: inv for inv in NodeInventory.objects.all()}
+    counts = {"nodes": len(nodes), "created": 0, "updated": 0, "unchanged": 0, "gone": 0}
+    changed: list[int] = []
+    unchanged: list[int] = []
+    seen: set[str] = set()
+    with transaction.atomic():
+        for node in nodes:
+            meta = node.get("metadata") or {}
+            name = meta["name"]
+            seen.add(name)
+            labels = dict(meta.get("labels") or {})
+            annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(REGISTRATION_PREFIX)}
+            entry = match_group(node, catalog)
+            group_id = group_ids.get(entry.name) if entry else None
+            uid = str(meta.get("uid") or "")
+            content = _digest(uid, labels, annotations, group_id)
+            inv = existing.get(name)
+            if inv is not None and inv.content_hash == content and inv.gone_at is None:
+                unchanged.append(inv.pk)
+                continue
+            parsed = simulator.annotation_inventory({"metadata": {"name": name, "annotations": annotations}})
+            error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
+            devices = devices_to_json(parsed.devices) if not parsed.error else []
+            if inv is None or (inv.uid and uid and inv.uid != uid):
+                # new node (or a new node object under an old name): its first registration counts anew
+                inv = inv or NodeInventory(name=name)
+                inv.first_seen = now
+                inv.registered_at = None
+                counts["created"] += 1
+            else:
+                counts["updated"] += 1
+            inv.uid = uid
+            inv.node_group_id = group_id
+            inv.labels = labels
+            inv.annotations = annotations
+            inv.devices = devices
+            inv.parse_error = error
+            inv.content_hash = content
+            inv.last_seen = now
+            inv.gone_at = None
+            inv.stale = False
+            inv.sync_error = ""
+            if devices and inv.registered_at is None:
+                inv.registered_at = now
+            inv.save()
+            changed.append(inv.pk)
+        if unchanged:
+            NodeInventory.objects.filter(pk__in=unchanged).update(last_seen=now, stale=False, sync_error="")
+        counts["unchanged"] = len(unchanged)
+        vanished = [inv.pk for n, inv in existing.items() if n not in seen and inv.gone_at is None]
+        if vanished:
+            NodeInventory.objects.filter(pk__in=vanished).update(gone_at=now, stale=False, sync_error="")
+            counts["gone"] = len(vanished)
+            changed.extend(vanished)
+    drift = check_inventories(changed) if changed else {"opened": 0, "resolved": 0}
+    counts["findings_opened"] = drift["opened"]
+    counts["findings_resolved"] = drift["resolved"]
+    return counts
+
+
+def mark_stale(error: str) -> int:
+    """Keep every live inventory as it is, flagged stale with the read error. Returns rows flagged."""
+    from .models import NodeInventory
+
+    return NodeInventory.objects.filter(gone_at__isnull=True).update(stale=True, sync_error=error[:2000])

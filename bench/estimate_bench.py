@@ -1,0 +1,257 @@
+"""Benchmark of the scale-up estimator and of session placements (issue 4). Never run by tests.
+
+1. ``t_1000`` / ``t_10000``: time to estimate 1,000 and 10,000 pending pods (mixed requests from five
+   Deployments, each pod its own Pod object with its own uid, as CA sees them) against one node group
+   of 8-GPU nodes, through the pure engine (``hami_sim.engine.estimate.estimate``), best of 3.
+   Targets: ``t_10000 < 1 s`` and ``scaling_ratio = t_10000 / t_1000 <= 12`` (near-linear).
+   ``http_10000`` is the same 10,000-pod request through ``POST /api/v1/estimate`` (Django test client,
+   JSON parsing and serialisation included), for information.
+2. ``placements_per_second``: sequential ``POST /api/v1/sessions/<id>/placements`` over real HTTP to a
+   ``manage.py runserver`` on 127.0.0.1 backed by PostgreSQL (``DATABASE_URL``, default
+   ``postgres://postgres@127.0.0.1:5432/hami_sim_bench``); skipped with a note when PostgreSQL is absent.
+
+Run: ``make bench`` (or ``PYTHONPATH=. .venv/bin/python bench/estimate_bench.py``).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hami_sim.engine.estimate import GroupTemplate, PendingPods, estimate  # noqa: E402
+from hami_sim.engine.simulate import Simulator  # noqa: E402
+
+REGISTER = "hami.io/node-nvidia-register"
+
+# (deployment, gpu count, gpumem MiB, gpucores, cpu, memory)
+MIX = (
+    ("infer-small", 1, 4000, 10, "500m", "2Gi"),
+    ("infer-medium", 1, 10000, 20, "1", "4Gi"),
+    ("train-pair", 2, 20000, 50, "4", "16Gi"),
+    ("notebook", 1, 2000, 0, "250m", "1Gi"),
+    ("batch", 1, 8000, 30, "1", "2Gi"),
+)
+
+
+def template(gpus: int = 8) -> dict:
+    devices = [
+        {
+            "id": f"GPU-bench-{g:02d}",
+            "index": g,
+            "count": 10,
+            "devmem": 81920,
+            "devcore": 100,
+            "type": "NVIDIA A100-SXM4-80GB",
+            "numa": g // 4,
+            "mode": "hami-core",
+            "health": True,
+        }
+        for g in range(gpus)
+    ]
+    name = "template-node-for-gpu-a100-bench"
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p4d.24xlarge"},
+            "annotations": {REGISTER: orjson.dumps(devices).decode()},
+        },
+        "spec": {},
+        "status": {
+            "capacity": {"cpu": "96", "memory": "1152Gi", "pods": "250", "nvidia.com/gpu": "80"},
+            "allocatable": {"cpu": "95", "memory": "1100Gi", "pods": "250", "nvidia.com/gpu": "80"},
+        },
+    }
+
+
+def pods(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        name, count, mem, cores, cpu, memory = MIX[i % len(MIX)]
+        limits = {"nvidia.com/gpu": str(count), "nvidia.com/gpumem": str(mem)}
+        if cores:
+            limits["nvidia.com/gpucores"] = str(cores)
+        out.append(
+            {
+                "metadata": {
+                    "name": f"{name}-{i}",
+                    "namespace": "bench",
+                    "uid": f"pod-{i:06d}",
+                    "ownerReferences": [
+                        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{name}-rs", "uid": f"rs-{name}", "controller": True}
+                    ],
+                },
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "registry.local/app:1",
+                            "resources": {"limits": limits, "requests": {"cpu": cpu, "memory": memory}},
+                        }
+                    ]
+                },
+            }
+        )
+    return out
+
+
+def time_engine(n: int, repeat: int = 3) -> tuple[float, int]:
+    batch = [PendingPods(p) for p in pods(n)]
+    groups = [GroupTemplate("gpu-a100", template())]
+    best = float("inf")
+    nodes = 0
+    for _ in range(repeat):
+        sim = Simulator()  # cold caches each time: nothing carried between runs
+        started = time.perf_counter()
+        result = estimate(sim, batch, groups)
+        best = min(best, time.perf_counter() - started)
+        nodes = result.options[0].node_count
+    return best, nodes
+
+
+def time_http(n: int) -> float | None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    try:
+        import django
+
+        django.setup()
+        from django.test import Client
+        from django.test.utils import setup_test_environment
+
+        setup_test_environment()
+    except Exception as exc:  # pragma: no cover - informational only
+        print(f"http_{n}: skipped ({exc})")
+        return None
+    body = orjson.dumps(
+        {"pods": pods(n), "nodeGroups": [{"name": "gpu-a100", "template": template()}], "expander": "least-waste"}
+    )
+    client = Client()
+    started = time.perf_counter()
+    response = client.post("/api/v1/estimate", body, content_type="application/json")
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200:
+        print(f"http_{n}: HTTP {response.status_code} {response.content[:200]!r}")
+        return None
+    return elapsed
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pg_up() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def placements_per_second(count: int = 300) -> float | None:
+    if not _pg_up():
+        print("placements_per_second: skipped (no PostgreSQL on 127.0.0.1:5432)")
+        return None
+    env = dict(os.environ)
+    env.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_bench")
+    env["PYTHONPATH"] = str(ROOT)
+    py = sys.executable
+    subprocess.run(
+        [py, "-c", _CREATE_DB],
+        env=env,
+        check=True,
+    )
+    subprocess.run([py, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    port = _free_port()
+    server = subprocess.Popen(
+        [py, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--nothreading"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        conn = None
+        for _ in range(100):
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", "/healthz")
+                conn.getresponse().read()
+                break
+            except OSError:
+                conn = None
+                time.sleep(0.1)
+        if conn is None:
+            print("placements_per_second: server did not start")
+            return None
+        headers = {"Content-Type": "application/json"}
+        conn.request("POST", "/api/v1/sessions", orjson.dumps({"name": "bench"}), headers)
+        session = orjson.loads(conn.getresponse().read())
+        sid = session["id"]
+        node = template()
+        node["metadata"]["name"] = "bench-node"
+        small = pods(count)
+        for p in small:  # fit many on one node: 80 slots per node, so spread over a few nodes
+            p["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "100"}
+        nodes = []
+        for k in range(count // 70 + 1):
+            n = orjson.loads(orjson.dumps(node))
+            n["metadata"]["name"] = f"bench-node-{k}"
+            nodes.append(n)
+        started = time.perf_counter()
+        for i, p in enumerate(small):
+            body = {"pod": p, "node": nodes[i // 70]} if i % 70 == 0 else {"pod": p, "nodeName": f"bench-node-{i // 70}"}
+            conn.request("POST", f"/api/v1/sessions/{sid}/placements", orjson.dumps(body), headers)
+            response = conn.getresponse()
+            response.read()
+            if response.status != 201:
+                print(f"placements_per_second: placement {i} answered {response.status}")
+                return None
+        elapsed = time.perf_counter() - started
+        conn.request("DELETE", f"/api/v1/sessions/{sid}")
+        conn.getresponse().read()
+        return count / elapsed
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+_CREATE_DB = """
+import os, environ, psycopg
+cfg = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+with psycopg.connect(host=cfg["HOST"] or "127.0.0.1", port=cfg["PORT"] or 5432, user=cfg["USER"] or "postgres",
+                     dbname="postgres", autocommit=True) as conn:
+    if not conn.execute("select 1 from pg_database where datname=%s", (cfg["NAME"],)).fetchone():
+        conn.execute(f'create database "{cfg["NAME"]}"')
+"""
+
+
+def main() -> None:
+    t1k, n1k = time_engine(1000)
+    t10k, n10k = time_engine(10000)
+    print(f"t_1000: {t1k:.4f} s ({n1k} nodes)")
+    print(f"t_10000: {t10k:.4f} s ({n10k} nodes)  target < 1 s: {'OK' if t10k < 1 else 'MISSED'}")
+    ratio = t10k / t1k
+    print(f"scaling_ratio: {ratio:.2f}  (t_10000 / t_1000, target <= 12: {'OK' if ratio <= 12 else 'MISSED'})")
+    if "--engine-only" in sys.argv:
+        return
+    http10k = time_http(10000)
+    if http10k is not None:
+        print(f"http_10000: {http10k:.4f} s (POST /api/v1/estimate via the Django test client, informational)")
+    pps = placements_per_second()
+    if pps is not None:
+        print(f"placements_per_second: {pps:.1f} (sequential, HTTP/1.1 keep-alive, runserver + PostgreSQL)")
+
+
+if __name__ == "__main__":
+    main()

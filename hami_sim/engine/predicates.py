@@ -1,0 +1,279 @@
+"""The basic Kubernetes scheduling checks the estimator needs, besides HAMi's device fit.
+
+CA's estimator runs kube-scheduler's filter plugins on every hypothetical node. HAMi's device
+resources are ``ignoredByScheduler``, so what is left for a template node is: NodeResourcesFit (cpu,
+memory, ephemeral-storage, pod count), TaintToleration (NoSchedule/NoExecute), and NodeAffinity
+(``nodeSelector`` plus required node affinity). The reason texts are kube-scheduler's, so an operator
+recognises them from ``FailedScheduling`` events.
+
+Static checks (taints, selector, affinity) depend only on the pod and the template, so the estimator
+runs them once per equivalence group and node group; the resource check runs per placement and is
+plain integer arithmetic on a slotted ``Resources``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .quantity import QuantityError, as_int64, parse_quantity
+from .requests import PodError
+
+__all__ = [
+    "Resources",
+    "pod_demand",
+    "node_allocatable",
+    "node_capacity",
+    "insufficient",
+    "untolerated_taint",
+    "matches_node_selector",
+    "matches_required_affinity",
+    "static_mismatch",
+    "NODE_AFFINITY_MISMATCH",
+]
+
+NODE_AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(slots=True)
+class Resources:
+    """Schedulable amounts: cpu in millicores, memory and ephemeral-storage in bytes, pod slots."""
+
+    cpu: int = 0
+    memory: int = 0
+    ephemeral: int = 0
+    pods: int = 0
+
+    def copy(self) -> Resources:
+        return Resources(self.cpu, self.memory, self.ephemeral, self.pods)
+
+
+def _ceil(value) -> int:
+    """``Quantity.Value()``/``MilliValue()`` round up, as kube-scheduler reads them."""
+    return math.ceil(value)
+
+
+def _amounts(values: object, where: str) -> Resources:
+    out = Resources()
+    if not isinstance(values, Mapping):
+        return out
+    for name, attr, scale in (("cpu", "cpu", 1000), ("memory", "memory", 1), ("ephemeral-storage", "ephemeral", 1)):
+        raw = values.get(name)
+        if raw is None:
+            continue
+        try:
+            setattr(out, attr, _ceil(parse_quantity(raw) * scale))
+        except QuantityError as exc:
+            raise PodError(f"{where}[{name}]: {exc}") from None
+    return out
+
+
+def _container_requests(container: Mapping, where: str) -> Resources:
+    resources = container.get("resources") if isinstance(container, Mapping) else None
+    resources = resources if isinstance(resources, Mapping) else {}
+    requests = resources.get("requests")
+    limits = resources.get("limits")
+    req = _amounts(requests, f"{where}.resources.requests")
+    lim = _amounts(limits, f"{where}.resources.limits")
+    # The API server defaults a missing request to its limit; pods straight from YAML may not have it.
+    req_map = requests if isinstance(requests, Mapping) else {}
+    if "cpu" not in req_map:
+        req.cpu = lim.cpu
+    if "memory" not in req_map:
+        req.memory = lim.memory
+    if "ephemeral-storage" not in req_map:
+        req.ephemeral = lim.ephemeral
+    return req
+
+
+def pod_demand(pod: Mapping) -> Resources:
+    """kube-scheduler's pod request: max(sum of app containers, each init container) + overhead."""
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    spec = spec if isinstance(spec, Mapping) else {}
+    total = Resources(pods=1)
+    containers = spec.get("containers") or []
+    inits = spec.get("initContainers") or []
+    if not isinstance(containers, list) or not isinstance(inits, list):
+        raise PodError("pod.spec.containers and pod.spec.initContainers must be arrays")
+    for i, container in enumerate(containers):
+        r = _container_requests(container, f"pod.spec.containers[{i}]")
+        total.cpu += r.cpu
+        total.memory += r.memory
+        total.ephemeral += r.ephemeral
+    for i, container in enumerate(inits):
+        r = _container_requests(container, f"pod.spec.initContainers[{i}]")
+        total.cpu = max(total.cpu, r.cpu)
+        total.memory = max(total.memory, r.memory)
+        total.ephemeral = max(total.ephemeral, r.ephemeral)
+    overhead = _amounts(spec.get("overhead"), "pod.spec.overhead")
+    total.cpu += overhead.cpu
+    total.memory += overhead.memory
+    total.ephemeral += overhead.ephemeral
+    return total
+
+
+def _status_amounts(node: Mapping, key: str) -> Resources:
+    status = node.get("status") if isinstance(node, Mapping) else None
+    status = status if isinstance(status, Mapping) else {}
+    values = status.get(key)
+    if not isinstance(values, Mapping):
+        return Resources()
+    out = _amounts(values, f"node.status.{key}")
+    pods = values.get("pods")
+    if pods is not None:
+        try:
+            out.pods = as_int64(parse_quantity(pods)) or 0
+        except QuantityError as exc:
+            raise PodError(f"node.status.{key}[pods]: {exc}") from None
+    return out
+
+
+def node_allocatable(node: Mapping) -> Resources:
+    """``status.allocatable`` (falling back to ``capacity`` when a template carries only that)."""
+    status = node.get("status") if isinstance(node, Mapping) else None
+    if isinstance(status, Mapping) and isinstance(status.get("allocatable"), Mapping):
+        return _status_amounts(node, "allocatable")
+    return _status_amounts(node, "capacity")
+
+
+def node_capacity(node: Mapping) -> Resources:
+    """``status.capacity`` (CA's least-waste expander measures waste against capacity)."""
+    status = node.get("status") if isinstance(node, Mapping) else None
+    if isinstance(status, Mapping) and isinstance(status.get("capacity"), Mapping):
+        return _status_amounts(node, "capacity")
+    return _status_amounts(node, "allocatable")
+
+
+def insufficient(demand: Resources, free: Resources) -> str:
+    """NodeResourcesFit on what is left of a node; "" when the pod fits, else the reasons."""
+    if (
+        demand.pods <= free.pods
+        and demand.cpu <= free.cpu
+        and demand.memory <= free.memory
+        and demand.ephemeral <= free.ephemeral
+    ):
+        return ""
+    reasons = ["Too many pods"] if demand.pods > free.pods else []
+    if demand.cpu > free.cpu and demand.cpu > 0:
+        reasons.append("Insufficient cpu")
+    if demand.memory > free.memory and demand.memory > 0:
+        reasons.append("Insufficient memory")
+    if demand.ephemeral > free.ephemeral and demand.ephemeral > 0:
+        reasons.append("Insufficient ephemeral-storage")
+    return ", ".join(reasons)
+
+
+def _tolerates(toleration: Mapping, taint: Mapping) -> bool:
+    """``Toleration.ToleratesTaint``: effect (empty = all), key (empty + Exists = all), operator."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def untolerated_taint(pod: Mapping, node: Mapping) -> str:
+    """TaintToleration: the first NoSchedule/NoExecute taint the pod does not tolerate, or ""."""
+    spec = node.get("spec") if isinstance(node, Mapping) else None
+    taints = spec.get("taints") if isinstance(spec, Mapping) else None
+    if not isinstance(taints, list) or not taints:
+        return ""
+    pod_spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    tolerations = pod_spec.get("tolerations") if isinstance(pod_spec, Mapping) else None
+    tolerations = [t for t in tolerations if isinstance(t, Mapping)] if isinstance(tolerations, list) else []
+    for taint in taints:
+        if not isinstance(taint, Mapping) or taint.get("effect") not in _SCHEDULE_EFFECTS:
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '') or ''}}}"
+    return ""
+
+
+def _labels(node: Mapping) -> Mapping[str, str]:
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def matches_node_selector(pod: Mapping, node: Mapping) -> bool:
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    selector = spec.get("nodeSelector") if isinstance(spec, Mapping) else None
+    if not isinstance(selector, Mapping) or not selector:
+        return True
+    labels = _labels(node)
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _requirement(expr: Mapping, value: str | None) -> bool:
+    """One ``NodeSelectorRequirement`` against a label (or field) value; None = absent."""
+    operator = expr.get("operator")
+    values = expr.get("values") or []
+    if not isinstance(values, list):
+        return False
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt"):
+        if value is None or len(values) != 1:
+            return False
+        try:
+            have, want = int(value), int(values[0])
+        except (TypeError, ValueError):
+            return False
+        return have > want if operator == "Gt" else have < want
+    return False
+
+
+def _term_matches(term: Mapping, node: Mapping, labels: Mapping[str, str]) -> bool:
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not isinstance(exprs, list) or not isinstance(fields, list) or not (exprs or fields):
+        return False  # a null or empty term matches no objects
+    for expr in exprs:
+        if not isinstance(expr, Mapping) or not _requirement(expr, labels.get(expr.get("key", ""))):
+            return False
+    name = (node.get("metadata") or {}).get("name")
+    for expr in fields:
+        if not isinstance(expr, Mapping) or expr.get("key") != "metadata.name" or not _requirement(expr, name):
+            return False
+    return True
+
+
+def matches_required_affinity(pod: Mapping, node: Mapping) -> bool:
+    """``requiredDuringSchedulingIgnoredDuringExecution``: terms are ORed, expressions ANDed."""
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = (
+        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_affinity, Mapping)
+        else None
+    )
+    if not isinstance(required, Mapping):
+        return True
+    terms: Sequence = required.get("nodeSelectorTerms") or []
+    if not isinstance(terms, list):
+        return False
+    labels = _labels(node)
+    return any(isinstance(t, Mapping) and _term_matches(t, node, labels) for t in terms)
+
+
+def static_mismatch(pod: Mapping, node: Mapping) -> str:
+    """Checks that depend only on pod and template: "" when they pass, else kube-scheduler's reason."""
+    if not matches_node_selector(pod, node) or not matches_required_affinity(pod, node):
+        return NODE_AFFINITY_MISMATCH
+    return untolerated_taint(pod, node)

@@ -119,11 +119,13 @@ def pod_weights(annotations: Mapping[str, str]) -> Weights:
 
 
 def resolve_node_policy(annotations: Mapping[str, str], default: str) -> str:
-    """The pod's ``hami.io/node-scheduler-policy`` if it names a known policy, else the configured one."""
+    """The pod's ``hami.io/node-scheduler-policy`` exactly as written, else the configured one.
+
+    HAMi v2.10 (``resolveNodeSchedulerPolicy``) takes the annotation verbatim and sorts nodes by
+    ``policy == "spread"``, so an unknown or padded value behaves like binpack, not like the default.
+    """
     value = annotations.get(NODE_POLICY_ANNOTATION)
-    if value is not None and value.strip() in ("binpack", "spread"):
-        return value.strip()
-    return default
+    return default if value is None else value
 
 
 @dataclass(slots=True, frozen=True)

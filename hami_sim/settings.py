@@ -9,6 +9,8 @@ from pathlib import Path
 
 import environ
 
+from hami_sim.logging import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("HAMI_SIM_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -40,6 +42,7 @@ INSTALLED_APPS = [
     "simple_history",
     "django_prometheus",
     "django_celery_beat",
+    "hami_sim",
     "profiles",
     "simulations",
     "decisions",
@@ -48,12 +51,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "hami_sim.middleware.RequestIdMiddleware",
+    "hami_sim.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "hami_sim.middleware.ListenerMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -139,6 +145,15 @@ REST_FRAMEWORK = {
         if env.bool("API_REQUIRE_AUTH_FOR_READS", default=False)
         else "rest_framework.permissions.IsAuthenticatedOrReadOnly"
     ],
+    # Per-client REST rates; the simulation endpoints are exempt (hami_sim/throttling.py says why).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "hami_sim.throttling.ApiAnonRateThrottle",
+        "hami_sim.throttling.ApiUserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_THROTTLE_ANON", default="600/min"),
+        "user": env.str("API_THROTTLE_USER", default="6000/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "hami-sim API",
@@ -190,16 +205,30 @@ DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
-        },
-    },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}},
-}
+# JSON lines with request_id, pod and verdict on every record (hami_sim/logging.py).
+LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), json_logs=env.bool("LOG_JSON", default=True))
+ACCESS_LOG = env.bool("ACCESS_LOG", default=True)
+
+# -- Production serving and security (design.md 8; docs/production.md) -------------------------------
+# Which endpoints this process serves: "extender" (mTLS, CA only), "web" (dashboard/admin/REST) or
+# "all" (demo, development). See hami_sim/middleware.py.
+HAMI_SIM_LISTENER = env.str("HAMI_SIM_LISTENER", default="all")
+# HAMI_SIM_HTTPS=true when clients reach us over TLS (gunicorn's own TLS or a TLS proxy): turns on
+# every HTTPS-only protection below at once; each stays overridable on its own.
+_HTTPS = env.bool("HAMI_SIM_HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]  # kubelet and Prometheus over plain HTTP
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if _HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=_HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=_HTTPS)
+SESSION_COOKIE_HTTPONLY = True
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Only behind a TLS-terminating proxy that overwrites X-Forwarded-Proto; gunicorn's own TLS needs none.
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("TRUST_X_FORWARDED_PROTO", default=False) else None
+)
+X_FRAME_OPTIONS = "DENY"
+# Throttle counters: shared by all replicas when CACHE_URL points at Redis, per process otherwise.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://hami-sim")}

@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import benchviews, health
+from . import benchviews, health, metrics
 
 urlpatterns = [
     path("", include("simulations.urls")),
@@ -22,7 +22,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    path("", include("django_prometheus.urls")),
+    path("metrics", metrics.metrics_view, name="metrics"),  # django-prometheus + ours, multiprocess-aware
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
 ]

@@ -1,0 +1,136 @@
+"""Prometheus metrics that belong to no single app, and the ``/metrics`` view that exports them all.
+
+What lives where:
+- per-request facts are counted in the process that serves the request: extender requests by verb
+  and outcome and the latency histogram (``simulations.metrics``), decisions recorded/dropped
+  (``decisions.recorder``), django-prometheus' request/database metrics;
+- facts the database already holds are read at scrape time by collectors, so every replica reports
+  the same numbers and work done in the Celery worker (which nobody scrapes) is visible: open drift
+  findings by group and kind (``profiles.metrics``), and here task runs and failures and the number
+  of live simulation sessions.
+
+``metrics_view`` replaces django-prometheus' view because that one, in multiprocess mode
+(``PROMETHEUS_MULTIPROC_DIR``, set by ``hami_sim.gunicorn_conf`` for several workers), exports only
+the per-process files and silently drops every scrape-time collector.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import prometheus_client
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
+
+__all__ = ["DatabaseCollector", "register", "metrics_view", "multiprocess_enabled", "scrape_collectors"]
+
+log = logging.getLogger("hami_sim.metrics")
+_registered = False
+# Candidate (app label, model) names of the simulation session model: it is written in parallel
+# with this module, so look it up by name and tolerate its absence.
+_SESSION_MODELS = (("simulations", "SimulationSession"), ("simulations", "Session"))
+
+
+def _session_model():
+    from django.apps import apps
+
+    for app_label, name in _SESSION_MODELS:
+        try:
+            return apps.get_model(app_label, name)
+        except LookupError:
+            continue
+    return None
+
+
+class DatabaseCollector:
+    """Task runs by task and outcome, last success per task, and live sessions: one query each."""
+
+    def collect(self):
+        runs = GaugeMetricFamily(
+            "hami_sim_task_runs",
+            "Recorded Celery task runs by task and outcome (failure = the run raised)",
+            labels=["task", "outcome"],
+        )
+        last_success = GaugeMetricFamily(
+            "hami_sim_task_last_success_timestamp_seconds",
+            "Unix time the task last finished successfully",
+            labels=["task"],
+        )
+        sessions = GaugeMetricFamily("hami_sim_sessions", "Simulation sessions that have not expired")
+        try:
+            from django.db.models import Count, Max
+
+            from profiles.models import TaskRun
+
+            for row in TaskRun.objects.values("task", "outcome").annotate(n=Count("id")).order_by():
+                runs.add_metric([row["task"], row["outcome"]], row["n"])
+            finished = (
+                TaskRun.objects.filter(outcome=TaskRun.Outcome.SUCCESS, finished_at__isnull=False)
+                .values("task")
+                .annotate(last=Max("finished_at"))
+                .order_by()
+            )
+            for row in finished:
+                last_success.add_metric([row["task"]], row["last"].timestamp())
+        except Exception as exc:  # a scrape must not fail because the database is away
+            log.debug("task-run metrics unavailable: %s", exc)
+        try:
+            model = _session_model()
+            if model is not None:
+                from django.utils import timezone
+
+                qs = model.objects.all()
+                if any(f.name == "expires_at" for f in model._meta.get_fields()):
+                    qs = qs.filter(expires_at__gt=timezone.now())
+                sessions.add_metric([], qs.count())
+        except Exception as exc:
+            log.debug("session gauge unavailable: %s", exc)
+        yield runs
+        yield last_success
+        yield sessions
+
+    def describe(self):
+        return []  # never query the database at registration time
+
+
+def register() -> None:
+    """Register the database collector once per process (called from ``HamiSimConfig.ready``)."""
+    global _registered
+    if not _registered:
+        REGISTRY.register(DatabaseCollector())
+        _registered = True
+
+
+def multiprocess_enabled() -> bool:
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
+def scrape_collectors() -> list:
+    """Collectors of the default registry that compute at scrape time (not per-process samples)."""
+    skip = (MetricWrapperBase, prometheus_client.ProcessCollector, prometheus_client.PlatformCollector,
+            prometheus_client.GCCollector)
+    collectors = list(getattr(REGISTRY, "_collector_to_names", {}))
+    return [c for c in collectors if not isinstance(c, skip)]
+
+
+class _Combined:
+    def __init__(self, *sources) -> None:
+        self.sources = sources
+
+    def collect(self):
+        for source in self.sources:
+            yield from source.collect()
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """``GET /metrics``: every worker's samples (multiprocess mode) plus the scrape-time collectors."""
+    if multiprocess_enabled():
+        per_process = CollectorRegistry()
+        multiprocess.MultiProcessCollector(per_process)
+        source = _Combined(per_process, *scrape_collectors())
+    else:
+        source = REGISTRY
+    return HttpResponse(prometheus_client.generate_latest(source), content_type=prometheus_client.CONTENT_TYPE_LATEST)

@@ -1,0 +1,156 @@
+"""Request-level policy that every view gets for free: request ids and access logs, body limits, listeners.
+
+- ``RequestIdMiddleware``: a request id (the caller's ``X-Request-ID`` when it is sane, else a new
+  one) bound into the log context and echoed in the response; one JSON access line per request.
+- ``BodyLimitMiddleware``: refuses a request body larger than the limit *before* any view reads it.
+  Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` only guards ``request.body``/``request.POST``; DRF's
+  parsers and file uploads read the stream directly, so without this a REST client could post an
+  unbounded body. Simulation paths (whole Node lists) get ``EXTENDER_MAX_BODY_BYTES`` instead.
+- ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
+  (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
+  nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
+  a logged-in user or an API token holder, because there no client certificate vouches for the
+  caller. ``all`` (the default, for the demo and development) applies neither rule.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+
+import orjson
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from . import logging as log_context
+
+__all__ = [
+    "SIMULATION_PATH",
+    "EXTENDER_VERB_PATH",
+    "is_simulation_path",
+    "RequestIdMiddleware",
+    "BodyLimitMiddleware",
+    "ListenerMiddleware",
+]
+
+access_log = logging.getLogger("hami_sim.access")
+
+# The extender verbs, plain or session-scoped (with or without the trailing slash).
+EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
+# Everything design.md 8 protects with mTLS instead of tokens: the verbs, sessions and estimate.
+SIMULATION_PATH = re.compile(
+    r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:/.*)?)$"
+)
+_PROBE_PATHS = frozenset({"/healthz", "/readyz"})
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_JSON = "application/json"
+
+
+def is_simulation_path(path: str) -> bool:
+    return SIMULATION_PATH.match(path) is not None
+
+
+def _json(status: int, payload: dict) -> HttpResponse:
+    return HttpResponse(orjson.dumps(payload), content_type=_JSON, status=status)
+
+
+class RequestIdMiddleware:
+    """Binds a request id for the logs, returns it as ``X-Request-ID``, writes one access line."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.enabled = getattr(settings, "ACCESS_LOG", True)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        supplied = request.META.get("HTTP_X_REQUEST_ID", "")
+        request_id = supplied if _REQUEST_ID.match(supplied) else uuid.uuid4().hex
+        request.request_id = request_id  # type: ignore[attr-defined]
+        log_context.clear()
+        log_context.bind(request_id=request_id)
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            response["X-Request-ID"] = request_id
+            if self.enabled and request.path not in _PROBE_PATHS:
+                access_log.info(
+                    "%s %s %s",
+                    request.method,
+                    request.path,
+                    response.status_code,
+                    extra={
+                        "method": request.method,
+                        "path": request.path,
+                        "status": response.status_code,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                        "client": request.META.get("REMOTE_ADDR", ""),
+                    },
+                )
+            return response
+        finally:
+            log_context.clear()
+
+
+class BodyLimitMiddleware:
+    """413 with a JSON error for a declared body over the limit; 400 for a nonsense Content-Length."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        raw = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(raw)
+            if length < 0:
+                raise ValueError(raw)
+        except ValueError:
+            return _json(400, {"error": f"invalid Content-Length header: {raw[:40]!r}"})
+        if is_simulation_path(request.path_info):
+            limit = settings.EXTENDER_MAX_BODY_BYTES
+            if EXTENDER_VERB_PATH.match(request.path_info):
+                # The verbs answer in the extender's own shape (design.md 2.1): let the view do it.
+                return self.get_response(request)
+        else:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and length > limit:
+            return _json(413, {"error": f"request body of {length} bytes exceeds the limit of {limit} bytes"})
+        return self.get_response(request)
+
+
+def _token_user(request: HttpRequest):
+    """The user of a valid ``Authorization: Token <key>`` header, else None (DRF's token model)."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "token" or not key.strip():
+        return None
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.select_related("user").filter(key=key.strip()).first()
+    return token.user if token is not None and token.user.is_active else None
+
+
+class ListenerMiddleware:
+    """Enforces what each listener serves (``HAMI_SIM_LISTENER``: ``all``, ``extender`` or ``web``)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.listener = getattr(settings, "HAMI_SIM_LISTENER", "all")
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        path = request.path_info
+        if self.listener == "extender":
+            if not (is_simulation_path(path) or path in _PROBE_PATHS):
+                return _json(404, {"error": f"{path} is not served on the extender listener"})
+        elif self.listener == "web" and is_simulation_path(path):
+            user = getattr(request, "user", None)
+            if not (user is not None and user.is_authenticated) and _token_user(request) is None:
+                return _json(
+                    403,
+                    {
+                        "error": "simulation endpoints on the web listener need a logged-in user or an "
+                        "API token; Cluster Autoscaler uses the mTLS extender listener"
+                    },
+                )
+        return self.get_response(request)

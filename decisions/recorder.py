@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from prometheus_client import Counter
@@ -282,6 +282,9 @@ class _Writer:
                 if rows:
                     _write_safely(rows)
             finally:
+                if self.queue.empty():
+                    # idle: give the connection back (CA's loop refills the queue every few seconds)
+                    connection.close()
                 for _ in items:
                     self.queue.task_done()
 

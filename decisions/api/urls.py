@@ -5,7 +5,7 @@ from rest_framework.routers import SimpleRouter
 
 from . import views
 
-router = SimpleRouter(trailing_slash="/?")
+router = SimpleRouter()
 router.register("decisions", views.DecisionViewSet, basename="decision")
 router.register("ca-events", views.CAEventViewSet, basename="caevent")
 router.register("autoscaler-status", views.AutoscalerStatusViewSet, basename="autoscalerstatus")

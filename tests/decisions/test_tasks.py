@@ -1,0 +1,102 @@
+"""``sync_autoscaler_events`` over the real kubernetes client against a loopback API server; pruning."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from decisions.models import AutoscalerStatus, CAEvent, Decision
+from decisions.tasks import prune_decisions, sync_autoscaler_events
+from profiles.models import TaskRun
+from tests.decisions.kubeapi_events import EventsAPIServer, pod_event
+
+pytestmark = [pytest.mark.django_db]
+
+STATUS = "autoscalerStatus: Running\nnodeGroups:\n- name: gpu-a10\n  health:\n    status: Healthy\n"
+
+
+def _events():
+    return [
+        pod_event("e1", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-a10 0->1 (max: 10)}]",
+                  pod="trainer", pod_uid="uid-trainer"),
+        pod_event("e2", "FailedScheduling", "0/3 nodes are available: 3 2/2 CardInsufficientMemory.",
+                  pod="trainer", pod_uid="uid-trainer", component="default-scheduler"),
+        pod_event("e3", "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 2/2 CardInsufficientMemory",
+                  pod="giant", pod_uid="uid-giant", count=7),
+        pod_event("e5", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]", pod="w1", pod_uid="u-w1"),
+        pod_event("e6", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]", pod="w2", pod_uid="u-w2"),
+        pod_event("e4", "Scheduled", "Successfully assigned default/x to n1", pod="x", pod_uid="uid-x"),
+    ]
+
+
+def _decision(uid: str, **kw) -> Decision:
+    now = timezone.now()
+    defaults = dict(digest=uid, pod_uid=uid, pod_namespace="default", pod_name=uid, verdict="fit",
+                    first_seen=now, last_seen=now)
+    defaults.update(kw)
+    return Decision.objects.create(**defaults)
+
+
+def test_sync_reads_events_and_status_and_joins_by_pod_uid(settings):
+    _decision("uid-trainer")
+    with EventsAPIServer(_events(), STATUS) as api:
+        settings.KUBE_SOURCE = api.url
+        counts = sync_autoscaler_events.apply().get()
+        # paginated (page size 2 in the double) and filtered by reason on the server
+        assert any("continue=" in path for path in api.requests)
+    assert counts["events"] == 5 and counts["new"] == 5 and counts["joined"] == 1
+    assert counts["status"] == "changed"
+    trig = CAEvent.objects.get(reason="TriggeredScaleUp", pod_name="trainer")
+    assert trig.groups == ["gpu-a10"]
+    assert trig.parsed["scaleUps"] == [{"group": "gpu-a10", "from": 0, "to": 1, "max": 10}]
+    assert trig.message.startswith("pod triggered scale-up")
+    assert trig.pod_uid == "uid-trainer"
+    assert CAEvent.objects.get(reason="NotTriggerScaleUp").count == 7
+    assert not CAEvent.objects.filter(pod_name="x").exists()
+    status = AutoscalerStatus.objects.get()
+    assert status.node_groups[0]["name"] == "gpu-a10"
+    run = TaskRun.objects.get(task="sync_autoscaler_events")
+    assert run.outcome == "success" and run.counts["events"] == 5
+
+
+def test_sync_is_idempotent(settings):
+    with EventsAPIServer(_events(), STATUS) as api:
+        settings.KUBE_SOURCE = api.url
+        sync_autoscaler_events.apply().get()
+        counts = sync_autoscaler_events.apply().get()
+    assert counts["new"] == 0 and counts["status"] == "unchanged"
+    assert CAEvent.objects.count() == 5 and AutoscalerStatus.objects.count() == 1
+
+
+def test_forbidden_api_keeps_what_we_had_and_records_the_failure(settings):
+    with EventsAPIServer(_events(), STATUS) as api:
+        settings.KUBE_SOURCE = api.url
+        sync_autoscaler_events.apply().get()
+        api.fail = 403
+        result = sync_autoscaler_events.apply()
+    assert result.failed()
+    assert CAEvent.objects.count() == 5
+    failures = TaskRun.objects.filter(task="sync_autoscaler_events", outcome="failure")
+    assert failures.exists() and "403" in failures.first().error
+
+
+def test_missing_status_configmap_and_no_source(settings):
+    with EventsAPIServer(_events(), None) as api:
+        settings.KUBE_SOURCE = api.url
+        assert sync_autoscaler_events.apply().get()["status"] == "absent"
+    settings.KUBE_SOURCE = ""
+    assert "no Kubernetes source" in sync_autoscaler_events.apply().get()["skipped"]
+
+
+def test_prune_drops_old_rows_only(settings):
+    settings.DECISION_RETENTION_DAYS = 7
+    old = timezone.now() - timedelta(days=8)
+    _decision("old", first_seen=old, last_seen=old)
+    _decision("new")
+    CAEvent.objects.create(event_uid="old", reason="FailedScheduling", pod_namespace="d", pod_name="p",
+                           message="m", last_seen=old)
+    counts = prune_decisions.apply().get()
+    assert counts["decisions"] == 1 and counts["events"] == 1
+    assert list(Decision.objects.values_list("pod_uid", flat=True)) == ["new"]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -57,6 +58,9 @@ _DEVICE_FIELDS: tuple[tuple[str, str, str, tuple[int, int] | None], ...] = (
 _DEVICE_KEYS = {json_name.lower(): (attr, json_name, gotype, rng) for attr, json_name, gotype, rng in _DEVICE_FIELDS}
 
 
+_GO_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
 class AnnotationError(ValueError):
     """A registration value that does not decode; the message is the parser's detail."""
 
@@ -95,16 +99,15 @@ def _go_str(value: Any, struct: str, field: str) -> str:
 
 
 def _fold(obj: dict) -> dict[str, Any]:
-    """Go matches JSON keys to fields case-insensitively; an exact match wins, else the last fold."""
+    """Go's decoder: every key is matched to its field case-insensitively and assigned in order.
+
+    So a later spelling of the same field overwrites an earlier one, and ``null`` leaves the field
+    as it was (device-model.md 1.2(a): keys match case-insensitively).
+    """
     out: dict[str, Any] = {}
-    exact: set[str] = set()
     for key, value in obj.items():
-        lower = key.lower()
-        if lower in exact:
-            continue
-        if lower in _DEVICE_KEYS and _DEVICE_KEYS[lower][1] == key:
-            exact.add(lower)
-        out[lower] = value
+        if value is not None:
+            out[key.lower()] = value
     return out
 
 
@@ -306,17 +309,16 @@ def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
             raise AnnotationError(f"unexpected field count {len(fields)} in node annotation")
 
         def num(text: str, name: str) -> int:
-            try:
-                number = int(text.strip())
-            except ValueError:
-                raise AnnotationError(f"invalid {name} field") from None
-            return number
+            # Go strconv: optional sign and ASCII digits only (no spaces, no underscores)
+            if not _GO_DECIMAL.fullmatch(text):
+                raise AnnotationError(f"invalid {name} field")
+            return int(text)
 
         count = num(fields[1], "count")
         devmem = num(fields[2], "memory")
         devcore = num(fields[3], "core")
         numa = num(fields[5], "numa")
-        health_text = fields[6].strip()
+        health_text = fields[6]
         if health_text not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
             raise AnnotationError("invalid health field")
         health = health_text in ("1", "t", "T", "TRUE", "true", "True")

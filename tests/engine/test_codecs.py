@@ -1,0 +1,237 @@
+"""device-model.md section 1 (registration codecs) and 2.2 (quantities): values and exact errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from hami_sim.engine.annotations import (
+    AnnotationError,
+    decode_device_json,
+    decode_legacy,
+    decode_pair_scores,
+    encode_device_json,
+    encode_legacy,
+    parse_cordon,
+)
+from hami_sim.engine.model import DeviceInfo, InventoryError, MigPlacement
+from hami_sim.engine.quantity import QuantityError, as_int64, parse_quantity
+from hami_sim.engine.simulate import EngineConfig, Simulator
+from hami_sim.engine.vendors.nvidia import NvidiaVendor
+
+REG = "hami.io/node-nvidia-register"
+SCORE = "hami.io/node-nvidia-score"
+
+# device-model.md 1.3, exactly as Go emits it
+EXAMPLE_13 = (
+    '[{"id":"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8","count":10,"devmem":23028,"devcore":100,'
+    '"type":"NVIDIA A10","mode":"hami-core","health":true},'
+    '{"id":"GPU-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809","index":1,"count":10,"devmem":23028,"devcore":100,'
+    '"type":"NVIDIA A10","numa":1,"mode":"hami-core","health":true}]'
+)
+LEGACY_13 = (
+    "GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8,10,23028,100,NVIDIA A10,0,true,0,hami-core:"
+    "GPU-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809,10,23028,100,NVIDIA A10,1,true,1,hami-core:"
+)
+MIG_FIXTURE = (
+    '[{"id":"GPU-0","count":7,"devmem":40960,"devcore":100,"type":"NVIDIA-A100-SXM4-40GB","numa":0,"health":true,'
+    '"mode":"mig","migProfiles":[{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,'
+    '"placements":[{"start":6,"size":1}]}]}]'
+)
+
+
+def nvidia_devices(annotations):
+    return NvidiaVendor().node_devices(annotations, {"metadata": {"annotations": annotations}})
+
+
+def nvidia_error(annotations) -> str:
+    with pytest.raises(InventoryError) as info:
+        nvidia_devices(annotations)
+    return str(info.value)
+
+
+# -- 1.2(a) JSON ------------------------------------------------------------------------------------
+
+
+def test_example_13_round_trips_byte_for_byte():
+    devices = decode_device_json(EXAMPLE_13)
+    assert [(d.id[:8], d.index, d.numa, d.devmem, d.health, d.mode) for d in devices] == [
+        ("GPU-8f3a", 0, 0, 23028, True, "hami-core"),
+        ("GPU-1a2b", 1, 1, 23028, True, "hami-core"),
+    ]
+    assert encode_device_json(devices) == EXAMPLE_13
+
+
+def test_omitempty_drops_zero_fields_and_missing_fields_decode_to_zero():
+    assert encode_device_json([DeviceInfo(id="GPU-0")]) == '[{"id":"GPU-0"}]'
+    [d] = decode_device_json('[{"id":"GPU-0"}]')
+    assert (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) == (0, 0, 0, 0, "", 0, "", False)
+
+
+def test_mig_profiles_decode_and_use_the_compact_wire_form():
+    [d] = decode_device_json(MIG_FIXTURE)
+    [profile] = d.mig_profiles
+    assert (profile.name, profile.memory_mb, profile.core, profile.slice_count) == ("1g.5gb", 5120, 14, 1)
+    assert profile.placements == (MigPlacement(6, 1),)
+    assert '"migProfiles":[{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,"placements":[{"start":6,"size":1}]}]' in (
+        encode_device_json([d])
+    )
+
+
+def test_keys_match_case_insensitively_and_unknown_keys_are_ignored():
+    [d] = decode_device_json('[{"ID":"GPU-0","Count":4,"DEVMEM":100,"Health":true,"colour":"blue","devicepairscore":{}}]')
+    assert (d.id, d.count, d.devmem, d.health) == ("GPU-0", 4, 100, True)
+
+
+def test_repeated_keys_last_one_wins_and_null_keeps_the_value():
+    # Go's decoder assigns every key in order: a later fold of the same field overwrites, null is a no-op
+    [d] = decode_device_json('[{"count":1,"COUNT":2,"devmem":5,"DevMem":null}]')
+    assert (d.count, d.devmem) == (2, 5)
+    [d] = decode_device_json('[{"Count":2,"count":1}]')
+    assert d.count == 1
+
+
+def test_nvidia_sets_vendor_and_attaches_pair_scores():
+    devices, scores = nvidia_devices(
+        {REG: EXAMPLE_13, SCORE: '[{"uuid":"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8","score":{"GPU-1":100}}]'}
+    )
+    assert {d.device_vendor for d in devices} == {"NVIDIA"}
+    assert scores == {"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8": {"GPU-1": 100}}
+
+
+@pytest.mark.parametrize(
+    ("value", "detail"),
+    [
+        ('{"id":"GPU-0"}', "json: cannot unmarshal object into Go value of type []*device.DeviceInfo"),
+        ('"GPU-0"', "json: cannot unmarshal string into Go value of type []*device.DeviceInfo"),
+        ('[{"id":5}]', "json: cannot unmarshal number into Go struct field DeviceInfo.id of type string"),
+        ('[{"id":"g","count":"10"}]', "json: cannot unmarshal string into Go struct field DeviceInfo.count of type int32"),
+        ('[{"id":"g","devmem":1.5}]', "json: cannot unmarshal number 1.5 into Go struct field DeviceInfo.devmem of type int32"),
+        (
+            '[{"id":"g","devmem":2147483648}]',
+            "json: cannot unmarshal number 2147483648 into Go struct field DeviceInfo.devmem of type int32",
+        ),
+        ('[{"id":"g","index":-1}]', "json: cannot unmarshal number -1 into Go struct field DeviceInfo.index of type uint"),
+        ('[{"id":"g","health":"true"}]', "json: cannot unmarshal string into Go struct field DeviceInfo.health of type bool"),
+        ("[]", "no gpu found on node"),
+        ("null", "no gpu found on node"),
+    ],
+)
+def test_nvidia_json_errors(value, detail):
+    assert nvidia_error({REG: value}) == f"malformed {REG}: {detail}"
+
+
+def test_invalid_json_is_malformed():
+    message = nvidia_error({REG: '[{"id":"GPU-0",'})
+    assert message.startswith(f"malformed {REG}: ")
+
+
+def test_pre_28_values_are_reported_as_the_legacy_format():
+    expected = f"malformed {REG}: pre-2.8 colon-separated format; HAMi 2.8+ reads JSON"
+    assert nvidia_error({REG: LEGACY_13}) == expected
+    assert nvidia_error({REG: "GPU-0,10,32768,100,NVIDIA-Tesla V100-PCIE-32GB,0,true:"}) == expected
+
+
+def test_pair_score_errors_name_the_score_annotation():
+    message = nvidia_error({REG: EXAMPLE_13, SCORE: "not-valid-json"})
+    assert message.startswith(f"malformed {SCORE}: ")
+    message = nvidia_error({REG: EXAMPLE_13, SCORE: '{"uuid":"GPU-0"}'})
+    assert message == f"malformed {SCORE}: json: cannot unmarshal object into Go value of type []*device.DevicePairScore"
+    message = nvidia_error({REG: EXAMPLE_13, SCORE: '[{"uuid":"GPU-0","score":{"GPU-1":"x"}}]'})
+    assert "cannot unmarshal string" in message
+
+
+def test_pair_scores_decode():
+    assert decode_pair_scores('[{"uuid":"a","score":{"b":100}},{"UUID":"b","Score":{"a":50}}]') == {
+        "a": {"b": 100},
+        "b": {"a": 50},
+    }
+    with pytest.raises(AnnotationError):
+        decode_pair_scores("[1]")
+
+
+def test_missing_registration_is_unregistered_in_the_simulator():
+    sim = Simulator(EngineConfig(vendors=(NvidiaVendor(),)))
+    inventory = sim.annotation_inventory({"metadata": {"name": "n", "annotations": {}}})
+    assert inventory.error == "node unregistered"
+    assert nvidia_devices({}) == ([], {})
+
+
+# -- 1.2(b) legacy colon/comma format --------------------------------------------------------------------
+
+
+def test_legacy_9_field_decodes_and_encodes():
+    devices = decode_legacy(LEGACY_13)
+    assert [(d.id[:8], d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.index, d.mode) for d in devices] == [
+        ("GPU-8f3a", 10, 23028, 100, "NVIDIA A10", 0, True, 0, "hami-core"),
+        ("GPU-1a2b", 10, 23028, 100, "NVIDIA A10", 1, True, 1, "hami-core"),
+    ]
+    assert encode_legacy(devices) == LEGACY_13
+
+
+def test_legacy_7_field_defaults_mode_and_index():
+    [d] = decode_legacy("GPU-0,10,32768,100,NVIDIA-Tesla V100-PCIE-32GB,0,false:")
+    assert (d.mode, d.index, d.health) == ("hami-core", 0, False)
+
+
+def test_legacy_empty_segments_are_skipped():
+    assert decode_legacy(":") == []
+    assert len(decode_legacy("::GPU-0,10,1,100,T,0,true::")) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("GPU-0,10,1,100,T,0,true", "node annotation missing device separator"),
+        ("GPU-0:", 'malformed node annotation segment: "GPU-0"'),
+        ("GPU-0,10,1:", "unexpected field count 3 in node annotation"),
+        ("GPU-0,10,1,100,T,0,true,0:", "unexpected field count 8 in node annotation"),
+        ("GPU-0,x,1,100,T,0,true:", "invalid count field"),
+        ("GPU-0,10,1Gi,100,T,0,true:", "invalid memory field"),
+        ("GPU-0,10,1,1.5,T,0,true:", "invalid core field"),
+        ("GPU-0,10,1,100,T,zero,true:", "invalid numa field"),
+        ("GPU-0,10,1,100,T,0,yes:", "invalid health field"),
+        ("GPU-0,10,1,100,T,0,true,x,hami-core:", "invalid index field"),
+        ("GPU-0,10,1,100,T,0,true,-1,hami-core:", "index field must not be negative: -1"),
+        # Go's strconv does not trim or accept underscores
+        ("GPU-0, 10,1,100,T,0,true:", "invalid count field"),
+        ("GPU-0,1_0,1,100,T,0,true:", "invalid count field"),
+        ("GPU-0,10,1,100,T,0, true:", "invalid health field"),
+    ],
+)
+def test_legacy_decoder_errors(value, message):
+    with pytest.raises(AnnotationError) as info:
+        decode_legacy(value)
+    assert str(info.value) == message
+
+
+# -- cordon --------------------------------------------------------------------------------------------
+
+
+def test_cordon_list_is_trimmed_and_empties_ignored():
+    assert parse_cordon(" GPU-0 ,, GPU-1,") == frozenset({"GPU-0", "GPU-1"})
+    assert parse_cordon("") == frozenset() and parse_cordon(None) == frozenset()
+
+
+# -- quantities ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("11000", 11000), ("16Gi", 17179869184), ("16.0Gi", 17179869184), ("1e3", 1000), ("1k", 1000), ("2Mi", 2097152), (7, 7)],
+)
+def test_quantities_parse_exactly(text, value):
+    assert as_int64(parse_quantity(text)) == value
+
+
+def test_fractional_and_out_of_range_quantities_are_not_int64():
+    assert as_int64(parse_quantity("500m")) is None
+    assert as_int64(parse_quantity("0.5")) is None
+    assert as_int64(parse_quantity("16Ei")) is None
+    assert as_int64(parse_quantity("1500m")) is None
+    assert as_int64(parse_quantity("2000m")) == 2
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "10 Gi", "Gi", "--1", "1e", True, None, [1]])
+def test_bad_quantities_are_rejected(text):
+    with pytest.raises(QuantityError):
+        parse_quantity(text)

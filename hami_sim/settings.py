@@ -107,6 +107,11 @@ STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
 Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 WHITENOISE_USE_FINDERS = True
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "dashboard.finders.PlotlyFinder",  # plotly.min.js from the plotly package, no CDN
+]
 
 LOGIN_URL = "/admin/login/"
 
@@ -202,6 +207,10 @@ KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=5)
 DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float("DRIFT_DEVMEM_TOLERANCE_PERCENT", default=2.0)
 DRIFT_UNREGISTERED_GRACE_SECONDS = env.int("DRIFT_UNREGISTERED_GRACE_SECONDS", default=600)
 DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
+# Decision recording: "async" (bounded queue + writer thread), "sync" (in the caller) or "off".
+DECISION_RECORDING = env.str("DECISION_RECORDING", default="async")
+DECISION_QUEUE_SIZE = env.int("DECISION_QUEUE_SIZE", default=10000)
+KUBE_EVENTS_SOURCE = env.str("KUBE_EVENTS_SOURCE", default="")  # default: KUBE_SOURCE
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 

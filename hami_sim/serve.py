@@ -1,0 +1,113 @@
+"""Start the production server: ``python -m hami_sim.serve`` (the container's command).
+
+It execs gunicorn with ``hami_sim/gunicorn_conf.py``, which reads TLS/mTLS material and sizing from
+the environment (see that module for the variables). ``start_server`` does the same as a child
+process on a loopback port for the mTLS tests and for ``bench/``::
+
+    from hami_sim.serve import start_server
+    proc, url = start_server(cert="server.pem", key="server.key", client_ca="clients-ca.pem", workers=2)
+    ...  # https://127.0.0.1:<port>/filter-simulation, client certificate required
+    stop_server(proc)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+
+__all__ = ["gunicorn_argv", "main", "start_server", "stop_server", "free_port", "wait_for_port"]
+
+CONFIG = "python:hami_sim.gunicorn_conf"
+
+
+def gunicorn_argv(extra: list[str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "gunicorn", "-c", CONFIG, *(extra or [])]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
+    """Wait until something accepts TCP connections on 127.0.0.1:port (or the process died)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode} before listening on {port}")
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+def start_server(
+    *,
+    cert: str = "",
+    key: str = "",
+    client_ca: str = "",
+    port: int | None = None,
+    workers: int = 1,
+    env: Mapping[str, str] | None = None,
+    stdout=None,
+    stderr=None,
+    timeout: float = 30.0,
+) -> tuple[subprocess.Popen, str]:
+    """Run the production server on 127.0.0.1 as a child process; returns (process, base URL).
+
+    ``env`` is added to this process' environment (``DATABASE_URL``, ``HAMI_SIM_LISTENER`` ...).
+    The child gets its own process group so ``stop_server`` ends gunicorn and its workers together.
+    """
+    port = port or free_port()
+    child_env = {**os.environ, **(env or {})}
+    child_env.update(
+        {
+            "HAMI_SIM_BIND": f"127.0.0.1:{port}",
+            "HAMI_SIM_WORKERS": str(workers),
+            "HAMI_SIM_TLS_CERT": cert,
+            "HAMI_SIM_TLS_KEY": key,
+            "HAMI_SIM_TLS_CLIENT_CA": client_ca,
+        }
+    )
+    child_env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # gunicorn_conf makes a private one
+    proc = subprocess.Popen(
+        gunicorn_argv(), env=child_env, stdout=stdout, stderr=stderr, start_new_session=True
+    )
+    try:
+        wait_for_port(port, proc, timeout)
+    except BaseException:
+        stop_server(proc)
+        raise
+    return proc, f"{'https' if cert else 'http'}://127.0.0.1:{port}"
+
+
+def stop_server(proc: subprocess.Popen, timeout: float = 15.0) -> None:
+    """SIGTERM gunicorn's process group (graceful), SIGKILL it if it does not go."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Replace this process with gunicorn (PID 1 in the container receives the signals)."""
+    argv = gunicorn_argv(list(sys.argv[1:] if argv is None else argv))
+    os.execv(argv[0], argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -122,6 +122,8 @@ class DeviceProfile(models.Model):
         default=dict, blank=True, help_text='optional topology scores by device index: {"0": {"1": 100}}'
     )
     version = models.PositiveIntegerField(default=1, editable=False, help_text="bumped on every change")
+    # The device rows as of this save, so a history record can restore them (revert in the admin).
+    devices_snapshot = models.JSONField(default=list, blank=True, editable=False)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -146,7 +148,22 @@ class DeviceProfile(models.Model):
                     raise ValidationError({"pair_scores": f"pair_scores[{a}][{b}] must be an integer score by device index"})
 
     def rows_data(self) -> list[dict]:
-        return [row.as_dict() for row in self.devices.all()]
+        return [row.as_dict() for row in self.devices.order_by("position", "id")]
+
+    def set_rows(self, rows: list[dict]) -> None:
+        """Replace the device rows (in order) and record them in a new history entry."""
+        self.devices.all().delete()
+        for position, row in enumerate(rows):
+            DeviceRow.objects.create(profile=self, position=position, **row)
+        self.sync_snapshot()
+
+    def sync_snapshot(self) -> None:
+        """Save the current rows into ``devices_snapshot`` (one history entry) when they changed."""
+        rows = self.rows_data()
+        if rows != self.devices_snapshot:
+            self.devices_snapshot = rows
+            self.version = (DeviceProfile.objects.filter(pk=self.pk).values_list("version", flat=True).first() or 0) + 1
+            self.save()
 
 
 class DeviceRow(models.Model):

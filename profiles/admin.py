@@ -1,0 +1,265 @@
+"""The operator's admin: groups, profiles with inline device rows, inventories, drift, task runs."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from hami_sim.engine.annotations import NVIDIA_REGISTER
+
+from .drift import devices_from_json
+from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from .render import render_annotations, rows_from_devices
+
+__all__ = ["NodeGroupAdmin", "DeviceProfileAdmin", "NodeInventoryAdmin", "DriftFindingAdmin", "TaskRunAdmin"]
+
+_OPEN = Q(findings__resolved_at__isnull=True)
+
+
+def _drift_cell(count: int | None, url: str):
+    if not count:
+        return format_html('<span style="color:#2e7d32">{}</span>', "none")
+    return format_html('<a href="{}" style="color:#c62828;font-weight:bold">{} open</a>', url, count)
+
+
+@admin.register(NodeGroup)
+class NodeGroupAdmin(SimpleHistoryAdmin):
+    list_display = ["name", "provider", "instance_type", "inventory_source", "profile", "nodes", "drift"]
+    list_filter = ["provider", "inventory_source", ("profiles", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "instance_type", "description"]
+    readonly_fields = ["created_at", "updated_at", "template_link"]
+    fieldsets = [
+        (None, {"fields": ["name", "description", "provider", "instance_type", "min_size", "max_size"]}),
+        ("Recognising nodes", {"fields": ["match_labels", "inventory_source"]}),
+        ("Template node", {"fields": ["labels", "taints", "capacity", "template_link"]}),
+        ("Times", {"fields": ["created_at", "updated_at"]}),
+    ]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                open_findings=Count("findings", filter=_OPEN, distinct=True),
+                live_nodes=Count("inventories", filter=Q(inventories__gone_at__isnull=True), distinct=True),
+            )
+            .prefetch_related("profiles__devices")
+        )
+
+    @admin.display(description="profile")
+    def profile(self, obj: NodeGroup):
+        profiles = list(obj.profiles.all())
+        if not profiles:
+            return format_html('<span style="color:#999">{}</span>', "no profile")
+        return format_html_join(
+            ", ",
+            '<a href="{}">{}</a>',
+            (
+                (
+                    reverse("admin:profiles_deviceprofile_change", args=[p.pk]),
+                    "; ".join(str(r) for r in p.devices.all()) or p.vendor,
+                )
+                for p in profiles
+            ),
+        )
+
+    @admin.display(description="nodes", ordering="live_nodes")
+    def nodes(self, obj: NodeGroup) -> int:
+        return obj.live_nodes
+
+    @admin.display(description="drift", ordering="open_findings")
+    def drift(self, obj: NodeGroup):
+        url = reverse("admin:profiles_driftfinding_changelist") + f"?node_group__id__exact={obj.pk}&open=yes"
+        return _drift_cell(obj.open_findings, url)
+
+    @admin.display(description="template node")
+    def template_link(self, obj: NodeGroup):
+        if not obj.pk:
+            return "-"
+        url = f"/api/v1/node-groups/{obj.name}/template"
+        return format_html('<a href="{}">JSON</a> · <a href="{}?format=kwok">kwok YAML</a>', url, url)
+
+
+class DeviceRowForm(forms.ModelForm):
+    class Meta:
+        model = DeviceRow
+        fields = ["position", "type", "quantity", "devmem", "devcore", "count", "numa", "mode", "mig_profiles"]
+        widgets = {"mig_profiles": forms.Textarea(attrs={"rows": 2, "cols": 40})}
+
+
+class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        live = [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        if not live:
+            raise forms.ValidationError("a device profile needs at least one device row")
+
+
+class DeviceRowInline(admin.TabularInline):
+    model = DeviceRow
+    form = DeviceRowForm
+    formset = DeviceRowInlineFormSet
+    extra = 0
+    min_num = 1
+
+
+@admin.register(DeviceProfile)
+class DeviceProfileAdmin(SimpleHistoryAdmin):
+    inlines = [DeviceRowInline]
+    list_display = ["node_group", "vendor", "devices_summary", "version", "updated_at"]
+    list_filter = ["vendor", "node_group__provider", "node_group__inventory_source"]
+    search_fields = ["node_group__name", "devices__type", "notes"]
+    readonly_fields = ["version", "rendered_annotation", "created_at", "updated_at"]
+    fields = ["node_group", "vendor", "pair_scores", "notes", "version", "rendered_annotation", "created_at", "updated_at"]
+    list_select_related = ["node_group"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("devices")
+
+    @admin.display(description="devices")
+    def devices_summary(self, obj: DeviceProfile) -> str:
+        return "; ".join(str(r) for r in obj.devices.all())
+
+    @admin.display(description=f"rendered {NVIDIA_REGISTER}")
+    def rendered_annotation(self, obj: DeviceProfile):
+        rows = obj.rows_data() if obj.pk else []
+        if not rows:
+            return "-"
+        value = render_annotations(obj.node_group.name, obj.vendor, rows, obj.pair_scores)
+        return format_html_join("", "<p><b>{}</b></p><pre style='white-space:pre-wrap'>{}</pre>", value.items())
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        form.instance.sync_snapshot()  # a history entry that holds the rows, for revert
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        request._profile_revert = True
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if getattr(request, "_profile_revert", False) and obj.devices_snapshot:
+            # Reverting restores the device rows recorded with that history entry, not just the header.
+            obj.set_rows([dict(row) for row in obj.devices_snapshot])
+
+
+class GoneFilter(admin.SimpleListFilter):
+    title = "present"
+    parameter_name = "present"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "present"), ("no", "gone")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(gone_at__isnull=True)
+        if self.value() == "no":
+            return queryset.filter(gone_at__isnull=False)
+        return queryset
+
+
+@admin.register(NodeInventory)
+class NodeInventoryAdmin(admin.ModelAdmin):
+    list_display = ["name", "node_group", "device_summary", "registered_at", "last_seen", "stale", "present", "drift"]
+    list_filter = ["node_group", GoneFilter, "stale", ("registered_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "uid"]
+    list_select_related = ["node_group"]
+    actions = ["create_profile_from_inventory"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in NodeInventory._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False  # the cluster sync owns these rows; view only
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(open_findings=Count("findings", filter=_OPEN))
+
+    @admin.display(description="devices")
+    def device_summary(self, obj: NodeInventory) -> str:
+        if obj.parse_error:
+            return obj.parse_error
+        rows = rows_from_devices(devices_from_json(obj.devices))
+        unhealthy = sum(1 for d in obj.devices if not d.get("health"))
+        text = "; ".join(f"{r['quantity']} x {r['type']} {r['devmem']} MiB" for r in rows) or "unregistered"
+        return f"{text} ({unhealthy} unhealthy)" if unhealthy else text
+
+    @admin.display(description="present", boolean=True)
+    def present(self, obj: NodeInventory) -> bool:
+        return obj.gone_at is None
+
+    @admin.display(description="drift", ordering="open_findings")
+    def drift(self, obj: NodeInventory):
+        url = reverse("admin:profiles_driftfinding_changelist") + f"?inventory__id__exact={obj.pk}&open=yes"
+        return _drift_cell(obj.open_findings, url)
+
+    @admin.action(description="Create profile from this node's inventory", permissions=["view"])
+    def create_profile_from_inventory(self, request, queryset):
+        if not request.user.has_perm("profiles.add_deviceprofile"):
+            self.message_user(request, "you may not add device profiles", messages.ERROR)
+            return
+        for inv in queryset.select_related("node_group"):
+            if inv.node_group is None:
+                self.message_user(request, f"{inv.name}: belongs to no node group", messages.ERROR)
+            elif not inv.devices:
+                self.message_user(request, f"{inv.name}: has no parsed registration to copy", messages.ERROR)
+            elif inv.node_group.profiles.filter(vendor="NVIDIA").exists():
+                self.message_user(
+                    request, f"{inv.name}: node group {inv.node_group.name} already has a profile; edit it", messages.WARNING
+                )
+            else:
+                profile = DeviceProfile.objects.create(
+                    node_group=inv.node_group, vendor="NVIDIA", notes=f"created from node {inv.name}"
+                )
+                profile.set_rows(rows_from_devices(devices_from_json(inv.devices)))
+                self.message_user(request, f"{inv.name}: created the profile of node group {inv.node_group.name}")
+
+
+class OpenFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "open"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "open"), ("no", "resolved")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(resolved_at__isnull=True)
+        if self.value() == "no":
+            return queryset.filter(resolved_at__isnull=False)
+        return queryset
+
+
+@admin.register(DriftFinding)
+class DriftFindingAdmin(admin.ModelAdmin):
+    list_display = ["inventory", "node_group", "kind", "field", "device", "expected", "actual", "severity", "opened_at", "resolved_at"]
+    list_filter = [OpenFilter, "kind", "severity", "node_group", "field"]
+    search_fields = ["inventory__name", "device", "field"]
+    list_select_related = ["inventory", "node_group"]
+    date_hierarchy = "opened_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TaskRun)
+class TaskRunAdmin(admin.ModelAdmin):
+    list_display = ["task", "started_at", "duration_ms", "outcome", "counts", "error"]
+    list_filter = ["task", "outcome"]
+    search_fields = ["task", "task_id", "error"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,216 @@
+"""REST serializers. The YAML import/export uses the same shapes (see ``profiles/yamlio.py``)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from rest_framework import serializers
+
+from hami_sim.engine.annotations import NVIDIA_REGISTER
+
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from ..render import render_annotations, row_errors
+
+__all__ = [
+    "DeviceRowSerializer",
+    "DeviceProfileSerializer",
+    "NestedDeviceProfileSerializer",
+    "NodeGroupSerializer",
+    "NodeInventorySerializer",
+    "DriftFindingSerializer",
+    "TaskRunSerializer",
+]
+
+ROW_DEFAULTS = {"devcore": 100, "count": 10, "numa": 0, "mode": "hami-core", "mig_profiles": [], "quantity": 1}
+
+
+def _django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
+    return serializers.ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+
+
+class DeviceRowSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeviceRow
+        fields = ["type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "quantity"]
+
+    def validate(self, attrs: dict) -> dict:
+        errors = row_errors({**ROW_DEFAULTS, **attrs})
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class NestedDeviceProfileSerializer(serializers.ModelSerializer):
+    """A profile inside a node group (YAML and the group's detail): no group field."""
+
+    devices = DeviceRowSerializer(many=True)
+    register_annotation = serializers.SerializerMethodField(help_text="the rendered hami.io/node-nvidia-register")
+
+    class Meta:
+        model = DeviceProfile
+        fields = ["id", "vendor", "version", "pair_scores", "notes", "devices", "register_annotation"]
+        validators: list = []  # (group, vendor) uniqueness is checked where the group is known
+        read_only_fields = ["id", "version", "register_annotation"]
+
+    def get_register_annotation(self, obj: DeviceProfile) -> str:
+        rows = [row.as_dict() for row in obj.devices.all()]
+        return render_annotations(obj.node_group.name, obj.vendor, rows, obj.pair_scores).get(NVIDIA_REGISTER, "") if rows else ""
+
+    def validate_devices(self, value: list) -> list:
+        if not value:
+            raise serializers.ValidationError("a profile needs at least one device row")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        probe = DeviceProfile(pair_scores=attrs.get("pair_scores", {}))
+        try:
+            probe.clean()
+        except DjangoValidationError as exc:
+            raise _django_errors(exc) from None
+        return attrs
+
+
+def replace_rows(profile: DeviceProfile, rows: list[dict]) -> None:
+    profile.set_rows([{**ROW_DEFAULTS, **row} for row in rows])
+
+
+class DeviceProfileSerializer(NestedDeviceProfileSerializer):
+    node_group = serializers.SlugRelatedField(slug_field="name", queryset=NodeGroup.objects.all())
+
+    class Meta(NestedDeviceProfileSerializer.Meta):
+        fields = ["id", "node_group", *NestedDeviceProfileSerializer.Meta.fields[1:], "created_at", "updated_at"]
+        read_only_fields = ["id", "version", "register_annotation", "created_at", "updated_at"]
+
+    def validate(self, attrs: dict) -> dict:
+        attrs = super().validate(attrs)
+        group = attrs.get("node_group", getattr(self.instance, "node_group", None))
+        vendor = attrs.get("vendor", getattr(self.instance, "vendor", "NVIDIA"))
+        twins = DeviceProfile.objects.filter(node_group=group, vendor=vendor)
+        if self.instance is not None:
+            twins = twins.exclude(pk=self.instance.pk)
+        if group is not None and twins.exists():
+            raise serializers.ValidationError({"vendor": f"node group {group.name} already has a {vendor} profile"})
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data: dict) -> DeviceProfile:
+        rows = validated_data.pop("devices")
+        profile = DeviceProfile.objects.create(**validated_data)
+        replace_rows(profile, rows)
+        return profile
+
+    @transaction.atomic
+    def update(self, instance: DeviceProfile, validated_data: dict) -> DeviceProfile:
+        rows = validated_data.pop("devices", None)
+        for key, value in validated_data.items():
+            setattr(instance, key, value)
+        instance.save()
+        if rows is not None:
+            replace_rows(instance, rows)
+        instance.refresh_from_db()
+        return instance
+
+
+class NodeGroupSerializer(serializers.ModelSerializer):
+    profiles = NestedDeviceProfileSerializer(many=True, read_only=True)
+    open_findings = serializers.IntegerField(read_only=True, required=False)
+    template_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = NodeGroup
+        fields = [
+            "id",
+            "name",
+            "match_labels",
+            "provider",
+            "instance_type",
+            "min_size",
+            "max_size",
+            "inventory_source",
+            "labels",
+            "taints",
+            "capacity",
+            "description",
+            "profiles",
+            "open_findings",
+            "template_url",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+    def get_template_url(self, obj: NodeGroup) -> str:
+        return f"/api/v1/node-groups/{obj.name}/template"
+
+    def validate_name(self, value: str) -> str:
+        if "/" in value or not value.strip() or value != value.strip():
+            raise serializers.ValidationError("name must be CA's node group id: no slashes or surrounding spaces")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        probe = NodeGroup(pk=getattr(self.instance, "pk", None))
+        if self.instance is not None:  # partial updates validate against the stored values
+            for f in ("name", "match_labels", "min_size", "max_size", "labels", "taints", "capacity"):
+                setattr(probe, f, getattr(self.instance, f))
+        for key, value in attrs.items():
+            setattr(probe, key, value)
+        try:
+            probe.clean()
+        except DjangoValidationError as exc:
+            raise _django_errors(exc) from None
+        return attrs
+
+
+class NodeInventorySerializer(serializers.ModelSerializer):
+    node_group = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    open_findings = serializers.IntegerField(read_only=True, required=False)
+
+    class Meta:
+        model = NodeInventory
+        fields = [
+            "id",
+            "name",
+            "uid",
+            "node_group",
+            "labels",
+            "annotations",
+            "devices",
+            "parse_error",
+            "first_seen",
+            "last_seen",
+            "registered_at",
+            "gone_at",
+            "stale",
+            "sync_error",
+            "drift_checked_at",
+            "open_findings",
+        ]
+
+
+class DriftFindingSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="inventory.name", read_only=True)
+    node_group = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    open = serializers.BooleanField(source="is_open", read_only=True)
+
+    class Meta:
+        model = DriftFinding
+        fields = [
+            "id",
+            "node",
+            "node_group",
+            "kind",
+            "field",
+            "device",
+            "expected",
+            "actual",
+            "severity",
+            "opened_at",
+            "resolved_at",
+            "open",
+        ]
+
+
+class TaskRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TaskRun
+        fields = ["id", "task", "task_id", "started_at", "finished_at", "duration_ms", "outcome", "counts", "error"]

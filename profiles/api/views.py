@@ -1,0 +1,126 @@
+"""REST views: CRUD for node groups and profiles, read-only inventories, findings and task runs."""
+
+from __future__ import annotations
+
+import yaml
+from django.db.models import Count, Prefetch, Q
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import renderers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ..filtersets import (
+    DeviceProfileFilterSet,
+    DriftFindingFilterSet,
+    NodeGroupFilterSet,
+    NodeInventoryFilterSet,
+    TaskRunFilterSet,
+)
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from ..nodetemplates import group_template
+from .serializers import (
+    DeviceProfileSerializer,
+    DriftFindingSerializer,
+    NodeGroupSerializer,
+    NodeInventorySerializer,
+    TaskRunSerializer,
+)
+
+__all__ = [
+    "NodeGroupViewSet",
+    "DeviceProfileViewSet",
+    "NodeInventoryViewSet",
+    "DriftFindingViewSet",
+    "TaskRunViewSet",
+    "KwokYAMLRenderer",
+]
+
+
+
+class KwokYAMLRenderer(renderers.BaseRenderer):
+    """``?format=kwok``: the template node as kwok-ready YAML (``kubectl apply -f``)."""
+
+    media_type = "application/yaml"
+    format = "kwok"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        return yaml.safe_dump(data, sort_keys=False, default_flow_style=False).encode()
+
+
+def _profiles_prefetch() -> Prefetch:
+    return Prefetch(
+        "profiles",
+        queryset=DeviceProfile.objects.select_related("node_group").prefetch_related(
+            Prefetch("devices", queryset=DeviceRow.objects.order_by("position", "id"))
+        ),
+    )
+
+
+class NodeGroupViewSet(viewsets.ModelViewSet):
+    """Node groups by CA id (``/api/v1/node-groups/<name>/``); writes need a user or token."""
+
+    serializer_class = NodeGroupSerializer
+    filterset_class = NodeGroupFilterSet
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return (
+            NodeGroup.objects.prefetch_related(_profiles_prefetch())
+            .annotate(open_findings=Count("findings", filter=Q(findings__resolved_at__isnull=True)))
+            .order_by("name")
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "kwok"], description="kwok: kwok-ready YAML")],
+        responses={200: dict},
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        renderer_classes=[renderers.JSONRenderer, KwokYAMLRenderer],
+        url_path="template",
+    )
+    def template(self, request: Request, name: str | None = None) -> Response:
+        """A complete template Node for the group (labels, capacity incl. devices, registration)."""
+        group = self.get_object()
+        kwok = getattr(request.accepted_renderer, "format", "") == "kwok"
+        return Response(group_template(group, kwok=kwok))
+
+
+class DeviceProfileViewSet(viewsets.ModelViewSet):
+    serializer_class = DeviceProfileSerializer
+    filterset_class = DeviceProfileFilterSet
+
+    def get_queryset(self):
+        return (
+            DeviceProfile.objects.select_related("node_group")
+            .prefetch_related(Prefetch("devices", queryset=DeviceRow.objects.order_by("position", "id")))
+            .order_by("node_group__name", "vendor")
+        )
+
+
+class NodeInventoryViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = NodeInventorySerializer
+    filterset_class = NodeInventoryFilterSet
+
+    def get_queryset(self):
+        return (
+            NodeInventory.objects.select_related("node_group")
+            .annotate(open_findings=Count("findings", filter=Q(findings__resolved_at__isnull=True)))
+            .order_by("name")
+        )
+
+
+class DriftFindingViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = DriftFindingSerializer
+    filterset_class = DriftFindingFilterSet
+    queryset = DriftFinding.objects.select_related("inventory", "node_group").order_by("-opened_at", "id")
+
+
+class TaskRunViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = TaskRunSerializer
+    filterset_class = TaskRunFilterSet
+    queryset = TaskRun.objects.order_by("-started_at", "-id")

@@ -1,0 +1,28 @@
+"""``manage.py import_profiles FILE``: load node groups and profiles from YAML (all or nothing)."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from profiles.yamlio import ImportError_, import_profiles
+
+
+class Command(BaseCommand):
+    help = "Import node groups and device profiles from a YAML file (the API's schema). '-' reads stdin."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+
+    def handle(self, *args, **options):
+        path = options["file"]
+        try:
+            text = self.stdin.read() if path == "-" else Path(path).read_text()
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            counts = import_profiles(text)
+        except ImportError_ as exc:
+            raise CommandError(f"{path}: {exc}; nothing was changed") from None
+        self.stdout.write(
+            f"imported {counts['created']} new and {counts['updated']} updated node groups, {counts['profiles']} profiles"
+        )

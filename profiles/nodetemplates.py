@@ -1,0 +1,30 @@
+"""Template Node for a node group (``GET /api/v1/node-groups/<name>/template``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from .models import NodeGroup
+from .render import kwok_node, template_node
+
+__all__ = ["group_template"]
+
+
+def group_template(group: NodeGroup, *, kwok: bool = False) -> dict:
+    """Labels, capacity/allocatable (``nvidia.com/gpu`` = devices x split count) and the annotations."""
+    profiles = []
+    for profile in group.profiles.all():
+        rows = [row.as_dict() for row in profile.devices.all()]
+        if rows:
+            profiles.append((profile.vendor, rows, profile.pair_scores))
+    node = template_node(
+        group.name,
+        match_labels=group.match_labels or {},
+        labels=group.labels or {},
+        taints=group.taints or [],
+        capacity=group.capacity or {},
+        instance_type=group.instance_type,
+        profiles=profiles,
+        resource_name=settings.HAMI["NVIDIA"]["resourceCountName"],
+    )
+    return kwok_node(node) if kwok else node

@@ -1,0 +1,175 @@
+"""YAML import/export of node groups and profiles, in the REST API's schema (GitOps friendly).
+
+```yaml
+apiVersion: hami-sim/v1
+kind: NodeGroupList
+node_groups:
+- name: gpu-a10
+  match_labels: {eks.amazonaws.com/nodegroup: gpu-a10}
+  inventory_source: annotation-first
+  profiles:
+  - vendor: NVIDIA
+    devices:
+    - {type: NVIDIA A10, devmem: 23028, devcore: 100, count: 10, numa: 0, mode: hami-core, quantity: 1}
+```
+
+Import is all-or-nothing: every entry is validated with the API's serializers first; the first bad
+entry is named (``node_groups[1] (gpu-x): profiles[0].devices[0].devmem: ...``) and nothing changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import yaml
+from django.db import transaction
+
+from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, replace_rows
+from .models import DeviceProfile, NodeGroup
+
+__all__ = ["ImportError_", "export_profiles", "import_profiles", "dump_yaml", "flatten_errors"]
+
+API_VERSION = "hami-sim/v1"
+GROUP_FIELDS = (
+    "name",
+    "match_labels",
+    "provider",
+    "instance_type",
+    "min_size",
+    "max_size",
+    "inventory_source",
+    "labels",
+    "taints",
+    "capacity",
+    "description",
+)
+ROW_FIELDS = ("type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "quantity")
+
+
+class ImportError_(ValueError):  # noqa: N801 (the builtin name is taken)
+    """An invalid file; the message names the bad entry and field."""
+
+
+def flatten_errors(errors: object, prefix: str = "") -> list[str]:
+    """DRF's nested error structure -> ``path: message`` lines."""
+    if isinstance(errors, Mapping):
+        out: list[str] = []
+        for key, value in errors.items():
+            path = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
+            out.extend(flatten_errors(value, path))
+        return out
+    if isinstance(errors, list):
+        if all(isinstance(e, str) for e in errors):
+            return [f"{prefix}: {e}" if prefix else str(e) for e in errors]
+        out = []
+        for i, value in enumerate(errors):
+            if value:
+                out.extend(flatten_errors(value, f"{prefix}[{i}]"))
+        return out
+    return [f"{prefix}: {errors}" if prefix else str(errors)]
+
+
+def export_profiles(queryset=None) -> dict:
+    groups = []
+    for group in (NodeGroup.objects.all() if queryset is None else queryset).order_by("name").prefetch_related("profiles__devices"):
+        entry = {f: getattr(group, f) for f in GROUP_FIELDS}
+        entry["profiles"] = [
+            {
+                "vendor": p.vendor,
+                "pair_scores": p.pair_scores or {},
+                "notes": p.notes,
+                "devices": [{f: getattr(r, f) for f in ROW_FIELDS} for r in p.devices.order_by("position", "id")],
+            }
+            for p in group.profiles.order_by("vendor")
+        ]
+        groups.append(entry)
+    return {"apiVersion": API_VERSION, "kind": "NodeGroupList", "node_groups": groups}
+
+
+def dump_yaml(data: dict) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def _load(text: str) -> list:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ImportError_(f"not valid YAML: {exc}") from None
+    if isinstance(data, Mapping):
+        if data.get("apiVersion", API_VERSION) != API_VERSION:
+            raise ImportError_(f"apiVersion must be {API_VERSION}, got {data.get('apiVersion')!r}")
+        data = data.get("node_groups")
+    if not isinstance(data, list):
+        raise ImportError_("expected a list of node groups under node_groups")
+    return data
+
+
+def import_profiles(text: str) -> dict[str, int]:
+    """Validate everything, then upsert groups by name and replace the profiles listed for each."""
+    entries = _load(text)
+    plans = []
+    names: set[str] = set()
+    labels_seen: dict[str, str] = {}
+    for i, entry in enumerate(entries):
+        where = f"node_groups[{i}]"
+        if not isinstance(entry, Mapping):
+            raise ImportError_(f"{where}: expected a mapping, got {type(entry).__name__}")
+        name = entry.get("name")
+        where = f"{where} ({name})" if name else where
+        unknown = set(entry) - set(GROUP_FIELDS) - {"profiles"}
+        if unknown:
+            raise ImportError_(f"{where}: unknown fields {', '.join(sorted(map(str, unknown)))}")
+        if name in names:
+            raise ImportError_(f"{where}: node group listed twice")
+        names.add(name)
+        if entry.get("match_labels"):
+            key = repr(sorted(dict(entry["match_labels"]).items()))
+            if key in labels_seen:
+                raise ImportError_(f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file")
+            labels_seen[key] = str(name)
+        existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
+        group_data = {k: v for k, v in entry.items() if k != "profiles"}
+        serializer = NodeGroupSerializer(instance=existing, data=group_data, partial=existing is not None)
+        if not serializer.is_valid():
+            raise ImportError_(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
+        profiles = entry.get("profiles")
+        profile_plans = None
+        if profiles is not None:
+            if not isinstance(profiles, list):
+                raise ImportError_(f"{where}: profiles must be a list")
+            profile_plans = []
+            vendors: set[str] = set()
+            for j, profile in enumerate(profiles):
+                ps = NestedDeviceProfileSerializer(data=profile)
+                if not isinstance(profile, Mapping) or not ps.is_valid():
+                    errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
+                    raise ImportError_(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
+                vendor = ps.validated_data.get("vendor", "NVIDIA")
+                if vendor in vendors:
+                    raise ImportError_(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
+                vendors.add(vendor)
+                profile_plans.append(ps.validated_data)
+        plans.append((serializer, profile_plans))
+    counts = {"created": 0, "updated": 0, "profiles": 0}
+    with transaction.atomic():
+        for serializer, profile_plans in plans:
+            counts["updated" if serializer.instance is not None else "created"] += 1
+            group = serializer.save()
+            if profile_plans is None:
+                continue
+            keep = []
+            for data in profile_plans:
+                data = dict(data)
+                rows = data.pop("devices")
+                profile, created = DeviceProfile.objects.get_or_create(
+                    node_group=group, vendor=data.pop("vendor", "NVIDIA"), defaults=data
+                )
+                if not created:
+                    for key, value in data.items():
+                        setattr(profile, key, value)
+                    profile.save()
+                replace_rows(profile, rows)
+                keep.append(profile.pk)
+                counts["profiles"] += 1
+            group.profiles.exclude(pk__in=keep).delete()
+    return counts

@@ -1,0 +1,336 @@
+"""The simulation extender over HTTP (design.md 2.1 and 2.2), with Django's test client.
+
+Bodies are built the way kube-scheduler's Go client sends them: field names without JSON tags
+(``Pod``, ``Nodes``, ``NodeNames``), unset fields as ``null``.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.factories import container, extender_args, gpu, node, pod
+
+pytestmark = [pytest.mark.api, pytest.mark.django_db]
+
+REG = "hami.io/node-nvidia-register"
+SCORE = "hami.io/node-nvidia-score"
+
+
+@pytest.fixture(autouse=True)
+def _record_in_thread(settings):
+    settings.DECISION_RECORDING = "sync"
+
+
+def post(client, path, body):
+    if not isinstance(body, bytes | str):
+        body = orjson.dumps(body)
+    return client.post(path, body, content_type="application/json")
+
+
+def filter_(client, body):
+    response = post(client, "/filter-simulation", body)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("application/json")
+    return orjson.loads(response.content)
+
+
+def names(answer):
+    return [n["metadata"]["name"] for n in (answer["Nodes"] or {}).get("items", [])]
+
+
+def a10(name, n=2, **kw):
+    return node(name, [gpu(f"{name}-GPU-{i}", index=i, **kw) for i in range(n)])
+
+
+def decisions():
+    from decisions.models import Decision
+
+    return Decision.objects.count()
+
+
+# -- wire format --------------------------------------------------------------------------------------
+
+
+def test_answer_uses_go_field_names_and_null_node_names(client):
+    answer = filter_(client, extender_args(pod(gpumem=1000), [a10("n1")]))
+    assert set(answer) == {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
+    assert answer["NodeNames"] is None and answer["Error"] == ""
+    assert names(answer) == ["n1"]
+    assert answer["FailedNodes"] == {} and answer["FailedAndUnresolvableNodes"] == {}
+
+
+@pytest.mark.parametrize("casing", ["go", "lower"])
+def test_pascal_and_lower_case_keys(client, casing):
+    answer = filter_(client, extender_args(pod(gpumem=30000), [a10("n1"), node("cold")], casing=casing))
+    assert answer["FailedNodes"] == {"n1": "2/2 CardInsufficientMemory"}
+    assert answer["FailedAndUnresolvableNodes"] == {"cold": "node unregistered"}
+
+
+def test_camel_case_node_names_and_unknown_keys(client):
+    body = {"pod": pod(gpumem=100), "nodes": {"items": [a10("n1")]}, "nodeNames": None, "Extra": [1, 2], "kind": "x"}
+    assert names(filter_(client, body)) == ["n1"]
+
+
+def test_exact_key_wins_over_other_casing(client):
+    fits, too_big = pod("small", gpumem=100), pod("big", gpumem=30000)
+    nodes = {"items": [a10("n1")]}
+    for body in ({"pod": too_big, "Pod": fits, "Nodes": nodes}, {"Pod": fits, "pod": too_big, "Nodes": nodes}):
+        assert names(filter_(client, body)) == ["n1"]
+
+
+def test_null_fields_are_accepted(client):
+    body = {"Pod": pod(gpumem=100), "Nodes": {"metadata": None, "items": [a10("n1")]}, "NodeNames": None}
+    assert names(filter_(client, body)) == ["n1"]
+    p = pod(gpumem=100)
+    p["metadata"]["annotations"] = None
+    p["spec"]["initContainers"] = None
+    assert names(filter_(client, {"Pod": p, "Nodes": {"items": [a10("n1")]}})) == ["n1"]
+
+
+def test_empty_items_answers_no_nodes(client):
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"metadata": {}, "items": []}})
+    assert answer["Error"] == "" and answer["FailedNodes"] == {}
+
+
+# -- validation, in design.md 2.1 order ------------------------------------------------------------------
+
+GOOD_NODES = {"metadata": {}, "items": [{"metadata": {"name": "n1"}}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"{", "malformed extender args: "),
+        (b"", "malformed extender args: "),
+        (b"[]", "malformed extender args: "),
+        (b'"Pod"', "malformed extender args: "),
+        ({"Nodes": GOOD_NODES}, "extender args missing pod"),
+        ({"Pod": None, "Nodes": GOOD_NODES}, "extender args missing pod"),
+        ({"Pod": None, "NodeNames": ["n1"]}, "extender args missing pod"),
+        (
+            {"Pod": {}, "NodeNames": ["n1"], "Nodes": GOOD_NODES},
+            "filter-simulation needs full Node objects (nodeCacheCapable: false); got NodeNames",
+        ),
+        (
+            {"Pod": {}, "NodeNames": []},
+            "filter-simulation needs full Node objects (nodeCacheCapable: false); got NodeNames",
+        ),
+        ({"Pod": {}}, "extender args missing Nodes"),
+        ({"Pod": {}, "Nodes": None, "NodeNames": None}, "extender args missing Nodes"),
+        ({"Pod": {}, "Nodes": {"items": {"a": 1}}}, "malformed extender args: "),
+        ({"Pod": {}, "Nodes": {"items": "n1"}}, "malformed extender args: "),
+    ],
+)
+def test_request_validation_errors(client, body, expected):
+    answer = filter_(client, body)
+    assert answer["Error"].startswith(expected), answer["Error"]
+    if not expected.endswith(": "):
+        assert answer["Error"] == expected
+    assert answer["Nodes"] is None and answer["FailedNodes"] == {}
+    assert decisions() == 0
+
+
+def test_node_without_name_is_named_by_position(client):
+    items = [a10("n1"), {"metadata": {"labels": {}}}]
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": items}})
+    assert answer["Error"].startswith("malformed extender args: ") and "[1]" in answer["Error"]
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": [{"metadata": {"name": ""}}]}})
+    assert "[0]" in answer["Error"] and answer["Nodes"] is None
+
+
+def test_duplicate_node_names_are_named(client):
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": [a10("n1"), a10("dup"), a10("dup")]}})
+    assert answer["Error"].startswith("malformed extender args: ") and "dup" in answer["Error"]
+    assert answer["Nodes"] is None and decisions() == 0
+
+
+def test_body_over_the_limit(client, settings):
+    settings.EXTENDER_MAX_BODY_BYTES = 2048
+    body = extender_args(pod(), [a10(f"n{i}") for i in range(10)])
+    assert len(body) > 2048
+    response = post(client, "/filter-simulation", body)
+    assert response.status_code in (200, 413)
+    answer = orjson.loads(response.content)
+    assert "2048" in answer["Error"] and answer["Nodes"] is None
+    assert orjson.loads(post(client, "/prioritize-simulation", body).content) == []
+    assert decisions() == 0
+    settings.EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024
+    assert names(filter_(client, body)) == [f"n{i}" for i in range(10)]
+
+
+def test_structurally_bad_pod_is_a_clear_error(client):
+    p = pod()
+    p["spec"]["containers"] = {"c": 1}
+    answer = filter_(client, {"Pod": p, "Nodes": {"items": [a10("n1")]}})
+    assert answer["Error"].startswith("malformed extender args: ")
+    bad_quantity = pod(containers=[container(gpumem="lots")])
+    answer = filter_(client, {"Pod": bad_quantity, "Nodes": {"items": [a10("n1")]}})
+    assert answer["Error"].startswith("malformed extender args: ") and "lots" in answer["Error"]
+
+
+def test_get_is_not_allowed(client):
+    assert client.get("/filter-simulation").status_code == 405
+
+
+# -- semantics ---------------------------------------------------------------------------------------------
+
+
+def test_k80_template_from_the_hami_design_doc(client):
+    k80 = node("tmpl-k80", [gpu(f"GPU-{i}", index=i, devmem=11441, type="NVIDIA-Tesla K80") for i in range(2)])
+    answer = filter_(client, extender_args(pod(gpumem=12000, gpucores=40), [k80]))
+    assert answer["FailedNodes"] == {"tmpl-k80": "2/2 CardInsufficientMemory"}
+    assert answer["Nodes"] is None
+    answer = filter_(client, extender_args(pod(gpumem=300, gpucores=40), [k80]))
+    assert names(answer) == ["tmpl-k80"] and answer["FailedNodes"] == {}
+
+
+def test_unregistered_node(client):
+    answer = filter_(client, extender_args(pod(), [node("x")]))
+    assert answer["FailedAndUnresolvableNodes"] == {"x": "node unregistered"}
+    assert answer["FailedNodes"] == {} and answer["Nodes"] is None
+
+
+@pytest.mark.parametrize(
+    ("annotations", "expected"),
+    [
+        ({REG: "[]"}, f"malformed {REG}: no gpu found on node"),
+        ({REG: "not json"}, f"malformed {REG}: "),
+        ({REG: '[{"id":"GPU-0","count":"ten"}]'}, f"malformed {REG}: json: cannot unmarshal string into Go struct field"),
+        (
+            {REG: "GPU-0,10,32768,100,NVIDIA-Tesla V100-PCIE-32GB,0,true:"},
+            f"malformed {REG}: pre-2.8 colon-separated format; HAMi 2.8+ reads JSON",
+        ),
+        ({REG: orjson.dumps([gpu("GPU-0")]).decode(), SCORE: "not-valid-json"}, f"malformed {SCORE}: "),
+    ],
+)
+def test_malformed_inventory_is_unresolvable(client, annotations, expected):
+    answer = filter_(client, extender_args(pod(), [node("bad", annotations=annotations), a10("ok")]))
+    assert answer["FailedAndUnresolvableNodes"]["bad"].startswith(expected)
+    assert names(answer) == ["ok"]
+
+
+def test_pod_without_hami_request_fits_every_node(client):
+    plain = pod(gpu_count=None)
+    nodes = [a10("n1"), node("cold"), node("bad", annotations={REG: "[]"})]
+    answer = filter_(client, extender_args(plain, nodes))
+    assert answer["Nodes"]["items"] == nodes
+    assert answer["FailedNodes"] == {} and answer["FailedAndUnresolvableNodes"] == {}
+
+
+def test_bad_weights_annotation_is_a_pod_error(client):
+    p = pod("train-0", annotations={"hami.io/device-scoring-weights": "slot=1,core=1"})
+    answer = filter_(client, extender_args(p, [a10("n1")]))
+    assert answer["Error"] == (
+        'calcScore failed invalid hami.io/device-scoring-weights annotation "slot=1,core=1": '
+        "expected slot, core, and memory weights for pod train-0"
+    )
+    assert answer["Nodes"] is None
+    # HAMi reads the weights only for pods that request a device
+    plain = pod("plain", gpu_count=None, annotations={"hami.io/device-scoring-weights": "nonsense"})
+    assert names(filter_(client, extender_args(plain, [a10("n1")]))) == ["n1"]
+
+
+def test_many_nodes_mixed_verdicts_in_input_order_echoed_unchanged(client):
+    nodes = []
+    for i in range(50):
+        kind = i % 5
+        name = f"node-{i:02d}"
+        if kind == 0:
+            n = a10(name, devmem=8000)  # too small for 10000 MiB
+        elif kind == 1:
+            n = node(name)  # unregistered
+        elif kind == 2:
+            n = node(name, annotations={REG: "[]"})
+        else:
+            n = a10(name, n=1 + i % 3)
+            n["metadata"]["labels"]["topology.kubernetes.io/zone"] = f"z{i % 3}"
+            n["spec"]["taints"] = [{"key": "gpu", "value": str(i), "effect": "NoSchedule"}]
+            n["status"]["conditions"] = [{"type": "Ready", "status": "True", "reason": "ünïcødé"}]
+        nodes.append(n)
+    answer = filter_(client, extender_args(pod(gpumem=10000, gpucores=10), nodes))
+    fitting = [n for i, n in enumerate(nodes) if i % 5 in (3, 4)]
+    assert answer["Nodes"]["items"] == fitting  # parsed equality: echoed as sent, in input order
+    assert answer["FailedNodes"] == {f"node-{i:02d}": "2/2 CardInsufficientMemory" for i in range(0, 50, 5)}
+    unresolvable = answer["FailedAndUnresolvableNodes"]
+    assert {k for k, v in unresolvable.items() if v == "node unregistered"} == {f"node-{i:02d}" for i in range(1, 50, 5)}
+    assert len(unresolvable) == 20 and answer["NodeNames"] is None
+
+
+def test_answers_are_independent_between_calls(client):
+    body = extender_args(pod(gpumem=20000), [a10("n1")])
+    first = filter_(client, body)
+    second = filter_(client, body)
+    assert first == second and names(first) == ["n1"]
+
+
+def test_a_good_answer_is_recorded_once_per_call(client):
+    filter_(client, extender_args(pod(gpumem=100), [a10("n1")]))
+    assert decisions() == 1
+
+
+# -- prioritize ---------------------------------------------------------------------------------------------
+
+
+def prioritize(client, body):
+    response = post(client, "/prioritize-simulation", body)
+    assert response.status_code == 200
+    return orjson.loads(response.content)
+
+
+def one_card(name, devmem=8000, **kw):
+    return node(name, [gpu(f"{name}-0", devmem=devmem, **kw)])
+
+
+def test_prioritize_lists_fitting_nodes_in_input_order(client):
+    nodes = [one_card("b"), node("cold"), one_card("small", devmem=10), one_card("a")]
+    got = prioritize(client, extender_args(pod(gpumem=4000, gpucores=50), nodes))
+    assert [h["Host"] for h in got] == ["b", "a"]
+    assert all(set(h) == {"Host", "Score"} for h in got)
+
+
+def test_prioritize_binpack_and_spread_scores(client):
+    # after placing: 10 x (1/10 + 50/100 + 4000/8000) = 11 -> 11/3 = 3.67 -> 4 (binpack), 6 (spread)
+    body = extender_args(pod(gpumem=4000, gpucores=50), [one_card("n1")])
+    assert prioritize(client, body) == [{"Host": "n1", "Score": 4}]
+    spread = pod(gpumem=4000, gpucores=50, annotations={"hami.io/node-scheduler-policy": "spread"})
+    assert prioritize(client, extender_args(spread, [one_card("n1")])) == [{"Host": "n1", "Score": 6}]
+    # HAMi reads the annotation verbatim: anything but "spread" is binpack
+    odd = pod(gpumem=4000, gpucores=50, annotations={"hami.io/node-scheduler-policy": " spread"})
+    assert prioritize(client, extender_args(odd, [one_card("n1")])) == [{"Host": "n1", "Score": 4}]
+
+
+def test_prioritize_rounds_half_up(client):
+    # 10 x (1/10 + 25/100 + 3200/8000) = 7.5 -> 7.5/3 = 2.5 -> 3 (not banker's 2)
+    body = extender_args(pod(gpumem=3200, gpucores=25), [one_card("n1")])
+    assert prioritize(client, body) == [{"Host": "n1", "Score": 3}]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"{", b"[]", {"Nodes": GOOD_NODES}, {"Pod": {}, "NodeNames": ["n1"]}, {"Pod": {}}],
+)
+def test_prioritize_errors_answer_an_empty_list(client, body):
+    assert prioritize(client, body) == []
+
+
+def test_prioritize_bad_weights_answer_an_empty_list(client):
+    p = pod(annotations={"hami.io/device-scoring-weights": "slot=-1,core=1,memory=1"})
+    assert prioritize(client, extender_args(p, [one_card("n1")])) == []
+
+
+# -- health -----------------------------------------------------------------------------------------------
+
+
+def test_healthz_and_readyz(client):
+    assert client.get("/healthz").status_code == 200
+    assert orjson.loads(client.get("/healthz").content)["status"] == "ok"
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and orjson.loads(ready.content)["status"] == "ready"
+
+
+def test_extender_verbs_are_in_the_openapi_schema(client):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    paths = orjson.loads(response.content)["paths"]
+    assert "/filter-simulation" in paths and "/prioritize-simulation" in paths

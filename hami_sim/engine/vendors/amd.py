@@ -1,0 +1,141 @@
+"""AMD Instinct GPUs (HAMi ``pkg/device/amd``): JSON registration, CU-percentage sharing.
+
+``hami.io/node-amd-register`` carries the device plugin's ``[]DeviceInfo`` (devmem MiB, devcore =
+compute units, count = split count). Requests are read from **limits only**: ``amd.com/gpu`` (1..
+MaxInt32), ``amd.com/gpumem`` MiB (0..MaxInt32; absent or 0 = the whole card) and ``amd.com/gpucores``
+as a CU percentage 1..100 (absent = 100); an out-of-range value drops the container's request.
+Fit turns the percentage into CUs (``devcore x pct / 100``, at least 1) and a whole-memory request
+into a whole-card CU request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import reasons as R
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from .base import FitOutcome, ResourceGetter, check_type, check_uuid
+from .common import MAX_INT32, FitRules, RegisteredVendor, go_div, quantity_int
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = ["AmdConfig", "AmdVendor", "AMD", "AMD_REGISTER"]
+
+AMD = "AMD"
+AMD_REGISTER = "hami.io/node-amd-register"
+AMD_USE_TYPE = "amd.com/use-gputype"
+AMD_NOUSE_TYPE = "amd.com/nouse-gputype"
+AMD_USE_UUID = "amd.com/use-gpu-uuid"
+AMD_NOUSE_UUID = "amd.com/nouse-gpu-uuid"
+
+
+@dataclass(slots=True, frozen=True)
+class AmdConfig:
+    """The ``amd:`` block of HAMi's device config."""
+
+    resource_count_name: str = "amd.com/gpu"
+    resource_memory_name: str = "amd.com/gpumem"
+    resource_core_name: str = "amd.com/gpucores"
+
+
+class AmdVendor(RegisteredVendor):
+    common_word = AMD
+    register_key = AMD_REGISTER
+    rules = FitRules(AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE, check_health=True, partial_is_one=False)
+
+    def __init__(self, config: AmdConfig | None = None) -> None:
+        self.config = config or AmdConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        c = self.config
+        return frozenset(n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n)
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        limits = resources.limits  # AMD reads limits only
+        raw = limits.get(c.resource_count_name)
+        if raw is None:
+            return None
+        nums = quantity_int(raw)
+        if nums is None or nums <= 0 or nums > MAX_INT32:
+            return None
+        memnum = 0
+        if c.resource_memory_name and limits.get(c.resource_memory_name) is not None:
+            mem = quantity_int(limits[c.resource_memory_name])
+            if mem is None or mem < 0 or mem > MAX_INT32:
+                return None
+            memnum = mem
+        cores = 100
+        if c.resource_core_name and limits.get(c.resource_core_name) is not None:
+            pct = quantity_int(limits[c.resource_core_name])
+            if pct is None or pct < 1 or pct > 100:
+                return None
+            cores = pct
+        return ContainerDeviceRequest(nums, AMD, memnum, 0, cores)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        annotations = pod.annotations
+        nums = request.nums
+        counts: dict[str, int] = {}
+        device_reasons: dict[str, str] = {}
+        collected: list[ContainerDevice] = []
+
+        def reject(dev: DeviceUsage, reason: str) -> None:
+            counts[reason] = counts.get(reason, 0) + 1
+            device_reasons.setdefault(dev.id, reason)
+
+        for dev in reversed(devices):
+            if dev.id in node.cordoned:
+                reject(dev, R.CARD_CORDONED)
+                continue
+            if not dev.health:
+                reject(dev, R.CARD_NOT_HEALTH)
+                continue
+            if request.type.lower() != AMD.lower() or not check_type(annotations, dev.type, AMD_USE_TYPE, AMD_NOUSE_TYPE):
+                reject(dev, R.CARD_TYPE_MISMATCH)
+                continue
+            if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):
+                reject(dev, R.CARD_UUID_MISMATCH)
+                continue
+            if dev.count <= dev.used:
+                reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
+                continue
+            if policy.mutex and dev.used > 0:
+                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+                continue
+            memreq = request.memreq
+            if memreq <= 0 and dev.totalmem > 0:
+                memreq = dev.totalmem
+            if dev.totalmem - dev.usedmem < memreq:
+                reject(dev, R.CARD_INSUFFICIENT_MEMORY)
+                continue
+            corereq = 0
+            if request.coresreq > 0:
+                if dev.totalcore <= 0:
+                    reject(dev, R.CARD_INSUFFICIENT_CORE)
+                    continue
+                corereq = min(max(go_div(dev.totalcore * request.coresreq, 100), 1), dev.totalcore)
+            elif dev.totalmem > 0 and memreq >= dev.totalmem:
+                corereq = dev.totalcore
+            if dev.totalcore - dev.usedcores < corereq:
+                reject(dev, R.CARD_INSUFFICIENT_CORE)
+                continue
+            if nums > 0:
+                nums -= 1
+                # HAMi records the registered model as the allocation's type
+                collected.append(ContainerDevice(dev.index, dev.id, dev.type, memreq, corereq))
+            if nums == 0:
+                return FitOutcome(True, collected, "", device_reasons)
+        if collected:
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)

@@ -1,0 +1,53 @@
+"""Biren GPUs (HAMi ``pkg/device/biren``): JSON registration, whole-device (count-only) sharing.
+
+``hami.io/node-biren-register`` is a ``[]DeviceInfo``; HAMi forces ``devcore`` to 100 (only for
+scoring). ``birentech.com/gpu: N`` asks for N devices; Fit walks the list **from the front** and only
+checks UUID selection and the split count (``count``), recording 0 MiB / 0 cores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import ContainerDeviceRequest, DeviceInfo
+from .base import ResourceGetter
+from .common import FitRules, RegisteredVendor, int32, resource_int
+
+__all__ = ["BirenConfig", "BirenVendor", "BIREN", "BIREN_REGISTER"]
+
+BIREN = "Biren"
+BIREN_REGISTER = "hami.io/node-biren-register"
+
+
+@dataclass(slots=True, frozen=True)
+class BirenConfig:
+    """The ``biren:`` block of HAMi's device config."""
+
+    resource_count_name: str = "birentech.com/gpu"
+
+
+class BirenVendor(RegisteredVendor):
+    common_word = BIREN
+    register_key = BIREN_REGISTER
+    rules = FitRules(
+        "birentech.com/use-gpuuuid",
+        "birentech.com/nouse-gpuuuid",
+        forward=True,
+        check_memory_and_cores=False,
+        record_memory=False,
+    )
+
+    def __init__(self, config: BirenConfig | None = None) -> None:
+        self.config = config or BirenConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        return frozenset({self.config.resource_count_name})
+
+    def normalise(self, dev: DeviceInfo) -> None:
+        dev.devcore = 100
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        present, nums = resource_int(resources, self.config.resource_count_name)
+        if not present or nums is None:
+            return None
+        return ContainerDeviceRequest(int32(nums), BIREN, 0, 100, 0)

@@ -1,0 +1,344 @@
+"""What most non-NVIDIA HAMi backends share: registration readers, request helpers and the common Fit.
+
+HAMi's vendor packages are near-copies of one Fit loop (``pkg/device/<vendor>/device.go``): walk the
+policy-sorted devices from the end, reject a device on the first failing check, count the reasons,
+and stop as soon as enough devices were collected. ``common_fit`` is that loop once, with switches
+for the places the vendors differ (which checks they run, iteration direction, what a chosen device
+records), so each vendor module only states its differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import reasons as R
+from ..annotations import AnnotationError, decode_device_json, decode_legacy
+from ..model import (
+    ContainerDevice,
+    ContainerDeviceRequest,
+    DeviceInfo,
+    DeviceUsage,
+    InventoryError,
+    NodeState,
+)
+from ..quantity import QuantityError, as_int64, parse_quantity
+from .base import FitOutcome, ResourceGetter, Vendor, check_type, check_uuid
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = [
+    "MAX_INT32",
+    "FitRules",
+    "RegisteredVendor",
+    "CapacityVendor",
+    "capacity_int",
+    "node_name",
+    "node_labels",
+    "quantity_int",
+    "resource_int",
+    "go_div",
+    "int32",
+    "common_fit",
+    "json_devices",
+    "legacy_devices",
+]
+
+MAX_INT32 = 2**31 - 1
+
+
+def go_div(a: int, b: int) -> int:
+    """Go integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def int32(value: int) -> int:
+    """Go's ``int32(v)`` conversion (wraps)."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def quantity_int(value: object) -> int | None:
+    """``Quantity.AsInt64()``: the exact integer, or None (fractional, out of range, not a quantity)."""
+    if value is None:
+        return None
+    try:
+        return as_int64(parse_quantity(value))
+    except QuantityError:
+        return None
+
+
+def resource_int(resources: ResourceGetter, name: str) -> tuple[bool, int | None]:
+    """(present, AsInt64 value) of ``limits[name]`` else ``requests[name]``; empty names are absent."""
+    if not name:
+        return False, None
+    raw = resources.get(name)
+    if raw is None:
+        return False, None
+    return True, quantity_int(raw)
+
+
+def node_name(node: Mapping) -> str:
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def node_labels(node: Mapping) -> Mapping[str, str]:
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _capacity(node: Mapping) -> Mapping:
+    status = node.get("status") if isinstance(node, Mapping) else None
+    capacity = status.get("capacity") if isinstance(status, Mapping) else None
+    return capacity if isinstance(capacity, Mapping) else {}
+
+
+def capacity_raw(node: Mapping, name: str) -> object:
+    return _capacity(node).get(name)
+
+
+def capacity_int(node: Mapping, name: str) -> int:
+    """``node.Status.Capacity.Name(name, DecimalSI).AsInt64()``: a missing or bad value reads as 0."""
+    value = quantity_int(capacity_raw(node, name))
+    return value if value is not None else 0
+
+
+def json_devices(annotations: Mapping[str, str], key: str, vendor: str, empty_error: str) -> list[DeviceInfo]:
+    """A JSON ``[]DeviceInfo`` registration (``UnMarshalNodeDevices``); [] when the key is absent."""
+    raw = annotations.get(key)
+    if raw is None:
+        return []
+    try:
+        devices = decode_device_json(raw, vendor)
+    except AnnotationError as exc:
+        raise InventoryError(key, str(exc)) from None
+    if not devices:
+        raise InventoryError(key, empty_error)
+    return devices
+
+
+def legacy_devices(annotations: Mapping[str, str], key: str, vendor: str) -> list[DeviceInfo]:
+    """A legacy colon/comma registration (``DecodeNodeDevices``, Hygon and Iluvatar at v2.10)."""
+    raw = annotations.get(key)
+    if raw is None:
+        return []
+    try:
+        devices = decode_legacy(raw, vendor)
+    except AnnotationError as exc:
+        raise InventoryError(key, str(exc)) from None
+    if not devices:
+        raise InventoryError(key, "no gpu found on node")
+    return devices
+
+
+@dataclass(slots=True, frozen=True)
+class FitRules:
+    """Where a vendor's Fit departs from the common loop."""
+
+    use_uuid: str
+    nouse_uuid: str
+    use_type: str = ""  # type-selection annotations (CheckType substring semantics); "" = none
+    nouse_type: str = ""
+    forward: bool = False  # Biren/Vastai walk the list from the front
+    check_memory_and_cores: bool = True  # False: count-only vendors (Biren, Vastai, Metax GPU, GCU)
+    clamp_cores: bool = True  # cores above 100 are clamped (the NVIDIA-derived vendors)
+    record_memory: bool = True  # False: the chosen device records 0 MiB (Biren/Vastai)
+    check_health: bool = False  # only some v2.10 vendor Fits skip unhealthy devices (AMD does)
+    # the vendor copies of Fit count a partial collection as len(tmpDevs), i.e. map keys: always 1
+    partial_is_one: bool = True
+
+
+def _resolve_memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
+    memreq = request.memreq if request.memreq > 0 else 0
+    if request.mem_percentage_req != 101 and request.memreq == 0:
+        memreq = go_div(dev.totalmem * request.mem_percentage_req, 100)
+    return memreq
+
+
+def common_fit(
+    vendor: str,
+    rules: FitRules,
+    devices: list[DeviceUsage],
+    request: ContainerDeviceRequest,
+    pod: PodView,
+    node: NodeState,
+    policy: GpuPolicy,
+    *,
+    accept: Callable[[DeviceUsage, ContainerDeviceRequest], str] | None = None,
+    chosen: Callable[[DeviceUsage, int, int], ContainerDevice] | None = None,
+) -> FitOutcome:
+    """The shared vendor Fit loop (HAMi v2.10 check order).
+
+    Per device, the first failing check counts its reason: cordon, health (where the vendor checks
+    it), request/type selection,
+    UUID selection, split count, mutex, memory, cores, exclusive use, exhausted compute, then the
+    vendor's own ``accept`` rule (returns a reason or ""). The reason string aggregates with
+    ``gen_reason`` over the devices handed in; a partial collection adds
+    ``AllocatedCardsInsufficientRequest``: counted 1 by the vendor copies (``len(tmpDevs)`` over a
+    one-key map), the number collected where the vendor was fixed like NVIDIA (#2238).
+    """
+    annotations = pod.annotations
+    nums = request.nums
+    coresreq = request.coresreq
+    counts: dict[str, int] = {}
+    device_reasons: dict[str, str] = {}
+    collected: list[ContainerDevice] = []
+    cordoned = node.cordoned
+    mutex = policy.mutex
+
+    def reject(dev: DeviceUsage, reason: str) -> None:
+        counts[reason] = counts.get(reason, 0) + 1
+        device_reasons.setdefault(dev.id, reason)
+
+    order = devices if rules.forward else reversed(devices)
+    for dev in order:
+        if dev.id in cordoned:
+            reject(dev, R.CARD_CORDONED)
+            continue
+        if rules.check_health and not dev.health:
+            reject(dev, R.CARD_NOT_HEALTH)
+            continue
+        if request.type != vendor or (
+            rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
+        ):
+            reject(dev, R.CARD_TYPE_MISMATCH)
+            continue
+        if not check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid):
+            reject(dev, R.CARD_UUID_MISMATCH)
+            continue
+        if dev.count <= dev.used:
+            reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
+            continue
+        if mutex and dev.used > 0:
+            reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+            continue
+        memreq = 0
+        if rules.check_memory_and_cores:
+            if rules.clamp_cores and coresreq > 100:
+                coresreq = 100
+            memreq = _resolve_memreq(request, dev)
+            if dev.totalmem - dev.usedmem < memreq:
+                reject(dev, R.CARD_INSUFFICIENT_MEMORY)
+                continue
+            if dev.totalcore - dev.usedcores < coresreq:
+                reject(dev, R.CARD_INSUFFICIENT_CORE)
+                continue
+            if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
+                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+                continue
+            if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
+                reject(dev, R.CARD_COMPUTE_UNITS_EXHAUSTED)
+                continue
+        if accept is not None:
+            why = accept(dev, request)
+            if why:
+                reject(dev, why)
+                continue
+        if nums > 0:
+            if chosen is not None:
+                collected.append(chosen(dev, memreq, coresreq))
+            else:
+                collected.append(
+                    ContainerDevice(dev.index, dev.id, vendor, memreq if rules.record_memory else 0, coresreq)
+                )
+            nums -= 1
+        if nums == 0:
+            return FitOutcome(True, collected, "", device_reasons)
+    if collected:
+        counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1 if rules.partial_is_one else len(collected)
+    return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+
+
+class RegisteredVendor(Vendor):
+    """A vendor whose devices come from one registration annotation (JSON or legacy format).
+
+    Subclasses set ``common_word``, ``register_key`` and ``rules`` and implement ``container_request``.
+    """
+
+    register_key: str = ""
+    legacy: bool = False
+    empty_error: str = "no gpu found on node"
+    rules: FitRules
+
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        return (self.register_key, annotations.get(self.register_key))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        if self.legacy:
+            devices = legacy_devices(annotations, self.register_key, self.common_word)
+        else:
+            devices = json_devices(annotations, self.register_key, self.common_word, self.empty_error)
+        for dev in devices:
+            self.normalise(dev)
+        return devices, {}
+
+    def normalise(self, dev: DeviceInfo) -> None:
+        """Per-vendor fix-ups HAMi applies after decoding (e.g. Biren/Vastai force devcore 100)."""
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+
+
+class CapacityVendor(Vendor):
+    """A vendor whose devices HAMi synthesises from ``node.status.capacity`` (no annotation).
+
+    The synthesised device IDs embed the node name, so the inventory key carries the name whenever
+    the vendor's capacity is present (and only then, so NVIDIA-only templates keep sharing a cache).
+    """
+
+    capacity_names: tuple[str, ...] = ()
+    rules: FitRules
+
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        values = tuple(capacity_raw(node, name) for name in self.capacity_names)
+        if all(v is None for v in values):
+            return (self.common_word,)
+        return (self.common_word, node_name(node), values)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+
+
+def synthesise(
+    node: Mapping, count: int, *, vendor: str, id_infix: str, split: int, devmem: int, devcore: int
+) -> list[DeviceInfo]:
+    """``count`` identical healthy devices named ``<node>-<infix>-<i>``, as the capacity vendors do."""
+    name = node_name(node)
+    return [
+        DeviceInfo(
+            id=f"{name}-{id_infix}-{i}",
+            index=i,
+            count=split,
+            devmem=devmem,
+            devcore=devcore,
+            type=vendor,
+            health=True,
+            device_vendor=vendor,
+        )
+        for i in range(count)
+    ]
+
+
+__all__ += ["capacity_raw", "synthesise"]

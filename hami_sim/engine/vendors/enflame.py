@@ -1,0 +1,302 @@
+"""Enflame GCUs (HAMi ``pkg/device/enflame``): whole GCUs (``GCU``) and DRS slices (``Enflame``).
+
+- Whole GCUs: ``status.capacity[enflame.com/gcu]`` exclusive devices; ``enflame.com/gcu: N``.
+- DRS (vGCU): the ``enflame.com/gcu-drs-capacity`` annotation
+  (``{"devices":[{"index","minor","capacity"}],"profiles":{"1g.6gb":"0",...}}``): one device per entry
+  with ``capacity`` slices and the largest profile's memory. ``enflame.com/drs-gcu: S`` asks for the
+  S-slice profile on one device; ``enflame.com/gcu-memory`` (GB, or MiB when large) and
+  ``enflame.com/gcu-core`` (percent) ask for the smallest profile that covers both. A profile that
+  does not exist gives ``ModeNotFit``; a placement takes the profile's slices, memory and cores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import orjson
+
+from .. import reasons as R
+from ..model import (
+    ContainerDevice,
+    ContainerDeviceRequest,
+    DeviceInfo,
+    DeviceUsage,
+    InventoryError,
+    NodeState,
+)
+from ..quantity import QuantityError, parse_quantity
+from .base import FitOutcome, ResourceGetter, Vendor
+from .common import (
+    MAX_INT32,
+    CapacityVendor,
+    FitRules,
+    capacity_int,
+    common_fit,
+    int32,
+    node_name,
+    resource_int,
+    synthesise,
+)
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = [
+    "EnflameConfig",
+    "EnflameGcuVendor",
+    "EnflameDrsVendor",
+    "GCU",
+    "ENFLAME",
+    "DRS_CAPACITY",
+    "MODE_NOT_FIT",
+    "parse_profile",
+]
+
+GCU = "GCU"
+ENFLAME = "Enflame"
+DRS_CAPACITY = "enflame.com/gcu-drs-capacity"
+ENFLAME_USE_UUID = "enflame.com/use-gpuuuid"
+ENFLAME_NOUSE_UUID = "enflame.com/nouse-gpuuuid"
+MODE_NOT_FIT = "ModeNotFit"
+MODE_DIRECT = 0  # MemPercentagereq marker: Memreq is a slice count
+MODE_BY_SPEC = -1  # MemPercentagereq marker: Memreq/Coresreq are memory/percent
+
+
+@dataclass(slots=True, frozen=True)
+class EnflameConfig:
+    """The ``enflame:`` block of HAMi's device config."""
+
+    resource_count_name: str = "enflame.com/gcu"
+    resource_drs_name: str = "enflame.com/drs-gcu"
+    resource_memory_name: str = "enflame.com/gcu-memory"
+    resource_core_name: str = "enflame.com/gcu-core"
+
+
+class EnflameGcuVendor(CapacityVendor):
+    """Whole, exclusive Enflame GCUs from node capacity."""
+
+    common_word = GCU
+    rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, check_memory_and_cores=False)
+
+    def __init__(self, config: EnflameConfig | None = None) -> None:
+        self.config = config or EnflameConfig()
+        self.capacity_names = (self.config.resource_count_name,)
+
+    def resource_names(self) -> frozenset[str]:
+        return frozenset({self.config.resource_count_name})
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        cards = capacity_int(node, self.config.resource_count_name)
+        if cards <= 0:
+            return [], {}
+        return synthesise(node, cards, vendor=GCU, id_infix="enflame-gcu", split=1, devmem=100, devcore=100), {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        present, nums = resource_int(resources, self.config.resource_count_name)
+        if not present or nums is None:
+            return None
+        return ContainerDeviceRequest(int32(nums), GCU, 0, 100, 0)
+
+
+def parse_profile(name: str) -> tuple[int, int]:
+    """``parseProfile``: ``"3g.20gb"`` -> (3 slices, 20 GB); (0, 0) / (n, 0) when malformed."""
+    parts = name.strip().lower().split(".")
+    if len(parts) < 2:
+        return 0, 0
+    try:
+        size = int(parts[0].strip().removesuffix("g"))
+    except ValueError:
+        return 0, 0
+    try:
+        mem = int(parts[1].strip().removesuffix("gb"))
+    except ValueError:
+        return size, 0
+    return size, mem
+
+
+@dataclass(slots=True, frozen=True)
+class _Profile:
+    name: str
+    id: str
+    size: int
+    memory_gb: int
+    core_percent: int
+
+
+def _profiles(devices: list[DeviceUsage]) -> list[_Profile]:
+    max_slice = 0
+    for dev in devices:
+        info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+        value = info.get("maxSlice", 0)
+        if isinstance(value, int) and value > max_slice:
+            max_slice = value
+    seen: dict[str, _Profile] = {}
+    if max_slice <= 0:
+        return []
+    for dev in devices:
+        info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+        for name, pid in (info.get("profiles") or {}).items():
+            if not isinstance(pid, str):
+                continue
+            size, mem = parse_profile(name)
+            if size <= 0 or mem <= 0:
+                continue
+            seen[name] = _Profile(name, pid, size, mem, math.ceil(size * 100 / max_slice))
+    return sorted(seen.values(), key=lambda p: (p.size, p.memory_gb, p.name))
+
+
+def _select_profile(devices: list[DeviceUsage], request: ContainerDeviceRequest) -> _Profile | None:
+    candidates = _profiles(devices)
+    if not candidates:
+        return None
+    if request.mem_percentage_req == MODE_DIRECT:
+        return next((c for c in candidates if c.size == request.memreq), None)
+    max_gb = candidates[-1].memory_gb
+    mem_gb = request.memreq
+    if mem_gb <= 0:
+        mem_gb = 0
+    elif max_gb > 0 and mem_gb > max_gb * 2:
+        mem_gb = math.ceil(mem_gb / 1024)  # a large value is MiB
+    for c in candidates:
+        if mem_gb > 0 and c.memory_gb < mem_gb:
+            continue
+        if request.coresreq > 0 and c.core_percent < request.coresreq:
+            continue
+        return c
+    return None
+
+
+def _quantity_value(raw: object) -> int | None:
+    """``Quantity.Value()``: rounded up to an integer."""
+    try:
+        return math.ceil(parse_quantity(raw))
+    except QuantityError:
+        return None
+
+
+class EnflameDrsVendor(Vendor):
+    """Enflame DRS slices (vGCU)."""
+
+    common_word = ENFLAME
+
+    def __init__(self, config: EnflameConfig | None = None) -> None:
+        self.config = config or EnflameConfig()
+        self.rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID)
+
+    def resource_names(self) -> frozenset[str]:
+        c = self.config
+        return frozenset({c.resource_drs_name, c.resource_memory_name, c.resource_core_name})
+
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        raw = annotations.get(DRS_CAPACITY)
+        return (DRS_CAPACITY, raw, node_name(node) if raw is not None else None)
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        raw = annotations.get(DRS_CAPACITY)
+        if raw is None:
+            return [], {}
+        try:
+            spec = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InventoryError(DRS_CAPACITY, f"invalid JSON: {exc}") from None
+        if not isinstance(spec, dict):
+            raise InventoryError(DRS_CAPACITY, "expected an object with devices and profiles")
+        profiles = spec.get("profiles") or {}
+        entries = spec.get("devices") or []
+        if not isinstance(profiles, dict) or not isinstance(entries, list):
+            raise InventoryError(DRS_CAPACITY, "devices must be a list and profiles an object")
+        max_slice = max_mem = 0
+        for name in profiles:
+            size, mem = parse_profile(name)
+            max_slice, max_mem = max(max_slice, size), max(max_mem, mem)
+        if max_slice <= 0:
+            raise InventoryError(DRS_CAPACITY, f"no valid drs profiles found on node {node_name(node)}")
+        if max_mem <= 0:
+            max_mem = max_slice
+        name = node_name(node)
+        devices = []
+        for pos, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise InventoryError(DRS_CAPACITY, f"device {pos} is not an object")
+            try:
+                index = int(str(entry.get("index", "")))
+            except ValueError:
+                index = pos
+            capacity = entry.get("capacity")
+            try:
+                slices = int(capacity.strip()) if isinstance(capacity, str) else int(capacity)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                slices = 0
+            if isinstance(capacity, bool) or slices <= 0:
+                raise InventoryError(DRS_CAPACITY, f"invalid drs capacity on node {name}")
+            minor = str(entry.get("minor") or "").strip() or str(index)
+            devices.append(
+                DeviceInfo(
+                    id=f"{name}-enflame-drs-{index}",
+                    index=index,
+                    count=int32(slices),
+                    devmem=int32(max_mem * 1024),
+                    devcore=100,
+                    type=ENFLAME,
+                    health=True,
+                    device_vendor=ENFLAME,
+                    custom_info={"minor": minor, "index": str(index), "profiles": dict(profiles), "maxSlice": max_slice},
+                )
+            )
+        if not devices:
+            raise InventoryError(DRS_CAPACITY, f"no drs devices found on node {name}")
+        return devices, {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        present, slices = resource_int(resources, c.resource_drs_name)
+        if present and slices is not None and slices > 0:
+            if slices > MAX_INT32:
+                return None
+            return ContainerDeviceRequest(1, ENFLAME, slices, MODE_DIRECT, 0)
+        mem_raw = resources.get(c.resource_memory_name)
+        core_raw = resources.get(c.resource_core_name)
+        if mem_raw is None and core_raw is None:
+            return None
+        mem = _quantity_value(mem_raw) if mem_raw is not None else 0
+        core = _quantity_value(core_raw) if core_raw is not None else 0
+        if mem is None or core is None or mem > MAX_INT32 or core > MAX_INT32:
+            return None
+        return ContainerDeviceRequest(1, ENFLAME, int32(mem), MODE_BY_SPEC, int32(core))
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        profile = _select_profile(devices, request)
+        if profile is None:
+            return FitOutcome(False, [], R.gen_reason({MODE_NOT_FIT: 1}, len(devices)))
+        memory = profile.memory_gb * 1024
+        cores = max(profile.core_percent, 1)
+        spec = ContainerDeviceRequest(request.nums, ENFLAME, memory, 0, cores)
+        # the DRS check order is the common one (memory and cores of the profile)
+        rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, clamp_cores=False, partial_is_one=False)
+        return common_fit(ENFLAME, rules, devices, spec, pod, node, policy)
+
+    def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        slices = 1
+        for profile in _profiles([dev]):
+            if profile.memory_gb * 1024 == chosen.usedmem:
+                slices = profile.size
+                break
+        dev.used += slices
+        dev.usedmem += chosen.usedmem
+        dev.usedcores += chosen.usedcores
+        return None

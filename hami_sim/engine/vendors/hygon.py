@@ -1,0 +1,57 @@
+"""Hygon DCU (HAMi ``pkg/device/hygon``): legacy colon-format registration, vDCU memory and cores.
+
+``hami.io/node-dcu-register`` still uses the pre-2.8 7/9-field format at v2.10. A request is
+``hygon.com/dcunum`` devices with ``dcumem`` MiB (0 = the whole card: 100 %) and ``dcucores`` percent
+(default 0) each; type selection by ``hygon.com/use-dcutype`` (substring of the card model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import ContainerDeviceRequest
+from .base import ResourceGetter
+from .common import FitRules, RegisteredVendor, int32, resource_int
+
+__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
+
+DCU = "DCU"
+DCU_REGISTER = "hami.io/node-dcu-register"
+DCU_USE_TYPE = "hygon.com/use-dcutype"
+DCU_NOUSE_TYPE = "hygon.com/nouse-dcutype"
+DCU_USE_UUID = "hygon.com/use-gpuuuid"
+DCU_NOUSE_UUID = "hygon.com/nouse-gpuuuid"
+
+
+@dataclass(slots=True, frozen=True)
+class HygonConfig:
+    """The ``hygon:`` block of HAMi's device config."""
+
+    resource_count_name: str = "hygon.com/dcunum"
+    resource_memory_name: str = "hygon.com/dcumem"
+    resource_core_name: str = "hygon.com/dcucores"
+
+
+class HygonVendor(RegisteredVendor):
+    common_word = DCU
+    register_key = DCU_REGISTER
+    legacy = True
+    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
+
+    def __init__(self, config: HygonConfig | None = None) -> None:
+        self.config = config or HygonConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        c = self.config
+        return frozenset({c.resource_count_name, c.resource_memory_name, c.resource_core_name})
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        present, nums = resource_int(resources, c.resource_count_name)
+        if not present or nums is None:
+            return None
+        _, mem = resource_int(resources, c.resource_memory_name)
+        memnum = int32(mem) if mem is not None else 0
+        _, cores = resource_int(resources, c.resource_core_name)
+        corenum = int32(cores) if cores is not None else 0
+        return ContainerDeviceRequest(int32(nums), DCU, memnum, 100 if memnum == 0 else 0, corenum)

@@ -1,0 +1,65 @@
+"""Iluvatar (HAMi ``pkg/device/iluvatar``): one backend per chip, legacy colon-format registration.
+
+Each configured chip (``iluvatars:`` in the device config; Helm ships MR-V100, MR-V50, BI-V150 and
+BI-V100) is its own vendor with ``commonWord`` = chip name: registration
+``hami.io/node-<chip>-register`` (7/9-field format), requests ``iluvatar.ai/<chip>-vgpu`` devices with
+``<chip>.vMem`` in 256 MiB units (0 = whole card) and ``<chip>.vCore`` percent (default 0); UUID
+selection by ``hami.io/use-<chip>-uuid`` / ``hami.io/no-use-<chip>-uuid``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import ContainerDeviceRequest
+from .base import ResourceGetter
+from .common import FitRules, RegisteredVendor, int32, resource_int
+
+__all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
+
+MEMORY_UNIT = 256  # one vMem unit is 256 MiB
+DEFAULT_ILUVATAR_CHIPS = ("MR-V100", "MR-V50", "BI-V150", "BI-V100")
+
+
+@dataclass(slots=True, frozen=True)
+class IluvatarConfig:
+    """One entry of the ``iluvatars:`` list."""
+
+    common_word: str
+    resource_count_name: str = ""
+    resource_memory_name: str = ""
+    resource_core_name: str = ""
+
+    @classmethod
+    def for_chip(cls, chip: str) -> IluvatarConfig:
+        return cls(chip, f"iluvatar.ai/{chip}-vgpu", f"iluvatar.ai/{chip}.vMem", f"iluvatar.ai/{chip}.vCore")
+
+
+class IluvatarVendor(RegisteredVendor):
+    legacy = True
+
+    def __init__(self, config: IluvatarConfig) -> None:
+        self.config = config
+        cw = config.common_word
+        self.common_word = cw
+        self.register_key = f"hami.io/node-{cw}-register"
+        self.rules = FitRules(f"hami.io/use-{cw}-uuid", f"hami.io/no-use-{cw}-uuid")
+
+    def resource_names(self) -> frozenset[str]:
+        c = self.config
+        return frozenset(n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n)
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        present, nums = resource_int(resources, c.resource_count_name)
+        if not present or nums is None:
+            return None
+        _, mem = resource_int(resources, c.resource_memory_name)
+        memnum = int32(mem * MEMORY_UNIT) if mem is not None else 0
+        _, cores = resource_int(resources, c.resource_core_name)
+        corenum = int32(cores) if cores is not None else 0
+        return ContainerDeviceRequest(int32(nums), c.common_word, memnum, 100 if memnum == 0 else 0, corenum)
+
+
+def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:
+    return [IluvatarVendor(IluvatarConfig.for_chip(chip)) for chip in chips]

@@ -1,0 +1,250 @@
+"""Kunlunxin XPUs (HAMi ``pkg/device/kunlun``): whole cards (``kunlun``) and vXPU slices (``XPU``).
+
+- Whole cards: ``status.capacity[kunlunxin.com/xpu]`` cards (count 100, 98304 MiB; the upper half of
+  the indices on NUMA 1). A request for N cards is placed by the 8-card board topology
+  (``graghSelect``: two 4-card wings, preferred pairings) on idle cards only; when no placement
+  exists the reason is ``1/1 NumaNotFit``. Allocation only bumps ``used``.
+- vXPU: JSON ``hami.io/node-register-xpu``; ``kunlunxin.com/vxpu`` devices and
+  ``kunlunxin.com/vxpu-memory`` MiB rounded **up** to the 24576 / 49152 / 98304 templates; cores
+  follow memory (``mem x 100 / 98304``); no memory = the whole card. A card only takes slices of
+  the size it already holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import reasons as R
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, ResourceGetter, check_uuid
+from .common import CapacityVendor, FitRules, RegisteredVendor, capacity_int, int32, resource_int, synthesise
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
+
+__all__ = [
+    "KunlunConfig",
+    "KunlunVendor",
+    "KunlunVxpuVendor",
+    "KUNLUN",
+    "XPU",
+    "XPU_REGISTER",
+    "trim_vxpu_memory",
+    "graph_select",
+]
+
+KUNLUN = "kunlun"
+XPU = "XPU"
+XPU_REGISTER = "hami.io/node-register-xpu"
+KUNLUN_MAX_MEMORY = 98304
+VXPU_TEMPLATES = (24576, 49152)
+INTER_GROUP = ((0, 4), (1, 5), (2, 6), (3, 7))
+INTER_GROUP_4 = ((0, 1, 4, 5), (2, 3, 6, 7), (0, 2, 4, 6), (1, 3, 5, 7), (0, 3, 4, 7), (1, 2, 5, 6))
+GROUP = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (4, 5), (4, 6), (4, 7), (5, 6), (5, 7), (6, 7))
+
+
+def trim_vxpu_memory(memory: int) -> int:
+    """``trimMemory``: the vXPU template a memory request rounds up to (the whole card above 49152)."""
+    for template in VXPU_TEMPLATES:
+        if memory <= template:
+            return template
+    return KUNLUN_MAX_MEMORY
+
+
+FitFn = Callable[[DeviceUsage, ContainerDeviceRequest], bool]
+
+
+def _interconnect(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
+    count = request.nums
+    if count == 2:
+        for a in devices:
+            if not fits(a, request):
+                continue
+            for b in devices:
+                if not fits(b, request) or b.index == a.index:
+                    continue
+                for left, right in INTER_GROUP:
+                    if (left, right) in ((a.index, b.index), (b.index, a.index)):
+                        return [a.index, b.index]
+    if count == 4:
+        unused = [d.index for d in devices if fits(d, request)]
+        if len(unused) in (4, 5):
+            for combo in INTER_GROUP_4:
+                if set(combo) <= set(unused):
+                    return list(combo)
+        if len(unused) == 6:
+            ret: list[int] = []
+            for combo in INTER_GROUP_4:
+                if set(combo) <= set(unused):
+                    ret = list(combo)
+                    rest = [i for i in unused if i not in combo]
+                    for pair in INTER_GROUP + GROUP:
+                        if set(pair) <= set(rest):
+                            return ret
+            return ret
+    return []
+
+
+def _pick(devices: list[DeviceUsage], start: int, request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
+    out: list[int] = []
+    for t in range(start, min(8, len(devices))):  # HAMi indexes devices[t] up to 7 (it would panic)
+        if fits(devices[t], request):
+            out.append(devices[t].index)
+            if len(out) == request.nums:
+                return out
+    return out
+
+
+def graph_select(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
+    """``graghSelect``: device indices for the request on an 8-card board, or [] when none fit."""
+    count = request.nums
+    left = sum(1 for i, d in enumerate(devices) if i < 4 and fits(d, request))
+    right = sum(1 for i, d in enumerate(devices) if i >= 4 and fits(d, request))
+    odd_order = (1, 3, 2, 4)
+    if count == 8:
+        return list(range(8)) if left + right == count else []
+    if count in (1, 2, 4):
+        if left >= count or right >= count:
+            for slots in range(count, 5):
+                num = odd_order[slots - 1] if count % 2 == 1 else slots
+                if left == num:
+                    return _pick(devices, 0, request, fits)
+                if right == num:
+                    return _pick(devices, 4, request, fits)
+        return _interconnect(devices, request, fits)
+    return []
+
+
+def _select(
+    devices: list[DeviceUsage], request: ContainerDeviceRequest, node: NodeState, fits: FitFn, full: bool
+) -> FitOutcome:
+    cordoned = node.cordoned
+
+    def usable(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
+        return dev.id not in cordoned and fits(dev, req)
+
+    alloc = graph_select(devices, request, usable)
+    if not alloc:
+        # HAMi: GenReason(reason, len(reason)) -> "1/1 NumaNotFit"
+        return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
+    chosen: list[ContainerDevice] = []
+    for idx in alloc:
+        for dev in devices:
+            if dev.index == idx:
+                mem, cores = (dev.totalmem, dev.totalcore) if full else (request.memreq, request.coresreq)
+                chosen.append(ContainerDevice(dev.index, dev.id, request.type, mem, cores))
+                break
+    return FitOutcome(True, chosen, "")
+
+
+@dataclass(slots=True, frozen=True)
+class KunlunConfig:
+    """The ``kunlun:`` block of HAMi's device config."""
+
+    resource_count_name: str = "kunlunxin.com/xpu"
+    resource_vcount_name: str = "kunlunxin.com/vxpu"
+    resource_vmemory_name: str = "kunlunxin.com/vxpu-memory"
+
+
+class KunlunVendor(CapacityVendor):
+    """Whole Kunlunxin cards from node capacity."""
+
+    common_word = KUNLUN
+    rules = FitRules("baidu.com/use-gpuuuid", "baidu.com/nouse-gpuuuid")
+
+    def __init__(self, config: KunlunConfig | None = None) -> None:
+        self.config = config or KunlunConfig()
+        self.capacity_names = (self.config.resource_count_name,)
+
+    def resource_names(self) -> frozenset[str]:
+        return frozenset({self.config.resource_count_name})
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        cards = capacity_int(node, self.config.resource_count_name)
+        if cards <= 0:
+            return [], {}
+        devices = synthesise(node, cards, vendor=KUNLUN, id_infix="kunlun", split=100, devmem=KUNLUN_MAX_MEMORY, devcore=100)
+        for dev in devices:
+            if dev.index >= cards // 2:
+                dev.numa = 1
+        return devices, {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        present, nums = resource_int(resources, self.config.resource_count_name)
+        if not present or nums is None:
+            return None
+        return ContainerDeviceRequest(int32(nums), KUNLUN, 0, 100, 0)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        return _select(devices, request, node, lambda d, _r: d.used == 0, full=True)
+
+    def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
+        return None
+
+
+def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
+    """``FitVXPU``: memory left, and a used card only takes slices of the size it already holds."""
+    if request.memreq + dev.usedmem > dev.totalmem:
+        return False
+    if dev.used == 0:
+        return True
+    return dev.usedmem // dev.used == request.memreq
+
+
+class KunlunVxpuVendor(RegisteredVendor):
+    """vXPU slices from the ``hami.io/node-register-xpu`` JSON registration."""
+
+    common_word = XPU
+    register_key = XPU_REGISTER
+    empty_error = "no device found on node"
+    rules = FitRules("hami.io/use-xpu-uuid", "hami.io/no-use-xpu-uuid")
+
+    def __init__(self, config: KunlunConfig | None = None) -> None:
+        self.config = config or KunlunConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        return frozenset({self.config.resource_vcount_name, self.config.resource_vmemory_name})
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        c = self.config
+        present, nums = resource_int(resources, c.resource_vcount_name)
+        if not present or nums is None:
+            return None
+        memnum = 0
+        _, mem = resource_int(resources, c.resource_vmemory_name)
+        if mem is not None:
+            memnum = trim_vxpu_memory(mem)
+        cores = memnum * 100 // KUNLUN_MAX_MEMORY
+        pct = 0
+        if memnum == 0:
+            pct, cores, memnum = 100, 100, KUNLUN_MAX_MEMORY
+        return ContainerDeviceRequest(int32(nums), XPU, memnum, pct, cores)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        annotations = pod.annotations
+        rules = self.rules
+
+        def fits(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
+            return check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid) and _fits_vxpu(dev, req)
+
+        return _select(devices, request, node, fits, full=False)

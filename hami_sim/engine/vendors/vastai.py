@@ -1,0 +1,53 @@
+"""Vastai accelerators (HAMi ``pkg/device/vastai``): JSON registration, whole-device sharing.
+
+``hami.io/node-va-register`` is a ``[]DeviceInfo``; HAMi forces ``devcore`` to 100. A request is
+``vastaitech.com/va: N`` devices (exclusive or time-sliced by the registered ``count``); the Fit is
+the count-only loop Biren shares, walking the list from the front.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import ContainerDeviceRequest, DeviceInfo
+from .base import ResourceGetter
+from .common import FitRules, RegisteredVendor, int32, resource_int
+
+__all__ = ["VastaiConfig", "VastaiVendor", "VASTAI", "VASTAI_REGISTER"]
+
+VASTAI = "Vastai"
+VASTAI_REGISTER = "hami.io/node-va-register"
+
+
+@dataclass(slots=True, frozen=True)
+class VastaiConfig:
+    """The ``vastai:`` block of HAMi's device config."""
+
+    resource_count_name: str = "vastaitech.com/va"
+
+
+class VastaiVendor(RegisteredVendor):
+    common_word = VASTAI
+    register_key = VASTAI_REGISTER
+    rules = FitRules(
+        "vastaitech.com/use-gpuuuid",
+        "vastaitech.com/nouse-gpuuuid",
+        forward=True,
+        check_memory_and_cores=False,
+        record_memory=False,
+    )
+
+    def __init__(self, config: VastaiConfig | None = None) -> None:
+        self.config = config or VastaiConfig()
+
+    def resource_names(self) -> frozenset[str]:
+        return frozenset({self.config.resource_count_name})
+
+    def normalise(self, dev: DeviceInfo) -> None:
+        dev.devcore = 100
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        present, nums = resource_int(resources, self.config.resource_count_name)
+        if not present or nums is None:
+            return None
+        return ContainerDeviceRequest(int32(nums), VASTAI, 0, 100, 0)

@@ -252,7 +252,8 @@ def common_fit(
             return FitOutcome(True, collected, "", device_reasons)
     if collected:
         counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1 if rules.partial_is_one else len(collected)
-    return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+    # like HAMi, a failure still reports what was collected (Ascend topology mode builds on it)
+    return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
 class RegisteredVendor(Vendor):

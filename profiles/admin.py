@@ -28,12 +28,12 @@ def _drift_cell(count: int | None, url: str):
 
 @admin.register(NodeGroup)
 class NodeGroupAdmin(SimpleHistoryAdmin):
-    list_display = ["name", "provider", "instance_type", "inventory_source", "profile", "nodes", "drift"]
+    list_display = ["name", "provider", "machine_type", "inventory_source", "profile", "nodes", "drift"]
     list_filter = ["provider", "inventory_source", ("profiles", admin.EmptyFieldListFilter)]
-    search_fields = ["name", "instance_type", "description"]
+    search_fields = ["name", "machine_type", "description"]
     readonly_fields = ["created_at", "updated_at", "template_link"]
     fieldsets = [
-        (None, {"fields": ["name", "description", "provider", "instance_type", "min_size", "max_size"]}),
+        (None, {"fields": ["name", "description", "provider", "machine_type", "min_size", "max_size"]}),
         ("Recognising nodes", {"fields": ["match_labels", "inventory_source"]}),
         ("Template node", {"fields": ["labels", "taints", "capacity", "template_link"]}),
         ("Times", {"fields": ["created_at", "updated_at"]}),

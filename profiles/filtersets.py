@@ -21,7 +21,7 @@ class NodeGroupFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label="search")
     name = django_filters.CharFilter(lookup_expr="iexact")
     provider = django_filters.CharFilter(lookup_expr="iexact")
-    instance_type = django_filters.CharFilter(lookup_expr="iexact")
+    instance_type = django_filters.CharFilter(field_name="machine_type", lookup_expr="iexact")
     inventory_source = django_filters.ChoiceFilter(choices=InventorySource.choices)
     has_profile = django_filters.BooleanFilter(method="filter_has_profile")
 
@@ -30,7 +30,7 @@ class NodeGroupFilterSet(django_filters.FilterSet):
         fields = ["q", "name", "provider", "instance_type", "inventory_source", "has_profile"]
 
     def search(self, queryset, name, value):
-        return queryset.filter(Q(name__icontains=value) | Q(instance_type__icontains=value) | Q(description__icontains=value))
+        return queryset.filter(Q(name__icontains=value) | Q(machine_type__icontains=value) | Q(description__icontains=value))
 
     def filter_has_profile(self, queryset, name, value):
         return queryset.filter(profiles__isnull=not value).distinct()

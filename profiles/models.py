@@ -71,7 +71,9 @@ class NodeGroup(models.Model):
         default=dict, blank=True, help_text='labels every node of the group carries, e.g. {"eks.amazonaws.com/nodegroup": "gpu"}'
     )
     provider = models.CharField(max_length=50, blank=True, db_index=True)
-    instance_type = models.CharField(max_length=100, blank=True, db_index=True)
+    # "instance_type" is reserved by django-simple-history's historical models; the API and YAML
+    # still call this field instance_type.
+    machine_type = models.CharField("instance type", max_length=100, blank=True, db_index=True)
     min_size = models.PositiveIntegerField(default=0)
     max_size = models.PositiveIntegerField(default=0)
     inventory_source = models.CharField(

@@ -23,7 +23,7 @@ def group_template(group: NodeGroup, *, kwok: bool = False) -> dict:
         labels=group.labels or {},
         taints=group.taints or [],
         capacity=group.capacity or {},
-        instance_type=group.instance_type,
+        instance_type=group.machine_type,
         profiles=profiles,
         resource_name=settings.HAMI["NVIDIA"]["resourceCountName"],
     )

@@ -72,7 +72,7 @@ def flatten_errors(errors: object, prefix: str = "") -> list[str]:
 def export_profiles(queryset=None) -> dict:
     groups = []
     for group in (NodeGroup.objects.all() if queryset is None else queryset).order_by("name").prefetch_related("profiles__devices"):
-        entry = {f: getattr(group, f) for f in GROUP_FIELDS}
+        entry = {f: getattr(group, "machine_type" if f == "instance_type" else f) for f in GROUP_FIELDS}
         entry["profiles"] = [
             {
                 "vendor": p.vendor,

@@ -115,6 +115,7 @@ class NodeGroupSerializer(serializers.ModelSerializer):
     profiles = NestedDeviceProfileSerializer(many=True, read_only=True)
     open_findings = serializers.IntegerField(read_only=True, required=False)
     template_url = serializers.SerializerMethodField()
+    instance_type = serializers.CharField(source="machine_type", required=False, allow_blank=True, max_length=100)
 
     class Meta:
         model = NodeGroup
@@ -150,7 +151,7 @@ class NodeGroupSerializer(serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         probe = NodeGroup(pk=getattr(self.instance, "pk", None))
         if self.instance is not None:  # partial updates validate against the stored values
-            for f in ("name", "match_labels", "min_size", "max_size", "labels", "taints", "capacity"):
+            for f in ("name", "match_labels", "machine_type", "min_size", "max_size", "labels", "taints", "capacity"):
                 setattr(probe, f, getattr(self.instance, f))
         for key, value in attrs.items():
             setattr(probe, key, value)

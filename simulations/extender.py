@@ -80,6 +80,17 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
+        # annotations are map[string]string: Go rejects the whole request otherwise, and the engine
+        # reads them as strings (null is Go's zero value: treated as absent)
+        annotations = meta.get("annotations")
+        if annotations is not None:
+            if type(annotations) is not dict:
+                raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object")
+            for key, value in annotations.items():
+                if type(value) is not str and value is not None:
+                    raise ExtenderArgsError(
+                        f"malformed extender args: Nodes.items[{i}].metadata.annotations[{key}] must be a string"
+                    )
     return ExtenderArgs(pod, items)
 
 

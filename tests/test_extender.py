@@ -169,6 +169,23 @@ def test_structurally_bad_pod_is_a_clear_error(client):
     assert answer["Error"].startswith("malformed extender args: ") and "lots" in answer["Error"]
 
 
+@pytest.mark.parametrize("value", [5, [1], {"a": "b"}, True])
+def test_non_string_node_annotation_is_a_request_error(client, value):
+    items = [a10("n1"), node("n2", annotations={REG: value})]
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": items}})
+    assert answer["Error"] == (
+        f"malformed extender args: Nodes.items[1].metadata.annotations[{REG}] must be a string"
+    )
+    assert answer["Nodes"] is None and decisions() == 0
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": [{"metadata": {"name": "n", "annotations": []}}]}})
+    assert answer["Error"] == "malformed extender args: Nodes.items[0].metadata.annotations must be an object"
+
+
+def test_null_annotation_value_is_absent(client):
+    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": [node("n", annotations={REG: None})]}})
+    assert answer["FailedAndUnresolvableNodes"] == {"n": "node unregistered"}
+
+
 def test_get_is_not_allowed(client):
     assert client.get("/filter-simulation").status_code == 405
 

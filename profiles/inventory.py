@@ -23,7 +23,7 @@ from hami_sim.engine.simulate import Inventory, Simulator
 from .choices import InventorySource
 from .constants import ESTIMATOR_SUFFIX, TEMPLATE_PREFIX
 
-__all__ = ["GroupEntry", "Catalog", "catalog", "resolve", "match_group", "invalidate", "template_group_name"]
+__all__ = ["GroupEntry", "Catalog", "catalog", "resolve", "match_group", "invalidate", "reset", "template_group_name"]
 
 log = logging.getLogger("hami_sim.profiles")
 
@@ -129,6 +129,13 @@ catalog = Catalog()
 def invalidate() -> None:
     """Reload on next use (called on save/delete in this process; other processes poll the generation)."""
     catalog.dirty = True
+
+
+def reset() -> None:
+    """Forget everything (tests: a rolled-back database must not leave groups behind)."""
+    with catalog._lock:
+        catalog.groups, catalog.by_labels, catalog.generation = {}, (), None
+        catalog.dirty, catalog.healthy = True, True
 
 
 def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:

@@ -1,3 +1,5 @@
+"""Dashboard pages (login required unless DEMO_READ_ONLY)."""
+
 from django.urls import path
 
 from . import views
@@ -5,4 +7,14 @@ from . import views
 app_name = "dashboard"
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("decisions/", views.decision_list, name="decisions"),
+    path("decisions/<int:pk>/", views.decision_detail, name="decision"),
+    path("pods/<str:namespace>/<str:name>/", views.pod, name="pod"),
+    path("events/", views.event_list, name="events"),
+    path("node-groups/", views.node_group_list, name="node-groups"),
+    path("node-groups/<str:name>/", views.node_group_detail, name="node-group"),
+    path("nodes/<str:name>/", views.node_detail, name="node"),
+    path("sessions/", views.session_list, name="sessions"),
+    path("sessions/<uuid:pk>/", views.session_detail, name="session"),
+    path("what-if/", views.what_if, name="what-if"),
 ]

@@ -1,9 +1,317 @@
-"""Dashboard pages (see dashboard issue); the overview is a placeholder until then."""
+"""Dashboard pages: overview, decisions (pod page), CA events, node groups, nodes, sessions, what-if.
 
-from django.http import HttpRequest, HttpResponse
+Server-rendered; tables use the same FilterSets as the REST API (NetBox style); figures are Plotly
+dicts rendered by our own ``plotly.min.js``. Pages read only; the what-if page computes an estimate
+and records it as a ``ui`` decision, nothing else.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Count, Prefetch, Q, Sum
+from django.db.models.functions import TruncHour
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django_tables2 import RequestConfig
+
+from decisions import recorder
+from decisions.filtersets import CAEventFilterSet, DecisionFilterSet
+from decisions.models import AutoscalerStatus, CAEvent, Decision
+from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
+from profiles.filtersets import NodeGroupFilterSet
+from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from profiles.nodetemplates import group_template
+from profiles.render import render_annotations, render_devices
+from simulations.engine import get_simulator
+from simulations.models import SimulationSession
+
+from . import figures
+from .access import dashboard_view
+from .explain import answer, describe_request
+from .forms import WhatIfForm
+from .tables import (
+    CAEventTable,
+    DecisionTable,
+    DriftFindingTable,
+    NodeGroupTable,
+    NodeInventoryTable,
+    SessionPlacementTable,
+    SessionTable,
+    TaskRunTable,
+)
+
+__all__ = [
+    "overview",
+    "decision_list",
+    "decision_detail",
+    "pod",
+    "event_list",
+    "node_group_list",
+    "node_group_detail",
+    "node_detail",
+    "session_list",
+    "session_detail",
+    "what_if",
+]
+
+PAGE = 25
 
 
-def overview(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(
-        "<h1>hami-sim</h1><p><a href='/api/docs/'>API docs</a> · <a href='/admin/'>admin</a></p>"
+def _paginate(request: HttpRequest, table, per_page: int = PAGE, prefix: str = ""):
+    if prefix:
+        table.prefix = prefix
+    RequestConfig(request, paginate={"per_page": per_page}).configure(table)
+    return table
+
+
+def _node_groups():
+    now_open = Q(findings__resolved_at__isnull=True, findings__isnull=False)
+    return (
+        NodeGroup.objects.annotate(
+            members=Count("inventories", filter=Q(inventories__gone_at__isnull=True), distinct=True),
+            open_drift=Count("findings", filter=now_open, distinct=True),
+        )
+        .prefetch_related(Prefetch("profiles__devices", queryset=DeviceRow.objects.order_by("position")))
+        .order_by("name")
     )
+
+
+def _sync_errors() -> list[dict]:
+    """The latest run of each task when it failed, plus stale inventories (last good read kept)."""
+    errors = []
+    for task in TaskRun.objects.values_list("task", flat=True).distinct():
+        last = TaskRun.objects.filter(task=task).exclude(outcome=TaskRun.Outcome.RUNNING).first()
+        if last is not None and last.outcome == TaskRun.Outcome.FAILURE:
+            errors.append({"task": task, "at": last.started_at, "error": last.error})
+    stale = NodeInventory.objects.filter(stale=True, gone_at__isnull=True)
+    count = stale.count()
+    if count:
+        first = stale.exclude(sync_error="").first()
+        errors.append({"task": "inventory", "at": None,
+                       "error": f"{count} node inventories are stale: {first.sync_error if first else ''}"})
+    return errors
+
+
+@dashboard_view
+def overview(request: HttpRequest) -> HttpResponse:
+    since = timezone.now() - timedelta(hours=24)
+    decisions = Decision.objects.defer("nodes", "request", "policies")
+    over_time = (
+        decisions.filter(last_seen__gte=since)
+        .annotate(hour=TruncHour("last_seen"))
+        .values_list("hour", "verdict")
+        .annotate(n=Sum("count"))
+        .order_by("hour")
+    )
+    reasons = list(
+        decisions.exclude(verdict=Decision.Verdict.FIT)
+        .exclude(top_reason="")
+        .values_list("top_reason")
+        .annotate(n=Sum("count"))
+        .order_by("-n")[:8]
+    )
+    recent = _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-")
+    groups = _paginate(request, NodeGroupTable(_node_groups()), per_page=20, prefix="g-")
+    runs = TaskRunTable(list(TaskRun.objects.all()[:8]), orderable=False)
+    context = {
+        "totals": {
+            "decisions": decisions.count(),
+            "asked": decisions.aggregate(n=Sum("count"))["n"] or 0,
+            "events": CAEvent.objects.count(),
+            "groups": NodeGroup.objects.count(),
+            "open_drift": DriftFinding.objects.filter(resolved_at__isnull=True).count(),
+        },
+        "over_time": figures.decisions_over_time(over_time),
+        "reasons_fig": figures.top_reasons(reasons) if reasons else None,
+        "recent": recent,
+        "groups": groups,
+        "runs": runs,
+        "sync_errors": _sync_errors(),
+        "status": AutoscalerStatus.objects.first(),
+    }
+    return render(request, "dashboard/overview.html", context)
+
+
+@dashboard_view
+def decision_list(request: HttpRequest) -> HttpResponse:
+    qs = Decision.objects.defer("nodes", "request", "policies")
+    filterset = DecisionFilterSet(request.GET, queryset=qs)
+    table = _paginate(request, DecisionTable(filterset.qs if filterset.is_valid() else qs.none()))
+    return render(request, "dashboard/list.html",
+                  {"title": "Decisions", "filter": filterset, "table": table, "api": "/api/v1/decisions/"})
+
+
+def _events_for(decision: Decision):
+    q = Q(pod_namespace=decision.pod_namespace, pod_name=decision.pod_name)
+    if decision.pod_uid:
+        q = Q(pod_uid=decision.pod_uid) | (q & Q(pod_uid=""))
+    return CAEvent.objects.filter(q).order_by("-last_seen", "-id")
+
+
+def _grid_context(nodes: list[dict]) -> dict:
+    return {
+        "grid": figures.device_grid(nodes) if nodes else None,
+        "grid_nodes": nodes,
+        "grid_truncated": max(0, len(nodes) - figures.GRID_MAX_NODES),
+    }
+
+
+@dashboard_view
+def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    decision = get_object_or_404(Decision, pk=pk)
+    events = list(_events_for(decision)[:50])
+    others = Decision.objects.defer("nodes", "request", "policies").filter(
+        pod_namespace=decision.pod_namespace, pod_name=decision.pod_name
+    ).exclude(pk=decision.pk)
+    context = {
+        "d": decision,
+        "answer": answer(decision, events),
+        "containers": [
+            {"index": i, "summary": describe_request([c]), "requests": c} for i, c in enumerate(decision.request)
+        ],
+        "events": events,
+        "others": _paginate(request, DecisionTable(others), per_page=10, prefix="o-"),
+        **_grid_context(decision.nodes or []),
+    }
+    return render(request, "dashboard/decision.html", context)
+
+
+@dashboard_view
+def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
+    """A pod's latest decision (what CA's events link to); its events when hami-sim was never asked."""
+    latest = Decision.objects.filter(pod_namespace=namespace, pod_name=name).only("pk").first()
+    if latest is not None:
+        return redirect("dashboard:decision", pk=latest.pk)
+    if not CAEvent.objects.filter(pod_namespace=namespace, pod_name=name).exists():
+        raise Http404(f"no decision or event for pod {namespace}/{name}")
+    return redirect(f"{reverse('dashboard:events')}?pod_namespace={namespace}&pod_name={name}")
+
+
+@dashboard_view
+def event_list(request: HttpRequest) -> HttpResponse:
+    filterset = CAEventFilterSet(request.GET, queryset=CAEvent.objects.all())
+    table = _paginate(request, CAEventTable(filterset.qs if filterset.is_valid() else CAEvent.objects.none()))
+    return render(request, "dashboard/list.html",
+                  {"title": "Autoscaler events", "filter": filterset, "table": table, "api": "/api/v1/ca-events/"})
+
+
+@dashboard_view
+def node_group_list(request: HttpRequest) -> HttpResponse:
+    filterset = NodeGroupFilterSet(request.GET, queryset=_node_groups())
+    table = _paginate(request, NodeGroupTable(filterset.qs if filterset.is_valid() else NodeGroup.objects.none()))
+    return render(request, "dashboard/list.html",
+                  {"title": "Node groups", "filter": filterset, "table": table, "api": "/api/v1/node-groups/"})
+
+
+@dashboard_view
+def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
+    group = get_object_or_404(_node_groups(), name=name)
+    profiles = []
+    for profile in group.profiles.all():
+        rows = [row.as_dict() for row in profile.devices.all()]
+        devices = render_devices(group.name, profile.vendor, rows)
+        annotations = render_annotations(group.name, profile.vendor, rows, profile.pair_scores)
+        capacity = [{"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count} for d in devices]
+        profiles.append({
+            "profile": profile,
+            "rows": rows,
+            "annotations": annotations,
+            "capacity": figures.capacity_bars(capacity, f"{profile.vendor} profile v{profile.version}: capacity")
+            if capacity else None,
+        })
+    members = NodeInventory.objects.filter(node_group=group).order_by("gone_at", "name")
+    findings = DriftFinding.objects.filter(node_group=group).select_related("inventory")
+    decisions = Decision.objects.defer("nodes", "request", "policies").filter(node_groups__icontains=f'"{name}"')
+    events = CAEvent.objects.filter(groups__icontains=f'"{name}"')
+    context = {
+        "group": group,
+        "profiles": profiles,
+        "members": _paginate(request, NodeInventoryTable(members), prefix="m-"),
+        "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
+        "decisions": _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-"),
+        "events": _paginate(request, CAEventTable(events), per_page=10, prefix="e-"),
+    }
+    return render(request, "dashboard/node_group.html", context)
+
+
+@dashboard_view
+def node_detail(request: HttpRequest, name: str) -> HttpResponse:
+    inventory = get_object_or_404(NodeInventory.objects.select_related("node_group"), name=name)
+    devices = inventory.devices if isinstance(inventory.devices, list) else []
+    capacity = [
+        {"index": d.get("index", i), "devmem": d.get("devmem", 0), "devcore": d.get("devcore", 0),
+         "count": d.get("count", 0)}
+        for i, d in enumerate(devices) if isinstance(d, dict)
+    ]
+    findings = DriftFinding.objects.filter(inventory=inventory).select_related("inventory")
+    context = {
+        "node": inventory,
+        "devices": devices,
+        "capacity": figures.capacity_bars(capacity, "Registered devices") if capacity else None,
+        "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
+    }
+    return render(request, "dashboard/node.html", context)
+
+
+@dashboard_view
+def session_list(request: HttpRequest) -> HttpResponse:
+    table = _paginate(request, SessionTable(SimulationSession.objects.all()))
+    return render(request, "dashboard/list.html",
+                  {"title": "Simulation sessions", "filter": None, "table": table, "api": "/api/v1/sessions"})
+
+
+@dashboard_view
+def session_detail(request: HttpRequest, pk) -> HttpResponse:
+    session = get_object_or_404(SimulationSession, pk=pk)
+    nodes = list(session.nodes.all())
+    node_dicts = [{"name": n.name, "group": n.node_group, "devices": n.devices} for n in nodes]
+    context = {
+        "session": session,
+        "nodes": node_dicts,
+        "expired": session.expires_at <= timezone.now(),
+        "usage": figures.usage_bars(node_dicts) if any(n["devices"] for n in node_dicts) else None,
+        "placements": _paginate(request, SessionPlacementTable(session.placements.all()), per_page=50),
+    }
+    return render(request, "dashboard/session.html", context)
+
+
+def _what_if(form: WhatIfForm) -> dict:
+    """Estimate for the chosen groups, plus the one-pod device grid against each group's template."""
+    pod_obj = form.cleaned_data["pod"]
+    groups = list(form.cleaned_data["groups"])
+    templates = {g.name: group_template(g) for g in groups}
+    sim = get_simulator()
+    result = estimate(
+        sim,
+        [PendingPods(pod_obj, form.cleaned_data["count"])],
+        [GroupTemplate(name, template) for name, template in templates.items()],
+        parse_expander(form.cleaned_data["expander"]),
+    )
+    ctx = sim.pod_context(pod_obj)
+    nodes = list(templates.values())
+    verdicts = sim.filter_nodes(ctx, nodes)
+    for verdict, name in zip(verdicts, templates, strict=True):
+        verdict.node_group = verdict.node_group or name
+    summary = recorder.summarize(ctx.pod, nodes, verdicts, caller="ui", seconds=0.0)
+    recorder.record(ctx.pod, nodes, verdicts, caller="ui")
+    return {
+        "result": result,
+        "request_text": describe_request(summary["request"]),
+        **_grid_context(summary["nodes"]),
+    }
+
+
+@dashboard_view
+def what_if(request: HttpRequest) -> HttpResponse:
+    form = WhatIfForm(request.POST or None)
+    context: dict = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            context.update(_what_if(form))
+        except EstimateError as exc:
+            form.add_error("pod", str(exc))
+    status = 400 if request.method == "POST" and form.errors else 200
+    return render(request, "dashboard/what_if.html", context, status=status)

@@ -1,0 +1,152 @@
+"""Plotly figures for the dashboard, built server-side and rendered by our own plotly.min.js.
+
+Each builder returns a plain dict (``{"data": [...], "layout": {...}}``) ready for ``json_script``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+__all__ = [
+    "VERDICT_COLORS",
+    "decisions_over_time",
+    "top_reasons",
+    "device_grid",
+    "GRID_MAX_NODES",
+    "capacity_bars",
+    "usage_bars",
+]
+
+VERDICT_COLORS = {"fit": "#2e9e5b", "no_fit": "#d9534f", "unresolvable": "#8a8f98"}
+GRID_MAX_NODES = 40
+_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "height": 300, "template": "plotly_white"}
+
+
+def _out(fig: go.Figure) -> dict:
+    return json.loads(fig.to_json())
+
+
+def decisions_over_time(rows: Iterable[tuple]) -> dict:
+    """Stacked bars of answered filter calls per hour by overall verdict. ``rows``: (hour, verdict, n)."""
+    by_verdict: dict[str, dict] = {}
+    for bucket, verdict, n in rows:
+        by_verdict.setdefault(verdict, {})[bucket] = int(n or 0)
+    fig = go.Figure()
+    for verdict in ("fit", "no_fit", "unresolvable"):
+        points = by_verdict.get(verdict)
+        if not points:
+            continue
+        xs = sorted(points)
+        fig.add_bar(x=xs, y=[points[x] for x in xs], name=verdict.replace("_", " "),
+                    marker_color=VERDICT_COLORS[verdict])
+    fig.update_layout(barmode="stack", title="Filter answers per hour by verdict", **_LAYOUT)
+    return _out(fig)
+
+
+def top_reasons(rows: Sequence[tuple[str, int]]) -> dict:
+    """Horizontal bars: the rules that rejected pods most often (folded counts)."""
+    rows = list(rows)[::-1]
+    fig = go.Figure(go.Bar(x=[n for _, n in rows], y=[r for r, _ in rows], orientation="h",
+                           marker_color=VERDICT_COLORS["no_fit"]))
+    fig.update_layout(title="Top failure reasons", **_LAYOUT)
+    fig.update_yaxes(automargin=True)
+    return _out(fig)
+
+
+_GRID_CODES = {"unresolvable": -1, "rejected": 0, "unchecked": 1, "free": 2, "chosen": 3}
+_GRID_SCALE = [
+    [0.0, "#c7cad1"], [0.2, "#c7cad1"],
+    [0.2, "#e46b66"], [0.4, "#e46b66"],
+    [0.4, "#f3e3b3"], [0.6, "#f3e3b3"],
+    [0.6, "#cfe9d6"], [0.8, "#cfe9d6"],
+    [0.8, "#2e9e5b"], [1.0, "#2e9e5b"],
+]
+
+
+def _cell_text(dev: Mapping) -> str:
+    verdict = dev.get("verdict")
+    if verdict == "chosen":
+        return f"chosen<br>{dev.get('usedmem', 0)} MiB · {dev.get('usedcores', 0)}%"
+    if verdict == "rejected":
+        return dev.get("reason") or "rejected"
+    return verdict or ""
+
+
+def device_grid(nodes: Sequence[Mapping]) -> dict:
+    """Node (group) x device heatmap: each cell the device's verdict and the rule or the allocation."""
+    nodes = list(nodes)[:GRID_MAX_NODES]
+    width = max([len(n.get("devices") or []) for n in nodes] + [1])
+    xs = [f"GPU {i}" for i in range(width)]
+    ys, z, text, hover = [], [], [], []
+    for node in nodes:
+        label = f"{node['group']} · {node['name']}" if node.get("group") else node["name"]
+        ys.append(label)
+        row_z: list = [None] * width
+        row_t: list = [""] * width
+        row_h: list = [""] * width
+        devices = node.get("devices") or []
+        if not devices:
+            code = _GRID_CODES["unresolvable"] if node.get("unresolvable") else (3 if node.get("fits") else 0)
+            row_z[0] = code
+            row_t[0] = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
+            row_h[0] = row_t[0]
+        for i, dev in enumerate(devices[:width]):
+            row_z[i] = _GRID_CODES.get(dev.get("verdict", ""), 1)
+            row_t[i] = _cell_text(dev)
+            row_h[i] = (
+                f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
+                f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
+                f"<br>{dev.get('verdict', '')} {dev.get('reason', '')}"
+            )
+        z.append(row_z)
+        text.append(row_t)
+        hover.append(row_h)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=xs, y=ys, text=text, customdata=hover, texttemplate="%{text}",
+            hovertemplate="%{y}<br>%{x}: %{customdata}<extra></extra>",
+            colorscale=_GRID_SCALE, zmin=-1, zmax=3, showscale=False, xgap=3, ygap=3,
+        )
+    )
+    layout = dict(_LAYOUT, height=max(180, 60 + 48 * len(ys)), title="Node group × device")
+    fig.update_layout(**layout)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_xaxes(side="top")
+    return _out(fig)
+
+
+def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity") -> dict:
+    """Three panels per device: memory (MiB), cores (%), slots (split count); used parts stacked."""
+    labels = [f"GPU {d.get('index', i)}" for i, d in enumerate(devices)]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("memory (MiB)", "cores (%)", "slots"))
+    for col, (total_key, used_key) in enumerate((("devmem", "usedmem"), ("devcore", "usedcores"),
+                                                  ("count", "used")), start=1):
+        used = [int(d.get(used_key, 0) or 0) for d in devices]
+        free = [max(0, int(d.get(total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
+        fig.add_bar(x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col)
+        fig.add_bar(x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col)
+    fig.update_layout(barmode="stack", title=title, **_LAYOUT)
+    return _out(fig)
+
+
+def usage_bars(nodes: Sequence[Mapping]) -> dict:
+    """Session usage: one bar per node/device, used vs free memory, hover with cores and slots."""
+    xs, used, free, hover = [], [], [], []
+    for node in nodes:
+        for dev in node.get("devices", []):
+            xs.append(f"{node['name']}<br>GPU {dev.get('index', 0)}")
+            u = int(dev.get("usedmem", 0) or 0)
+            used.append(u)
+            free.append(max(0, int(dev.get("devmem", 0) or 0) - u))
+            hover.append(f"cores {dev.get('usedcores', 0)}/{dev.get('devcore', 0)}%, "
+                         f"slots {dev.get('used', 0)}/{dev.get('count', 0)}")
+    fig = go.Figure()
+    fig.add_bar(x=xs, y=used, name="used MiB", marker_color="#2e9e5b", customdata=hover,
+                hovertemplate="%{x}: %{y} MiB used, %{customdata}<extra></extra>")
+    fig.add_bar(x=xs, y=free, name="free MiB", marker_color="#cfe9d6")
+    fig.update_layout(barmode="stack", title="Device memory per node", **_LAYOUT)
+    return _out(fig)

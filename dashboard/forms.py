@@ -1,0 +1,35 @@
+"""The what-if form: a pod (YAML or JSON), how many replicas, which node groups."""
+
+from __future__ import annotations
+
+import yaml
+from django import forms
+
+from profiles.models import NodeGroup
+
+__all__ = ["WhatIfForm"]
+
+EXPANDERS = [("least-waste", "least-waste"), ("most-pods", "most-pods"), ("least-nodes", "least-nodes")]
+
+
+class WhatIfForm(forms.Form):
+    pod = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
+                          help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).")
+    count = forms.IntegerField(min_value=1, max_value=10000, initial=1, help_text="replicas")
+    groups = forms.ModelMultipleChoiceField(queryset=NodeGroup.objects.all(), to_field_name="name",
+                                            widget=forms.CheckboxSelectMultiple, required=True)
+    expander = forms.ChoiceField(choices=EXPANDERS, initial="least-waste")
+
+    def clean_pod(self) -> dict:
+        text = self.cleaned_data["pod"]
+        try:
+            data = yaml.safe_load(text)  # JSON is YAML
+        except yaml.YAMLError as exc:
+            raise forms.ValidationError(f"not YAML or JSON: {str(exc).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise forms.ValidationError("expected a Pod object")
+        if data.get("kind", "Pod") != "Pod":
+            raise forms.ValidationError(f"expected kind Pod, got {data.get('kind')!r}")
+        if not isinstance(data.get("spec"), dict):
+            raise forms.ValidationError("the pod has no spec")
+        return data

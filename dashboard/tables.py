@@ -1,0 +1,170 @@
+"""django-tables2 tables for the dashboard; every name links to its page."""
+
+from __future__ import annotations
+
+import django_tables2 as tables
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+from decisions.models import CAEvent, Decision
+from profiles.models import DriftFinding, NodeGroup, NodeInventory, TaskRun
+from simulations.models import SessionPlacement, SimulationSession
+
+__all__ = [
+    "DecisionTable",
+    "CAEventTable",
+    "NodeGroupTable",
+    "NodeInventoryTable",
+    "DriftFindingTable",
+    "TaskRunTable",
+    "SessionTable",
+    "SessionPlacementTable",
+]
+
+ATTRS = {"class": "table"}
+
+
+def _group_links(names) -> str:
+    return format_html(
+        " ".join(['<a href="{}">{}</a>'] * len(names)),
+        *[x for name in names for x in (reverse("dashboard:node-group", args=[name]), name)],
+    ) if names else "—"
+
+
+class DecisionTable(tables.Table):
+    pod = tables.Column(accessor="pod_name", verbose_name="Pod", order_by=("pod_namespace", "pod_name"))
+    verdict = tables.Column()
+    node_groups = tables.Column(verbose_name="Node groups", orderable=False)
+    fit_groups = tables.Column(verbose_name="Fits", orderable=False)
+    top_reason = tables.Column(verbose_name="Top reason")
+    caller = tables.Column()
+    count = tables.Column(verbose_name="Asked")
+    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+
+    class Meta:
+        model = Decision
+        fields = ("pod", "verdict", "node_groups", "fit_groups", "top_reason", "caller", "count", "last_seen")
+        attrs = ATTRS
+        order_by = "-last_seen"
+
+    def render_pod(self, record):
+        return format_html('<a class="pod-link" href="{}">{}/{}</a>', record.get_absolute_url(),
+                           record.pod_namespace, record.pod_name)
+
+    def render_verdict(self, record):
+        return format_html('<span class="badge v-{}">{}</span>', record.verdict, record.get_verdict_display())
+
+    def render_node_groups(self, value):
+        return _group_links(value)
+
+    def render_fit_groups(self, value):
+        return _group_links(value)
+
+
+class CAEventTable(tables.Table):
+    reason = tables.Column()
+    pod = tables.Column(accessor="pod_name", verbose_name="Pod")
+    message = tables.Column(orderable=False)
+    count = tables.Column()
+    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+
+    class Meta:
+        model = CAEvent
+        fields = ("reason", "pod", "message", "count", "last_seen")
+        attrs = ATTRS
+
+    def render_pod(self, record):
+        return format_html('<a href="{}">{}/{}</a>',
+                           reverse("dashboard:pod", args=[record.pod_namespace, record.pod_name]),
+                           record.pod_namespace, record.pod_name)
+
+
+class NodeGroupTable(tables.Table):
+    name = tables.Column(linkify=("dashboard:node-group", [tables.A("name")]))
+    state = tables.Column(empty_values=(), orderable=False, verbose_name="State")
+    profile = tables.Column(empty_values=(), orderable=False, verbose_name="Profile")
+    open_drift = tables.Column(verbose_name="Open drift")
+    inventory_source = tables.Column(verbose_name="Inventory")
+
+    class Meta:
+        model = NodeGroup
+        fields = ("name", "state", "profile", "open_drift", "provider", "instance_type", "min_size", "max_size",
+                  "inventory_source")
+        attrs = ATTRS
+
+    def render_state(self, record):
+        members = getattr(record, "members", 0)
+        label = f"warm ({members} node{'s' if members != 1 else ''})" if members else "cold"
+        return format_html('<span class="badge s-{}">{}</span>', "warm" if members else "cold", label)
+
+    def render_profile(self, record):
+        profiles = list(record.profiles.all())
+        if not profiles:
+            return mark_safe('<span class="badge v-no_fit">no profile</span>')
+        parts = []
+        for p in profiles:
+            rows = list(p.devices.all())
+            parts.append(", ".join(f"{r.quantity}× {r.type} {r.devmem} MiB" for r in rows) or p.vendor)
+        return "; ".join(parts)
+
+    def render_open_drift(self, value):
+        return format_html('<span class="badge {}">{}</span>', "v-no_fit" if value else "s-ok", value)
+
+
+class NodeInventoryTable(tables.Table):
+    name = tables.Column(linkify=("dashboard:node", [tables.A("name")]))
+    devices = tables.Column(orderable=False)
+    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+
+    class Meta:
+        model = NodeInventory
+        fields = ("name", "devices", "registered_at", "last_seen", "gone_at", "stale", "parse_error")
+        attrs = ATTRS
+
+    def render_devices(self, value):
+        return f"{len(value)} device(s)" if isinstance(value, list) else "—"
+
+
+class DriftFindingTable(tables.Table):
+    node = tables.Column(accessor="inventory__name", verbose_name="Node",
+                         linkify=("dashboard:node", [tables.A("inventory__name")]))
+
+    class Meta:
+        model = DriftFinding
+        fields = ("node", "kind", "field", "device", "expected", "actual", "severity", "opened_at", "resolved_at")
+        attrs = ATTRS
+
+
+class TaskRunTable(tables.Table):
+    class Meta:
+        model = TaskRun
+        fields = ("task", "outcome", "started_at", "duration_ms", "counts", "error")
+        attrs = ATTRS
+
+
+class SessionTable(tables.Table):
+    id = tables.Column(linkify=("dashboard:session", [tables.A("pk")]))
+
+    class Meta:
+        model = SimulationSession
+        fields = ("id", "name", "revision", "depth", "created_at", "expires_at")
+        attrs = ATTRS
+
+
+class SessionPlacementTable(tables.Table):
+    seq = tables.Column(verbose_name="#")
+    pod = tables.Column(accessor="pod_uid", verbose_name="Pod")
+    containers = tables.Column(orderable=False, verbose_name="Devices")
+
+    class Meta:
+        model = SessionPlacement
+        fields = ("seq", "pod", "namespace", "name", "node_name", "containers")
+        attrs = ATTRS
+
+    def render_containers(self, value):
+        cells = []
+        for ci, devices in enumerate(value or []):
+            for d in devices:
+                cells.append(f"c{ci}: {d.get('uuid', '')} {d.get('usedmem', 0)} MiB {d.get('usedcores', 0)}%")
+        return "; ".join(cells) or "—"

@@ -1,0 +1,32 @@
+"""Demo data for the dashboard tests: the demo node groups, the demo cluster snapshot, the demo pods."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+
+
+def load_demo() -> dict:
+    from decisions.demo import seed
+    from profiles.kube import nodes_from_snapshot
+    from profiles.sync import sync_nodes
+    from profiles.yamlio import import_profiles
+
+    import_profiles((DEMO / "profiles.yaml").read_text())
+    sync_nodes(nodes_from_snapshot(json.loads((DEMO / "cluster-snapshot.json").read_text())))
+    return seed()
+
+
+@pytest.fixture
+def demo_data(db, settings):
+    settings.DECISION_RECORDING = "sync"
+    return load_demo()
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall", is_staff=True)

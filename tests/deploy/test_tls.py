@@ -1,0 +1,149 @@
+"""The production server, for real: gunicorn with TLS and mTLS on loopback, certificates made here.
+
+Cluster Autoscaler's extender client presents ``tlsConfig.certFile/keyFile`` and verifies us with
+``caFile``; these tests play that client with Python's ``ssl`` module over real sockets.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import ssl
+import subprocess
+
+import orjson
+import pytest
+
+from hami_sim.serve import free_port, start_server, stop_server
+from tests.factories import extender_args, gpu, node, pod
+
+# django_db: makes pytest-django create (and migrate) the test database the server subprocess opens.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+NODES = [node("gpu-a", [gpu("GPU-a0", devmem=24000)]), node("gpu-b", [gpu("GPU-b0", devmem=8000)])]
+BODY = extender_args(pod("trainer", gpumem=16000, uid="uid-trainer"), NODES)
+
+
+def _context(pki, client_pem: str | None, *, trust_server: bool = True) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=pki.ca_cert if trust_server else None)
+    if client_pem:
+        ctx.load_cert_chain(client_pem)
+    return ctx
+
+
+def _request(url: str, ctx: ssl.SSLContext, method: str, path: str, body: bytes | None = None):
+    port = int(url.rsplit(":", 1)[1])
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=20)
+    try:
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, response.read(), dict(response.getheaders())
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def extender_server(pki, server_database_url):
+    """The extender listener as deployed: mTLS against the cluster CA, 2 workers, metrics port."""
+    metrics_port = free_port()
+    proc, url = start_server(
+        cert=pki.server_cert,
+        key=pki.server_key,
+        client_ca=pki.ca_cert,
+        workers=2,
+        env={
+            "DATABASE_URL": server_database_url,
+            "HAMI_SIM_LISTENER": "extender",
+            "HAMI_SIM_METRICS_PORT": str(metrics_port),
+            "DECISION_RECORDING": "off",
+            "LOG_LEVEL": "WARNING",
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    yield url, metrics_port
+    stop_server(proc)
+
+
+def test_client_with_cluster_ca_certificate_gets_filter_answer(pki, extender_server):
+    url, _ = extender_server
+    status, body, headers = _request(url, _context(pki, pki.client_pem), "POST", "/filter-simulation", BODY)
+    assert status == 200
+    answer = orjson.loads(body)
+    assert answer["Error"] == ""
+    assert [n["metadata"]["name"] for n in answer["Nodes"]["items"]] == ["gpu-a"]
+    assert "gpu-b" in answer["FailedNodes"]
+    assert headers["X-Request-ID"]  # every answer can be found in the logs
+
+
+@pytest.mark.parametrize("who", ["no certificate", "certificate from another CA"])
+def test_client_without_valid_certificate_cannot_complete_a_request(pki, extender_server, who):
+    url, _ = extender_server
+    client_pem = None if who == "no certificate" else pki.stranger_pem
+    with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+        _request(url, _context(pki, client_pem), "POST", "/filter-simulation", BODY)
+
+
+def test_cluster_autoscaler_refuses_a_server_it_cannot_verify(pki, extender_server):
+    """Without ``caFile`` the Go client would skip verification; with it, a foreign server fails."""
+    url, _ = extender_server
+    ctx = ssl.create_default_context(cafile=None)
+    ctx.load_verify_locations(cadata=pki.other_ca.cert_pem.bytes().decode())
+    ctx.load_cert_chain(pki.client_pem)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        _request(url, ctx, "POST", "/filter-simulation", BODY)
+
+
+def test_extender_listener_serves_only_simulation_and_probes(pki, extender_server):
+    url, _ = extender_server
+    ctx = _context(pki, pki.client_pem)
+    status, body, _ = _request(url, ctx, "GET", "/readyz")
+    assert status == 200 and orjson.loads(body)["status"] == "ready", body
+    status, body, _ = _request(url, ctx, "GET", "/admin/")
+    assert status == 404 and "extender listener" in orjson.loads(body)["error"]
+
+
+def test_requests_of_every_worker_show_up_on_the_metrics_port(pki, extender_server):
+    url, metrics_port = extender_server
+    ctx = _context(pki, pki.client_pem)
+
+    def served() -> float:
+        conn = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=10)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+        found = re.findall(r'^hami_sim_extender_requests_total\{(?=[^}]*verb="filter")[^}]*\} (\S+)$', text, re.M)
+        return sum(float(v) for v in found)
+
+    before = served()
+    for _ in range(6):  # new connections: gunicorn spreads them over both workers
+        assert _request(url, ctx, "POST", "/filter-simulation", BODY)[0] == 200
+    assert served() - before == 6
+
+
+def test_web_listener_over_tls_needs_no_client_certificate_but_login_for_simulation(pki, server_database_url):
+    """The dashboard/admin listener: TLS for browsers, no client certificate, simulation behind login."""
+    proc, url = start_server(
+        cert=pki.server_cert,
+        key=pki.server_key,
+        env={
+            "DATABASE_URL": server_database_url,
+            "HAMI_SIM_LISTENER": "web",
+            "HAMI_SIM_HTTPS": "true",
+            "DECISION_RECORDING": "off",
+            "LOG_LEVEL": "WARNING",
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        ctx = _context(pki, None)
+        status, _, _ = _request(url, ctx, "GET", "/healthz")
+        assert status == 200
+        status, body, _ = _request(url, ctx, "POST", "/filter-simulation", BODY)
+        assert status == 403 and "API token" in orjson.loads(body)["error"]
+        status, _, headers = _request(url, ctx, "GET", "/admin/")
+        assert status == 302 and "/admin/login/" in headers["Location"]
+        assert "max-age=31536000" in headers["Strict-Transport-Security"]
+    finally:
+        stop_server(proc)

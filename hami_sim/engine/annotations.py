@@ -30,6 +30,7 @@ __all__ = [
     "encode_pair_scores",
     "parse_cordon",
     "looks_legacy",
+    "go_json_syntax_error",
 ]
 
 NVIDIA_REGISTER = "hami.io/node-nvidia-register"
@@ -171,7 +172,7 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     except orjson.JSONDecodeError as exc:
         if looks_legacy(value):
             raise AnnotationError("pre-2.8 colon-separated format; HAMi 2.8+ reads JSON") from None
-        raise AnnotationError(f"invalid JSON: {exc}") from None
+        raise AnnotationError(go_json_syntax_error(value) or f"invalid JSON: {exc}") from None
     if data is None:
         return []
     if not isinstance(data, list):
@@ -358,7 +359,7 @@ def decode_pair_scores(value: str) -> dict[str, dict[str, int]]:
     try:
         data = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        raise AnnotationError(f"invalid JSON: {exc}") from None
+        raise AnnotationError(go_json_syntax_error(value) or f"invalid JSON: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, list):
@@ -391,3 +392,204 @@ def parse_cordon(value: str | None) -> frozenset[str]:
 
 def inventory_error(key: str, exc: AnnotationError) -> InventoryError:
     return InventoryError(key, str(exc))
+
+
+# -- Go encoding/json syntax errors -------------------------------------------------------------------
+# ``json.Unmarshal`` validates the whole value first (``checkValid``) and reports the first bad byte as
+# ``invalid character 'x' <context>`` or ``unexpected end of JSON input``. orjson's messages differ, so
+# when orjson rejects a value we re-scan it byte by byte with Go's scanner states for Go's wording.
+
+_WS = frozenset(b" \t\r\n")
+_DIGITS = frozenset(b"0123456789")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_ESCAPES = frozenset(b'bfnrt\\/"')
+_LITERALS = {0x74: "true", 0x66: "false", 0x6E: "null"}
+_NAMED_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x0B: "\\v", 0x5C: "\\\\"}
+
+
+def _go_quote_char(c: int) -> str:
+    """Go's ``quoteChar``: the byte as a rune, quoted like ``strconv.Quote`` but in single quotes."""
+    if c == 0x27:
+        return "'\\''"
+    if c == 0x22:
+        return "'\"'"
+    if c in _NAMED_ESCAPES:
+        return f"'{_NAMED_ESCAPES[c]}'"
+    if c < 0x20 or c == 0x7F:
+        return f"'\\x{c:02x}'"
+    if 0x80 <= c <= 0xA0 or c == 0xAD:  # not printable for strconv.IsPrint
+        return f"'\\u{c:04x}'"
+    return f"'{chr(c)}'"
+
+
+class _GoSyntaxError(Exception):
+    pass
+
+
+def _bad(c: int, context: str) -> _GoSyntaxError:
+    return _GoSyntaxError(f"invalid character {_go_quote_char(c)} {context}")
+
+
+class _GoScanner:
+    """Go's ``encoding/json`` scanner reduced to what decides its syntax error messages."""
+
+    __slots__ = ("stack", "state", "literal", "pos")
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []  # "key" | "value" (inside an object) | "array"
+        self.state = "begin"
+        self.literal = ""
+        self.pos = 0
+
+    def close(self) -> str:
+        self.stack.pop()
+        return "end" if self.stack else "top"
+
+    def end_value(self, c: int) -> str:
+        if not self.stack:
+            return self.step_top(c)
+        if c in _WS:
+            return "end"
+        top = self.stack[-1]
+        if top == "key":
+            if c == 0x3A:
+                self.stack[-1] = "value"
+                return "begin"
+            raise _bad(c, "after object key")
+        if top == "value":
+            if c == 0x2C:
+                self.stack[-1] = "key"
+                return "key_string"
+            if c == 0x7D:
+                return self.close()
+            raise _bad(c, "after object key:value pair")
+        if c == 0x2C:
+            return "begin"
+        if c == 0x5D:
+            return self.close()
+        raise _bad(c, "after array element")
+
+    @staticmethod
+    def step_top(c: int) -> str:
+        if c not in _WS:
+            raise _bad(c, "after top-level value")
+        return "top"
+
+    def begin_value(self, c: int) -> str:
+        if c in _WS:
+            return "begin"
+        if c == 0x7B:
+            self.stack.append("key")
+            return "key_or_close"
+        if c == 0x5B:
+            self.stack.append("array")
+            return "value_or_close"
+        if c == 0x22:
+            return "string"
+        if c == 0x2D:
+            return "neg"
+        if c == 0x30:
+            return "zero"
+        if 0x31 <= c <= 0x39:
+            return "int"
+        if c in _LITERALS:
+            self.literal = _LITERALS[c]
+            self.pos = 1
+            return "literal"
+        raise _bad(c, "looking for beginning of value")
+
+    def step(self, state: str, c: int) -> str:  # noqa: C901 - one branch per Go scanner state
+        if state == "begin":
+            return self.begin_value(c)
+        if state == "value_or_close":
+            if c in _WS:
+                return state
+            return self.close() if c == 0x5D else self.begin_value(c)
+        if state == "key_or_close":
+            if c in _WS:
+                return state
+            if c == 0x7D:
+                return self.close()
+            return self.step("key_string", c)
+        if state == "key_string":
+            if c in _WS:
+                return state
+            if c == 0x22:
+                return "string"
+            raise _bad(c, "looking for beginning of object key string")
+        if state == "string":
+            if c == 0x22:
+                return "end"
+            if c == 0x5C:
+                return "escape"
+            if c < 0x20:
+                raise _bad(c, "in string literal")
+            return state
+        if state == "escape":
+            if c in _ESCAPES:
+                return "string"
+            if c == 0x75:
+                self.pos = 0
+                return "unicode"
+            raise _bad(c, "in string escape code")
+        if state == "unicode":
+            if c not in _HEX:
+                raise _bad(c, "in \\u hexadecimal character escape")
+            self.pos += 1
+            return "string" if self.pos == 4 else state
+        if state == "neg":
+            if c == 0x30:
+                return "zero"
+            if 0x31 <= c <= 0x39:
+                return "int"
+            raise _bad(c, "in numeric literal")
+        if state == "int" and c in _DIGITS:
+            return state
+        if state in ("int", "zero"):
+            if c == 0x2E:
+                return "dot"
+            if c in (0x65, 0x45):
+                return "exp"
+            return self.end_value(c)
+        if state == "dot":
+            if c in _DIGITS:
+                return "frac"
+            raise _bad(c, "after decimal point in numeric literal")
+        if state == "frac":
+            if c in _DIGITS:
+                return state
+            if c in (0x65, 0x45):
+                return "exp"
+            return self.end_value(c)
+        if state == "exp" and c in (0x2B, 0x2D):
+            return "exp_sign"
+        if state in ("exp", "exp_sign"):
+            if c in _DIGITS:
+                return "exp_digits"
+            raise _bad(c, "in exponent of numeric literal")
+        if state == "exp_digits":
+            return state if c in _DIGITS else self.end_value(c)
+        if state == "literal":
+            expected = ord(self.literal[self.pos])
+            if c != expected:
+                raise _bad(c, f"in literal {self.literal} (expecting {_go_quote_char(expected)})")
+            self.pos += 1
+            return "end" if self.pos == len(self.literal) else state
+        if state == "end":
+            return self.end_value(c)
+        return self.step_top(c)
+
+
+def go_json_syntax_error(value: str | bytes) -> str | None:
+    """The message Go's ``json.Unmarshal`` gives for ``value`` if it is not valid JSON, else None."""
+    data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
+    scanner = _GoScanner()
+    state = "begin"
+    try:
+        for c in data:
+            state = scanner.step(state, c)
+        if state != "top":
+            state = scanner.step(state, 0x20)  # Go's eof(): feed one space, the value must then be complete
+    except _GoSyntaxError as exc:
+        return str(exc)
+    return None if state == "top" else "unexpected end of JSON input"

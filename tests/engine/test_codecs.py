@@ -120,9 +120,33 @@ def test_nvidia_json_errors(value, detail):
     assert nvidia_error({REG: value}) == f"malformed {REG}: {detail}"
 
 
-def test_invalid_json_is_malformed():
-    message = nvidia_error({REG: '[{"id":"GPU-0",'})
-    assert message.startswith(f"malformed {REG}: ")
+@pytest.mark.parametrize(
+    ("value", "detail"),
+    [
+        ('[{"id":"GPU-0",', "unexpected end of JSON input"),
+        ("", "unexpected end of JSON input"),
+        ("not-valid-json", "invalid character 'o' in literal null (expecting 'u')"),
+        ("GPU-0,10", "invalid character 'G' looking for beginning of value"),
+        ("[1,]", "invalid character ']' looking for beginning of value"),
+        ('[{"id" "g"}]', "invalid character '\"' after object key"),
+        ('[{"id":"g" "count":1}]', "invalid character '\"' after object key:value pair"),
+        ("[{} {}]", "invalid character '{' after array element"),
+        ("[{,}]", "invalid character ',' looking for beginning of object key string"),
+        ("[] []", "invalid character '[' after top-level value"),
+        ('["\\x"]', "invalid character 'x' in string escape code"),
+        ('["\\u12g4"]', "invalid character 'g' in \\u hexadecimal character escape"),
+        ('["a\tb"]', "invalid character '\\t' in string literal"),
+        ("[-]", "invalid character ']' in numeric literal"),
+        ("[1.]", "invalid character ']' after decimal point in numeric literal"),
+        ("[1e]", "invalid character ']' in exponent of numeric literal"),
+        ("[tru]", "invalid character ']' in literal true (expecting 'e')"),
+        ("[01]", "invalid character '1' after array element"),
+        ("'x'", "invalid character '\\'' looking for beginning of value"),
+        ("é", "invalid character 'Ã' looking for beginning of value"),
+    ],
+)
+def test_invalid_json_uses_go_syntax_errors(value, detail):
+    assert nvidia_error({REG: value}) == f"malformed {REG}: {detail}"
 
 
 def test_pre_28_values_are_reported_as_the_legacy_format():
@@ -133,7 +157,7 @@ def test_pre_28_values_are_reported_as_the_legacy_format():
 
 def test_pair_score_errors_name_the_score_annotation():
     message = nvidia_error({REG: EXAMPLE_13, SCORE: "not-valid-json"})
-    assert message.startswith(f"malformed {SCORE}: ")
+    assert message == f"malformed {SCORE}: invalid character 'o' in literal null (expecting 'u')"
     message = nvidia_error({REG: EXAMPLE_13, SCORE: '{"uuid":"GPU-0"}'})
     assert message == f"malformed {SCORE}: json: cannot unmarshal object into Go value of type []*device.DevicePairScore"
     message = nvidia_error({REG: EXAMPLE_13, SCORE: '[{"uuid":"GPU-0","score":{"GPU-1":"x"}}]'})

@@ -364,3 +364,36 @@ def test_first_failing_container_decides_the_node_reason():
     devices = [dev("g0", totalmem=1000, totalcore=100)]
     out = run_pod(devices, req(1, 2000), req(1, 100, 101, 200))
     assert out.reason == "1/1 CardInsufficientMemory" and out.failed_container == 0
+
+
+# -- 4.7 init containers: each on a fresh copy, the node keeps the peak ------------------------------------
+
+
+def after(result):
+    return [(d.id, d.used, d.usedmem, d.usedcores) for d in result.usage_after]
+
+
+def test_init_containers_do_not_accumulate():
+    result = run_pod([dev("g", totalmem=8000)], req(1, 1000), init=(req(1, 5000), req(1, 5000)))
+    assert result.ok and [[d.uuid for d in c] for c in result.containers] == [["g"], ["g"], ["g"]]
+    assert after(result) == [("g", 1, 5000, 0)]
+
+
+def test_app_containers_accumulate():
+    result = run_pod([dev("g", totalmem=8000)], req(1, 5000), req(1, 5000))
+    assert result.reason == "1/1 CardInsufficientMemory" and result.failed_container == 1
+
+
+def test_peak_is_taken_per_field_on_top_of_existing_usage():
+    start = dev("g", 10, 2, 8000, 1000, 100, 20)
+    result = run_pod([start], req(1, 1000, 101, 50), init=(req(1, 5000, 101, 10),))
+    # init: used 3, mem 6000, cores 30; app: used 3, mem 2000, cores 70 -> peak per field
+    assert after(result) == [("g", 3, 6000, 70)]
+    assert (start.used, start.usedmem, start.usedcores) == (2, 1000, 20)  # the input is not mutated
+
+
+def test_usage_after_keeps_the_node_device_order():
+    devices = [dev("g0", index=0), dev("g1", index=1), dev("g2", index=2)]
+    result = run_pod(devices, req(1, 100), gpu_policy="binpack")
+    assert [d.id for d in result.usage_after] == ["g0", "g1", "g2"]
+    assert [d.id for d in devices] == ["g0", "g1", "g2"]

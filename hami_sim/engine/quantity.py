@@ -56,7 +56,7 @@ def parse_quantity(value: object) -> Fraction:
         return Fraction(repr(value))
     if not isinstance(value, str):
         raise QuantityError(f"quantities must be strings or numbers, not {type(value).__name__}")
-    text = value.strip()
+    text = value  # Kubernetes' ParseQuantity does not trim: " 1" is not a quantity
     if len(text) > 64:
         raise QuantityError(f"quantity {value[:40]!r}... is too long")
     match = _QUANTITY.match(text)

@@ -255,7 +255,7 @@ def test_fractional_and_out_of_range_quantities_are_not_int64():
     assert as_int64(parse_quantity("2000m")) == 2
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "10 Gi", "Gi", "--1", "1e", True, None, [1]])
+@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "10 Gi", " 1", "1 ", "Gi", "--1", "1e", "1_000", True, None, [1]])
 def test_bad_quantities_are_rejected(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)

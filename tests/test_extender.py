@@ -274,6 +274,26 @@ def test_many_nodes_mixed_verdicts_in_input_order_echoed_unchanged(client):
     assert len(unresolvable) == 20 and answer["NodeNames"] is None
 
 
+def test_configured_resource_names_and_policies(client, settings):
+    """The #2046 tests' config: hami.io/gpu, hami.io/gpumem, hami.io/gpucores (settings.HAMI)."""
+    hami = {**settings.HAMI, "NVIDIA": dict(settings.HAMI["NVIDIA"])}
+    hami["NVIDIA"].update(
+        resourceCountName="hami.io/gpu",
+        resourceMemoryName="hami.io/gpumem",
+        resourceMemoryPercentageName="hami.io/gpumem-percentage",
+        resourceCoreName="hami.io/gpucores",
+    )
+    settings.HAMI = hami
+    limits = {"hami.io/gpu": "1", "hami.io/gpucores": "20", "hami.io/gpumem": "16384"}
+    p = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}}
+    template = node("template-node-unfit", [gpu("GPU-0", devmem=8192, type="NVIDIA-A100")])
+    answer = filter_(client, extender_args(p, [template]))
+    assert answer["FailedNodes"] == {"template-node-unfit": "1/1 CardInsufficientMemory"}
+    # the default nvidia.com/* names are no longer HAMi requests: such a pod fits everywhere
+    answer = filter_(client, extender_args(pod(gpumem=16384), [template]))
+    assert names(answer) == ["template-node-unfit"]
+
+
 def test_answers_are_independent_between_calls(client):
     body = extender_args(pod(gpumem=20000), [a10("n1")])
     first = filter_(client, body)

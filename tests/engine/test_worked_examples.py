@@ -291,3 +291,50 @@ def test_7_9_75_generate_resource_requests(limits, requests, config, expected):
 
 def test_7_9_75_limits_win_over_requests():
     assert parse({G: "2"}, {G: "1", M: "100"}) == (2, 100, 101, 0)
+
+
+# -- section 5: the #2046 template-node tests (custom resource names hami.io/*) ------------------------
+
+HAMI_NAMES = NvidiaConfig(
+    resource_count_name="hami.io/gpu",
+    resource_memory_name="hami.io/gpumem",
+    resource_memory_percentage_name="hami.io/gpumem-percentage",
+    resource_core_name="hami.io/gpucores",
+)
+TEMPLATE_A = '[{"id":"GPU-0","count":10,"devmem":8192,"devcore":100,"type":"NVIDIA-A100","numa":0,"health":true,"index":0,"mode":"hami-core"}]'
+
+
+def _hami_pod(gpu, cores, mem):
+    limits = {"hami.io/gpu": str(gpu), "hami.io/gpucores": str(cores), "hami.io/gpumem": str(mem)}
+    return {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}}
+
+
+def _template(name, annotations):
+    return {"metadata": {"name": name, "annotations": annotations}}
+
+
+def test_5_filter_uses_template_nodes():
+    sim = Simulator(EngineConfig(vendors=(NvidiaVendor(HAMI_NAMES),)))
+    [v] = sim.filter_nodes(sim.pod_context(_hami_pod(1, 20, 1024)), [_template("template-node-a", {"hami.io/node-nvidia-register": TEMPLATE_A})])
+    assert v.fits and [d.uuid for d in v.fit.containers[0]] == ["GPU-0"]
+
+
+def test_5_filter_template_nodes_returns_detailed_failure_reason():
+    sim = Simulator(EngineConfig(vendors=(NvidiaVendor(HAMI_NAMES),)))
+    node = _template("template-node-unfit", {"hami.io/node-nvidia-register": TEMPLATE_A})
+    [v] = sim.filter_nodes(sim.pod_context(_hami_pod(1, 20, 16384)), [node])
+    assert (v.fits, v.reason) == (False, "1/1 CardInsufficientMemory")
+
+
+def test_5_filter_template_nodes_missing_register_annotation():
+    sim = Simulator(EngineConfig(vendors=(NvidiaVendor(HAMI_NAMES),)))
+    [v] = sim.filter_nodes(sim.pod_context(_hami_pod(1, 0, 0)), [_template("template-node-cold-zero", {})])
+    assert (v.fits, v.unresolvable, v.reason) == (False, True, "node unregistered")
+
+
+def test_5_default_names_do_not_see_custom_resources():
+    sim = Simulator(EngineConfig(vendors=(NvidiaVendor(),)))
+    ctx = sim.pod_context(_hami_pod(1, 20, 16384))
+    assert not ctx.pod.requests.has_requests
+    [v] = sim.filter_nodes(ctx, [_template("template-node-cold-zero", {})])
+    assert v.fits  # no HAMi request: fits everywhere

@@ -133,6 +133,24 @@ class Simulator:
     def __init__(self, config: EngineConfig | None = None, resolver: InventoryResolver | None = None) -> None:
         self.config = config or EngineConfig()
         self.vendors: dict[str, Vendor] = {v.common_word: v for v in self.config.vendors}
+        # which vendors a node's annotation keys / capacity names call in (vendors that declare
+        # no sources read every node); most nodes register one or two of the ~25 backends
+        self._vendor_list = list(self.vendors.values())
+        self._always: list[int] = []
+        self._by_annotation: dict[str, list[int]] = {}
+        self._by_capacity: dict[str, list[int]] = {}
+        for i, vendor in enumerate(self._vendor_list):
+            sources = vendor.registration_sources()
+            if sources is None:
+                self._always.append(i)
+                continue
+            for key in sources[0]:
+                self._by_annotation.setdefault(key, []).append(i)
+            for name in sources[1]:
+                self._by_capacity.setdefault(name, []).append(i)
+        self._always_vendors = [self._vendor_list[i] for i in self._always]
+        self._annotation_keys = frozenset(self._by_annotation)
+        self._capacity_keys = frozenset(self._by_capacity)
         self.resolver = resolver
         self._inventories = _Memo(20000)
         self._verdicts = _Memo(50000)
@@ -162,11 +180,34 @@ class Simulator:
         return frozenset(names)
 
     # -- inventories -----------------------------------------------------------------------------
+    def _node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
+        """The vendors that can find devices on ``node``, in registration order.
+
+        Set intersections over the node's annotation keys and capacity names (C speed): this runs
+        for every node of every CA call, so it must stay far below the cost of the digest.
+        """
+        found: set[int] | None = None
+        keys = annotations.keys() & self._annotation_keys if self._annotation_keys else ()
+        for key in keys:
+            found = set(self._by_annotation[key]) if found is None else found | set(self._by_annotation[key])
+        if self._capacity_keys:
+            status = node.get("status")
+            capacity = status.get("capacity") if isinstance(status, dict | Mapping) else None
+            if isinstance(capacity, dict | Mapping):
+                for name in capacity.keys() & self._capacity_keys:
+                    hit = self._by_capacity[name]
+                    found = set(hit) if found is None else found | set(hit)
+        if found is None:
+            return self._always_vendors
+        found.update(self._always)
+        return [self._vendor_list[i] for i in sorted(found)]
+
     def annotation_inventory(self, node: Mapping) -> Inventory:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``)."""
         annotations = node_annotations(node)
+        node_vendors = self._node_vendors(annotations, node)
         parts = [annotations.get(DEVICE_CORDON)]
-        for vendor in self.vendors.values():
+        for vendor in node_vendors:
             parts.append(vendor.inventory_key(annotations, node))
         key = _digest(parts)
         cached = self._inventories.get(key)
@@ -175,7 +216,7 @@ class Simulator:
         devices: list[DeviceInfo] = []
         pair_scores: dict[str, dict[str, int]] = {}
         first_error = ""
-        for vendor in self.vendors.values():
+        for vendor in node_vendors:
             try:
                 found, scores = vendor.node_devices(annotations, node)
             except InventoryError as exc:

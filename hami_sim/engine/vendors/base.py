@@ -93,6 +93,14 @@ class Vendor(ABC):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         """What ``node_devices`` reads from the node, for caching parsed inventories."""
 
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(annotation keys, ``status.capacity`` names) whose presence makes this vendor read a node.
+
+        Lets the simulator skip vendors a node does not register for (most nodes carry one or two
+        of the ~25 backends). None, the default, means "always read the node".
+        """
+        return None
+
     @abstractmethod
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

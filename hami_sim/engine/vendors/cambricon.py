@@ -36,7 +36,8 @@ class CambriconConfig:
 
 class CambriconVendor(CapacityVendor):
     common_word = MLU
-    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID, MLU_USE_TYPE, MLU_NOUSE_TYPE)
+    # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU")
+    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
 
     def __init__(self, config: CambriconConfig | None = None) -> None:
         self.config = config or CambriconConfig()

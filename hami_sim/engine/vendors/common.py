@@ -270,6 +270,9 @@ class RegisteredVendor(Vendor):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (self.register_key, annotations.get(self.register_key))
 
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (self.register_key,), ()
+
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
@@ -304,6 +307,9 @@ class CapacityVendor(Vendor):
 
     capacity_names: tuple[str, ...] = ()
     rules: FitRules
+
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (), tuple(self.capacity_names)
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         values = tuple(capacity_raw(node, name) for name in self.capacity_names)

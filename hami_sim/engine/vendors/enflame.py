@@ -193,6 +193,9 @@ class EnflameDrsVendor(Vendor):
         c = self.config
         return frozenset({c.resource_drs_name, c.resource_memory_name, c.resource_core_name})
 
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (DRS_CAPACITY,), ()
+
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         raw = annotations.get(DRS_CAPACITY)
         return (DRS_CAPACITY, raw, node_name(node) if raw is not None else None)

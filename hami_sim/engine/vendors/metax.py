@@ -192,6 +192,9 @@ class MetaxSgpuVendor(Vendor):
         c = self.config
         return frozenset({c.resource_vcount_name, c.resource_vcore_name, c.resource_vmemory_name})
 
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (METAX_SGPU_REGISTER,), ()
+
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (METAX_SGPU_REGISTER, annotations.get(METAX_SGPU_REGISTER))
 

@@ -1,0 +1,79 @@
+"""Production settings as an operator sets them: ``check --deploy`` and the server's behaviour without a database."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import secrets
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from hami_sim.serve import start_server, stop_server
+from tests.deploy.conftest import REPO
+
+PRODUCTION_ENV = {
+    "DEBUG": "false",
+    "HAMI_SIM_HTTPS": "true",
+    "ALLOWED_HOSTS": "hami-sim.hami-sim.svc,hami-sim.example.com",
+    "HAMI_SIM_LISTENER": "web",
+}
+
+
+def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SECRET_KEY", "SECURE_", "HAMI_SIM_"))}
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO,
+        env={**base, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
+    key_file = tmp_path / "secret-key"
+    key_file.write_text(secrets.token_urlsafe(64) + "\n")  # as mounted from a Secret
+    result = _check_deploy({**PRODUCTION_ENV, "SECRET_KEY_FILE": str(key_file)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_flags_a_forgotten_secret_and_http_settings():
+    result = _check_deploy({"DEBUG": "false"})
+    assert result.returncode != 0
+    out = result.stdout + result.stderr
+    for check_id in ("hami_sim.W001", "security.W004", "security.W008", "security.W012", "security.W016"):
+        assert check_id in out, check_id
+
+
+def test_check_deploy_flags_an_extender_listener_without_client_ca():
+    result = _check_deploy({**PRODUCTION_ENV, "HAMI_SIM_LISTENER": "extender", "SECRET_KEY": secrets.token_urlsafe(64)})
+    assert result.returncode != 0 and "hami_sim.W003" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_server_without_database_is_alive_but_not_ready():
+    proc, url = start_server(
+        env={"DATABASE_URL": "postgres://postgres@127.0.0.1:1/nowhere", "LOG_LEVEL": "ERROR", "HAMI_SIM_LISTENER": "all"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        port = int(url.rsplit(":", 1)[1])
+
+        def get(path: str):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, orjson.loads(response.read())
+
+        assert get("/healthz") == (200, {"status": "ok"})
+        status, body = get("/readyz")
+        assert status == 503 and body["status"] == "not ready"
+        assert body["checks"]["database"].startswith("error")
+    finally:
+        stop_server(proc)

@@ -4,7 +4,7 @@ Steps run in order (``STEPS``); each is a function of the ``Demo`` state, so add
 decisions) is a one-line addition to the list. Then gunicorn and a Celery worker with embedded beat
 start as children; the URL and the admin login are printed; Ctrl-C (or SIGTERM) stops every child.
 
-Environment: ``DEMO_PORT`` (8000), ``DEMO_ADMIN_USER`` (admin), ``DEMO_ADMIN_PASSWORD`` (hami-sim-demo),
+Environment: ``DEMO_PORT`` (8000), ``DEMO_BIND_HOST`` (127.0.0.1; 0.0.0.0 in the demo container), ``DEMO_ADMIN_USER`` (admin), ``DEMO_ADMIN_PASSWORD`` (hami-sim-demo),
 and everything ``hami_sim/settings.py`` reads. ``KUBE_SOURCE`` defaults to the demo snapshot.
 """
 
@@ -111,7 +111,7 @@ def start_services(demo: Demo) -> None:
     _spawn(
         demo,
         "web",
-        [python, "-m", "gunicorn", "hami_sim.wsgi:application", "-b", f"127.0.0.1:{demo.port}", "-w", "2", "--timeout", "60"],
+        [python, "-m", "gunicorn", "hami_sim.wsgi:application", "-b", f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}", "-w", "2", "--timeout", "60"],
     )
     _spawn(
         demo,

@@ -5,6 +5,7 @@ default applies: SQLite in ``var/``, Celery on the filesystem broker, DEBUG off,
 Production sets ``DATABASE_URL`` (PostgreSQL), ``CELERY_BROKER_URL`` (Redis) and ``SECRET_KEY``.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -14,6 +15,12 @@ from hami_sim.logging import logging_config
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("HAMI_SIM_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# Secrets can come from mounted files (a Kubernetes Secret volume): ``<NAME>_FILE=/path`` sets
+# ``<NAME>`` to the file's content (trailing newline dropped) unless ``<NAME>`` itself is set.
+for _name in ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL"):
+    if os.environ.get(f"{_name}_FILE") and not os.environ.get(_name):
+        os.environ[_name] = Path(os.environ[f"{_name}_FILE"]).read_text().rstrip("\r\n")
 
 env = environ.Env(
     DEBUG=(bool, False),

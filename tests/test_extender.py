@@ -186,8 +186,11 @@ def test_null_annotation_value_is_absent(client):
     assert answer["FailedAndUnresolvableNodes"] == {"n": "node unregistered"}
 
 
-def test_get_is_not_allowed(client):
-    assert client.get("/filter-simulation").status_code == 405
+@pytest.mark.parametrize("path", ["/filter-simulation", "/prioritize-simulation"])
+def test_only_post_is_allowed(client, path):
+    response = client.get(path)
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert orjson.loads(response.content)["Error"].startswith("method GET not allowed")
 
 
 # -- semantics ---------------------------------------------------------------------------------------------
@@ -341,6 +344,16 @@ def test_prioritize_rounds_half_up(client):
     # 10 x (1/10 + 25/100 + 3200/8000) = 7.5 -> 7.5/3 = 2.5 -> 3 (not banker's 2)
     body = extender_args(pod(gpumem=3200, gpucores=25), [one_card("n1")])
     assert prioritize(client, body) == [{"Host": "n1", "Score": 3}]
+
+
+def test_prioritize_pod_without_request_scores_every_node(client):
+    nodes = [one_card("n1"), node("cold")]
+    assert prioritize(client, extender_args(pod(gpu_count=None), nodes)) == [
+        {"Host": "n1", "Score": 0},
+        {"Host": "cold", "Score": 0},
+    ]
+    spread = pod(gpu_count=None, annotations={"hami.io/node-scheduler-policy": "spread"})
+    assert prioritize(client, extender_args(spread, nodes)) == [{"Host": "n1", "Score": 10}, {"Host": "cold", "Score": 10}]
 
 
 @pytest.mark.parametrize(

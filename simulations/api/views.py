@@ -14,7 +14,6 @@ import orjson
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
@@ -119,7 +118,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         return b"[]", "bad_request"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)
     priorities = [
-        {"Host": v.name, "Score": simulator.prioritize_score(ctx, v) if ctx.pod.requests.has_requests else 0}
+        {"Host": v.name, "Score": simulator.prioritize_score(ctx, v)}
         for v in verdicts
         if v.fits
     ]
@@ -140,13 +139,21 @@ def _respond(verb: str, request: HttpRequest, handler: Callable[[bytes], tuple[b
     return HttpResponse(content, content_type=JSON)
 
 
+def _not_post(request: HttpRequest) -> HttpResponse | None:
+    """Extender verbs are POST only: anything else is a JSON 405 naming the method."""
+    if request.method == "POST":
+        return None
+    body = orjson.dumps({"Error": f"method {request.method} not allowed; POST ExtenderArgs as JSON"})
+    response = HttpResponse(body, content_type=JSON, status=405)
+    response["Allow"] = "POST"
+    return response
+
+
 @csrf_exempt
-@require_POST
 def filter_simulation(request: HttpRequest) -> HttpResponse:
-    return _respond("filter", request, run_filter, None)  # type: ignore[arg-type]
+    return _not_post(request) or _respond("filter", request, run_filter, None)  # type: ignore[arg-type]
 
 
 @csrf_exempt
-@require_POST
 def prioritize_simulation(request: HttpRequest) -> HttpResponse:
-    return _respond("prioritize", request, run_prioritize, b"[]")
+    return _not_post(request) or _respond("prioritize", request, run_prioritize, b"[]")

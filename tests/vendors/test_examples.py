@@ -22,9 +22,9 @@ EXPECTED: dict[str, list[dict]] = {
     "examples/awsneuron/allocate_dev.yaml#0": [{"AWSNeuron": (1, 0, 0, 2)}],
     "examples/awsneuron/multi_containers.yaml#0": [{"AWSNeuron": (1, 0, 0, 1)}, {"AWSNeuron": (1, 0, 0, 1)}],
     "examples/biren/default_use.yaml#0": [{"Biren": (1, 0, 100, 0)}],
-    # Enflame: whole GCUs; DRS by slice count (Memreq carries the slices); DRS by memory/core spec
-    "examples/enflame/gcu_use.yaml#0": [{"GCU": (1, 0, 100, 0)}],
-    "examples/enflame/gcu_use.yaml#1": [{"GCU": (2, 0, 100, 0)}],
+    # Enflame: whole GCUs (100 of the card's nominal 100 memory/cores); DRS by slice count (Memreq carries the slices); DRS by memory/core spec
+    "examples/enflame/gcu_use.yaml#0": [{"GCU": (1, 100, 100, 100)}],
+    "examples/enflame/gcu_use.yaml#1": [{"GCU": (2, 100, 100, 100)}],
     "examples/enflame/vgcu_use.yaml#0": [{"Enflame": (1, 1, 0, 0)}],
     "examples/enflame/vgcu_use.yaml#1": [{"Enflame": (1, 3, 0, 0)}],
     "examples/enflame/vgcu_use.yaml#2": [{"Enflame": (1, 20480, -1, 40)}],

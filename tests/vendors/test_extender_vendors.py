@@ -86,7 +86,7 @@ CASES = {
         node("tmpl-gcu", capacity={"enflame.com/gcu": "2"}),
         pod(limits(**{"enflame.com/gcu": 2})),
         pod(limits(**{"enflame.com/gcu": 1}), limits(**{"enflame.com/gcu": 2})),
-        "1/2 AllocatedCardsInsufficientRequest, 1/2 CardTimeSlicingExhausted",
+        "1/2 AllocatedCardsInsufficientRequest, 1/2 ExclusiveDeviceAllocateConflict",
     ),
     "enflame-drs": (
         node("tmpl-drs", annotations={"enflame.com/gcu-drs-capacity": DRS}),

@@ -346,17 +346,43 @@ def test_enflame_drs_profiles():
 
 
 # -- Biren / Vastai ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(("vendor", "word", "uuid_key"), [(BirenVendor(), "Biren", "birentech.com/use-gpuuuid"), (VastaiVendor(), "Vastai", "vastaitech.com/use-gpuuuid")])
-def test_count_only_vendors_walk_from_the_front(vendor, word, uuid_key):
-    cards = [dev(f"{word}-0", type=word, count=1), dev(f"{word}-1", type=word, count=1, index=1)]
-    first = vendor.fit(cards, req(word, pct=100), view(), node(), SPREAD)
-    assert [(d.uuid, d.usedmem) for d in first.devices] == [(f"{word}-0", 0)]
+def test_biren_is_count_only_and_walks_from_the_front():
+    vendor = BirenVendor()
+    cards = [dev("Biren-0", type="Biren", count=1), dev("Biren-1", type="Biren", count=1, index=1)]
+    first = vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD)
+    assert [(d.uuid, d.usedmem) for d in first.devices] == [("Biren-0", 0)]
     cards[0].used = cards[1].used = 1
-    assert vendor.fit(cards, req(word, pct=100), view(), node(), SPREAD).reason == "2/2 CardTimeSlicingExhausted"
+    assert vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD).reason == "2/2 CardTimeSlicingExhausted"
     cards[1].used = 0
-    assert vendor.fit(cards, req(word, nums=2, pct=100), view(), node(), SPREAD).reason == (
+    assert vendor.fit(cards, req("Biren", nums=2, pct=100), view(), node(), SPREAD).reason == (
         "1/2 AllocatedCardsInsufficientRequest, 1/2 CardTimeSlicingExhausted"
     )
-    assert vendor.fit(cards, req(word, pct=100), view({uuid_key: f"{word}-0"}), node(), SPREAD).reason == (
+    assert vendor.fit(cards, req("Biren", pct=100), view({"birentech.com/use-gpuuuid": "Biren-0"}), node(), SPREAD).reason == (
         "1/2 CardTimeSlicingExhausted, 1/2 CardUuidMismatch"
     )
+
+
+def test_vastai_takes_whole_memory_and_walks_from_the_front():
+    vendor = VastaiVendor()
+    cards = [dev("va-0", type="Vastai", count=4, mem=16384), dev("va-1", type="Vastai", count=4, index=1, mem=16384)]
+    first = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
+    assert [(d.uuid, d.usedmem) for d in first.devices] == [("va-0", 16384)]
+    cards[0].used, cards[0].usedmem = 1, 16384
+    second = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
+    assert [d.uuid for d in second.devices] == ["va-1"]
+    cards[1].used, cards[1].usedmem = 1, 16384
+    assert vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD).reason == "2/2 CardInsufficientMemory"
+    assert vendor.fit(cards, req("Vastai", pct=100), view({"vastaitech.com/nouse-gpuuuid": "va-0,va-1"}), node(), SPREAD).reason == (
+        "2/2 CardUuidMismatch"
+    )
+
+
+def test_enflame_gcu_takes_idle_cards_only():
+    from hami_sim.engine.vendors import EnflameGcuVendor
+
+    vendor = EnflameGcuVendor()
+    gcus = [dev("gcu-0", type="GCU", count=1, mem=100, used=1, usedmem=100, usedcores=100), dev("gcu-1", type="GCU", count=1, mem=100, index=1)]
+    one = vendor.fit(gcus, req("GCU", mem=100, pct=100, cores=100), view(), node(), SPREAD)
+    assert [(d.uuid, d.usedmem, d.usedcores) for d in one.devices] == [("gcu-1", 100, 100)]
+    two = vendor.fit(gcus, req("GCU", nums=2, mem=100, pct=100, cores=100), view(), node(), SPREAD)
+    assert two.reason == "1/2 AllocatedCardsInsufficientRequest, 1/2 ExclusiveDeviceAllocateConflict"

@@ -1,6 +1,7 @@
 """Enflame GCUs (HAMi ``pkg/device/enflame``): whole GCUs (``GCU``) and DRS slices (``Enflame``).
 
-- Whole GCUs: ``status.capacity[enflame.com/gcu]`` exclusive devices; ``enflame.com/gcu: N``.
+- Whole GCUs: ``status.capacity[enflame.com/gcu]`` exclusive devices; ``enflame.com/gcu: N`` takes N
+  idle GCUs (a used one is ``ExclusiveDeviceAllocateConflict``).
 - DRS (vGCU): the ``enflame.com/gcu-drs-capacity`` annotation
   (``{"devices":[{"index","minor","capacity"}],"profiles":{"1g.6gb":"0",...}}``): one device per entry
   with ``capacity`` slices and the largest profile's memory. ``enflame.com/drs-gcu: S`` asks for the
@@ -77,7 +78,7 @@ class EnflameConfig:
 
 
 class EnflameGcuVendor(CapacityVendor):
-    """Whole, exclusive Enflame GCUs from node capacity."""
+    """Whole, exclusive Enflame GCUs from node capacity (HAMi ``gcu.go``)."""
 
     common_word = GCU
     rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, check_memory_and_cores=False)
@@ -95,13 +96,47 @@ class EnflameGcuVendor(CapacityVendor):
         cards = capacity_int(node, self.config.resource_count_name)
         if cards <= 0:
             return [], {}
-        return synthesise(node, cards, vendor=GCU, id_infix="enflame-gcu", split=1, devmem=100, devcore=100), {}
+        return synthesise(node, cards, vendor=GCU, id_infix=GCU, split=1, devmem=100, devcore=100), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         present, nums = resource_int(resources, self.config.resource_count_name)
         if not present or nums is None:
             return None
-        return ContainerDeviceRequest(int32(nums), GCU, 0, 100, 0)
+        return ContainerDeviceRequest(int32(nums), GCU, 100, 100, 100)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        """Only the type and "is the GCU idle" are checked; a placement takes the whole card."""
+        nums = request.nums
+        counts: dict[str, int] = {}
+        device_reasons: dict[str, str] = {}
+        collected: list[ContainerDevice] = []
+        for dev in reversed(devices):
+            reason = ""
+            if dev.id in node.cordoned:
+                reason = R.CARD_CORDONED
+            elif request.type != GCU:
+                reason = R.CARD_TYPE_MISMATCH
+            elif dev.used > 0:
+                reason = R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+            if reason:
+                counts[reason] = counts.get(reason, 0) + 1
+                device_reasons.setdefault(dev.id, reason)
+                continue
+            if nums > 0:
+                nums -= 1
+                collected.append(ContainerDevice(dev.index, dev.id, GCU, request.memreq, request.coresreq))
+            if nums == 0:
+                return FitOutcome(True, collected, "", device_reasons)
+        if collected:
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1  # len(tmpDevs): a one-key map
+        return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
 def parse_profile(name: str) -> tuple[int, int]:

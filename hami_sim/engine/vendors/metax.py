@@ -1,6 +1,7 @@
 """MetaX GPUs (HAMi ``pkg/device/metax``): whole GPUs (``Metax-GPU``) and sGPU slices (``Metax-SGPU``).
 
-- Whole GPUs: ``status.capacity[metax-tech.com/gpu]`` exclusive devices (count 1, 65536 MiB).
+- Whole GPUs: ``status.capacity[metax-tech.com/gpu]`` exclusive devices (count 1, 65536 MiB);
+  ``metax-tech.com/gpu: N`` (limits, else requests) asks for N whole GPUs.
 - sGPU: the device plugin's own JSON list on ``metax-tech.com/node-gpu-devices``
   (``uuid``, ``totalDevCount``, ``totalCompute``, ``totalVRam``, ``numa``, ``healthy``, ``qosPolicy``).
   Requests are read from **limits only**: ``metax-tech.com/sgpu`` devices, ``vcore`` percent (default
@@ -29,7 +30,16 @@ from ..model import (
 )
 from ..quantity import QuantityError, parse_quantity
 from .base import FitOutcome, ResourceGetter, Vendor, check_uuid
-from .common import CapacityVendor, FitRules, capacity_int, go_div, int32, quantity_int, synthesise
+from .common import (
+    CapacityVendor,
+    FitRules,
+    capacity_int,
+    go_div,
+    int32,
+    quantity_int,
+    resource_int,
+    synthesise,
+)
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -94,9 +104,8 @@ class MetaxGpuVendor(CapacityVendor):
         return synthesise(node, cards, vendor=METAX_GPU, id_infix="metax", split=1, devmem=METAX_GPU_MEMORY, devcore=100), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        raw = resources.limits.get(self.config.resource_count_name)
-        nums = quantity_int(raw)
-        if nums is None:
+        present, nums = resource_int(resources, self.config.resource_count_name)
+        if not present or nums is None:
             return None
         return ContainerDeviceRequest(int32(nums), METAX_GPU, 0, 100, 100)
 

@@ -1,8 +1,8 @@
 """Vastai accelerators (HAMi ``pkg/device/vastai``): JSON registration, whole-device sharing.
 
 ``hami.io/node-va-register`` is a ``[]DeviceInfo``; HAMi forces ``devcore`` to 100. A request is
-``vastaitech.com/va: N`` devices (exclusive or time-sliced by the registered ``count``); the Fit is
-the count-only loop Biren shares, walking the list from the front.
+``vastaitech.com/va: N`` devices, each taking 100 % of a device's memory (so a device is shared only
+when it registers no memory); the Fit is the NVIDIA-style loop walking the list from the front.
 """
 
 from __future__ import annotations
@@ -29,13 +29,8 @@ class VastaiConfig:
 class VastaiVendor(RegisteredVendor):
     common_word = VASTAI
     register_key = VASTAI_REGISTER
-    rules = FitRules(
-        "vastaitech.com/use-gpuuuid",
-        "vastaitech.com/nouse-gpuuuid",
-        forward=True,
-        check_memory_and_cores=False,
-        record_memory=False,
-    )
+    # the NVIDIA-style memory/core checks, walking the list from the front
+    rules = FitRules("vastaitech.com/use-gpuuuid", "vastaitech.com/nouse-gpuuuid", forward=True)
 
     def __init__(self, config: VastaiConfig | None = None) -> None:
         self.config = config or VastaiConfig()

@@ -109,7 +109,7 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
         go.Heatmap(
             z=z, x=xs, y=ys, text=text, customdata=hover, texttemplate="%{text}",
             hovertemplate="%{y}<br>%{x}: %{customdata}<extra></extra>",
-            colorscale=_GRID_SCALE, zmin=-1, zmax=3, showscale=False, xgap=3, ygap=3,
+            colorscale=_GRID_SCALE, zmin=-1, zmax=3, showscale=False, xgap=3, ygap=3, textfont={"size": 11},
         )
     )
     layout = dict(_LAYOUT, height=max(180, 60 + 48 * len(ys)), title="Node group × device")

@@ -105,7 +105,7 @@ class NodeGroupTable(tables.Table):
         parts = []
         for p in profiles:
             rows = list(p.devices.all())
-            parts.append(", ".join(f"{r.quantity}× {r.type} {r.devmem} MiB" for r in rows) or p.vendor)
+            parts.append(", ".join(f"{r.quantity}× {r.type} {r.devmem} MiB (NUMA {r.numa})" for r in rows) or p.vendor)
         return "; ".join(parts)
 
     def render_open_drift(self, value):

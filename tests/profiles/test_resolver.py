@@ -162,7 +162,7 @@ def test_inventory_key_distinguishes_profiles(make_group):
 def test_database_down_still_answers_warm_templates(make_group, settings):
     from django.db import connection
 
-    from profiles.inventory import resolve, reset
+    from profiles.inventory import reset, resolve
     from simulations.engine import get_simulator
 
     make_group("gpu-a10", [{**A10, "quantity": 4}])

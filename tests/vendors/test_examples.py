@@ -28,13 +28,13 @@ EXPECTED: dict[str, list[dict]] = {
     "examples/enflame/vgcu_use.yaml#0": [{"Enflame": (1, 1, 0, 0)}],
     "examples/enflame/vgcu_use.yaml#1": [{"Enflame": (1, 3, 0, 0)}],
     "examples/enflame/vgcu_use.yaml#2": [{"Enflame": (1, 20480, -1, 40)}],
-    # Hygon: MiB and percent as given; no memory = 100 % of each card
+    # Hygon: MiB and percent as given; no memory = 100 % of each card, no cores = 100 (exclusive)
     "examples/hygon/default_use.yaml#0": [{"DCU": (1, 2000, 0, 60)}],
     "examples/hygon/specify_card_type_not_use.yaml#0": [{"DCU": (1, 2000, 0, 60)}],
     "examples/hygon/specify_card_type_to_use.yaml#0": [{"DCU": (1, 2000, 0, 60)}],
     "examples/hygon/specify_uuid_not_use.yaml#0": [{"DCU": (1, 2000, 0, 60)}],
     "examples/hygon/specify_uuid_to_use.yaml#0": [{"DCU": (1, 2000, 0, 60)}],
-    "examples/hygon/use_exclusive_card.yaml#0": [{"DCU": (2, 0, 100, 0)}],
+    "examples/hygon/use_exclusive_card.yaml#0": [{"DCU": (2, 0, 100, 100)}],
     # Iluvatar: vMem is in 256 MiB units (64 -> 16384 MiB)
     "examples/iluvatar/default_use_BI-V100.yaml#0": [{"BI-V100": (1, 16384, 0, 50)}],
     "examples/iluvatar/default_use_BI-V150.yaml#0": [{"BI-V150": (1, 16384, 0, 50)}],

@@ -84,6 +84,14 @@ def test_hygon_fit_takes_last_device_and_honours_type_selection():
     assert whole.devices[0].usedmem == 16384  # no dcumem: 100 % of the card
 
 
+def test_hygon_uuid_lists_are_exact():
+    """Hygon's own check: a present list names devices exactly; blanks are not trimmed away."""
+    outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD)
+    assert [d.uuid for d in outcome.devices] == ["DCU-0"]  # " DCU-1" does not name DCU-1
+    empty = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": ""}), node(), SPREAD)
+    assert empty.reason == "2/2 CardUuidMismatch"
+
+
 def test_cordoned_device_is_skipped_and_counted():
     outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view(), node({"DCU-1"}), SPREAD)
     assert [d.uuid for d in outcome.devices] == ["DCU-0"]
@@ -97,8 +105,9 @@ def test_mutex_policy_rejects_used_devices():
 
 
 def test_hygon_request_parsing():
-    assert requests_of(pod(limits(**{"hygon.com/dcunum": 1}))) == [{"DCU": (1, 0, 100, 0)}]
-    assert requests_of(pod({"requests": {"hygon.com/dcunum": "2", "hygon.com/dcumem": "1024"}})) == [{"DCU": (2, 1024, 0, 0)}]
+    assert requests_of(pod(limits(**{"hygon.com/dcunum": 1}))) == [{"DCU": (1, 0, 100, 100)}]
+    assert requests_of(pod({"requests": {"hygon.com/dcunum": "2", "hygon.com/dcumem": "1024"}})) == [{"DCU": (2, 1024, 0, 100)}]
+    assert requests_of(pod(limits(**{"hygon.com/dcunum": 1, "hygon.com/dcucores": 0}))) == [{"DCU": (1, 0, 100, 0)}]
     assert requests_of(pod(limits(**{"hygon.com/dcunum": "0.5"}))) == [{}]  # not an integer: no request
     assert requests_of(pod(limits(**{"hygon.com/dcumem": 100}))) == [{}]  # no count: no request
 

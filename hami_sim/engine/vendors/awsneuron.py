@@ -22,6 +22,7 @@ from .common import (
     FitRules,
     capacity_int,
     capacity_raw,
+    check_uuid_exact,
     int32,
     node_labels,
     node_name,
@@ -52,15 +53,6 @@ class AwsNeuronConfig:
     resource_count_name: str = "aws.amazon.com/neuron"
     resource_core_name: str = "aws.amazon.com/neuroncore"
     cores_per_device: int = 2
-
-
-def _uuid_ok(annotations: Mapping[str, str], dev_id: str) -> bool:
-    """The AWS backend's own UUID check: a present annotation is an exact, untrimmed list."""
-    if AWS_USE_UUID in annotations:
-        return dev_id in annotations[AWS_USE_UUID].split(",")
-    if AWS_NOUSE_UUID in annotations:
-        return dev_id not in annotations[AWS_NOUSE_UUID].split(",")
-    return True
 
 
 def _continuous(devices: list[DeviceUsage], start: int, count: int) -> list[int]:
@@ -195,7 +187,7 @@ class AwsNeuronVendor(CapacityVendor):
             if request.type not in dev.type or request.type != AWS_NEURON:
                 reject(dev, R.CARD_TYPE_MISMATCH)
                 continue
-            if not _uuid_ok(pod.annotations, dev.id):
+            if not check_uuid_exact(pod.annotations, dev.id, AWS_USE_UUID, AWS_NOUSE_UUID):
                 reject(dev, R.CARD_UUID_MISMATCH)
                 continue
             if dev.count <= dev.used:

@@ -43,6 +43,7 @@ __all__ = [
     "go_div",
     "int32",
     "common_fit",
+    "check_uuid_exact",
     "json_devices",
     "legacy_devices",
 ]
@@ -109,6 +110,16 @@ def capacity_int(node: Mapping, name: str) -> int:
     return value if value is not None else 0
 
 
+def check_uuid_exact(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
+    """A vendor's own ``checkUUID``: a present ``use`` list must name the device exactly (no trimming,
+    an empty value matches nothing); otherwise a present ``nouse`` list must not name it."""
+    if use_key in annotations:
+        return dev_id in annotations[use_key].split(",")
+    if nouse_key in annotations:
+        return dev_id not in annotations[nouse_key].split(",")
+    return True
+
+
 def json_devices(annotations: Mapping[str, str], key: str, vendor: str, empty_error: str) -> list[DeviceInfo]:
     """A JSON ``[]DeviceInfo`` registration (``UnMarshalNodeDevices``); [] when the key is absent."""
     raw = annotations.get(key)
@@ -152,6 +163,9 @@ class FitRules:
     check_health: bool = False  # only some v2.10 vendor Fits skip unhealthy devices (AMD does)
     # the vendor copies of Fit count a partial collection as len(tmpDevs), i.e. map keys: always 1
     partial_is_one: bool = True
+    # the backend's own UUID check (Hygon, Cambricon, AWS): a present annotation, even empty, is an
+    # exact, untrimmed comma list; otherwise the shared ``device.CheckUUID`` (trimmed, blank = none)
+    exact_uuid: bool = False
 
 
 def _resolve_memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
@@ -209,7 +223,12 @@ def common_fit(
         ):
             reject(dev, R.CARD_TYPE_MISMATCH)
             continue
-        if not check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid):
+        uuid_ok = (
+            check_uuid_exact(annotations, dev.id, rules.use_uuid, rules.nouse_uuid)
+            if rules.exact_uuid
+            else check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid)
+        )
+        if not uuid_ok:
             reject(dev, R.CARD_UUID_MISMATCH)
             continue
         if dev.count <= dev.used:

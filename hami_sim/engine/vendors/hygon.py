@@ -1,8 +1,9 @@
 """Hygon DCU (HAMi ``pkg/device/hygon``): legacy colon-format registration, vDCU memory and cores.
 
 ``hami.io/node-dcu-register`` still uses the pre-2.8 7/9-field format at v2.10. A request is
-``hygon.com/dcunum`` devices with ``dcumem`` MiB (0 = the whole card: 100 %) and ``dcucores`` percent
-(default 0) each; type selection by ``hygon.com/use-dcutype`` (substring of the card model).
+``hygon.com/dcunum`` devices with ``dcumem`` MiB (x ``memoryFactor``; 0 = the whole card: 100 %) and
+``dcucores`` percent (default 100: a whole card unless cores are given) each; type selection by
+``hygon.com/use-dcutype`` (substring of the card model); the backend's own exact UUID lists.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ class HygonConfig:
     resource_count_name: str = "hygon.com/dcunum"
     resource_memory_name: str = "hygon.com/dcumem"
     resource_core_name: str = "hygon.com/dcucores"
+    memory_factor: int = 1
 
 
 class HygonVendor(RegisteredVendor):
     common_word = DCU
     register_key = DCU_REGISTER
     legacy = True
-    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
+    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE, exact_uuid=True)
 
     def __init__(self, config: HygonConfig | None = None) -> None:
         self.config = config or HygonConfig()
@@ -50,8 +52,12 @@ class HygonVendor(RegisteredVendor):
         present, nums = resource_int(resources, c.resource_count_name)
         if not present or nums is None:
             return None
+        memnum = 0
         _, mem = resource_int(resources, c.resource_memory_name)
-        memnum = int32(mem) if mem is not None else 0
+        if mem is not None:
+            memnum = int32(mem * c.memory_factor if c.memory_factor > 1 else mem)
+        corenum = 100  # no dcucores: the whole card's compute (exclusive)
         _, cores = resource_int(resources, c.resource_core_name)
-        corenum = int32(cores) if cores is not None else 0
+        if cores is not None:
+            corenum = int32(cores)
         return ContainerDeviceRequest(int32(nums), DCU, memnum, 100 if memnum == 0 else 0, corenum)

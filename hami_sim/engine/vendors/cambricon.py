@@ -37,7 +37,7 @@ class CambriconConfig:
 class CambriconVendor(CapacityVendor):
     common_word = MLU
     # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU")
-    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID, exact_uuid=True)
+    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
 
     def __init__(self, config: CambriconConfig | None = None) -> None:
         self.config = config or CambriconConfig()

@@ -84,6 +84,21 @@ def test_hygon_fit_takes_last_device_and_honours_type_selection():
     assert whole.devices[0].usedmem == 16384  # no dcumem: 100 % of the card
 
 
+@pytest.mark.parametrize(
+    ("annotations", "allowed"),
+    [
+        ({"hygon.com/use-dcutype": "k100"}, ["DCU-0"]),
+        ({"hygon.com/use-dcutype": "Z100L,K100_AI"}, ["DCU-1", "DCU-0"]),
+        ({"hygon.com/use-dcutype": "K100, Z100L"}, ["DCU-0"]),  # " Z100L" is not trimmed
+        ({"hygon.com/use-dcutype": "K100", "hygon.com/nouse-dcutype": "K100"}, ["DCU-0"]),  # use decides alone
+        ({"hygon.com/nouse-dcutype": "K100"}, ["DCU-1"]),
+    ],
+)
+def test_hygon_type_selection(annotations, allowed):
+    outcome = HYGON.fit(dcus(), req("DCU", nums=2, mem=10), view(annotations), node(), SPREAD)
+    assert [d.uuid for d in outcome.devices] == allowed  # a failed Fit still reports what it collected
+
+
 def test_hygon_uuid_lists_are_exact():
     """Hygon's own check: a present list names devices exactly; blanks are not trimmed away."""
     outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD)

@@ -166,6 +166,8 @@ class FitRules:
     # the backend's own UUID check (Hygon, Cambricon, AWS): a present annotation, even empty, is an
     # exact, untrimmed comma list; otherwise the shared ``device.CheckUUID`` (trimmed, blank = none)
     exact_uuid: bool = False
+    # a backend's own type check ``(annotations, device type) -> bool`` replacing CheckType
+    type_check: Callable[[Mapping[str, str], str], bool] | None = None
 
 
 def _resolve_memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
@@ -219,7 +221,9 @@ def common_fit(
             reject(dev, R.CARD_NOT_HEALTH)
             continue
         if request.type != vendor or (
-            rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
+            not rules.type_check(annotations, dev.type)
+            if rules.type_check is not None
+            else rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
         ):
             reject(dev, R.CARD_TYPE_MISMATCH)
             continue

@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
 from .common import FitRules, RegisteredVendor, int32, resource_int
 
-__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
+__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER", "check_dcu_type"]
 
 DCU = "DCU"
 DCU_REGISTER = "hami.io/node-dcu-register"
@@ -34,11 +35,22 @@ class HygonConfig:
     memory_factor: int = 1
 
 
+def check_dcu_type(annotations: Mapping[str, str], card_type: str) -> bool:
+    """``checkDCUtype``: a present use-list decides alone (nouse is then ignored); entries are not
+    trimmed and match as upper-cased substrings of the card type (so an empty entry matches)."""
+    upper = card_type.upper()
+    if DCU_USE_TYPE in annotations:
+        return any(entry.upper() in upper for entry in annotations[DCU_USE_TYPE].split(","))
+    if DCU_NOUSE_TYPE in annotations:
+        return not any(entry.upper() in upper for entry in annotations[DCU_NOUSE_TYPE].split(","))
+    return True
+
+
 class HygonVendor(RegisteredVendor):
     common_word = DCU
     register_key = DCU_REGISTER
     legacy = True
-    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE, exact_uuid=True)
+    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, exact_uuid=True, type_check=check_dcu_type)
 
     def __init__(self, config: HygonConfig | None = None) -> None:
         self.config = config or HygonConfig()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter, check_uuid
+from .base import FitOutcome, ResourceGetter
 from .common import CapacityVendor, FitRules, RegisteredVendor, capacity_int, int32, resource_int, synthesise
 
 if TYPE_CHECKING:
@@ -241,10 +241,5 @@ class KunlunVxpuVendor(RegisteredVendor):
         node: NodeState,
         policy: GpuPolicy,
     ) -> FitOutcome:
-        annotations = pod.annotations
-        rules = self.rules
-
-        def fits(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
-            return check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid) and _fits_vxpu(dev, req)
-
-        return _select(devices, request, node, fits, full=False)
+        # HAMi declares hami.io/use-xpu-uuid / no-use-xpu-uuid but its vXPU Fit never reads them
+        return _select(devices, request, node, _fits_vxpu, full=False)

@@ -342,6 +342,9 @@ def test_metax_sgpu_fit_reasons():
     assert mismatch.reason == "1/1 CardQosPolicyMismatch"
     partial = vendor.fit(cards, req("Metax-SGPU", nums=3, mem=1, cores=10), view(), node(), SPREAD)
     assert partial.reason == "2/2 AllocatedCardsInsufficientRequest"
+    used = [dev("GPU-a", type="Metax-SGPU", count=16, mem=65536, used=1, usedmem=1024, usedcores=10)]
+    offline = vendor.fit(used, req("Metax-SGPU", mem=1, cores=10), view({"metax-tech.com/sgpu-app-class": "offline"}), node(), SPREAD)
+    assert offline.reason == "1/1 CardAppClassMismatch"
     online = vendor.fit(cards, req("Metax-SGPU", mem=4096, cores=100), view({"metax-tech.com/sgpu-app-class": "online"}), node(), SPREAD)
     assert online.devices[0].usedcores == 0  # online pods do not hold cores
 

@@ -66,6 +66,7 @@ METAX_NOUSE_UUID = "metax-tech.com/nouse-gpuuuid"
 QOS_POLICY = "metax-tech.com/sgpu-qos-policy"
 APP_CLASS = "metax-tech.com/sgpu-app-class"
 ONLINE = "online"
+OFFLINE = "offline"
 CARD_UNHEALTHY = "CardUnhealthy"
 CARD_QOS_POLICY_MISMATCH = "CardQosPolicyMismatch"
 CARD_APP_CLASS_MISMATCH = "CardAppClassMismatch"
@@ -261,6 +262,12 @@ class MetaxSgpuVendor(Vendor):
                 continue
             if not dev.health:
                 reject(dev, CARD_UNHEALTHY)
+                continue
+            if dev.used > 0 and app_class in (ONLINE, OFFLINE):
+                # checkAppClass: an idle card takes any pod; a used one keeps its app class. The
+                # simulator does not track which pods share a card, so a used card counts as
+                # running ordinary pods, which online/offline pods must not join.
+                reject(dev, CARD_APP_CLASS_MISMATCH)
                 continue
             if app_class != ONLINE and not self._qos_ok(req_qos, dev, request):
                 reject(dev, CARD_QOS_POLICY_MISMATCH)

@@ -55,7 +55,12 @@ def flatten_errors(errors: object, prefix: str = "") -> list[str]:
     if isinstance(errors, Mapping):
         out: list[str] = []
         for key, value in errors.items():
-            path = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
+            if key == "non_field_errors":
+                path = prefix
+            elif isinstance(key, int):  # DRF reports list items by index
+                path = f"{prefix}[{key}]"
+            else:
+                path = f"{prefix}.{key}" if prefix else str(key)
             out.extend(flatten_errors(value, path))
         return out
     if isinstance(errors, list):

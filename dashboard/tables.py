@@ -89,7 +89,7 @@ class NodeGroupTable(tables.Table):
 
     class Meta:
         model = NodeGroup
-        fields = ("name", "state", "profile", "open_drift", "provider", "instance_type", "min_size", "max_size",
+        fields = ("name", "state", "profile", "open_drift", "provider", "machine_type", "min_size", "max_size",
                   "inventory_source")
         attrs = ATTRS
 

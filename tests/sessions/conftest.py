@@ -45,9 +45,9 @@ def api(client) -> Api:
     return Api(client)
 
 
-def a10_node(name: str = "tmpl-a10", cards: int = 2, **kw) -> dict:
+def a10_node(name: str = "tmpl-a10", cards: int = 2, labels: dict | None = None, **kw) -> dict:
     """A template node with ``cards`` NVIDIA A10s (23028 MiB, split 10), as a warm CA template."""
-    return node(name, [gpu(f"GPU-{name}-{i}", index=i, **kw) for i in range(cards)])
+    return node(name, [gpu(f"GPU-{name}-{i}", index=i, **kw) for i in range(cards)], labels=labels)
 
 
 def chosen(placement: dict) -> list[str]:

@@ -1,0 +1,213 @@
+"""``POST /api/v1/estimate``: CA's binpacking with HAMi device fit carried from pod to pod."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from profiles.models import DeviceProfile, DeviceRow, NodeGroup
+from tests.factories import extender_args, gpu, node, pod
+
+from .conftest import a10_node
+
+pytestmark = [pytest.mark.api, pytest.mark.django_db]
+
+
+def owned(p: dict, owner: str = "rs-1") -> dict:
+    p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": f"uid-{owner}", "controller": True}]
+    return p
+
+
+def estimate(client, body: dict) -> tuple[int, dict]:
+    response = client.post("/api/v1/estimate", orjson.dumps(body), content_type="application/json")
+    return response.status_code, orjson.loads(response.content)
+
+
+def group(name: str, tmpl: dict, **extra) -> dict:
+    return {"name": name, "template": tmpl, **extra}
+
+
+@pytest.mark.parametrize(("mem", "nodes", "per_card"), [(12000, 8, 1), (5000, 2, 4)])
+def test_a10_group_needs_the_nodes_hami_would_fill(client, mem, nodes, per_card):
+    tmpl = a10_node("template-node-for-a10-x")
+    # a stateless per-pod check accepts the template for every one of these pods: "1 node"
+    one = client.post("/filter-simulation", extender_args(pod(gpumem=mem), [tmpl]), content_type="application/json")
+    assert orjson.loads(one.content)["Nodes"]["items"][0]["metadata"]["name"] == "template-node-for-a10-x"
+
+    status, body = estimate(client, {"pods": [{"pod": owned(pod("w", gpumem=mem)), "count": 16}], "nodeGroups": [group("a10", tmpl)]})
+    assert status == 200, body
+    [option] = body["options"]
+    assert option["nodeGroup"] == "a10" and option["nodeCount"] == nodes
+    assert option["unschedulablePods"] == {}
+    assert option["scheduledPods"] == [f"default/w#{i}" for i in range(16)]
+    assert body["chosen"] == "a10"
+    for n in option["nodes"]:
+        assert len(n["pods"]) == 2 * per_card
+        assert [(d["used"], d["usedmem"]) for d in n["devices"]] == [(per_card, per_card * mem)] * 2
+    assert option["nodes"][0]["name"] == "template-node-for-a10-x-e-0"
+    assert 0 < option["waste"]["gpuMemory"] < 1
+
+
+def test_separate_pods_of_one_owner_pack_the_same(client):
+    pods = [owned(pod(f"w{i}", uid=f"u{i}", gpumem=12000)) for i in range(16)]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node())]})
+    assert status == 200 and body["options"][0]["nodeCount"] == 8
+    assert body["options"][0]["scheduledPods"] == [f"u{i}" for i in range(16)]
+
+
+def test_pod_that_fits_no_group(client):
+    pods = [{"pod": pod("huge", gpumem=30000), "count": 2}, pod("ok", uid="ok", gpumem=1000)]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node())]})
+    assert status == 200
+    [option] = body["options"]
+    assert option["unschedulablePods"] == {
+        "default/huge#0": "2/2 CardInsufficientMemory",
+        "default/huge#1": "2/2 CardInsufficientMemory",
+    }
+    assert option["scheduledPods"] == ["ok"] and option["nodeCount"] == 1
+    status, body = estimate(client, {"pods": [pod("huge", gpumem=30000)], "nodeGroups": [group("a10", a10_node())]})
+    assert body["chosen"] is None and body["options"][0]["nodeCount"] == 0
+    assert "No node group can schedule" in body["explanation"] and "CardInsufficientMemory" in body["explanation"]
+
+
+def test_taint_without_toleration(client):
+    tainted = a10_node("tainted")
+    tainted["spec"]["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    body = {"pods": [pod("p", uid="p", gpumem=1000)], "nodeGroups": [group("tainted", tainted)]}
+    status, answer = estimate(client, body)
+    assert status == 200 and answer["chosen"] is None
+    assert answer["options"][0]["unschedulablePods"] == {"p": "node(s) had untolerated taint {nvidia.com/gpu: present}"}
+    tolerant = pod("p", uid="p", gpumem=1000)
+    tolerant["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    status, answer = estimate(client, {**body, "pods": [tolerant]})
+    assert answer["chosen"] == "tainted" and answer["options"][0]["nodeCount"] == 1
+
+
+def test_node_selector_picks_one_group(client):
+    a = a10_node("tmpl-a", labels={"pool": "a"})
+    b = a10_node("tmpl-b", labels={"pool": "b"})
+    p = pod("sel", uid="sel", gpumem=1000)
+    p["spec"]["nodeSelector"] = {"pool": "b"}
+    status, body = estimate(client, {"pods": [p], "nodeGroups": [group("a", a), group("b", b)]})
+    assert status == 200 and body["chosen"] == "b"
+    assert body["options"][0]["unschedulablePods"] == {"sel": "node(s) didn't match Pod's node affinity/selector"}
+    assert body["options"][1]["scheduledPods"] == ["sel"]
+    assert "'a': no pod fits" in body["explanation"]
+
+
+def test_required_node_affinity(client):
+    a = a10_node("tmpl-a", labels={"gpu-gen": "3", "zone": "z1"})
+    b = a10_node("tmpl-b", labels={"gpu-gen": "5", "zone": "z2"})
+    p = pod("aff", uid="aff", gpumem=1000)
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu-gen", "operator": "Gt", "values": ["4"]}]}]
+            }
+        }
+    }
+    status, body = estimate(client, {"pods": [p], "nodeGroups": [group("a", a), group("b", b)]})
+    assert body["chosen"] == "b"
+
+
+def _expander_groups() -> list[dict]:
+    small = a10_node("tmpl-small")  # 2 cards a node
+    big = node("tmpl-big", [gpu(f"GPU-big-{i}", index=i) for i in range(8)])  # 8 cards, same cpu/memory
+    return [group("gpu-small", small), group("gpu-big", big)]
+
+
+def test_expanders_choose_as_ca_would(client):
+    pods = [{"pod": owned(pod("w", gpumem=12000)), "count": 4}]
+    groups = _expander_groups()
+
+    status, body = estimate(client, {"pods": pods, "nodeGroups": groups})  # least-waste by default
+    small, big = body["options"]
+    assert (small["nodeCount"], big["nodeCount"]) == (2, 1)
+    assert small["waste"]["gpuMemory"] < big["waste"]["gpuMemory"]
+    assert body["chosen"] == "gpu-small" and "least-waste chose 'gpu-small'" in body["explanation"]
+
+    status, body = estimate(client, {"pods": pods, "nodeGroups": groups, "expander": "least-nodes"})
+    assert body["chosen"] == "gpu-big"
+
+    limited = [{**groups[0], "maxNewNodes": 1}, groups[1]]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": limited, "expander": "most-pods"})
+    assert body["options"][0]["nodeCount"] == 1 and len(body["options"][0]["scheduledPods"]) == 2
+    assert body["options"][0]["unschedulablePods"]["default/w#2"].startswith("node limit reached")
+    assert body["chosen"] == "gpu-big"
+
+    prio = {"10": ["^gpu-small$"], "50": [".*big.*"]}
+    status, body = estimate(client, {"pods": pods, "nodeGroups": groups, "expander": "priority", "priorities": prio})
+    assert body["chosen"] == "gpu-big" and "priority" in body["explanation"]
+    same = {"10": ["^gpu-"]}
+    status, body = estimate(
+        client, {"pods": pods, "nodeGroups": groups, "expander": {"name": "priority,least-waste", "priorities": same}}
+    )
+    assert body["chosen"] == "gpu-small"
+
+
+def test_max_nodes_per_scale_up(client):
+    body = {"pods": [{"pod": pod("w", gpumem=12000), "count": 16}], "nodeGroups": [group("a10", a10_node())], "maxNodesPerScaleUp": 3}
+    status, answer = estimate(client, body)
+    [option] = answer["options"]
+    assert option["nodeCount"] == 3 and len(option["scheduledPods"]) == 6 and len(option["unschedulablePods"]) == 10
+
+
+def test_cpu_memory_and_pod_count_limit_a_node(client):
+    tmpl = a10_node()
+    tmpl["status"]["allocatable"] = {"cpu": "31", "memory": "120Gi", "pods": "110"}
+    p = pod("cpu", gpumem=100)
+    p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "10", "memory": "1Gi"}
+    status, body = estimate(client, {"pods": [{"pod": owned(p), "count": 7}], "nodeGroups": [group("a10", tmpl)]})
+    assert body["options"][0]["nodeCount"] == 3  # 3 pods of 10 cpu on a 31 cpu node
+    assert [len(n["pods"]) for n in body["options"][0]["nodes"]] == [3, 3, 1]
+    tmpl["status"]["allocatable"]["pods"] = "2"
+    status, body = estimate(client, {"pods": [{"pod": owned(p), "count": 4}], "nodeGroups": [group("a10", tmpl)]})
+    assert body["options"][0]["nodeCount"] == 2
+
+
+def test_named_group_from_the_database(client):
+    ng = NodeGroup.objects.create(name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=5)
+    profile = DeviceProfile.objects.create(node_group=ng)
+    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
+    pods = [{"pod": pod("w", gpumem=12000), "count": 16}]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"]})
+    assert status == 200, body
+    [option] = body["options"]
+    assert option["nodeCount"] == 5  # max_size caps the group: 5 nodes, 10 pods
+    assert len(option["scheduledPods"]) == 10
+    status, body = estimate(client, {"pods": pods, "nodeGroups": [{"name": "gpu-a10g", "maxNewNodes": 8}]})
+    assert body["options"][0]["nodeCount"] == 8
+    status, body = estimate(client, {"pods": pods, "nodeGroups": ["nope"]})
+    assert status == 400 and "unknown node group 'nope'" in body["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ([], "JSON object"),
+        ({"pods": "x", "nodeGroups": ["a"]}, "pods must be a list"),
+        ({"pods": [], "nodeGroups": []}, "nodeGroups"),
+        ({"pods": [1], "nodeGroups": [{"name": "a", "template": {}}]}, "pods[0]"),
+        ({"pods": [{"pod": {}, "count": -1}], "nodeGroups": [{"name": "a", "template": {}}]}, "count"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "random"}, "unknown expander"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "priority"}, "priorities"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "priority", "priorities": {"1": ["("]}}, "regex"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "maxNodesPerScaleUp": -1}, "maxNodesPerScaleUp"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": "x"}]}, "template"),
+        ({"pods": [], "nodeGroups": [{"template": {}}]}, "no name"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}, {"name": "a", "template": {}}]}, "twice"),
+        ({"pods": [pod("d"), pod("d")], "nodeGroups": [{"name": "a", "template": {}}]}, "duplicate pod id"),
+        ({"pods": [pod("m", gpumem="lots")], "nodeGroups": [{"name": "a", "template": {}}]}, "pod default/m"),
+        ({"pods": [pod("w", annotations={"hami.io/device-scoring-weights": "x"})], "nodeGroups": [{"name": "a", "template": {}}]}, "calcScore failed"),
+    ],
+)
+def test_bad_input_is_400_json(client, body, text):
+    status, answer = estimate(client, body)
+    assert status == 400 and text in answer["error"], answer
+
+
+def test_malformed_json_is_400(client):
+    response = client.post("/api/v1/estimate", b"{", content_type="application/json")
+    assert response.status_code == 400 and "malformed JSON" in orjson.loads(response.content)["error"]
+    response = client.get("/api/v1/estimate")
+    assert response.status_code == 405 and "error" in orjson.loads(response.content)

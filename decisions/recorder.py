@@ -18,6 +18,7 @@ import queue
 import threading
 import time
 from collections import Counter as Tally
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -132,6 +133,17 @@ def _reason_names(reason: str) -> list[tuple[str, int]]:
     return list(parsed.items()) if parsed else [(reason, 1)]
 
 
+def fold_digest(pod: PodView, verdicts: Sequence[NodeVerdict], caller: str) -> str:
+    """Identity of a question: pod, caller (and session), and the set of (group, fits, reason).
+
+    Template node names change every CA loop (``template-node-for-<group>-<random>``), so nodes are
+    identified by their node group; a node without one by its name.
+    """
+    caller, _, session = caller.partition(":")
+    fold = sorted({(v.node_group or v.name, v.fits, v.reason) for v in verdicts})
+    return hashlib.blake2b(orjson.dumps([pod.key, caller, session, fold]), digest_size=20).hexdigest()
+
+
 def summarize(
     pod: PodView,
     nodes: Sequence[Mapping],
@@ -165,13 +177,8 @@ def summarize(
             for name, n in _reason_names(d["reason"]):
                 tally[name] += n
     top_reason = tally.most_common(1)[0][0][:300] if tally else ""
-    key = pod.key
-    fold = sorted({(d["group"] or d["name"], d["fits"], d["reason"]) for d in details})
-    digest = hashlib.blake2b(
-        orjson.dumps([key, caller, session, fold]), digest_size=20
-    ).hexdigest()
     return {
-        "digest": digest,
+        "digest": fold_digest(pod, verdicts, f"{caller}:{session}" if session else caller),
         "pod_uid": pod.uid,
         "pod_namespace": pod.namespace,
         "pod_name": pod.name,
@@ -237,30 +244,74 @@ def _write_safely(rows: Sequence[dict]) -> None:
 
 # -- the queue and its writer thread ---------------------------------------------------------------
 class _Writer:
+    """A bounded queue and the daemon thread that drains it.
+
+    The bound is on queued *nodes* (``DECISION_QUEUE_MAX_NODES``), not calls: a queued call keeps its
+    node dicts alive, and one CA call may carry thousands. Within a batch, identical questions are
+    folded before any summarising; a question already written recently (``known``) only bumps its
+    row's count, so CA's steady state costs one digest and one UPDATE per distinct question.
+    """
+
     def __init__(self) -> None:
-        self.queue: queue.Queue = queue.Queue(maxsize=getattr(settings, "DECISION_QUEUE_SIZE", 10000))
+        self.queue: queue.Queue = queue.Queue()
         self.thread: threading.Thread | None = None
         self.pid = 0
         self.lock = threading.Lock()
+        self.queued_nodes = 0
+        self.known: OrderedDict[str, None] = OrderedDict()
 
     def ensure_running(self) -> None:
-        if self.thread is not None and self.thread.is_alive() and self.pid == os.getpid():
+        if self.thread is not None and self.pid == os.getpid() and self.thread.is_alive():
             return
         with self.lock:
-            if self.thread is not None and self.thread.is_alive() and self.pid == os.getpid():
+            if self.thread is not None and self.pid == os.getpid() and self.thread.is_alive():
                 return
             if self.pid != os.getpid():  # forked (gunicorn): the parent's queue and thread are not ours
-                self.queue = queue.Queue(maxsize=self.queue.maxsize)
+                self.queue = queue.Queue()
+                self.queued_nodes = 0
+                self.known.clear()
             self.pid = os.getpid()
             self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
             self.thread.start()
 
-    def put(self, item: tuple) -> None:
+    def put(self, item: tuple, nodes: int) -> None:
         self.ensure_running()
-        try:
-            self.queue.put_nowait(item)
-        except queue.Full:
+        limit = getattr(settings, "DECISION_QUEUE_MAX_NODES", 50000)
+        if self.queued_nodes + nodes > limit and self.queued_nodes:
             RECORD_DROPPED.inc()
+            return
+        self.queued_nodes += nodes  # racy under threads by design: a soft bound is enough here
+        self.queue.put_nowait(item)
+
+    def _remember(self, digest: str) -> None:
+        self.known[digest] = None
+        self.known.move_to_end(digest)
+        while len(self.known) > 10000:
+            self.known.popitem(last=False)
+
+    def process(self, items: list[tuple]) -> None:
+        folded: dict[str, list] = {}
+        for item in items:
+            (pod, _nodes, verdicts), kwargs = item
+            digest = fold_digest(pod, verdicts, kwargs["caller"])
+            entry = folded.get(digest)
+            if entry is None:
+                folded[digest] = [item, 1, kwargs["at"], kwargs["at"], kwargs["seconds"]]
+            else:
+                entry[1] += 1
+                entry[2] = min(entry[2], kwargs["at"])
+                if kwargs["at"] >= entry[3]:
+                    entry[3], entry[4] = kwargs["at"], kwargs["seconds"]
+        with transaction.atomic():
+            for digest, (item, count, first, last, seconds) in folded.items():
+                bump = {"count": count, "last_seen": last, "latency_ms": round(seconds * 1000, 3)}
+                if digest in self.known and _bump(digest, bump):
+                    continue
+                (pod, nodes, verdicts), kwargs = item
+                row = summarize(pod, nodes, verdicts, **kwargs)
+                row.update(first_seen=first, **bump)
+                write_batch([row])
+                self._remember(digest)
 
     def run(self) -> None:
         while True:
@@ -272,16 +323,13 @@ class _Writer:
                     break
             try:
                 close_old_connections()
-                rows = []
-                for item in items:
-                    try:
-                        rows.append(summarize(*item[0], **item[1]))
-                    except Exception:
-                        RECORD_ERRORS.inc()
-                        log.exception("could not summarise a decision")
-                if rows:
-                    _write_safely(rows)
+                self.process(items)
+            except Exception:
+                RECORD_ERRORS.inc()
+                self.known.clear()  # a rolled-back batch may have "known" rows that never landed
+                log.exception("could not record %d decision(s)", len(items))
             finally:
+                self.queued_nodes -= sum(len(item[0][1]) for item in items)
                 if self.queue.empty():
                     # idle: give the connection back (CA's loop refills the queue every few seconds)
                     connection.close()
@@ -328,7 +376,7 @@ def record(
             return
         _write_safely([row])
         return
-    _writer.put(((pod, list(nodes), list(verdicts)), kwargs))
+    _writer.put(((pod, nodes, verdicts), kwargs), len(nodes))
 
 
 def observe_filter(ctx, args, verdicts, caller: str, seconds: float) -> None:

@@ -97,6 +97,12 @@ def test_async_writer_records_after_the_answer(client, settings):
     assert recorder.flush(timeout=20)
     d = Decision.objects.get(pod_uid="uid-async")
     assert d.count == 5 and d.verdict == "fit"
+    # a question already on record only bumps its row
+    for _ in range(3):
+        _ask(client, p, [node("tmpl-a10", A10)])
+    assert recorder.flush(timeout=20)
+    d.refresh_from_db()
+    assert d.count == 8 and Decision.objects.count() == 1
 
 
 @pytest.mark.django_db

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-__all__ = ["gunicorn_argv", "main", "start_server", "stop_server", "free_port", "wait_for_port"]
+__all__ = ["gunicorn_argv", "main", "probe", "start_server", "stop_server", "free_port", "wait_for_port"]
 
 CONFIG = "python:hami_sim.gunicorn_conf"
 
@@ -103,9 +103,51 @@ def stop_server(proc: subprocess.Popen, timeout: float = 15.0) -> None:
         pass
 
 
+def probe(kind: str) -> int:
+    """Exec probes for containers without an HTTP endpoint; 0 = healthy.
+
+    ``tcp``: the configured listener accepts connections (Docker HEALTHCHECK; TLS or not).
+    ``db``: the database answers (Celery beat: its schedule lives there).
+    ``celery``: this pod's Celery worker answers a ping over the broker.
+    """
+    if kind == "tcp":
+        host, _, port = (os.environ.get("HAMI_SIM_BIND") or "127.0.0.1:8000").rpartition(":")
+        host = "127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host
+        with socket.create_connection((host, int(port)), timeout=3):
+            return 0
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    import django
+
+    django.setup()
+    if kind == "db":
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return 0
+    if kind == "celery":
+        from hami_sim.celery import app
+
+        replies = app.control.ping(destination=[f"celery@{socket.gethostname()}"], timeout=5)
+        return 0 if replies else 1
+    print(f"unknown probe {kind!r}; expected tcp, db or celery", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Replace this process with gunicorn (PID 1 in the container receives the signals)."""
-    argv = gunicorn_argv(list(sys.argv[1:] if argv is None else argv))
+    """Replace this process with gunicorn (PID 1 in the container receives the signals).
+
+    ``python -m hami_sim.serve probe <tcp|db|celery>`` runs a health probe instead.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["probe"]:
+        try:
+            code = probe(args[1] if len(args) > 1 else "tcp")
+        except Exception as exc:  # a probe reports, it does not crash with a traceback
+            print(f"probe failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+            code = 1
+        raise SystemExit(code)
+    argv = gunicorn_argv(args)
     os.execv(argv[0], argv)
 
 

@@ -40,24 +40,13 @@ def resolve_node_group(name: str) -> GroupTemplate | None:
     capacity and the registration annotation rendered from the group's device profiles. A group's
     ``max_size`` bounds how many nodes it may add (its current size is not known here).
     """
-    try:
-        from profiles.models import NodeGroup
-        from profiles.render import template_node
-    except ImportError:  # pragma: no cover - the profiles app is always installed
-        return None
+    from profiles.models import NodeGroup
+    from profiles.nodetemplates import group_template
+
     group = NodeGroup.objects.filter(name=name).prefetch_related("profiles__devices").first()
     if group is None:
         return None
-    profiles = [(p.vendor, p.rows_data(), p.pair_scores or {}) for p in group.profiles.all()]
-    node = template_node(
-        group.name,
-        match_labels=group.match_labels or {},
-        labels=group.labels or {},
-        taints=group.taints or [],
-        capacity=group.capacity or {},
-        instance_type=group.instance_type,
-        profiles=profiles,
-    )
+    node = group_template(group)
     return GroupTemplate(group.name, node, group.max_size or None)
 
 
@@ -158,7 +147,7 @@ class EstimateView(JsonAPIView):
 
     @extend_schema(
         request=EstimateRequestSerializer,
-        responses={200: EstimateSerializer, 400: ErrorSerializer},
+        responses={200: EstimateSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
         summary="Estimate a scale-up (CA binpacking with HAMi device fit)",
     )
     def post(self, request):

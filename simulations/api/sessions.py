@@ -64,7 +64,7 @@ def _if_match(request) -> int | None:
 class SessionListView(JsonAPIView):
     @extend_schema(
         request=SessionCreateSerializer,
-        responses={201: SessionSerializer, 400: ErrorSerializer},
+        responses={201: SessionSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
         summary="Create a simulation session",
     )
     def post(self, request):
@@ -104,6 +104,7 @@ class SessionPlacementsView(JsonAPIView):
             404: ErrorSerializer,
             409: ErrorSerializer,
             412: ErrorSerializer,
+            413: ErrorSerializer,
             422: ErrorSerializer,
         },
         summary="Place a pod with HAMi's device choice",
@@ -119,7 +120,7 @@ class SessionPlacementsView(JsonAPIView):
 class SessionPlacementDetailView(JsonAPIView):
     @extend_schema(
         parameters=[IF_MATCH],
-        responses={200: RevisionSerializer, 404: ErrorSerializer, 412: ErrorSerializer},
+        responses={200: RevisionSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 412: ErrorSerializer},
         summary="Remove a placement",
     )
     def delete(self, request, session_id: str, pod_uid: str):
@@ -136,7 +137,13 @@ class _CheckpointView(JsonAPIView):
     @extend_schema(
         request=None,
         parameters=[IF_MATCH],
-        responses={200: RevisionSerializer, 404: ErrorSerializer, 409: ErrorSerializer, 412: ErrorSerializer},
+        responses={
+            200: RevisionSerializer,
+            400: ErrorSerializer,
+            404: ErrorSerializer,
+            409: ErrorSerializer,
+            412: ErrorSerializer,
+        },
     )
     def post(self, request, session_id: str):
         try:

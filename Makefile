@@ -30,6 +30,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/filter_bench.py
+	$(PY) bench/estimate_bench.py
 
 clean:
 	rm -rf var tests/artifacts

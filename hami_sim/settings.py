@@ -175,6 +175,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "simulations.schema.add_extender_paths",
+        "simulations.schema.add_error_responses",
     ],
 }
 

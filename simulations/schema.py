@@ -7,7 +7,7 @@ post-processing hook adds them to ``/api/schema/`` with the wire format of
 
 from __future__ import annotations
 
-__all__ = ["add_extender_paths", "EXTENDER_COMPONENTS"]
+__all__ = ["add_extender_paths", "add_error_responses", "EXTENDER_COMPONENTS"]
 
 _OBJ = {"type": "object", "additionalProperties": True}
 
@@ -75,7 +75,10 @@ def _operation(op_id: str, summary: str, description: str, response: dict, tag: 
                 "required": True,
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ExtenderArgs"}}},
             },
-            "responses": {"200": {"description": "Answer (errors are carried in the body, as the extender protocol expects).", "content": {"application/json": {"schema": response}}}},
+            "responses": {
+                "200": {"description": "Answer (errors are carried in the body, as the extender protocol expects).", "content": {"application/json": {"schema": response}}},
+                "413": {"description": "Body over EXTENDER_MAX_BODY_BYTES; the same body shape, Error set.", "content": {"application/json": {"schema": response}}},
+            },
         }
     }
 
@@ -103,4 +106,45 @@ def add_extender_paths(result: dict, generator, request, public) -> dict:
         entry = _operation(op, f"Session-scoped {verb}", "The same contract, evaluated against the session's placements.", response)
         entry["post"]["parameters"] = session_param
         paths[f"/sessions/{{id}}/{verb}"] = entry
+    return result
+
+
+# -- error responses every REST operation can give ------------------------------------------------------
+# drf-spectacular documents the success response only, but DRF answers 400 (validation, bad filter
+# values, bad If-Match), 401/403 (writes without credentials), 404 (unknown object) and 429 (throttle),
+# and the body limit answers 413. Clients (and schemathesis) must find them in the schema.
+_ERROR_BODY = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": "{'error': ...} on the simulation API; DRF's {'detail': ...} or field errors elsewhere.",
+}
+_ERROR_TEXT = {
+    "400": "Invalid request (body, query or header).",
+    "401": "Authentication required.",
+    "403": "Permission denied.",
+    "404": "Not found.",
+    "413": "Request body too large.",
+    "429": "Throttled.",
+}
+
+
+def add_error_responses(result: dict, generator, request, public) -> dict:
+    """Document the 4xx answers of every ``/api/v1/`` operation that does not document them itself."""
+    result.setdefault("components", {}).setdefault("schemas", {})["ErrorResponse"] = _ERROR_BODY
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+    for path, item in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        simulation = path.startswith(("/api/v1/sessions", "/api/v1/estimate"))
+        for operation in item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            codes = ["400", "413"]
+            if "{" in path:
+                codes.append("404")
+            if not simulation:
+                codes += ["401", "403", "429"]
+            responses = operation["responses"]
+            for code in codes:
+                responses.setdefault(code, {"description": _ERROR_TEXT[code], **error})
     return result

@@ -13,3 +13,14 @@ def _fresh_simulator():
     reset_profile_catalog()  # node-group profiles are cached per process; tests roll the database back
     yield
     get_simulator.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_api_throttling(settings):
+    """DRF throttles count per process in the cache: a whole suite (or one schema-fuzzing test) easily
+    passes 600 anonymous requests a minute. Off unless a test sets rates (tests/deploy/test_access.py)."""
+    from django.core.cache import cache
+
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": None, "user": None}}
+    cache.clear()
+    yield

@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import django_filters
+from django import forms
 from django.db.models import Q
+from django_filters.fields import IsoDateTimeField
 
 from .models import CAEvent, Decision
 
-__all__ = ["DecisionFilterSet", "CAEventFilterSet"]
+__all__ = ["DecisionFilterSet", "CAEventFilterSet", "UtcIsoDateTimeFilter"]
+
+
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """ISO 8601, normalised to UTC: PostgreSQL rejects UTC offsets beyond +-15:59 that Python accepts
+    (``time zone displacement out of range`` was a 500); a value that leaves the calendar is a 400."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None:
+            return None
+        try:
+            return value.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError("date/time out of range", code="invalid") from None
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
 
 
 class DecisionFilterSet(django_filters.FilterSet):
@@ -21,8 +43,8 @@ class DecisionFilterSet(django_filters.FilterSet):
     caller = django_filters.MultipleChoiceFilter(choices=Decision.Caller.choices)
     node_group = django_filters.CharFilter(method="filter_node_group", label="Node group")
     top_reason = django_filters.CharFilter(lookup_expr="icontains")
-    since = django_filters.IsoDateTimeFilter(field_name="last_seen", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="last_seen", lookup_expr="lte")
+    since = UtcIsoDateTimeFilter(field_name="last_seen", lookup_expr="gte")
+    until = UtcIsoDateTimeFilter(field_name="last_seen", lookup_expr="lte")
 
     class Meta:
         model = Decision

@@ -143,6 +143,12 @@ class NodeGroupSerializer(serializers.ModelSerializer):
     def get_template_url(self, obj: NodeGroup) -> str:
         return f"/api/v1/node-groups/{obj.name}/template"
 
+    def to_representation(self, instance: NodeGroup) -> dict:
+        data = super().to_representation(instance)
+        if "open_findings" not in data:  # a just created/updated group is not annotated; the schema requires it
+            data["open_findings"] = instance.findings.filter(resolved_at__isnull=True).count()
+        return data
+
     def validate_name(self, value: str) -> str:
         if "/" in value or not value.strip() or value != value.strip():
             raise serializers.ValidationError("name must be CA's node group id: no slashes or surrounding spaces")

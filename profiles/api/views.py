@@ -89,6 +89,15 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
         kwok = getattr(request.accepted_renderer, "format", "") == "kwok"
         return Response(group_template(group, kwok=kwok))
 
+    def handle_exception(self, exc: Exception) -> Response:
+        # Errors are JSON even under ?format=kwok: the YAML renderer cannot dump DRF's ErrorDetail
+        # (an unknown group was a 500), and clients read errors as JSON everywhere else.
+        response = super().handle_exception(exc)
+        if isinstance(getattr(self.request, "accepted_renderer", None), KwokYAMLRenderer):
+            self.request.accepted_renderer = renderers.JSONRenderer()
+            self.request.accepted_media_type = renderers.JSONRenderer.media_type
+        return response
+
 
 class DeviceProfileViewSet(viewsets.ModelViewSet):
     serializer_class = DeviceProfileSerializer

@@ -1,8 +1,8 @@
 """Record filter answers as folded ``Decision`` rows without slowing or failing the answer.
 
-The extender thread only puts a small tuple on a bounded in-process queue (``record``); a daemon
-writer thread turns queued answers into rows, folding identical questions (same pod, caller,
-node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
+The extender thread only digests the question and puts a small tuple on a bounded in-process queue
+(``record``); a daemon writer thread turns queued answers into rows, folding identical questions
+(same pod, caller, node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
 drops the record (counted), a database error is logged and counted: the caller never sees either.
 
 ``DECISION_RECORDING`` selects the mode: ``async`` (default), ``sync`` (write in the caller's thread,
@@ -247,9 +247,10 @@ class _Writer:
     """A bounded queue and the daemon thread that drains it.
 
     The bound is on queued *nodes* (``DECISION_QUEUE_MAX_NODES``), not calls: a queued call keeps its
-    node dicts alive, and one CA call may carry thousands. Within a batch, identical questions are
-    folded before any summarising; a question already written recently (``known``) only bumps its
-    row's count, so CA's steady state costs one digest and one UPDATE per distinct question.
+    node dicts alive, and one CA call may carry thousands. The caller computes the question's fold
+    digest; a question already on record (``known``) is queued without its nodes. The thread waits
+    ``DECISION_FLUSH_SECONDS`` after the first item so a burst folds into one UPDATE per distinct
+    question; only a new question is summarised (per-node, per-device detail) and inserted.
     """
 
     def __init__(self) -> None:
@@ -290,25 +291,30 @@ class _Writer:
             self.known.popitem(last=False)
 
     def process(self, items: list[tuple]) -> None:
+        """Items are ``(digest, payload | None, kwargs)``; payload ``(pod, nodes, verdicts)``."""
         folded: dict[str, list] = {}
-        for item in items:
-            (pod, _nodes, verdicts), kwargs = item
-            digest = fold_digest(pod, verdicts, kwargs["caller"])
+        for digest, payload, kwargs in items:
+            at = kwargs["at"]
             entry = folded.get(digest)
             if entry is None:
-                folded[digest] = [item, 1, kwargs["at"], kwargs["at"], kwargs["seconds"]]
-            else:
-                entry[1] += 1
-                entry[2] = min(entry[2], kwargs["at"])
-                if kwargs["at"] >= entry[3]:
-                    entry[3], entry[4] = kwargs["at"], kwargs["seconds"]
+                folded[digest] = [payload, kwargs, 1, at, at, kwargs["seconds"]]
+                continue
+            if entry[0] is None and payload is not None:
+                entry[0], entry[1] = payload, kwargs
+            entry[2] += 1
+            entry[3] = min(entry[3], at)
+            if at >= entry[4]:
+                entry[4], entry[5] = at, kwargs["seconds"]
         with transaction.atomic():
-            for digest, (item, count, first, last, seconds) in folded.items():
+            for digest, (payload, kwargs, count, first, last, seconds) in folded.items():
                 bump = {"count": count, "last_seen": last, "latency_ms": round(seconds * 1000, 3)}
-                if digest in self.known and _bump(digest, bump):
+                if (digest in self.known or payload is None) and _bump(digest, bump):
                     continue
-                (pod, nodes, verdicts), kwargs = item
-                row = summarize(pod, nodes, verdicts, **kwargs)
+                self.known.pop(digest, None)
+                if payload is None:  # the row was pruned since: the next call carries the detail again
+                    RECORD_DROPPED.inc()
+                    continue
+                row = summarize(*payload, **kwargs)
                 row.update(first_seen=first, **bump)
                 write_batch([row])
                 self._remember(digest)
@@ -316,9 +322,13 @@ class _Writer:
     def run(self) -> None:
         while True:
             items = [self.queue.get()]
+            # CA asks in bursts (one call per template node group per loop): wait a moment so a
+            # burst folds into one UPDATE per distinct question
+            deadline = time.monotonic() + getattr(settings, "DECISION_FLUSH_SECONDS", 0.5)
             while len(items) < _BATCH:
+                remaining = deadline - time.monotonic()
                 try:
-                    items.append(self.queue.get_nowait())
+                    items.append(self.queue.get(timeout=remaining) if remaining > 0 else self.queue.get_nowait())
                 except queue.Empty:
                     break
             try:
@@ -329,7 +339,7 @@ class _Writer:
                 self.known.clear()  # a rolled-back batch may have "known" rows that never landed
                 log.exception("could not record %d decision(s)", len(items))
             finally:
-                self.queued_nodes -= sum(len(item[0][1]) for item in items)
+                self.queued_nodes -= sum(len(item[1][1]) for item in items if item[1] is not None)
                 if self.queue.empty():
                     # idle: give the connection back (CA's loop refills the queue every few seconds)
                     connection.close()
@@ -376,7 +386,17 @@ def record(
             return
         _write_safely([row])
         return
-    _writer.put(((pod, nodes, verdicts), kwargs), len(nodes))
+    try:
+        digest = fold_digest(pod, verdicts, caller)
+    except Exception:
+        RECORD_ERRORS.inc()
+        log.exception("could not fold a decision")
+        return
+    if digest in _writer.known:
+        # already on record: only the count moves, so hold no reference to the request's nodes
+        _writer.put((digest, None, kwargs), 0)
+    else:
+        _writer.put((digest, (pod, nodes, verdicts), kwargs), len(nodes))
 
 
 def observe_filter(ctx, args, verdicts, caller: str, seconds: float) -> None:

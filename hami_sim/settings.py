@@ -218,6 +218,7 @@ DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
 # Decision recording: "async" (bounded queue + writer thread), "sync" (in the caller) or "off".
 DECISION_RECORDING = env.str("DECISION_RECORDING", default="async")
 DECISION_QUEUE_MAX_NODES = env.int("DECISION_QUEUE_MAX_NODES", default=50000)  # queued nodes, not calls
+DECISION_FLUSH_SECONDS = env.float("DECISION_FLUSH_SECONDS", default=0.5)  # fold CA bursts per write
 KUBE_EVENTS_SOURCE = env.str("KUBE_EVENTS_SOURCE", default="")  # default: KUBE_SOURCE
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)

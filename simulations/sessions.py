@@ -359,6 +359,10 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
     except WeightsError as exc:
         raise SessionError(422, "pod does not fit", reason=f"calcScore failed {exc} for pod {_pod_name(data.pod)}") from None
     pod_uid = ctx.pod.key
+    if len(pod_uid) > 300 or len(ctx.pod.name) > 253 or len(ctx.pod.namespace) > 253:
+        raise SessionError(400, "pod uid must be at most 300 characters, name and namespace at most 253")
+    if len(data.node_name) > 253:
+        raise SessionError(400, "node name must be at most 253 characters")
     digest = _digest(data.node) if data.node is not None else ""
     inventory = sim.inventory(data.node) if data.node is not None else None  # outside the lock
     with transaction.atomic():

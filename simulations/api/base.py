@@ -21,8 +21,12 @@ class BadBody(Exception):
         self.message = message
 
 
-def parse_json_body(request, *, allow_empty: bool = False) -> object:
-    """Parse the raw body with orjson (bounded by ``EXTENDER_MAX_BODY_BYTES``), not DRF's parsers."""
+def parse_json_body(request, *, allow_empty: bool = False, stored: bool = False) -> object:
+    """Parse the raw body with orjson (bounded by ``EXTENDER_MAX_BODY_BYTES``), not DRF's parsers.
+
+    ``stored``: the body's strings end up in the database, and PostgreSQL cannot store NUL
+    characters (text or jsonb), so a body containing one is a 400 rather than a database error.
+    """
     try:
         raw = read_body(request._request if hasattr(request, "_request") else request)
     except BodyTooLarge as exc:
@@ -32,9 +36,12 @@ def parse_json_body(request, *, allow_empty: bool = False) -> object:
             return None
         raise BadBody(400, "request body must be a JSON object")
     try:
-        return orjson.loads(raw)
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadBody(400, f"malformed JSON: {exc}") from None
+    if stored and (b"\\u0000" in raw or b"\x00" in raw):
+        raise BadBody(400, "strings must not contain NUL characters (\\u0000)")
+    return data
 
 
 class JsonAPIView(APIView):

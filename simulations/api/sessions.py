@@ -69,7 +69,7 @@ class SessionListView(JsonAPIView):
     )
     def post(self, request):
         try:
-            body = svc.create_session(parse_json_body(request, allow_empty=True))
+            body = svc.create_session(parse_json_body(request, allow_empty=True, stored=True))
         except svc.SessionError as exc:
             return _error(exc)
         return _answer(body, 201, body["revision"])
@@ -111,7 +111,7 @@ class SessionPlacementsView(JsonAPIView):
     )
     def post(self, request, session_id: str):
         try:
-            status, body = svc.place_pod(session_id, parse_json_body(request), _if_match(request))
+            status, body = svc.place_pod(session_id, parse_json_body(request, stored=True), _if_match(request))
         except svc.SessionError as exc:
             return _error(exc)
         return _answer(body, status, body["revision"])

@@ -41,6 +41,7 @@ def test_create_defaults_and_bad_input(api):
         ({"ttlSeconds": 86401}, "ttlSeconds"),
         ({"ttlSeconds": "60"}, "ttlSeconds"),
         ({"name": 7}, "name"),
+        ({"name": "a\u0000b"}, "NUL"),
         ([1, 2], "object"),
     ):
         status, payload = api.call("post", "/api/v1/sessions", body)
@@ -132,6 +133,9 @@ def test_bad_placement_input_is_400_and_changes_nothing(api):
         ({"pod": {"metadata": {"uid": "p"}, "spec": {"containers": "no"}}, "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p", gpumem="lots"), "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p"), "node": tmpl, "nodeName": "other"}, "differs"),
+        ({"pod": pod(uid="p" * 301), "node": tmpl}, "at most 300"),
+        ({"pod": pod(uid="p"), "node": a10_node("n" * 254)}, "at most 253"),
+        ({"pod": pod("nul\u0000", uid="p"), "node": tmpl}, "NUL"),
     ]
     for body, text in cases:
         status, payload = api.call("post", f"/api/v1/sessions/{sid}/placements", body)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -60,24 +61,27 @@ class Catalog:
         self.groups: dict[str, GroupEntry] = {}
         self.by_labels: tuple[GroupEntry, ...] = ()
         self.generation: int | None = None
-        self.checked_at = float("-inf")
+        self.next_check = float("-inf")
         self.dirty = True
         self.healthy = True
         self._lock = threading.Lock()
+        # Per simulator: inventories already tagged with their group (cleared on every reload).
+        self.derived: weakref.WeakKeyDictionary[Simulator, dict] = weakref.WeakKeyDictionary()
+        self._last: tuple[Simulator, dict] | None = None
 
     def current(self) -> Catalog:
-        from django.conf import settings
-
-        interval = float(getattr(settings, "PROFILE_CACHE_CHECK_SECONDS", 1.0))
+        """The catalog, refreshed first when dirty or when the check interval has passed (hot path)."""
         now = time.monotonic()
-        if self.dirty or now - self.checked_at >= interval:
+        if self.dirty or now >= self.next_check:
             with self._lock:
-                if self.dirty or now - self.checked_at >= interval:
+                if self.dirty or now >= self.next_check:
                     self._refresh(now)
         return self
 
     def _refresh(self, now: float) -> None:
-        self.checked_at = now
+        from django.conf import settings
+
+        self.next_check = now + float(getattr(settings, "PROFILE_CACHE_CHECK_SECONDS", 1.0))
         try:
             from .models import CatalogVersion
 
@@ -121,6 +125,18 @@ class Catalog:
             sorted((g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name))
         )
         self.groups, self.by_labels = groups, by_labels
+        self.derived = weakref.WeakKeyDictionary()
+        self._last = None
+
+    def memo(self, simulator: Simulator) -> dict:
+        last = self._last
+        if last is not None and last[0] is simulator and len(last[1]) <= 50000:
+            return last[1]
+        memo = self.derived.get(simulator)
+        if memo is None or len(memo) > 50000:
+            memo = self.derived[simulator] = {}
+        self._last = (simulator, memo)
+        return memo
 
 
 catalog = Catalog()
@@ -135,6 +151,7 @@ def reset() -> None:
     """Forget everything (tests: a rolled-back database must not leave groups behind)."""
     with catalog._lock:
         catalog.groups, catalog.by_labels, catalog.generation = {}, (), None
+        catalog.derived, catalog._last = weakref.WeakKeyDictionary(), None
         catalog.dirty, catalog.healthy = True, True
 
 
@@ -156,25 +173,33 @@ def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:
     return None
 
 
-def _profile_inventory(entry: GroupEntry, simulator: Simulator) -> Inventory:
+def _profile_inventory(entry: GroupEntry, simulator: Simulator, memo: dict) -> Inventory:
     if entry.profile_node is None:
         return entry.missing
-    # Parse the rendered annotation exactly as a fresh node's would be (memoised by content).
-    inv = simulator.annotation_inventory(entry.profile_node)
-    if inv.error:  # cannot happen for validated rows, but never hide it
-        return replace(inv, node_group=entry.name, source="none")
-    return replace(inv, node_group=entry.name, source="profile")
+    cached = memo.get(entry.name)
+    if cached is None:
+        # Parse the rendered annotation exactly as a fresh node's would be.
+        inv = simulator.annotation_inventory(entry.profile_node)
+        source = "none" if inv.error else "profile"  # validated rows never fail; never hide it if so
+        cached = memo[entry.name] = replace(inv, node_group=entry.name, source=source)
+    return cached
 
 
 def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     """``HAMI_INVENTORY_RESOLVER``: a node's devices by its group's ``inventory_source`` rule."""
-    entry = match_group(node)
+    cat = catalog.current()
+    entry = match_group(node, cat)
     if entry is None:
         return simulator.annotation_inventory(node)
+    memo = cat.memo(simulator)
     if entry.source == InventorySource.PROFILE_ONLY:
-        return _profile_inventory(entry, simulator)
+        return _profile_inventory(entry, simulator, memo)
     own = simulator.annotation_inventory(node)
     if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
         # annotation-only, or a warm template (its annotation decides, malformed included)
-        return replace(own, node_group=entry.name)
-    return _profile_inventory(entry, simulator)
+        key = (own.key, entry.name)
+        tagged = memo.get(key)
+        if tagged is None:
+            tagged = memo[key] = replace(own, node_group=entry.name)
+        return tagged
+    return _profile_inventory(entry, simulator, memo)

@@ -118,9 +118,11 @@ def test_other_processes_see_edits_through_the_generation_counter(make_group, se
     DeviceRow.objects.filter(profile__node_group=group).update(quantity=3)
     DeviceProfile.objects.filter(node_group=group).update(version=99)
     settings.PROFILE_CACHE_CHECK_SECONDS = 3600
-    assert len(sim.inventory(tmpl).devices) == 1  # cached: no database read per node
-    settings.PROFILE_CACHE_CHECK_SECONDS = 0
+    inventory.catalog.next_check = float("-inf")  # the next use checks the generation once more
+    assert len(sim.inventory(tmpl).devices) == 1  # generation unchanged: the cached profile stays
     CatalogVersion.objects.filter(pk=1).update(generation=12345)
+    assert len(sim.inventory(tmpl).devices) == 1  # within the interval: no database read at all
+    inventory.catalog.next_check = float("-inf")  # the interval has passed
     assert len(sim.inventory(tmpl).devices) == 3
     assert inventory.catalog.generation == 12345
 

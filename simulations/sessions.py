@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from hami_sim.engine.model import ContainerDevice, DeviceUsage, MigPlacement, MigProfile, NodeState
 from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
 
 from .engine import get_simulator
@@ -322,8 +323,9 @@ def _place_input(body: object) -> _PlaceInput:
     node = body.get("node")
     node_name = body.get("nodeName")
     if node is not None:
-        if not isinstance(node, Mapping):
-            raise SessionError(400, "node must be a Node object")
+        problem = node_problem(node)
+        if problem:
+            raise SessionError(400, f"node {problem}")
         meta = node.get("metadata")
         name = meta.get("name") if isinstance(meta, Mapping) else None
         if not isinstance(name, str) or not name:

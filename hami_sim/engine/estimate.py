@@ -30,7 +30,15 @@ import orjson
 
 from .model import DeviceUsage, NodeState
 from .policy import WeightsError
-from .predicates import Resources, insufficient, node_allocatable, node_capacity, pod_demand, static_mismatch
+from .predicates import (
+    Resources,
+    insufficient,
+    node_allocatable,
+    node_capacity,
+    node_problem,
+    pod_demand,
+    static_mismatch,
+)
 from .requests import PodError, pod_id
 from .simulate import PodContext, Simulator
 
@@ -536,6 +544,9 @@ def estimate(
         if group.name in names:
             raise EstimateError(f"node group {group.name!r} is listed twice")
         names.add(group.name)
+        problem = node_problem(group.template)
+        if problem:
+            raise EstimateError(f"node group {group.name!r}: template {problem}")
     options = []
     for group in groups:
         try:

@@ -30,6 +30,7 @@ __all__ = [
     "matches_node_selector",
     "matches_required_affinity",
     "static_mismatch",
+    "node_problem",
     "NODE_AFFINITY_MISMATCH",
 ]
 
@@ -277,3 +278,34 @@ def static_mismatch(pod: Mapping, node: Mapping) -> str:
     if not matches_node_selector(pod, node) or not matches_required_affinity(pod, node):
         return NODE_AFFINITY_MISMATCH
     return untolerated_taint(pod, node)
+
+
+def node_problem(node: object) -> str:
+    """Why ``node`` could not have come from the API server ("" when it could).
+
+    ``metadata.labels`` and ``metadata.annotations`` are ``map[string]string`` in Go: a client would
+    have rejected anything else, and the engine reads them as strings (null counts as absent).
+    """
+    if not isinstance(node, Mapping):
+        return "must be a Node object"
+    meta = node.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, Mapping):
+        return "metadata must be an object"
+    for key in ("labels", "annotations"):
+        values = meta.get(key)
+        if values is None:
+            continue
+        if not isinstance(values, Mapping):
+            return f"metadata.{key} must be an object"
+        for name, value in values.items():
+            if value is not None and not isinstance(value, str):
+                return f"metadata.{key}[{name}] must be a string"
+    spec = node.get("spec")
+    if spec is not None and not isinstance(spec, Mapping):
+        return "spec must be an object"
+    taints = spec.get("taints") if isinstance(spec, Mapping) else None
+    if taints is not None and (not isinstance(taints, list) or not all(isinstance(t, Mapping) for t in taints)):
+        return "spec.taints must be a list of objects"
+    return ""

@@ -195,6 +195,8 @@ def test_named_group_from_the_database(client):
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "maxNodesPerScaleUp": -1}, "maxNodesPerScaleUp"),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": "x"}]}, "template"),
         ({"pods": [], "nodeGroups": [{"template": {}}]}, "no name"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {"metadata": {"annotations": {"k": 5}}}}]}, "must be a string"),
+        ({"pods": [], "nodeGroups": [{"name": "a", "template": {"spec": {"taints": "x"}}}]}, "spec.taints"),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}, {"name": "a", "template": {}}]}, "twice"),
         ({"pods": [pod("d"), pod("d")], "nodeGroups": [{"name": "a", "template": {}}]}, "duplicate pod id"),
         ({"pods": [pod("m", gpumem="lots")], "nodeGroups": [{"name": "a", "template": {}}]}, "pod default/m"),

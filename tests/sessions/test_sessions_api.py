@@ -130,6 +130,7 @@ def test_bad_placement_input_is_400_and_changes_nothing(api):
         ({"node": tmpl}, "pod"),
         ({"pod": "x", "node": tmpl}, "pod"),
         ({"pod": pod(uid="p"), "node": {"metadata": {}}}, "metadata.name"),
+        ({"pod": pod(uid="p"), "node": {"metadata": {"name": "n", "annotations": {"hami.io/node-nvidia-register": 5}}}}, "must be a string"),
         ({"pod": {"metadata": {"uid": "p"}, "spec": {"containers": "no"}}, "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p", gpumem="lots"), "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p"), "node": tmpl, "nodeName": "other"}, "differs"),

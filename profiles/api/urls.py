@@ -1,6 +1,5 @@
 """REST routes under /api/v1/ (included by ``hami_sim/urls.py``)."""
 
-from django.urls import re_path
 from rest_framework.routers import DefaultRouter
 
 from .views import (
@@ -11,19 +10,21 @@ from .views import (
     TaskRunViewSet,
 )
 
-__all__ = ["router", "urlpatterns"]
+__all__ = ["OptionalSlashRouter", "router", "urlpatterns"]
 
-router = DefaultRouter()
+class OptionalSlashRouter(DefaultRouter):
+    """Routes answer with or without the trailing slash (design.md writes ``.../template`` bare)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.trailing_slash = "/?"
+
+
+router = OptionalSlashRouter()
 router.register("node-groups", NodeGroupViewSet, basename="nodegroup")
 router.register("device-profiles", DeviceProfileViewSet, basename="deviceprofile")
 router.register("node-inventories", NodeInventoryViewSet, basename="nodeinventory")
 router.register("drift-findings", DriftFindingViewSet, basename="driftfinding")
 router.register("task-runs", TaskRunViewSet, basename="taskrun")
 
-# design.md: the template path has no trailing slash (the router's ".../template/" works too).
-template_view = NodeGroupViewSet.as_view({"get": "template"}, **NodeGroupViewSet.template.kwargs)
-
-urlpatterns = [
-    re_path(r"^node-groups/(?P<name>[^/]+)/template$", template_view, name="nodegroup-template-noslash"),
-    *router.urls,
-]
+urlpatterns = router.urls

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from tests.factories import container, extender_args, gpu, node, pod
 
@@ -384,3 +387,70 @@ def test_extender_verbs_are_in_the_openapi_schema(client):
     assert response.status_code == 200
     paths = orjson.loads(response.content)["paths"]
     assert "/filter-simulation" in paths and "/prioritize-simulation" in paths
+
+
+# -- property: every node is answered exactly once, and nothing is a 500 ------------------------------------
+
+_device = st.fixed_dictionaries(
+    {
+        "count": st.integers(0, 12),
+        "devmem": st.sampled_from([0, 1024, 11441, 23028, 81920]),
+        "devcore": st.sampled_from([0, 100, 200]),
+        "health": st.booleans(),
+        "numa": st.integers(0, 1),
+        "type": st.sampled_from(["NVIDIA A10", "NVIDIA-Tesla T4", "Tesla K80", "AMD MI300"]),
+    }
+)
+_node_kind = st.one_of(
+    st.lists(_device, min_size=1, max_size=4),
+    st.sampled_from(["cold", "[]", "garbage", "legacy"]),
+)
+_pod_spec = st.fixed_dictionaries(
+    {
+        "gpu_count": st.sampled_from([None, 1, 2, 3, "0", "500m"]),
+        "gpumem": st.sampled_from([None, 100, 12000, "16Gi", "1e3"]),
+        "gpucores": st.sampled_from([None, 0, 30, 100, 150]),
+        "mem_pct": st.sampled_from([None, 0, 50, 101]),
+    }
+)
+_pod_annotations = st.dictionaries(
+    st.sampled_from(
+        [
+            "hami.io/gpu-scheduler-policy",
+            "hami.io/node-scheduler-policy",
+            "nvidia.com/numa-bind",
+            "nvidia.com/use-gputype",
+            "nvidia.com/vgpu-mode",
+        ]
+    ),
+    st.sampled_from(["binpack", "spread", "topology-aware,binpack", "mutex", "numa", "true", "A10", "mig", ""]),
+    max_size=3,
+)
+
+
+def _build_node(i, kind):
+    name = f"n{i}"
+    if kind == "cold":
+        return node(name)
+    if kind == "[]":
+        return node(name, annotations={REG: "[]"})
+    if kind == "garbage":
+        return node(name, annotations={REG: "{oops"})
+    if kind == "legacy":
+        return node(name, annotations={REG: "GPU-0,10,1024,100,NVIDIA A10,0,true:"})
+    return node(name, [gpu(f"{name}-g{j}", index=j, **d) for j, d in enumerate(kind)])
+
+
+@hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kinds=st.lists(_node_kind, min_size=1, max_size=6), spec=_pod_spec, annos=_pod_annotations)
+def test_every_node_answered_exactly_once(client, kinds, spec, annos):
+    nodes = [_build_node(i, k) for i, k in enumerate(kinds)]
+    answer = filter_(client, extender_args(pod(annotations=annos, **spec), nodes))
+    assert answer["Error"] == ""
+    fitting = names(answer)
+    answered = fitting + list(answer["FailedNodes"]) + list(answer["FailedAndUnresolvableNodes"])
+    assert sorted(answered) == sorted(n["metadata"]["name"] for n in nodes)
+    assert fitting == [n["metadata"]["name"] for n in nodes if n["metadata"]["name"] in fitting]  # input order
+    scores = prioritize(client, extender_args(pod(annotations=annos, **spec), nodes))
+    assert [s["Host"] for s in scores] == fitting
+    assert all(0 <= s["Score"] <= 10 for s in scores)

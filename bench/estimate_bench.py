@@ -7,7 +7,7 @@
    ``http_10000`` is the same 10,000-pod request through ``POST /api/v1/estimate`` (Django test client,
    JSON parsing and serialisation included), for information.
 2. ``placements_per_second``: sequential ``POST /api/v1/sessions/<id>/placements`` over real HTTP to a
-   ``manage.py runserver`` on 127.0.0.1 backed by PostgreSQL (``DATABASE_URL``, default
+   gunicorn (one sync worker) on 127.0.0.1 backed by PostgreSQL (``DATABASE_URL``, default
    ``postgres://postgres@127.0.0.1:5432/hami_sim_bench``); skipped with a note when PostgreSQL is absent.
 
 Run: ``make bench`` (or ``PYTHONPATH=. .venv/bin/python bench/estimate_bench.py``).
@@ -174,7 +174,7 @@ def placements_per_second(count: int = 300) -> float | None:
     subprocess.run([py, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     port = _free_port()
     server = subprocess.Popen(
-        [py, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--nothreading"],
+        [py, "-m", "gunicorn", "hami_sim.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "1", "--keep-alive", "30"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -250,7 +250,7 @@ def main() -> None:
         print(f"http_10000: {http10k:.4f} s (POST /api/v1/estimate via the Django test client, informational)")
     pps = placements_per_second()
     if pps is not None:
-        print(f"placements_per_second: {pps:.1f} (sequential, HTTP/1.1 keep-alive, runserver + PostgreSQL)")
+        print(f"placements_per_second: {pps:.1f} (sequential HTTP requests, gunicorn sync worker + PostgreSQL)")
 
 
 if __name__ == "__main__":

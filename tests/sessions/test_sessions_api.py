@@ -302,3 +302,22 @@ def test_mutation_refreshes_ttl(api):
     api.place(sid, pod("a", uid="a"), a10_node())
     session = SimulationSession.objects.get(pk=sid)
     assert session.expires_at > timezone.now() + timedelta(seconds=100)
+
+
+def test_cold_group_template_gets_the_profile_inventory(api):
+    from profiles.models import DeviceProfile, DeviceRow, NodeGroup
+
+    ng = NodeGroup.objects.create(name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"})
+    profile = DeviceProfile.objects.create(node_group=ng)
+    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
+    cold = node("template-node-for-gpu-a10g-8a7f", None, labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"})
+    sid = api.create()["id"]
+    status, body = api.place(sid, pod("a", uid="a", gpumem=12000), cold)
+    assert status == 201, body
+    status, body = api.place(sid, pod("b", uid="b", gpumem=12000), node_name=cold["metadata"]["name"])
+    assert status == 201
+    status, body = api.place(sid, pod("c", uid="c", gpumem=12000), node_name=cold["metadata"]["name"])
+    assert status == 422 and body["reason"] == "2/2 CardInsufficientMemory"
+    [n] = api.get(sid)["nodes"]
+    assert n["nodeGroup"] == "gpu-a10g"
+    assert [(d["type"], d["devmem"], d["used"]) for d in n["devices"]] == [("NVIDIA A10G", 23028, 1)] * 2

@@ -1,7 +1,8 @@
 """Start the production server: ``python -m hami_sim.serve`` (the container's command).
 
 It execs gunicorn with ``hami_sim/gunicorn_conf.py``, which reads TLS/mTLS material and sizing from
-the environment (see that module for the variables). ``start_server`` does the same as a child
+the environment (see that module for the variables); ``HAMI_SIM_SERVER=granian`` runs granian with
+the same variables instead. ``start_server`` does the same as a child
 process on a loopback port for the mTLS tests and for ``bench/``::
 
     from hami_sim.serve import start_server
@@ -20,13 +21,48 @@ import sys
 import time
 from collections.abc import Mapping
 
-__all__ = ["gunicorn_argv", "main", "probe", "start_server", "stop_server", "free_port", "wait_for_port"]
+__all__ = ["gunicorn_argv", "granian_argv", "server_argv", "main", "probe", "start_server", "stop_server", "free_port", "wait_for_port"]
 
 CONFIG = "python:hami_sim.gunicorn_conf"
 
 
 def gunicorn_argv(extra: list[str] | None = None) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-c", CONFIG, *(extra or [])]
+
+
+def granian_argv(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The same environment contract on granian (``HAMI_SIM_SERVER=granian``; docs/production.md).
+
+    Opt-in: measured faster per request, but it has no master hooks, so there is no plain-HTTP
+    metrics port for the mTLS listener and dead workers' metric files are not cleaned up; its key
+    file must be PKCS#8.
+    """
+    env = os.environ if environ is None else environ
+    cert, key, client_ca = env.get("HAMI_SIM_TLS_CERT", ""), env.get("HAMI_SIM_TLS_KEY", ""), env.get(
+        "HAMI_SIM_TLS_CLIENT_CA", ""
+    )
+    host, _, port = (env.get("HAMI_SIM_BIND") or ("0.0.0.0:8443" if cert else "0.0.0.0:8000")).rpartition(":")
+    argv = [
+        sys.executable, "-m", "granian", "--interface", "wsgi", "--host", host.strip("[]") or "0.0.0.0",
+        "--port", port, "--workers", env.get("HAMI_SIM_WORKERS") or str(len(os.sched_getaffinity(0))),
+        "--blocking-threads", env.get("HAMI_SIM_THREADS") or "1", "--no-ws",
+        "--respawn-failed-workers", "--log-level", env.get("LOG_LEVEL", "info").lower(),
+    ]  # fmt: skip
+    if cert:
+        argv += ["--ssl-certificate", cert, "--ssl-keyfile", key, "--ssl-protocol-min", "tls1.2"]
+        if client_ca:
+            argv += ["--ssl-ca", client_ca, "--ssl-client-verify"]
+    return [*argv, "hami_sim.wsgi:application"]
+
+
+def server_argv(environ: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if environ is None else environ
+    server = env.get("HAMI_SIM_SERVER", "gunicorn")
+    if server == "granian":
+        return granian_argv(env)
+    if server != "gunicorn":
+        raise SystemExit(f"HAMI_SIM_SERVER={server!r}: expected gunicorn or granian")
+    return gunicorn_argv()
 
 
 def free_port() -> int:
@@ -78,8 +114,12 @@ def start_server(
         }
     )
     child_env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # gunicorn_conf makes a private one
+    if child_env.get("HAMI_SIM_SERVER") == "granian":
+        import tempfile
+
+        child_env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="hami-sim-metrics-")
     proc = subprocess.Popen(
-        gunicorn_argv(), env=child_env, stdout=stdout, stderr=stderr, start_new_session=True
+        server_argv(child_env), env=child_env, stdout=stdout, stderr=stderr, start_new_session=True
     )
     try:
         wait_for_port(port, proc, timeout)
@@ -147,7 +187,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"probe failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
             code = 1
         raise SystemExit(code)
-    argv = gunicorn_argv(args)
+    if os.environ.get("HAMI_SIM_SERVER") == "granian":
+        os.makedirs(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), exist_ok=True)
+        argv = granian_argv()
+    else:
+        argv = gunicorn_argv(args)
     os.execv(argv[0], argv)
 
 

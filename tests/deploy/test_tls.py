@@ -147,3 +147,31 @@ def test_web_listener_over_tls_needs_no_client_certificate_but_login_for_simulat
         assert "max-age=31536000" in headers["Strict-Transport-Security"]
     finally:
         stop_server(proc)
+
+
+def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
+    """``HAMI_SIM_SERVER=granian`` (opt-in, docs/production.md): same variables, same refusal."""
+    pytest.importorskip("granian")
+    proc, url = start_server(
+        cert=pki.server_cert,
+        key=pki.server_key_pkcs8,
+        client_ca=pki.ca_cert,
+        env={
+            "HAMI_SIM_SERVER": "granian",
+            "DATABASE_URL": server_database_url,
+            "HAMI_SIM_LISTENER": "extender",
+            "DECISION_RECORDING": "off",
+            "LOG_LEVEL": "WARNING",
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        status, body, _ = _request(url, _context(pki, pki.client_pem), "POST", "/filter-simulation", BODY)
+        assert status == 200 and [n["metadata"]["name"] for n in orjson.loads(body)["Nodes"]["items"]] == ["gpu-a"]
+        for client_pem in (None, pki.stranger_pem):
+            with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+                _request(url, _context(pki, client_pem), "POST", "/filter-simulation", BODY)
+    finally:
+        stop_server(proc)
+

@@ -343,7 +343,9 @@ class _Writer:
                 if self.queue.empty():
                     # idle: give the connection back (CA's loop refills the queue every few seconds)
                     connection.close()
-                for _ in items:
+                done = len(items)
+                items = None  # drop the batch's node dicts now, not when the next item arrives
+                for _ in range(done):
                     self.queue.task_done()
 
 

@@ -121,6 +121,8 @@ def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
         )
     profiles = []
     for item in value:
+        if item is None:
+            item = {}  # Go: null into a struct element leaves the zero value
         if not isinstance(item, dict):
             raise AnnotationError(
                 f"json: cannot unmarshal {_json_kind(item)} into Go struct field DeviceInfo.migProfiles of type device.MigProfile"
@@ -133,6 +135,8 @@ def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
                 f"json: cannot unmarshal {_json_kind(raw_placements)} into Go struct field MigProfile.placements of type []device.MigPlacement"
             )
         for pl in raw_placements:
+            if pl is None:
+                pl = {}
             if not isinstance(pl, dict):
                 raise AnnotationError(
                     f"json: cannot unmarshal {_json_kind(pl)} into Go struct field MigProfile.placements of type device.MigPlacement"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hami_sim.engine.annotations import (
     AnnotationError,
@@ -75,6 +79,12 @@ def test_mig_profiles_decode_and_use_the_compact_wire_form():
     assert '"migProfiles":[{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,"placements":[{"start":6,"size":1}]}]' in (
         encode_device_json([d])
     )
+
+
+def test_null_mig_profile_elements_are_zero_values():
+    [d] = decode_device_json('[{"id":"g","migProfiles":[null,{"name":"1g.5gb","placements":[null]}]}]')
+    assert [p.name for p in d.mig_profiles] == ["", "1g.5gb"]
+    assert d.mig_profiles[1].placements == (MigPlacement(0, 0),)
 
 
 def test_keys_match_case_insensitively_and_unknown_keys_are_ignored():
@@ -259,3 +269,44 @@ def test_fractional_and_out_of_range_quantities_are_not_int64():
 def test_bad_quantities_are_rejected(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)
+
+
+# -- robustness: any JSON-ish value decodes or fails with a clear reason ------------------------------------
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(
+        st.sampled_from(["id", "ID", "count", "devmem", "devcore", "type", "numa", "mode", "health", "index",
+                         "migProfiles", "placements", "name", "memoryMB", "core", "sliceCount", "start", "size",
+                         "custominfo", "uuid", "score", "x"]),
+        children,
+        max_size=6,
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_json)
+def test_any_json_register_value_decodes_or_is_malformed(value):
+    import json
+
+    text = json.dumps(value)
+    for annos in ({REG: text}, {REG: EXAMPLE_13, SCORE: text}):
+        try:
+            nvidia_devices(annos)
+        except InventoryError as exc:
+            assert str(exc).startswith("malformed hami.io/node-nvidia-")
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(max_size=30) | st.binary(max_size=30).map(lambda b: b.decode("latin-1")))
+def test_any_text_register_value_decodes_or_is_malformed(value):
+    try:
+        nvidia_devices({REG: value})
+    except InventoryError as exc:
+        assert str(exc).startswith(f"malformed {REG}: ")
+    with contextlib.suppress(AnnotationError):
+        decode_legacy(value)

@@ -1,4 +1,8 @@
-"""``sync_autoscaler_events`` over the real kubernetes client against a loopback API server; pruning."""
+"""``sync_autoscaler_events`` over the real kubernetes client against a loopback API server; pruning.
+
+The API server double is ``tests/kubeapi.py`` (real paths, JSON, paging and bearer-token auth),
+reached through a kubeconfig, exactly as a deployment with ``KUBE_SOURCE=kubeconfig:<path>`` would.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,39 @@ from django.utils import timezone
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from decisions.tasks import prune_decisions, sync_autoscaler_events
 from profiles.models import TaskRun
-from tests.decisions.kubeapi_events import EventsAPIServer, pod_event
+from tests.kubeapi import FakeKubeAPI
 
 pytestmark = [pytest.mark.django_db]
+
+def pod_event(uid, reason, message, *, pod, pod_uid, namespace="default", count=1, component="cluster-autoscaler"):
+    return {
+        "kind": "Event", "apiVersion": "v1",
+        "metadata": {"name": f"{pod}.{uid}", "namespace": namespace, "uid": uid},
+        "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod, "uid": pod_uid, "apiVersion": "v1"},
+        "reason": reason, "message": message, "source": {"component": component},
+        "firstTimestamp": "2026-01-01T09:59:00Z", "lastTimestamp": "2026-01-01T10:00:00Z", "count": count,
+        "type": "Normal" if reason == "TriggeredScaleUp" else "Warning",
+    }
+
+
+class EventsAPIServer(FakeKubeAPI):
+    """The shared double, loaded with pod events and (optionally) CA's status ConfigMap."""
+
+    def __init__(self, events, status, tmp_path):
+        super().__init__()
+        self.events = {"default": list(events)}
+        if status is not None:
+            self.configmaps[("kube-system", "cluster-autoscaler-status")] = {
+                "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
+                "data": {"status": status},
+            }
+        self.tmp_path = tmp_path
+
+    def __enter__(self):
+        super().__enter__()
+        self.source = f"kubeconfig:{self.write_kubeconfig(self.tmp_path / 'kubeconfig')}"
+        return self
+
 
 STATUS = "autoscalerStatus: Running\nnodeGroups:\n- name: gpu-a10\n  health:\n    status: Healthy\n"
 
@@ -39,13 +73,14 @@ def _decision(uid: str, **kw) -> Decision:
     return Decision.objects.create(**defaults)
 
 
-def test_sync_reads_events_and_status_and_joins_by_pod_uid(settings):
+def test_sync_reads_events_and_status_and_joins_by_pod_uid(settings, tmp_path, monkeypatch):
+    monkeypatch.setattr("decisions.tasks._PAGE", 2)  # three TriggeredScaleUp events: two pages
     _decision("uid-trainer")
-    with EventsAPIServer(_events(), STATUS) as api:
-        settings.KUBE_SOURCE = api.url
+    with EventsAPIServer(_events(), STATUS, tmp_path) as api:
+        settings.KUBE_SOURCE = api.source
         counts = sync_autoscaler_events.apply().get()
-        # paginated (page size 2 in the double) and filtered by reason on the server
-        assert any("continue=" in path for path in api.requests)
+        # filtered by reason on the server, paginated with limit/continue
+        assert any("TriggeredScaleUp" in path and "continue=" in path for path in api.requests)
     assert counts["events"] == 5 and counts["new"] == 5 and counts["joined"] == 1
     assert counts["status"] == "changed"
     trig = CAEvent.objects.get(reason="TriggeredScaleUp", pod_name="trainer")
@@ -61,36 +96,36 @@ def test_sync_reads_events_and_status_and_joins_by_pod_uid(settings):
     assert run.outcome == "success" and run.counts["events"] == 5
 
 
-def test_sync_is_idempotent(settings):
-    with EventsAPIServer(_events(), STATUS) as api:
-        settings.KUBE_SOURCE = api.url
+def test_sync_is_idempotent(settings, tmp_path):
+    with EventsAPIServer(_events(), STATUS, tmp_path) as api:
+        settings.KUBE_SOURCE = api.source
         sync_autoscaler_events.apply().get()
         counts = sync_autoscaler_events.apply().get()
     assert counts["new"] == 0 and counts["status"] == "unchanged"
     assert CAEvent.objects.count() == 5 and AutoscalerStatus.objects.count() == 1
 
 
-def test_forbidden_api_keeps_what_we_had_and_records_the_failure(settings):
-    with EventsAPIServer(_events(), STATUS) as api:
-        settings.KUBE_SOURCE = api.url
+def test_rejected_credentials_keep_what_we_had_and_record_the_failure(settings, tmp_path):
+    with EventsAPIServer(_events(), STATUS, tmp_path) as api:
+        settings.KUBE_SOURCE = api.source
         sync_autoscaler_events.apply().get()
-        api.fail = 403
+        api.token = "rotated"  # our credentials no longer work: 401 from the API server
         result = sync_autoscaler_events.apply()
     assert result.failed()
     assert CAEvent.objects.count() == 5
     failures = TaskRun.objects.filter(task="sync_autoscaler_events", outcome="failure")
-    assert failures.exists() and "403" in failures.first().error
+    assert failures.exists() and "401" in failures.first().error
 
 
-def test_missing_status_configmap_and_no_source(settings):
-    with EventsAPIServer(_events(), None) as api:
-        settings.KUBE_SOURCE = api.url
+def test_missing_status_configmap_and_no_source(settings, tmp_path):
+    with EventsAPIServer(_events(), None, tmp_path) as api:
+        settings.KUBE_SOURCE = api.source
         assert sync_autoscaler_events.apply().get()["status"] == "absent"
     settings.KUBE_SOURCE = ""
     assert "no Kubernetes source" in sync_autoscaler_events.apply().get()["skipped"]
 
 
-def test_prune_drops_old_rows_only(settings):
+def test_prune_drops_old_rows_only(settings, tmp_path):
     settings.DECISION_RETENTION_DAYS = 7
     old = timezone.now() - timedelta(days=8)
     _decision("old", first_seen=old, last_seen=old)

@@ -22,6 +22,7 @@ immutable and shared between nodes in the same state. That keeps 10,000 pods wel
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -188,16 +189,29 @@ class _Equivalence:
     order: int
     ctx: PodContext | None = None
     demand: Resources | None = None
+    spec_key: bytes = b""  # spec + annotations: equal keys fit and filter identically
 
 
 def _owner(pod: Mapping) -> str:
+    # plain ``dict`` checks: this runs once per pending pod, and ABC isinstance checks are slow
     meta = pod.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if isinstance(refs, list):
         for ref in refs:
-            if isinstance(ref, Mapping) and ref.get("controller"):
+            if isinstance(ref, dict) and ref.get("controller"):
                 return f"{ref.get('kind', '')}/{ref.get('name', '')}/{ref.get('uid', '')}"
     return ""
+
+
+def _pod_id(pod: Mapping) -> str:
+    """``requests.pod_id`` (uid, else ``<namespace>/<name>``) with a plain-dict fast path."""
+    meta = pod.get("metadata")
+    if type(meta) is dict:
+        uid = meta.get("uid")
+        if type(uid) is str and uid:
+            return uid
+        return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return pod_id(pod)
 
 
 def _group_pods(entries: Sequence[PendingPods]) -> list[_Equivalence]:
@@ -206,9 +220,9 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[_Equivalence]:
     seen: set[str] = set()
     for position, entry in enumerate(entries):
         pod = entry.pod
-        if not isinstance(pod, Mapping):
+        if type(pod) is not dict and not isinstance(pod, Mapping):
             raise EstimateError(f"pods[{position}] must be a Pod object")
-        base = pod_id(pod)
+        base = _pod_id(pod)
         ids = [base] if entry.count is None else [f"{base}#{i}" for i in range(entry.count)]
         for pid in ids:
             if pid in seen:
@@ -257,7 +271,7 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
 
 
 class _Fitter:
-    """Fits one equivalence group's pod on nodes of one group, memoised by device-usage signature."""
+    """Fits one pod shape on nodes of one group, memoised by device-usage signature."""
 
     __slots__ = ("sim", "ctx", "demand", "devices", "memo")
 
@@ -298,6 +312,22 @@ class _Fitter:
             node.sig = sig
 
 
+class _Shape:
+    """Pods that fit identically (same parsed request, policies and resource demand).
+
+    They share one fit memo and one sorted list of candidate node indices: a node that rejected the
+    shape leaves the list until a placement changes that node, so the round-robin scan does not walk
+    over full nodes again and again. ``seen`` = how many of the group's nodes the list covers.
+    """
+
+    __slots__ = ("fitter", "cands", "seen")
+
+    def __init__(self, fitter: _Fitter) -> None:
+        self.fitter = fitter
+        self.cands: list[int] = []
+        self.seen = 0
+
+
 def _device_memory(eq: _Equivalence, devmem: int) -> int:
     total = 0
     for requests in eq.ctx.pod.requests.containers:  # type: ignore[union-attr]
@@ -336,6 +366,8 @@ def _estimate_group(
     nodes: list[_Node] = []
     last: _Node | None = None
     rr = 0  # CA's predicate checker resumes its scan after the node it matched last
+    shapes: dict[tuple, _Shape] = {}
+    rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it from their list
 
     def add_node() -> _Node:
         name = f"{base_name}-e-{len(nodes)}"
@@ -344,37 +376,59 @@ def _estimate_group(
         nodes.append(node)
         return node
 
+    def placed(idx: int) -> None:
+        """The node changed: shapes that gave up on it must look at it again."""
+        for shape in rejecters.pop(idx, ()):
+            insort(shape.cands, idx)
+
+    def find(shape: _Shape, start: int) -> tuple[int, tuple] | None:
+        """CA's FitsAnyNodeMatching: the first fitting node at or after ``start``, wrapping around."""
+        if shape.seen < len(nodes):
+            shape.cands.extend(range(shape.seen, len(nodes)))
+            shape.seen = len(nodes)
+        cands = shape.cands
+        check = shape.fitter.check
+        while cands:
+            pos = bisect_left(cands, start)
+            if pos == len(cands):
+                pos = 0
+            idx = cands[pos]
+            result = check(nodes[idx])
+            if not result[0]:
+                return idx, result
+            del cands[pos]
+            rejecters.setdefault(idx, []).append(shape)
+            start = idx
+        return None
+
+    static: dict[bytes, str] = {}
     for eq in ordered:
         ids = eq.ids
-        reason = static_mismatch(eq.pod, template)
+        reason = static.get(eq.spec_key)
+        if reason is None:
+            reason = static[eq.spec_key] = static_mismatch(eq.pod, template)
         if not reason and inventory.error and eq.ctx.pod.requests.has_requests:  # type: ignore[union-attr]
             reason = inventory.error
         if reason:
             for pid in ids:
                 option.unschedulable[pid] = reason
             continue
-        fitter = _Fitter(sim, eq)
+        d = eq.demand
+        key = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)  # type: ignore[union-attr]
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = _Shape(_Fitter(sim, eq))
+        fitter = shape.fitter
         i = 0
-        # 1. the nodes added so far, round-robin; a node that rejected this group keeps rejecting it
-        rejected: set[int] = set()
+        # 1. the nodes added so far, round-robin from the node after the last match, until one fails
         while i < len(ids) and nodes:
-            n = len(nodes)
-            found = False
-            for step in range(n):
-                idx = (rr + step) % n
-                if idx in rejected:
-                    continue
-                node = nodes[idx]
-                why, devices, sig = fitter.check(node)
-                if why:
-                    rejected.add(idx)
-                    continue
-                fitter.place(node, ids[i], devices, sig)
-                rr = (idx + 1) % n
-                found = True
+            found = find(shape, rr)
+            if found is None:
                 break
-            if not found:
-                break
+            idx, (_, devices, sig) = found
+            fitter.place(nodes[idx], ids[i], devices, sig)
+            placed(idx)
+            rr = (idx + 1) % len(nodes)
             i += 1
         # 2. the last added node, else a new node; stop when an empty node cannot hold the pod
         stop_reason = ""
@@ -384,6 +438,7 @@ def _estimate_group(
                 why, devices, sig = fitter.check(last)
                 if not why:
                     fitter.place(last, pid, devices, sig)
+                    placed(len(nodes) - 1)
                     i += 1
                     continue
                 if not last.pods:
@@ -398,6 +453,7 @@ def _estimate_group(
                 stop_reason = why
                 break
             fitter.place(last, pid, devices, sig)
+            placed(len(nodes) - 1)
             i += 1
         for pid in ids[i:]:
             option.unschedulable[pid] = stop_reason
@@ -528,10 +584,20 @@ def estimate(
     """
     expander = expander or Expander()
     equivalences = _group_pods(pods)
+    parsed: dict[bytes, tuple[PodContext, Resources]] = {}
     for eq in equivalences:
         try:
-            eq.ctx = sim.pod_context(eq.pod)
-            eq.demand = pod_demand(eq.pod)
+            meta = eq.pod.get("metadata")
+            annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+            try:
+                spec_key = orjson.dumps([eq.pod.get("spec"), annotations], option=orjson.OPT_SORT_KEYS)
+            except TypeError as exc:
+                raise PodError(str(exc)) from None
+            cached = parsed.get(spec_key)
+            if cached is None:  # pods without a controller are separate groups but often identical
+                cached = parsed[spec_key] = (sim.pod_context(eq.pod), pod_demand(eq.pod))
+            eq.ctx, eq.demand = cached
+            eq.spec_key = spec_key
         except PodError as exc:
             raise EstimateError(f"pod {eq.ids[0] if eq.ids else pod_id(eq.pod)}: {exc}") from None
         except WeightsError as exc:

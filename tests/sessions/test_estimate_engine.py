@@ -181,3 +181,21 @@ def test_pod_demand_uses_init_peak_overhead_and_limits():
     }
     d = pod_demand(p)
     assert (d.cpu, d.memory, d.ephemeral, d.pods) == (3100, 2 * 2**30, 2**30, 1)
+
+
+def test_pods_without_a_controller_pack_like_replicas():
+    """Each ownerless pod is its own equivalence group (as in CA); the packing is the same."""
+    owned = estimate(Simulator(), [PendingPods(_owned(pod("w", gpumem=5000), "rs"), 16)], [GroupTemplate("g", _tmpl())])
+    loose = [PendingPods(pod(f"w{i}", uid=f"u{i}", gpumem=5000)) for i in range(16)]
+    alone = estimate(Simulator(), loose, [GroupTemplate("g", _tmpl())])
+    assert alone.options[0].node_count == owned.options[0].node_count == 2
+    assert [len(n.pods) for n in alone.options[0].nodes] == [8, 8]
+
+
+def test_mixed_shapes_fill_gaps_left_by_bigger_pods():
+    big = PendingPods(_owned(pod("big", gpumem=15000), "rs-big"), 4)  # one per card, 8028 MiB left on each
+    small = PendingPods(_owned(pod("small", gpumem=8000), "rs-small"), 4)  # fits the gaps
+    [option] = estimate(Simulator(), [small, big], [GroupTemplate("g", _tmpl())]).options
+    assert option.node_count == 2 and not option.unschedulable
+    for n in option.nodes:
+        assert sorted(d.usedmem for d in n.devices) == [23000, 23000]

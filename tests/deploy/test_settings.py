@@ -23,7 +23,8 @@ PRODUCTION_ENV = {
 
 
 def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SECRET_KEY", "SECURE_", "HAMI_SIM_"))}
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("SECRET_KEY", "SECURE_", "HAMI_SIM_", "DATABASE_URL"))}
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=REPO,
@@ -37,7 +38,9 @@ def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
 def test_check_deploy_is_clean_with_production_settings(tmp_path):
     key_file = tmp_path / "secret-key"
     key_file.write_text(secrets.token_urlsafe(64) + "\n")  # as mounted from a Secret
-    result = _check_deploy({**PRODUCTION_ENV, "SECRET_KEY_FILE": str(key_file)})
+    db_file = tmp_path / "database-url"
+    db_file.write_text(f"sqlite:///{tmp_path / 'db.sqlite3'}\n")
+    result = _check_deploy({**PRODUCTION_ENV, "SECRET_KEY_FILE": str(key_file), "DATABASE_URL_FILE": str(db_file)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
@@ -77,3 +80,21 @@ def test_server_without_database_is_alive_but_not_ready():
         assert body["checks"]["database"].startswith("error")
     finally:
         stop_server(proc)
+
+
+def test_secrets_are_read_from_mounted_files(tmp_path):
+    """``<NAME>_FILE`` (a Kubernetes Secret volume) supplies the setting, trailing newline dropped."""
+    (tmp_path / "database-url").write_text("postgres://hami:pw@db.example.internal:5432/hami_sim\n")
+    (tmp_path / "secret-key").write_text("k" * 60 + "\n")
+    code = ("from django.conf import settings; d = settings.DATABASES['default']; "
+            "print(d['HOST'], d['NAME'], len(settings.SECRET_KEY))")
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+        env={**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")},
+             "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
+             "DATABASE_URL_FILE": str(tmp_path / "database-url"), "SECRET_KEY_FILE": str(tmp_path / "secret-key")},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["db.example.internal", "hami_sim", "60"]
+

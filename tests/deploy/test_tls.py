@@ -145,6 +145,13 @@ def test_web_listener_over_tls_needs_no_client_certificate_but_login_for_simulat
         status, _, headers = _request(url, ctx, "GET", "/admin/")
         assert status == 302 and "/admin/login/" in headers["Location"]
         assert "max-age=31536000" in headers["Strict-Transport-Security"]
+        # /metrics in multiprocess mode: the workers' samples plus the database-backed collectors.
+        status, body, _ = _request(url, ctx, "GET", "/metrics")
+        text = body.decode()
+        assert status == 200
+        for family in ("hami_sim_sessions", "hami_sim_task_runs", "hami_sim_drift_findings",
+                       "django_http_requests_total_by_method_total"):
+            assert f"# TYPE {family}" in text, family
     finally:
         stop_server(proc)
 

@@ -30,7 +30,11 @@ def node(
     cap = {"cpu": "32", "memory": "128Gi", "pods": "110"}
     cap.update(capacity or {})
     return {
-        "metadata": {"name": name, "labels": labels or {"kubernetes.io/hostname": name}, "annotations": annotations or {}},
+        "metadata": {
+            "name": name,
+            "labels": labels or {"kubernetes.io/hostname": name},
+            "annotations": annotations or {},
+        },
         "spec": {},
         "status": {"capacity": cap, "allocatable": dict(cap)},
     }
@@ -40,11 +44,22 @@ def json_register(devices: list[dict]) -> str:
     return orjson.dumps(devices).decode()
 
 
-def pod(*containers: dict, annotations: dict | None = None, name: str = "p", init: list[dict] | None = None) -> dict:
-    spec: dict = {"containers": [{"name": f"c{i}", "image": "busybox", "resources": c} for i, c in enumerate(containers)]}
+def pod(
+    *containers: dict, annotations: dict | None = None, name: str = "p", init: list[dict] | None = None
+) -> dict:
+    spec: dict = {
+        "containers": [
+            {"name": f"c{i}", "image": "busybox", "resources": c} for i, c in enumerate(containers)
+        ]
+    }
     if init:
-        spec["initContainers"] = [{"name": f"i{i}", "image": "busybox", "resources": c} for i, c in enumerate(init)]
-    return {"metadata": {"name": name, "namespace": "default", "annotations": annotations or {}}, "spec": spec}
+        spec["initContainers"] = [
+            {"name": f"i{i}", "image": "busybox", "resources": c} for i, c in enumerate(init)
+        ]
+    return {
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": spec,
+    }
 
 
 def limits(**values) -> dict:
@@ -56,7 +71,8 @@ def requests_of(pod_obj: dict) -> list[dict]:
     """Per container (init first): ``{type: (nums, memreq, mempct, cores)}``."""
     view = parse_pod(pod_obj, VENDORS)
     return [
-        {t: (r.nums, r.memreq, r.mem_percentage_req, r.coresreq) for t, r in c.items()} for c in view.requests.containers
+        {t: (r.nums, r.memreq, r.mem_percentage_req, r.coresreq) for t, r in c.items()}
+        for c in view.requests.containers
     ]
 
 

@@ -58,7 +58,10 @@ EXPECTED: dict[str, list[dict]] = {
     "examples/metax/sgpu/allocate_vmemory_MiB.yaml#0": [{"Metax-SGPU": (1, 2048, 0, 60)}],
     "examples/metax/sgpu/default_use.yaml#0": [{"Metax-SGPU": (1, 4096, 0, 60)}],
     "examples/metax/sgpu/enable_topology_aware.yaml#0": [{"Metax-SGPU": (4, 0, 100, 100)}],
-    "examples/metax/sgpu/multi-containers.yaml#0": [{"Metax-SGPU": (1, 4096, 0, 60)}, {"Metax-SGPU": (1, 8192, 0, 30)}],
+    "examples/metax/sgpu/multi-containers.yaml#0": [
+        {"Metax-SGPU": (1, 4096, 0, 60)},
+        {"Metax-SGPU": (1, 8192, 0, 30)},
+    ],
     "examples/metax/sgpu/offline.yaml#0": [{"Metax-SGPU": (1, 4096, 0, 60)}],
     "examples/metax/sgpu/online.yaml#0": [{"Metax-SGPU": (1, 4096, 0, 100)}],
     # Cambricon: the example's mlu370.* names are not HAMi's default resource names, so only the
@@ -92,7 +95,9 @@ def test_cambricon_example_with_configured_mlu370_names_reads_memory_and_cores()
     from hami_sim.engine.vendors import CambriconConfig, CambriconVendor
 
     vendor = CambriconVendor(
-        CambriconConfig("cambricon.com/vmlu", "cambricon.com/mlu370.smlu.vmemory", "cambricon.com/mlu370.smlu.vcore")
+        CambriconConfig(
+            "cambricon.com/vmlu", "cambricon.com/mlu370.smlu.vmemory", "cambricon.com/mlu370.smlu.vcore"
+        )
     )
     doc = dict(examples("mlu-hami-examples.txt"))["examples/mlu/default_use.yaml#0"]
     (container,) = parse_pod(doc, [vendor]).requests.containers

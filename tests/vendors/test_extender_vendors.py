@@ -38,8 +38,18 @@ KUNLUN_VXPU = mock_annotation("hami.io/node-register-xpu")
 HYGON_MOCK = mock_annotation("hami.io/node-dcu-register")
 HYGON_K100 = "DCU-TPXS320016070601,4,65536,100,DCU-K100_AI,0,true,0,hami-core:DCU-TPXS320010040501,4,65536,100,DCU-K100_AI,1,true,1,hami-core:"
 METAX_SGPU = orjson.dumps(
-    [{"uuid": f"GPU-36beae85-c835-6b14-6ab2-02671837a59{i}", "model": "MXC500", "totalDevCount": 16,
-      "totalCompute": 100, "totalVRam": 65536, "numa": 0, "healthy": True} for i in range(2)]
+    [
+        {
+            "uuid": f"GPU-36beae85-c835-6b14-6ab2-02671837a59{i}",
+            "model": "MXC500",
+            "totalDevCount": 16,
+            "totalCompute": 100,
+            "totalVRam": 65536,
+            "numa": 0,
+            "healthy": True,
+        }
+        for i in range(2)
+    ]
 ).decode()
 DRS = '{"devices":[{"index":"0","minor":"0","capacity":6}],"profiles":{"1g.6gb":"0","3g.20gb":"1","6g.40gb":"2"}}'
 
@@ -58,22 +68,56 @@ CASES = {
         "2/2 CardInsufficientMemory",
     ),
     "cambricon": (
-        node("tmpl-mlu", capacity={"cambricon.com/mlu.smlu.vcore": "400", "cambricon.com/mlu.smlu.vmemory": "368"}),
-        pod(limits(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 20, "cambricon.com/mlu.smlu.vcore": 10})),
+        node(
+            "tmpl-mlu",
+            capacity={"cambricon.com/mlu.smlu.vcore": "400", "cambricon.com/mlu.smlu.vmemory": "368"},
+        ),
+        pod(
+            limits(
+                **{
+                    "cambricon.com/vmlu": 1,
+                    "cambricon.com/mlu.smlu.vmemory": 20,
+                    "cambricon.com/mlu.smlu.vcore": 10,
+                }
+            )
+        ),
         pod(limits(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 100})),
         "4/4 CardInsufficientMemory",
     ),
     "iluvatar": (
-        node("tmpl-ilu", annotations={"hami.io/node-BI-V150-register": "IL-0,4,32768,100,BI-V150,0,true,0,hami-core:"}),
-        pod(limits(**{"iluvatar.ai/BI-V150-vgpu": 1, "iluvatar.ai/BI-V150.vMem": 64, "iluvatar.ai/BI-V150.vCore": 50})),
-        pod(limits(**{"iluvatar.ai/BI-V150-vgpu": 1, "iluvatar.ai/BI-V150.vCore": 150, "iluvatar.ai/BI-V150.vMem": 1}),
-            limits(**{"iluvatar.ai/BI-V150-vgpu": 1, "iluvatar.ai/BI-V150.vMem": 1})),
+        node(
+            "tmpl-ilu",
+            annotations={"hami.io/node-BI-V150-register": "IL-0,4,32768,100,BI-V150,0,true,0,hami-core:"},
+        ),
+        pod(
+            limits(
+                **{
+                    "iluvatar.ai/BI-V150-vgpu": 1,
+                    "iluvatar.ai/BI-V150.vMem": 64,
+                    "iluvatar.ai/BI-V150.vCore": 50,
+                }
+            )
+        ),
+        pod(
+            limits(
+                **{
+                    "iluvatar.ai/BI-V150-vgpu": 1,
+                    "iluvatar.ai/BI-V150.vCore": 150,
+                    "iluvatar.ai/BI-V150.vMem": 1,
+                }
+            ),
+            limits(**{"iluvatar.ai/BI-V150-vgpu": 1, "iluvatar.ai/BI-V150.vMem": 1}),
+        ),
         "1/1 CardComputeUnitsExhausted",
     ),
     "metax-gpu": (
         node("tmpl-metax", capacity={"metax-tech.com/gpu": "2"}),
         pod(limits(**{"metax-tech.com/gpu": 1})),
-        pod(limits(**{"metax-tech.com/gpu": 1}), limits(**{"metax-tech.com/gpu": 1}), limits(**{"metax-tech.com/gpu": 1})),
+        pod(
+            limits(**{"metax-tech.com/gpu": 1}),
+            limits(**{"metax-tech.com/gpu": 1}),
+            limits(**{"metax-tech.com/gpu": 1}),
+        ),
         "2/2 CardTimeSlicingExhausted",
     ),
     "metax-sgpu": (
@@ -103,13 +147,18 @@ CASES = {
     "kunlun-vxpu": (
         node("tmpl-vxpu", annotations={"hami.io/node-register-xpu": KUNLUN_VXPU}),
         pod(limits(**{"kunlunxin.com/vxpu": 1, "kunlunxin.com/vxpu-memory": 24576})),
-        pod(limits(**{"kunlunxin.com/vxpu": 1, "kunlunxin.com/vxpu-memory": 24576}),
-            limits(**{"kunlunxin.com/vxpu": 1, "kunlunxin.com/vxpu-memory": 49152})),
+        pod(
+            limits(**{"kunlunxin.com/vxpu": 1, "kunlunxin.com/vxpu-memory": 24576}),
+            limits(**{"kunlunxin.com/vxpu": 1, "kunlunxin.com/vxpu-memory": 49152}),
+        ),
         "1/1 NumaNotFit",
     ),
     "awsneuron": (
-        node("tmpl-trn1", capacity={"aws.amazon.com/neuron": "16", "aws.amazon.com/neuroncore": "32"},
-             labels={"node.kubernetes.io/instance-type": "trn1.32xlarge"}),
+        node(
+            "tmpl-trn1",
+            capacity={"aws.amazon.com/neuron": "16", "aws.amazon.com/neuroncore": "32"},
+            labels={"node.kubernetes.io/instance-type": "trn1.32xlarge"},
+        ),
         pod(limits(**{"aws.amazon.com/neuroncore": 1})),
         pod(limits(**{"aws.amazon.com/neuron": 3})),
         "1/1 NumaNotFit",
@@ -127,15 +176,27 @@ CASES = {
         "1/1 CardInsufficientMemory",
     ),
     "vastai": (
-        node("tmpl-va", annotations={"hami.io/node-va-register": json_register(
-            [{"id": "VA-0", "count": 1, "devmem": 16384, "type": "Vastai-VA1", "health": True}])}),
+        node(
+            "tmpl-va",
+            annotations={
+                "hami.io/node-va-register": json_register(
+                    [{"id": "VA-0", "count": 1, "devmem": 16384, "type": "Vastai-VA1", "health": True}]
+                )
+            },
+        ),
         pod(limits(**{"vastaitech.com/va": 1})),
         pod(limits(**{"vastaitech.com/va": 1}), limits(**{"vastaitech.com/va": 1})),
         "1/1 CardTimeSlicingExhausted",
     ),
     "biren": (
-        node("tmpl-br", annotations={"hami.io/node-biren-register": json_register(
-            [{"id": "BR-0", "count": 2, "devmem": 65536, "type": "Biren-BR104", "health": True}])}),
+        node(
+            "tmpl-br",
+            annotations={
+                "hami.io/node-biren-register": json_register(
+                    [{"id": "BR-0", "count": 2, "devmem": 65536, "type": "Biren-BR104", "health": True}]
+                )
+            },
+        ),
         pod(limits(**{"birentech.com/gpu": 1})),
         pod(limits(**{"birentech.com/gpu": 1}), annotations={"birentech.com/use-gpuuuid": "BR-9"}),
         "1/1 CardUuidMismatch",
@@ -167,8 +228,19 @@ def test_mixed_node_serves_each_vendor_from_its_own_devices(client):
     mixed = node(
         "tmpl-mixed",
         annotations={
-            "hami.io/node-nvidia-register": json_register([{"id": "GPU-0", "count": 10, "devmem": 23028, "devcore": 100,
-                                                            "type": "NVIDIA A10", "mode": "hami-core", "health": True}]),
+            "hami.io/node-nvidia-register": json_register(
+                [
+                    {
+                        "id": "GPU-0",
+                        "count": 10,
+                        "devmem": 23028,
+                        "devcore": 100,
+                        "type": "NVIDIA A10",
+                        "mode": "hami-core",
+                        "health": True,
+                    }
+                ]
+            ),
             "hami.io/node-register-Ascend910B4": ASCEND_910B4,
             "hami.io/node-dcu-register": HYGON_K100,
         },
@@ -183,19 +255,39 @@ def test_mixed_node_serves_each_vendor_from_its_own_devices(client):
     too_many = pod(limits(**{"nvidia.com/gpu": 2}), limits(**{"huawei.com/Ascend910B4": 1}))
     assert filter_(client, too_many, [mixed])["FailedNodes"] == {"tmpl-mixed": "NodeInsufficientDevice"}
     # reasons are per vendor: the Hygon container's own Fit explains the failure
-    dcu_fail = pod(limits(**{"huawei.com/Ascend910B4": 1}), limits(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 99999}))
+    dcu_fail = pod(
+        limits(**{"huawei.com/Ascend910B4": 1}), limits(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 99999})
+    )
     assert filter_(client, dcu_fail, [mixed])["FailedNodes"] == {"tmpl-mixed": "2/2 CardInsufficientMemory"}
 
 
 def test_vendor_nodes_are_filtered_by_vendor(client):
     """An Ascend pod fits the Ascend template only; the NVIDIA and capacity nodes fail."""
     ascend = CASES["ascend"][0]
-    nvidia = node("tmpl-a10", annotations={"hami.io/node-nvidia-register": json_register(
-        [{"id": "GPU-0", "count": 10, "devmem": 23028, "devcore": 100, "type": "NVIDIA A10", "health": True}])})
+    nvidia = node(
+        "tmpl-a10",
+        annotations={
+            "hami.io/node-nvidia-register": json_register(
+                [
+                    {
+                        "id": "GPU-0",
+                        "count": 10,
+                        "devmem": 23028,
+                        "devcore": 100,
+                        "type": "NVIDIA A10",
+                        "health": True,
+                    }
+                ]
+            )
+        },
+    )
     metax = CASES["metax-gpu"][0]
     answer = filter_(client, CASES["ascend"][1], [nvidia, ascend, metax])
     assert [n["metadata"]["name"] for n in answer["Nodes"]["items"]] == ["tmpl-ascend"]
-    assert answer["FailedNodes"] == {"tmpl-a10": "NodeInsufficientDevice", "tmpl-metax": "NodeInsufficientDevice"}
+    assert answer["FailedNodes"] == {
+        "tmpl-a10": "NodeInsufficientDevice",
+        "tmpl-metax": "NodeInsufficientDevice",
+    }
 
 
 def test_capacity_templates_with_the_same_shape_keep_their_own_device_ids(client):
@@ -211,11 +303,15 @@ def test_capacity_templates_with_the_same_shape_keep_their_own_device_ids(client
 
 
 def test_registration_errors_are_explained_and_unresolvable(client):
-    answer = filter_(client, CASES["amd"][1], [
-        node("bad-amd", annotations={"hami.io/node-amd-register": "[]"}),
-        node("bad-drs", annotations={"enflame.com/gcu-drs-capacity": "{not json"}),
-        node("bad-dcu", annotations={"hami.io/node-dcu-register": "DCU-0,4,x,100,DCU,0,true:"}),
-    ])
+    answer = filter_(
+        client,
+        CASES["amd"][1],
+        [
+            node("bad-amd", annotations={"hami.io/node-amd-register": "[]"}),
+            node("bad-drs", annotations={"enflame.com/gcu-drs-capacity": "{not json"}),
+            node("bad-dcu", annotations={"hami.io/node-dcu-register": "DCU-0,4,x,100,DCU,0,true:"}),
+        ],
+    )
     unresolvable = answer["FailedAndUnresolvableNodes"]
     assert unresolvable["bad-amd"] == "malformed hami.io/node-amd-register: no gpu found on node"
     assert unresolvable["bad-drs"].startswith("malformed enflame.com/gcu-drs-capacity: invalid JSON")
@@ -232,6 +328,12 @@ def test_hygon_mock_readme_type_is_not_a_dcu_type(client):
 def test_legacy_cambricon_annotation_alone_does_not_register(client):
     """HAMi's protocol doc shows ``hami.io/node-mlu-register``; v2.10 reads MLU capacity instead."""
     text = (FIXTURES / "nvidia-cambricon-hami-docs-protocol-node-annotation.txt").read_text()
-    value = next(line for line in text.splitlines() if line.startswith("hami.io/node-mlu-register:")).split(": ", 1)[1]
-    answer = filter_(client, CASES["cambricon"][1], [node("tmpl-old-mlu", annotations={"hami.io/node-mlu-register": value})])
+    value = next(line for line in text.splitlines() if line.startswith("hami.io/node-mlu-register:")).split(
+        ": ", 1
+    )[1]
+    answer = filter_(
+        client,
+        CASES["cambricon"][1],
+        [node("tmpl-old-mlu", annotations={"hami.io/node-mlu-register": value})],
+    )
     assert answer["FailedAndUnresolvableNodes"] == {"tmpl-old-mlu": "node unregistered"}

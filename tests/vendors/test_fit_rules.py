@@ -33,8 +33,23 @@ MUTEX = resolve_gpu_policy({}, "mutex", False)
 ASCEND = {c.common_word: c for c in DEFAULT_ASCEND_CONFIGS}
 
 
-def dev(uid, *, type, index=0, count=10, mem=16384, core=100, used=0, usedmem=0, usedcores=0, health=True, custom=None):
-    return DeviceUsage(uid, index, count, mem, core, type, 0, "", health, type, (), used, usedmem, usedcores, [], 0.0, custom)
+def dev(
+    uid,
+    *,
+    type,
+    index=0,
+    count=10,
+    mem=16384,
+    core=100,
+    used=0,
+    usedmem=0,
+    usedcores=0,
+    health=True,
+    custom=None,
+):
+    return DeviceUsage(
+        uid, index, count, mem, core, type, 0, "", health, type, (), used, usedmem, usedcores, [], 0.0, custom
+    )
 
 
 def view(annotations=None) -> PodView:
@@ -63,7 +78,12 @@ def dcus(**kw):
         ({}, req("DCU", mem=20000), dcus(), "2/2 CardInsufficientMemory"),
         ({}, req("DCU", mem=1000, cores=60), dcus(usedcores=50), "2/2 CardInsufficientCore"),
         ({}, req("DCU", mem=1000), dcus(used=10), "2/2 CardTimeSlicingExhausted"),
-        ({"hygon.com/use-dcutype": "K100"}, req("DCU", nums=2, mem=1000), dcus(), "1/2 AllocatedCardsInsufficientRequest, 1/2 CardTypeMismatch"),
+        (
+            {"hygon.com/use-dcutype": "K100"},
+            req("DCU", nums=2, mem=1000),
+            dcus(),
+            "1/2 AllocatedCardsInsufficientRequest, 1/2 CardTypeMismatch",
+        ),
         ({"hygon.com/nouse-gpuuuid": "DCU-0,DCU-1"}, req("DCU", mem=1000), dcus(), "2/2 CardUuidMismatch"),
         ({}, req("DCU", mem=1000, cores=100), dcus(used=1), "2/2 ExclusiveDeviceAllocateConflict"),
         ({}, req("DCU", mem=1000), dcus(used=1, usedcores=100), "2/2 CardComputeUnitsExhausted"),
@@ -90,7 +110,10 @@ def test_hygon_fit_takes_last_device_and_honours_type_selection():
         ({"hygon.com/use-dcutype": "k100"}, ["DCU-0"]),
         ({"hygon.com/use-dcutype": "Z100L,K100_AI"}, ["DCU-1", "DCU-0"]),
         ({"hygon.com/use-dcutype": "K100, Z100L"}, ["DCU-0"]),  # " Z100L" is not trimmed
-        ({"hygon.com/use-dcutype": "K100", "hygon.com/nouse-dcutype": "K100"}, ["DCU-0"]),  # use decides alone
+        (
+            {"hygon.com/use-dcutype": "K100", "hygon.com/nouse-dcutype": "K100"},
+            ["DCU-0"],
+        ),  # use decides alone
         ({"hygon.com/nouse-dcutype": "K100"}, ["DCU-1"]),
     ],
 )
@@ -101,7 +124,9 @@ def test_hygon_type_selection(annotations, allowed):
 
 def test_hygon_uuid_lists_are_exact():
     """Hygon's own check: a present list names devices exactly; blanks are not trimmed away."""
-    outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD)
+    outcome = HYGON.fit(
+        dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD
+    )
     assert [d.uuid for d in outcome.devices] == ["DCU-0"]  # " DCU-1" does not name DCU-1
     empty = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": ""}), node(), SPREAD)
     assert empty.reason == "2/2 CardUuidMismatch"
@@ -121,8 +146,12 @@ def test_mutex_policy_rejects_used_devices():
 
 def test_hygon_request_parsing():
     assert requests_of(pod(limits(**{"hygon.com/dcunum": 1}))) == [{"DCU": (1, 0, 100, 100)}]
-    assert requests_of(pod({"requests": {"hygon.com/dcunum": "2", "hygon.com/dcumem": "1024"}})) == [{"DCU": (2, 1024, 0, 100)}]
-    assert requests_of(pod(limits(**{"hygon.com/dcunum": 1, "hygon.com/dcucores": 0}))) == [{"DCU": (1, 0, 100, 0)}]
+    assert requests_of(pod({"requests": {"hygon.com/dcunum": "2", "hygon.com/dcumem": "1024"}})) == [
+        {"DCU": (2, 1024, 0, 100)}
+    ]
+    assert requests_of(pod(limits(**{"hygon.com/dcunum": 1, "hygon.com/dcucores": 0}))) == [
+        {"DCU": (1, 0, 100, 0)}
+    ]
     assert requests_of(pod(limits(**{"hygon.com/dcunum": "0.5"}))) == [{}]  # not an integer: no request
     assert requests_of(pod(limits(**{"hygon.com/dcumem": 100}))) == [{}]  # no count: no request
 
@@ -132,13 +161,24 @@ def test_cambricon_request_and_fit():
     assert requests_of(pod(limits(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 4}))) == [
         {"MLU": (1, 1024, 0, 100)}
     ]
-    mlus = [dev("m-0", type="MLU", count=100, mem=23552), dev("m-1", type="MLU", count=100, mem=23552, index=1)]
+    mlus = [
+        dev("m-0", type="MLU", count=100, mem=23552),
+        dev("m-1", type="MLU", count=100, mem=23552, index=1),
+    ]
     vendor = CambriconVendor()
-    assert vendor.fit(mlus, req("MLU", mem=30000, cores=10), view(), node(), SPREAD).reason == "2/2 CardInsufficientMemory"
+    assert (
+        vendor.fit(mlus, req("MLU", mem=30000, cores=10), view(), node(), SPREAD).reason
+        == "2/2 CardInsufficientMemory"
+    )
     # the default 100 cores make an MLU request exclusive
     busy = [dev("m-0", type="MLU", count=100, mem=23552, used=1, usedcores=10)]
-    assert vendor.fit(busy, req("MLU", mem=256, cores=100), view(), node(), SPREAD).reason == "1/1 CardInsufficientCore"
-    ok = vendor.fit(mlus, req("MLU", mem=256, cores=10), view({"cambricon.com/use-gpuuuid": "m-0"}), node(), SPREAD)
+    assert (
+        vendor.fit(busy, req("MLU", mem=256, cores=100), view(), node(), SPREAD).reason
+        == "1/1 CardInsufficientCore"
+    )
+    ok = vendor.fit(
+        mlus, req("MLU", mem=256, cores=10), view({"cambricon.com/use-gpuuuid": "m-0"}), node(), SPREAD
+    )
     assert [d.uuid for d in ok.devices] == ["m-0"]
 
 
@@ -146,9 +186,13 @@ def test_cambricon_request_and_fit():
 def test_iluvatar_uuid_annotations_are_per_chip():
     vendor = IluvatarVendor(IluvatarConfig.for_chip("MR-V100"))
     chips = [dev("il-0", type="MR-V100"), dev("il-1", type="MR-V100", index=1)]
-    picked = vendor.fit(chips, req("MR-V100", mem=256), view({"hami.io/use-MR-V100-uuid": "il-0"}), node(), SPREAD)
+    picked = vendor.fit(
+        chips, req("MR-V100", mem=256), view({"hami.io/use-MR-V100-uuid": "il-0"}), node(), SPREAD
+    )
     assert [d.uuid for d in picked.devices] == ["il-0"]
-    refused = vendor.fit(chips, req("MR-V100", mem=256), view({"hami.io/no-use-MR-V100-uuid": "il-0,il-1"}), node(), SPREAD)
+    refused = vendor.fit(
+        chips, req("MR-V100", mem=256), view({"hami.io/no-use-MR-V100-uuid": "il-0,il-1"}), node(), SPREAD
+    )
     assert refused.reason == "2/2 CardUuidMismatch"
     assert vendor.register_key == "hami.io/node-MR-V100-register"
 
@@ -172,24 +216,37 @@ def test_ascend_vnpu_templates_round_up(chip, memory, expected):
 
 
 def test_ascend_requests_and_fit():
-    assert requests_of(pod(limits(**{"huawei.com/Ascend310P": 1, "huawei.com/Ascend310P-memory": 30000}))) == [
-        {"Ascend310P": (1, 0, 100, 0)}
-    ]
+    assert requests_of(
+        pod(limits(**{"huawei.com/Ascend310P": 1, "huawei.com/Ascend310P-memory": 30000}))
+    ) == [{"Ascend310P": (1, 0, 100, 0)}]
     assert requests_of(pod(limits(**{"huawei.com/Ascend910B3": 2}))) == [{"Ascend910B3": (2, 0, 100, 0)}]
     vendor = AscendVendor(ASCEND["Ascend910B4"])
     npus = [dev("npu-0", type="Ascend910B4", count=4, mem=32768, core=20)]
     half = vendor.fit(npus, req("Ascend910B4", mem=16384), view(), node(), SPREAD)
     assert [(d.uuid, d.usedmem) for d in half.devices] == [("npu-0", 16384)]
     full = [dev("npu-0", type="Ascend910B4", count=4, mem=32768, core=20, used=1, usedmem=16384)]
-    assert vendor.fit(full, req("Ascend910B4", pct=100), view(), node(), SPREAD).reason == "1/1 CardInsufficientMemory"
-    uuid = vendor.fit(npus, req("Ascend910B4", mem=8192), view({"hami.io/no-use-Ascend910B4-uuid": "npu-0"}), node(), SPREAD)
+    assert (
+        vendor.fit(full, req("Ascend910B4", pct=100), view(), node(), SPREAD).reason
+        == "1/1 CardInsufficientMemory"
+    )
+    uuid = vendor.fit(
+        npus, req("Ascend910B4", mem=8192), view({"hami.io/no-use-Ascend910B4-uuid": "npu-0"}), node(), SPREAD
+    )
     assert uuid.reason == "1/1 CardUuidMismatch"
 
 
 def test_ascend_network_topology_picks_the_biggest_network_group():
     vendor = AscendVendor(ASCEND["Ascend910B3"])
     npus = [
-        dev(f"npu-{i}", type="Ascend910B3", index=i, count=4, mem=65536, core=20, custom={"NetworkID": float(net)})
+        dev(
+            f"npu-{i}",
+            type="Ascend910B3",
+            index=i,
+            count=4,
+            mem=65536,
+            core=20,
+            custom={"NetworkID": float(net)},
+        )
         for i, net in enumerate([0, 1, 1, 0, 1])
     ]
     outcome = vendor.fit(npus, req("Ascend910B3", nums=2, mem=65536), view(), node(), SPREAD)
@@ -210,7 +267,9 @@ def test_ascend_910c_takes_whole_modules():
 
 
 # -- Kunlunxin ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("memory", "template"), [(1, 24576), (24576, 24576), (24577, 49152), (49153, 98304), (10**6, 98304)])
+@pytest.mark.parametrize(
+    ("memory", "template"), [(1, 24576), (24576, 24576), (24577, 49152), (49153, 98304), (10**6, 98304)]
+)
 def test_kunlun_vxpu_templates(memory, template):
     assert trim_vxpu_memory(memory) == template
 
@@ -248,9 +307,9 @@ def mi300(**kw):
 
 
 def test_amd_request_parsing_reads_limits_only_and_validates_ranges():
-    assert requests_of(pod(limits(**{"amd.com/gpu": 1, "amd.com/gpumem": 16384, "amd.com/gpucores": 25}))) == [
-        {"AMD": (1, 16384, 0, 25)}
-    ]
+    assert requests_of(
+        pod(limits(**{"amd.com/gpu": 1, "amd.com/gpumem": 16384, "amd.com/gpucores": 25}))
+    ) == [{"AMD": (1, 16384, 0, 25)}]
     assert requests_of(pod(limits(**{"amd.com/gpu": 2}))) == [{"AMD": (2, 0, 0, 100)}]
     assert requests_of(pod({"requests": {"amd.com/gpu": "1"}})) == [{}]
     assert requests_of(pod(limits(**{"amd.com/gpu": 1, "amd.com/gpucores": 101}))) == [{}]
@@ -259,7 +318,9 @@ def test_amd_request_parsing_reads_limits_only_and_validates_ranges():
 
 def test_amd_fit_converts_core_percent_to_compute_units():
     outcome = AMD.fit(mi300(), req("AMD", mem=16384, cores=25), view(), node(), SPREAD)
-    assert [(d.usedmem, d.usedcores, d.type) for d in outcome.devices] == [(16384, 76, "AMD Instinct MI300X VF")]
+    assert [(d.usedmem, d.usedcores, d.type) for d in outcome.devices] == [
+        (16384, 76, "AMD Instinct MI300X VF")
+    ]
     whole = AMD.fit(mi300(), req("AMD", cores=0), view(), node(), SPREAD)
     assert [(d.usedmem, d.usedcores) for d in whole.devices] == [(196288, 304)]
 
@@ -283,8 +344,17 @@ def test_amd_fit_reasons(devices, request_, annotations, reason):
 # -- AWS Neuron ------------------------------------------------------------------------------------
 def neurons(n=4, instance="trn1.32xlarge", used=()):
     return [
-        dev(f"aws-{i}", type="AWSNeuron", index=i, count=2, mem=0, core=3, used=1 if i in used else 0,
-            usedcores=3 if i in used else 0, custom={"AWSNodeType": instance})
+        dev(
+            f"aws-{i}",
+            type="AWSNeuron",
+            index=i,
+            count=2,
+            mem=0,
+            core=3,
+            used=1 if i in used else 0,
+            usedcores=3 if i in used else 0,
+            custom={"AWSNodeType": instance},
+        )
         for i in range(n)
     ]
 
@@ -306,7 +376,9 @@ def test_aws_neuron_multi_device_blocks():
     vendor = AwsNeuronVendor()
     trn = vendor.fit(neurons(8, used={1}), req("AWSNeuron", nums=4, cores=2), view(), node(), SPREAD)
     assert [d.uuid for d in trn.devices] == ["aws-4", "aws-5", "aws-6", "aws-7"]  # aligned blocks of 4
-    inf = vendor.fit(neurons(8, "inf2.48xlarge", used={1}), req("AWSNeuron", nums=4, cores=2), view(), node(), SPREAD)
+    inf = vendor.fit(
+        neurons(8, "inf2.48xlarge", used={1}), req("AWSNeuron", nums=4, cores=2), view(), node(), SPREAD
+    )
     assert [d.uuid for d in inf.devices] == ["aws-2", "aws-3", "aws-4", "aws-5"]  # any ring start
     none = vendor.fit(neurons(4, used={1}), req("AWSNeuron", nums=4, cores=2), view(), node(), SPREAD)
     assert none.reason == "1/1 NumaNotFit"
@@ -314,38 +386,79 @@ def test_aws_neuron_multi_device_blocks():
 
 # -- Moore Threads ---------------------------------------------------------------------------------
 def test_mthreads_splits_container_resources_per_gpu_and_checks_cores_of_16():
-    assert requests_of(pod(limits(**{"mthreads.com/vgpu": 2, "mthreads.com/sgpu-memory": 64, "mthreads.com/sgpu-core": 16}))) == [
-        {"Mthreads": (2, 16384, 0, 8)}
-    ]
+    assert requests_of(
+        pod(limits(**{"mthreads.com/vgpu": 2, "mthreads.com/sgpu-memory": 64, "mthreads.com/sgpu-core": 16}))
+    ) == [{"Mthreads": (2, 16384, 0, 8)}]
     vendor = MthreadsVendor()
     gpus = [dev("mt-0", type="Mthreads", count=100, mem=49152, core=16, usedcores=10)]
-    assert vendor.fit(gpus, req("Mthreads", mem=512, cores=8), view(), node(), SPREAD).reason == "1/1 CardInsufficientCore"
-    uuid = vendor.fit(gpus, req("Mthreads", mem=512, cores=4), view({"mthreads.ai/nouse-gpuuuid": "mt-0"}), node(), SPREAD)
+    assert (
+        vendor.fit(gpus, req("Mthreads", mem=512, cores=8), view(), node(), SPREAD).reason
+        == "1/1 CardInsufficientCore"
+    )
+    uuid = vendor.fit(
+        gpus, req("Mthreads", mem=512, cores=4), view({"mthreads.ai/nouse-gpuuuid": "mt-0"}), node(), SPREAD
+    )
     assert uuid.reason == "1/1 CardUuidMismatch"
 
 
 # -- MetaX sGPU --------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("raw", "mib"), [("4", 4096), (4, 4096), ("2048Mi", 2048), ("1Gi", 1024), ("1000", 0)])
+@pytest.mark.parametrize(
+    ("raw", "mib"), [("4", 4096), (4, 4096), ("2048Mi", 2048), ("1Gi", 1024), ("1000", 0)]
+)
 def test_metax_vmemory_units(raw, mib):
     assert vmemory_mib(raw) == mib
 
 
 def test_metax_sgpu_fit_reasons():
     vendor = MetaxSgpuVendor()
-    cards = [dev("GPU-a", type="Metax-SGPU", count=16, mem=65536), dev("GPU-b", type="Metax-SGPU", count=16, mem=65536, index=1)]
+    cards = [
+        dev("GPU-a", type="Metax-SGPU", count=16, mem=65536),
+        dev("GPU-b", type="Metax-SGPU", count=16, mem=65536, index=1),
+    ]
     ok = vendor.fit(cards, req("Metax-SGPU", mem=4096, cores=60), view(), node(), SPREAD)
     assert [(d.uuid, d.usedmem, d.usedcores) for d in ok.devices] == [("GPU-b", 4096, 60)]
     sick = [dev("GPU-a", type="Metax-SGPU", count=16, mem=65536, health=False)]
-    assert vendor.fit(sick, req("Metax-SGPU", mem=1, cores=1), view(), node(), SPREAD).reason == "1/1 CardUnhealthy"
-    qos = [dev("GPU-a", type="Metax-SGPU", count=16, mem=65536, used=1, usedcores=10, custom={"QosPolicy": "fixed-share"})]
-    mismatch = vendor.fit(qos, req("Metax-SGPU", mem=1, cores=10), view({"metax-tech.com/sgpu-qos-policy": "best-effort"}), node(), SPREAD)
+    assert (
+        vendor.fit(sick, req("Metax-SGPU", mem=1, cores=1), view(), node(), SPREAD).reason
+        == "1/1 CardUnhealthy"
+    )
+    qos = [
+        dev(
+            "GPU-a",
+            type="Metax-SGPU",
+            count=16,
+            mem=65536,
+            used=1,
+            usedcores=10,
+            custom={"QosPolicy": "fixed-share"},
+        )
+    ]
+    mismatch = vendor.fit(
+        qos,
+        req("Metax-SGPU", mem=1, cores=10),
+        view({"metax-tech.com/sgpu-qos-policy": "best-effort"}),
+        node(),
+        SPREAD,
+    )
     assert mismatch.reason == "1/1 CardQosPolicyMismatch"
     partial = vendor.fit(cards, req("Metax-SGPU", nums=3, mem=1, cores=10), view(), node(), SPREAD)
     assert partial.reason == "2/2 AllocatedCardsInsufficientRequest"
     used = [dev("GPU-a", type="Metax-SGPU", count=16, mem=65536, used=1, usedmem=1024, usedcores=10)]
-    offline = vendor.fit(used, req("Metax-SGPU", mem=1, cores=10), view({"metax-tech.com/sgpu-app-class": "offline"}), node(), SPREAD)
+    offline = vendor.fit(
+        used,
+        req("Metax-SGPU", mem=1, cores=10),
+        view({"metax-tech.com/sgpu-app-class": "offline"}),
+        node(),
+        SPREAD,
+    )
     assert offline.reason == "1/1 CardAppClassMismatch"
-    online = vendor.fit(cards, req("Metax-SGPU", mem=4096, cores=100), view({"metax-tech.com/sgpu-app-class": "online"}), node(), SPREAD)
+    online = vendor.fit(
+        cards,
+        req("Metax-SGPU", mem=4096, cores=100),
+        view({"metax-tech.com/sgpu-app-class": "online"}),
+        node(),
+        SPREAD,
+    )
     assert online.devices[0].usedcores == 0  # online pods do not hold cores
 
 
@@ -354,7 +467,18 @@ PROFILES = {"profiles": {"1g.6gb": "0", "3g.20gb": "1", "6g.40gb": "2"}, "maxSli
 
 
 def drs(used=0, usedmem=0, usedcores=0):
-    return [dev("gcu-0", type="Enflame", count=6, mem=40960, used=used, usedmem=usedmem, usedcores=usedcores, custom=PROFILES)]
+    return [
+        dev(
+            "gcu-0",
+            type="Enflame",
+            count=6,
+            mem=40960,
+            used=used,
+            usedmem=usedmem,
+            usedcores=usedcores,
+            custom=PROFILES,
+        )
+    ]
 
 
 def test_enflame_drs_profiles():
@@ -365,11 +489,17 @@ def test_enflame_drs_profiles():
     assert missing.reason == "1/1 ModeNotFit"
     by_spec = vendor.fit(drs(), req("Enflame", mem=7000, pct=-1, cores=10), view(), node(), SPREAD)
     assert [(d.usedmem, d.usedcores) for d in by_spec.devices] == [(20480, 50)]  # 7 GB -> 3g.20gb
-    full = vendor.fit(drs(used=3, usedmem=20480, usedcores=50), req("Enflame", mem=6, pct=0), view(), node(), SPREAD)
+    full = vendor.fit(
+        drs(used=3, usedmem=20480, usedcores=50), req("Enflame", mem=6, pct=0), view(), node(), SPREAD
+    )
     assert full.reason == "1/1 CardInsufficientMemory"
     used = drs()[0]
     vendor.add_usage(used, three.devices[0])
-    assert (used.used, used.usedmem, used.usedcores) == (3, 20480, 50)  # a 3-slice profile takes 3 of 6 slices
+    assert (used.used, used.usedmem, used.usedcores) == (
+        3,
+        20480,
+        50,
+    )  # a 3-slice profile takes 3 of 6 slices
 
 
 # -- Biren / Vastai ---------------------------------------------------------------------------------
@@ -379,36 +509,48 @@ def test_biren_is_count_only_and_walks_from_the_front():
     first = vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD)
     assert [(d.uuid, d.usedmem) for d in first.devices] == [("Biren-0", 0)]
     cards[0].used = cards[1].used = 1
-    assert vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD).reason == "2/2 CardTimeSlicingExhausted"
+    assert (
+        vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD).reason
+        == "2/2 CardTimeSlicingExhausted"
+    )
     cards[1].used = 0
     assert vendor.fit(cards, req("Biren", nums=2, pct=100), view(), node(), SPREAD).reason == (
         "1/2 AllocatedCardsInsufficientRequest, 1/2 CardTimeSlicingExhausted"
     )
-    assert vendor.fit(cards, req("Biren", pct=100), view({"birentech.com/use-gpuuuid": "Biren-0"}), node(), SPREAD).reason == (
-        "1/2 CardTimeSlicingExhausted, 1/2 CardUuidMismatch"
-    )
+    assert vendor.fit(
+        cards, req("Biren", pct=100), view({"birentech.com/use-gpuuuid": "Biren-0"}), node(), SPREAD
+    ).reason == ("1/2 CardTimeSlicingExhausted, 1/2 CardUuidMismatch")
 
 
 def test_vastai_takes_whole_memory_and_walks_from_the_front():
     vendor = VastaiVendor()
-    cards = [dev("va-0", type="Vastai", count=4, mem=16384), dev("va-1", type="Vastai", count=4, index=1, mem=16384)]
+    cards = [
+        dev("va-0", type="Vastai", count=4, mem=16384),
+        dev("va-1", type="Vastai", count=4, index=1, mem=16384),
+    ]
     first = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
     assert [(d.uuid, d.usedmem) for d in first.devices] == [("va-0", 16384)]
     cards[0].used, cards[0].usedmem = 1, 16384
     second = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
     assert [d.uuid for d in second.devices] == ["va-1"]
     cards[1].used, cards[1].usedmem = 1, 16384
-    assert vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD).reason == "2/2 CardInsufficientMemory"
-    assert vendor.fit(cards, req("Vastai", pct=100), view({"vastaitech.com/nouse-gpuuuid": "va-0,va-1"}), node(), SPREAD).reason == (
-        "2/2 CardUuidMismatch"
+    assert (
+        vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD).reason
+        == "2/2 CardInsufficientMemory"
     )
+    assert vendor.fit(
+        cards, req("Vastai", pct=100), view({"vastaitech.com/nouse-gpuuuid": "va-0,va-1"}), node(), SPREAD
+    ).reason == ("2/2 CardUuidMismatch")
 
 
 def test_enflame_gcu_takes_idle_cards_only():
     from hami_sim.engine.vendors import EnflameGcuVendor
 
     vendor = EnflameGcuVendor()
-    gcus = [dev("gcu-0", type="GCU", count=1, mem=100, used=1, usedmem=100, usedcores=100), dev("gcu-1", type="GCU", count=1, mem=100, index=1)]
+    gcus = [
+        dev("gcu-0", type="GCU", count=1, mem=100, used=1, usedmem=100, usedcores=100),
+        dev("gcu-1", type="GCU", count=1, mem=100, index=1),
+    ]
     one = vendor.fit(gcus, req("GCU", mem=100, pct=100, cores=100), view(), node(), SPREAD)
     assert [(d.uuid, d.usedmem, d.usedcores) for d in one.devices] == [("gcu-1", 100, 100)]
     two = vendor.fit(gcus, req("GCU", nums=2, mem=100, pct=100, cores=100), view(), node(), SPREAD)

@@ -12,7 +12,10 @@ from tests.vendors.test_extender_vendors import AMD_MI300X, ASCEND_910B4, CASES,
 def devices_of(word: str, template: dict) -> list[tuple]:
     annotations = template["metadata"]["annotations"]
     found, _ = BY_WORD[word].node_devices(annotations, template)
-    return [(d.id, d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.device_vendor) for d in found]
+    return [
+        (d.id, d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.device_vendor)
+        for d in found
+    ]
 
 
 def test_amd_mi300x_from_the_hami_website():
@@ -42,20 +45,32 @@ def test_hygon_and_kunlun_from_the_mock_device_plugin():
 
 
 def test_capacity_vendors_synthesise_devices_from_the_node():
-    mlu = node("mlu", capacity={"cambricon.com/mlu.smlu.vcore": "200", "cambricon.com/mlu.smlu.vmemory": "184"})
+    mlu = node(
+        "mlu", capacity={"cambricon.com/mlu.smlu.vcore": "200", "cambricon.com/mlu.smlu.vmemory": "184"}
+    )
     assert devices_of("MLU", mlu) == [
         ("mlu-cambricon-mlu-0", 0, 100, 23552, 100, "MLU", 0, True, "MLU"),
         ("mlu-cambricon-mlu-1", 1, 100, 23552, 100, "MLU", 0, True, "MLU"),
     ]
     mt = node("mt", capacity={"mthreads.com/sgpu-core": "16", "mthreads.com/sgpu-memory": "96"})
-    assert devices_of("Mthreads", mt) == [("mt-mthreads-0", 0, 100, 49152, 16, "Mthreads", 0, True, "Mthreads")]
+    assert devices_of("Mthreads", mt) == [
+        ("mt-mthreads-0", 0, 100, 49152, 16, "Mthreads", 0, True, "Mthreads")
+    ]
     kl = node("kl", capacity={"kunlunxin.com/xpu": "4"})
     assert [(d[0], d[6]) for d in devices_of("kunlun", kl)] == [
-        ("kl-kunlun-0", 0), ("kl-kunlun-1", 0), ("kl-kunlun-2", 1), ("kl-kunlun-3", 1)
+        ("kl-kunlun-0", 0),
+        ("kl-kunlun-1", 0),
+        ("kl-kunlun-2", 1),
+        ("kl-kunlun-3", 1),
     ]
     aws = CASES["awsneuron"][0]
     found, _ = BY_WORD["AWSNeuron"].node_devices({}, aws)
-    assert (len(found), found[0].count, found[0].devcore, found[0].custom_info) == (16, 2, 3, {"AWSNodeType": "trn1.32xlarge"})
+    assert (len(found), found[0].count, found[0].devcore, found[0].custom_info) == (
+        16,
+        2,
+        3,
+        {"AWSNodeType": "trn1.32xlarge"},
+    )
 
 
 def test_enflame_drs_capacity_annotation():
@@ -69,10 +84,20 @@ def test_enflame_drs_capacity_annotation():
     ("word", "key", "value", "detail"),
     [
         ("Ascend910B4", "hami.io/node-register-Ascend910B4", "[]", "no device found on node"),
-        ("XPU", "hami.io/node-register-xpu", '{"id":1}', "json: cannot unmarshal object into Go value of type []*device.DeviceInfo"),
+        (
+            "XPU",
+            "hami.io/node-register-xpu",
+            '{"id":1}',
+            "json: cannot unmarshal object into Go value of type []*device.DeviceInfo",
+        ),
         ("DCU", "hami.io/node-dcu-register", "nothing", "node annotation missing device separator"),
         ("Metax-SGPU", "metax-tech.com/node-gpu-devices", "[]", "no sdevice found on node"),
-        ("Enflame", "enflame.com/gcu-drs-capacity", '{"devices":[{"index":"0","capacity":6}],"profiles":{}}', "no valid drs profiles found on node n"),
+        (
+            "Enflame",
+            "enflame.com/gcu-drs-capacity",
+            '{"devices":[{"index":"0","capacity":6}],"profiles":{}}',
+            "no valid drs profiles found on node n",
+        ),
     ],
 )
 def test_unusable_registrations_raise_precise_errors(word, key, value, detail):
@@ -92,10 +117,26 @@ def test_simulator_reads_exactly_the_registered_vendors():
     sim = simulator()
     mixed = node(
         "mixed",
-        annotations={"hami.io/node-amd-register": AMD_MI300X, "hami.io/node-register-Ascend910B4": ASCEND_910B4},
+        annotations={
+            "hami.io/node-amd-register": AMD_MI300X,
+            "hami.io/node-register-Ascend910B4": ASCEND_910B4,
+        },
         capacity={"kunlunxin.com/xpu": "2"},
     )
     picked = [v.common_word for v in sim._node_vendors(mixed["metadata"]["annotations"], mixed)]
     assert picked == ["NVIDIA", "kunlun", "AMD", "Ascend910B4"]
     inventory = sim.annotation_inventory(mixed)
     assert sorted({d.device_vendor for d in inventory.devices}) == ["AMD", "Ascend910B4", "kunlun"]
+
+
+@pytest.mark.parametrize(
+    ("capacity", "source"),
+    [
+        ({"kunlunxin.com/xpu": "8e9"}, "status.capacity[kunlunxin.com/xpu]"),
+        ({"cambricon.com/mlu.smlu.vcore": "1G"}, "status.capacity[cambricon.com/mlu.smlu.vcore]"),
+        ({"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "1000"}, "status.capacity[aws.amazon.com/neuroncore]"),
+    ],
+)
+def test_absurd_capacities_are_refused_not_allocated(capacity, source):
+    inventory = simulator().annotation_inventory(node("huge", capacity=capacity))
+    assert inventory.error.startswith(f"malformed {source}: ")

@@ -44,14 +44,18 @@ class AmdConfig:
 class AmdVendor(RegisteredVendor):
     common_word = AMD
     register_key = AMD_REGISTER
-    rules = FitRules(AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE, check_health=True, partial_is_one=False)
+    rules = FitRules(
+        AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE, check_health=True, partial_is_one=False
+    )
 
     def __init__(self, config: AmdConfig | None = None) -> None:
         self.config = config or AmdConfig()
 
     def resource_names(self) -> frozenset[str]:
         c = self.config
-        return frozenset(n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n)
+        return frozenset(
+            n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n
+        )
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
@@ -101,7 +105,9 @@ class AmdVendor(RegisteredVendor):
             if not dev.health:
                 reject(dev, R.CARD_NOT_HEALTH)
                 continue
-            if request.type.lower() != AMD.lower() or not check_type(annotations, dev.type, AMD_USE_TYPE, AMD_NOUSE_TYPE):
+            if request.type.lower() != AMD.lower() or not check_type(
+                annotations, dev.type, AMD_USE_TYPE, AMD_NOUSE_TYPE
+            ):
                 reject(dev, R.CARD_TYPE_MISMATCH)
                 continue
             if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):

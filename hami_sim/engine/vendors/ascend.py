@@ -83,20 +83,52 @@ def _t(*items: tuple[str, int, int]) -> tuple[VnpuTemplate, ...]:
 
 
 DEFAULT_ASCEND_CONFIGS: tuple[AscendConfig, ...] = (
-    AscendConfig("Ascend910A", "910A", 32768, 32768, 30,
-                 _t(("vir02", 2184, 2), ("vir04", 4369, 4), ("vir08", 8738, 8), ("vir16", 17476, 16))),
-    AscendConfig("Ascend910B2", "910B2", 65536, 65536, 24,
-                 _t(("vir03_1c_8g", 8192, 3), ("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12))),
-    AscendConfig("Ascend910B3", "910B3", 65536, 65536, 20,
-                 _t(("vir05_1c_16g", 16384, 5), ("vir10_3c_32g", 32768, 10))),
-    AscendConfig("Ascend910B4-1", "910B4-1", 65536, 65536, 20,
-                 _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10))),
-    AscendConfig("Ascend910B4", "910B4", 32768, 32768, 20,
-                 _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10))),
-    AscendConfig("Ascend910C", "Ascend910", 65536, 65536, 20,
-                 _t(("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12))),
-    AscendConfig("Ascend310P", "310P3", 21527, 24576, 8,
-                 _t(("vir01", 3072, 1), ("vir02", 6144, 2), ("vir04", 12288, 4))),
+    AscendConfig(
+        "Ascend910A",
+        "910A",
+        32768,
+        32768,
+        30,
+        _t(("vir02", 2184, 2), ("vir04", 4369, 4), ("vir08", 8738, 8), ("vir16", 17476, 16)),
+    ),
+    AscendConfig(
+        "Ascend910B2",
+        "910B2",
+        65536,
+        65536,
+        24,
+        _t(("vir03_1c_8g", 8192, 3), ("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12)),
+    ),
+    AscendConfig(
+        "Ascend910B3", "910B3", 65536, 65536, 20, _t(("vir05_1c_16g", 16384, 5), ("vir10_3c_32g", 32768, 10))
+    ),
+    AscendConfig(
+        "Ascend910B4-1",
+        "910B4-1",
+        65536,
+        65536,
+        20,
+        _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10)),
+    ),
+    AscendConfig(
+        "Ascend910B4", "910B4", 32768, 32768, 20, _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10))
+    ),
+    AscendConfig(
+        "Ascend910C",
+        "Ascend910",
+        65536,
+        65536,
+        20,
+        _t(("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12)),
+    ),
+    AscendConfig(
+        "Ascend310P",
+        "310P3",
+        21527,
+        24576,
+        8,
+        _t(("vir01", 3072, 1), ("vir02", 6144, 2), ("vir04", 12288, 4)),
+    ),
 )
 
 

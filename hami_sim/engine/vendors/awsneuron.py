@@ -15,9 +15,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from ..model import (
+    ContainerDevice,
+    ContainerDeviceRequest,
+    DeviceInfo,
+    DeviceUsage,
+    InventoryError,
+    NodeState,
+)
 from .base import FitOutcome, ResourceGetter
 from .common import (
+    MAX_SYNTHESISED_DEVICES,
     CapacityVendor,
     FitRules,
     capacity_int,
@@ -119,8 +127,18 @@ class AwsNeuronVendor(CapacityVendor):
         counts = capacity_int(node, self.config.resource_count_name)
         if counts <= 0:
             return [], {}
+        if counts > MAX_SYNTHESISED_DEVICES:
+            raise InventoryError(
+                f"status.capacity[{self.config.resource_count_name}]",
+                f"{counts} {AWS_NEURON} devices; hami-sim simulates at most {MAX_SYNTHESISED_DEVICES} per node",
+            )
         cores_total = capacity_int(node, self.config.resource_core_name)
         per_device = max(cores_total, 0) // counts
+        if per_device > 30:  # the core bitmask is an int32 in HAMi
+            raise InventoryError(
+                f"status.capacity[{self.config.resource_core_name}]",
+                f"{per_device} cores per device do not fit HAMi's int32 core mask",
+            )
         mask = (1 << per_device) - 1
         instance_type = node_labels(node).get(INSTANCE_TYPE_LABEL)
         name = node_name(node)
@@ -169,7 +187,9 @@ class AwsNeuronVendor(CapacityVendor):
             if not alloc:
                 return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
             chosen = [
-                ContainerDevice(usable[i].index, usable[i].id, AWS_NEURON, usable[i].totalmem, usable[i].totalcore)
+                ContainerDevice(
+                    usable[i].index, usable[i].id, AWS_NEURON, usable[i].totalmem, usable[i].totalcore
+                )
                 for i in alloc
             ]
             return FitOutcome(True, chosen, "")
@@ -197,5 +217,7 @@ class AwsNeuronVendor(CapacityVendor):
                 reject(dev, R.CARD_INSUFFICIENT_CORE)
                 continue
             taken = _core_usage(dev.usedcores, request.coresreq)
-            return FitOutcome(True, [ContainerDevice(dev.index, dev.id, AWS_NEURON, 0, taken)], "", device_reasons)
+            return FitOutcome(
+                True, [ContainerDevice(dev.index, dev.id, AWS_NEURON, 0, taken)], "", device_reasons
+            )
         return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)

@@ -56,7 +56,16 @@ class CambriconVendor(CapacityVendor):
         memory = capacity_int(node, self.config.resource_memory_name)
         cards = -(-cores // 100)  # HAMi loops while i*100 < cores
         devmem = int32(memory * MEMORY_UNIT * 100 // cores)
-        return synthesise(node, cards, vendor=MLU, id_infix="cambricon-mlu", split=100, devmem=devmem, devcore=100), {}
+        return synthesise(
+            node,
+            cards,
+            vendor=MLU,
+            id_infix="cambricon-mlu",
+            split=100,
+            devmem=devmem,
+            devcore=100,
+            source=self.config.resource_core_name,
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

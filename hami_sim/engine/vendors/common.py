@@ -351,10 +351,30 @@ class CapacityVendor(Vendor):
         return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
 
 
+MAX_SYNTHESISED_DEVICES = 1024
+
+
 def synthesise(
-    node: Mapping, count: int, *, vendor: str, id_infix: str, split: int, devmem: int, devcore: int
+    node: Mapping,
+    count: int,
+    *,
+    vendor: str,
+    id_infix: str,
+    split: int,
+    devmem: int,
+    devcore: int,
+    source: str = "",
 ) -> list[DeviceInfo]:
-    """``count`` identical healthy devices named ``<node>-<infix>-<i>``, as the capacity vendors do."""
+    """``count`` identical healthy devices named ``<node>-<infix>-<i>``, as the capacity vendors do.
+
+    A capacity that would make more than ``MAX_SYNTHESISED_DEVICES`` devices is refused (no real node
+    has that many accelerators; a typo such as ``8e9`` must not make the extender allocate billions).
+    """
+    if count > MAX_SYNTHESISED_DEVICES:
+        raise InventoryError(
+            f"status.capacity[{source or vendor}]",
+            f"{count} {vendor} devices; hami-sim simulates at most {MAX_SYNTHESISED_DEVICES} per node",
+        )
     name = node_name(node)
     return [
         DeviceInfo(
@@ -371,4 +391,4 @@ def synthesise(
     ]
 
 
-__all__ += ["capacity_raw", "synthesise"]
+__all__ += ["capacity_raw", "synthesise", "MAX_SYNTHESISED_DEVICES"]

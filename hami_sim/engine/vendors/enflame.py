@@ -96,7 +96,16 @@ class EnflameGcuVendor(CapacityVendor):
         cards = capacity_int(node, self.config.resource_count_name)
         if cards <= 0:
             return [], {}
-        return synthesise(node, cards, vendor=GCU, id_infix=GCU, split=1, devmem=100, devcore=100), {}
+        return synthesise(
+            node,
+            cards,
+            vendor=GCU,
+            id_infix=GCU,
+            split=1,
+            devmem=100,
+            devcore=100,
+            source=self.config.resource_count_name,
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         present, nums = resource_int(resources, self.config.resource_count_name)
@@ -286,7 +295,12 @@ class EnflameDrsVendor(Vendor):
                     type=ENFLAME,
                     health=True,
                     device_vendor=ENFLAME,
-                    custom_info={"minor": minor, "index": str(index), "profiles": dict(profiles), "maxSlice": max_slice},
+                    custom_info={
+                        "minor": minor,
+                        "index": str(index),
+                        "profiles": dict(profiles),
+                        "maxSlice": max_slice,
+                    },
                 )
             )
         if not devices:

@@ -47,7 +47,9 @@ class IluvatarVendor(RegisteredVendor):
 
     def resource_names(self) -> frozenset[str]:
         c = self.config
-        return frozenset(n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n)
+        return frozenset(
+            n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n
+        )
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

@@ -168,7 +168,16 @@ class KunlunVendor(CapacityVendor):
         cards = capacity_int(node, self.config.resource_count_name)
         if cards <= 0:
             return [], {}
-        devices = synthesise(node, cards, vendor=KUNLUN, id_infix="kunlun", split=100, devmem=KUNLUN_MAX_MEMORY, devcore=100)
+        devices = synthesise(
+            node,
+            cards,
+            vendor=KUNLUN,
+            id_infix="kunlun",
+            split=100,
+            devmem=KUNLUN_MAX_MEMORY,
+            devcore=100,
+            source=self.config.resource_count_name,
+        )
         for dev in devices:
             if dev.index >= cards // 2:
                 dev.numa = 1

@@ -102,7 +102,16 @@ class MetaxGpuVendor(CapacityVendor):
         cards = capacity_int(node, self.config.resource_count_name)
         if cards <= 0:
             return [], {}
-        return synthesise(node, cards, vendor=METAX_GPU, id_infix="metax", split=1, devmem=METAX_GPU_MEMORY, devcore=100), {}
+        return synthesise(
+            node,
+            cards,
+            vendor=METAX_GPU,
+            id_infix="metax",
+            split=1,
+            devmem=METAX_GPU_MEMORY,
+            devcore=100,
+            source=self.config.resource_count_name,
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         present, nums = resource_int(resources, self.config.resource_count_name)
@@ -151,7 +160,9 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
     if data is None:
         data = []
     if not isinstance(data, list):
-        raise InventoryError(METAX_SGPU_REGISTER, "json: cannot unmarshal into Go value of type []*metax.MetaxSDeviceInfo")
+        raise InventoryError(
+            METAX_SGPU_REGISTER, "json: cannot unmarshal into Go value of type []*metax.MetaxSDeviceInfo"
+        )
     devices: list[DeviceInfo] = []
     for idx, item in enumerate(data):
         if not isinstance(item, dict):
@@ -169,8 +180,14 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
         uuid = lowered.get("uuid", "")
         healthy = lowered.get("healthy", False)
         qos = lowered.get("qospolicy", "")
-        if not isinstance(uuid, str) or not isinstance(healthy, bool) or not isinstance(qos, str | type(None)):
-            raise InventoryError(METAX_SGPU_REGISTER, f"device {idx}: uuid/healthy/qosPolicy have the wrong type")
+        if (
+            not isinstance(uuid, str)
+            or not isinstance(healthy, bool)
+            or not isinstance(qos, str | type(None))
+        ):
+            raise InventoryError(
+                METAX_SGPU_REGISTER, f"device {idx}: uuid/healthy/qosPolicy have the wrong type"
+            )
         devices.append(
             DeviceInfo(
                 id=uuid,
@@ -232,7 +249,9 @@ class MetaxSgpuVendor(Vendor):
             value = vmemory_mib(mem_raw)
             if value is not None:
                 mem = value
-        return ContainerDeviceRequest(int32(count), METAX_SGPU, int32(mem), 100 if mem == 0 else 0, int32(core))
+        return ContainerDeviceRequest(
+            int32(count), METAX_SGPU, int32(mem), 100 if mem == 0 else 0, int32(core)
+        )
 
     def fit(
         self,
@@ -278,7 +297,11 @@ class MetaxSgpuVendor(Vendor):
             if dev.count <= dev.used:
                 reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
                 continue
-            memreq = request.memreq if request.memreq > 0 else go_div(dev.totalmem * request.mem_percentage_req, 100)
+            memreq = (
+                request.memreq
+                if request.memreq > 0
+                else go_div(dev.totalmem * request.mem_percentage_req, 100)
+            )
             if dev.totalmem - dev.usedmem < memreq:
                 reject(dev, R.CARD_INSUFFICIENT_MEMORY)
                 continue
@@ -298,7 +321,10 @@ class MetaxSgpuVendor(Vendor):
                 counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(candidates)
             return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
         cores = 0 if app_class == ONLINE else request.coresreq
-        chosen = [ContainerDevice(dev.index, dev.id, dev.type, memreq, cores) for dev, memreq in candidates[: request.nums]]
+        chosen = [
+            ContainerDevice(dev.index, dev.id, dev.type, memreq, cores)
+            for dev, memreq in candidates[: request.nums]
+        ]
         return FitOutcome(True, chosen, "", device_reasons)
 
     @staticmethod

@@ -53,7 +53,16 @@ class MthreadsVendor(CapacityVendor):
         memory = capacity_int(node, self.config.resource_memory_name)
         gpus = -(-cores // CORES_PER_GPU)  # HAMi loops while i*16 < cores
         devmem = int32(memory * MEMORY_UNIT * CORES_PER_GPU // cores)
-        return synthesise(node, gpus, vendor=MTHREADS, id_infix="mthreads", split=100, devmem=devmem, devcore=CORES_PER_GPU), {}
+        return synthesise(
+            node,
+            gpus,
+            vendor=MTHREADS,
+            id_infix="mthreads",
+            split=100,
+            devmem=devmem,
+            devcore=CORES_PER_GPU,
+            source=self.config.resource_core_name,
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

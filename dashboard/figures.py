@@ -129,7 +129,8 @@ def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity"
         free = [max(0, int(d.get(total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
         fig.add_bar(x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col)
         fig.add_bar(x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col)
-    fig.update_layout(barmode="stack", title=title, **_LAYOUT)
+    layout = dict(_LAYOUT, margin={"l": 10, "r": 10, "t": 70, "b": 10}, height=330)
+    fig.update_layout(barmode="stack", title=title, **layout)
     return _out(fig)
 
 

@@ -337,3 +337,33 @@ def test_legacy_cambricon_annotation_alone_does_not_register(client):
         [node("tmpl-old-mlu", annotations={"hami.io/node-mlu-register": value})],
     )
     assert answer["FailedAndUnresolvableNodes"] == {"tmpl-old-mlu": "node unregistered"}
+
+
+def test_init_container_of_one_vendor_and_app_of_another(client):
+    """Init containers are fitted on their own copy of the node, vendor by vendor, like app containers."""
+    mixed = node(
+        "tmpl-mixed-init",
+        annotations={"hami.io/node-amd-register": AMD_MI300X},
+        capacity={"kunlunxin.com/xpu": "8"},
+    )
+    warm_up = pod(
+        limits(**{"kunlunxin.com/xpu": 4}),
+        init=[limits(**{"amd.com/gpu": 1, "amd.com/gpumem": 196288})],
+    )
+    assert filter_(client, warm_up, [mixed])["Nodes"]["items"] == [mixed]
+    too_big = pod(
+        limits(**{"kunlunxin.com/xpu": 1}), init=[limits(**{"amd.com/gpu": 1, "amd.com/gpumem": 196289})]
+    )
+    assert filter_(client, too_big, [mixed])["FailedNodes"] == {
+        "tmpl-mixed-init": "1/1 CardInsufficientMemory"
+    }
+
+
+@pytest.mark.parametrize("vendor", ["ascend", "kunlun", "amd", "enflame-drs", "awsneuron"])
+def test_prioritize_scores_vendor_nodes(client, vendor):
+    template, fits, _fails, _reason = CASES[vendor]
+    response = client.post("/prioritize-simulation", body(fits, [template]), content_type="application/json")
+    assert response.status_code == 200
+    (entry,) = orjson.loads(response.content)
+    assert entry["Host"] == template["metadata"]["name"]
+    assert 0 <= entry["Score"] <= 10

@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "hami_sim.dberrors.DatabaseUnavailableMiddleware",  # database down: 503 JSON, not a 500 page
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 

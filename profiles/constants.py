@@ -15,9 +15,9 @@ __all__ = [
 ]
 
 # Cluster Autoscaler names template nodes ``template-node-for-<group>-<rand>``; the binpacking
-# estimator copies them as ``...-e-<i>``.
+# estimator copies them as ``...-e-<i>`` and upcoming-node copies add ``-upcoming-<i>``.
 TEMPLATE_PREFIX = "template-node-for-"
-ESTIMATOR_SUFFIX = re.compile(r"-e-\d+$")
+ESTIMATOR_SUFFIX = re.compile(r"(?:-(?:e|upcoming)-\d+)+$")
 # Placeholder device UUIDs are uuid5(namespace, "<group>/<vendor>/<index>"): stable across renders,
 # so memo keys, drift comparisons and exported YAML do not change when nothing changed.
 UUID_NAMESPACE = uuid.UUID("6b1f3f0e-5d8a-4a53-9d43-6c1d2a7e9a10")

@@ -46,12 +46,9 @@ def template_group_name(node_name: str, names: Mapping[str, object]) -> str | No
     if not node_name.startswith(TEMPLATE_PREFIX):
         return None
     rest = ESTIMATOR_SUFFIX.sub("", node_name[len(TEMPLATE_PREFIX) :])
-    # Group ids may contain dashes: drop one trailing "-<token>" at a time until a known id remains.
-    while "-" in rest:
-        rest = rest.rsplit("-", 1)[0]
-        if rest in names:
-            return rest
-    return None
+    # Exactly one "-<rand>" follows the group id (which may itself contain dashes).
+    group = rest.rsplit("-", 1)[0] if "-" in rest else ""
+    return group if group in names else None
 
 
 class Catalog:

@@ -18,13 +18,17 @@ from tests.kubeapi import FakeKubeAPI
 
 pytestmark = [pytest.mark.django_db]
 
+def _ago(seconds: int) -> str:
+    return (timezone.now() - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def pod_event(uid, reason, message, *, pod, pod_uid, namespace="default", count=1, component="cluster-autoscaler"):
     return {
         "kind": "Event", "apiVersion": "v1",
         "metadata": {"name": f"{pod}.{uid}", "namespace": namespace, "uid": uid},
         "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod, "uid": pod_uid, "apiVersion": "v1"},
         "reason": reason, "message": message, "source": {"component": component},
-        "firstTimestamp": "2026-01-01T09:59:00Z", "lastTimestamp": "2026-01-01T10:00:00Z", "count": count,
+        "firstTimestamp": _ago(300), "lastTimestamp": _ago(60), "count": count,
         "type": "Normal" if reason == "TriggeredScaleUp" else "Warning",
     }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 import orjson
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from hami_sim.engine import reasons as R
@@ -25,6 +25,17 @@ def _digest(*parts: object) -> str:
     return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
 
 
+_SYNC_LOCK_ID = 0x68616D69  # "hami"
+
+
+def _single_flight() -> None:
+    """Serialise concurrent syncs (beat + a manual run, two workers) on PostgreSQL; SQLite
+    serialises writers itself. Held until the transaction ends."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SYNC_LOCK_ID])
+
+
 def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     """Upsert one inventory per node, mark vanished ones gone, check drift for what changed."""
     from simulations.engine import get_simulator
@@ -36,12 +47,13 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     catalog._load()
     group_ids = dict(NodeGroup.objects.values_list("name", "id"))
     now = timezone.now()
-    existing = {inv.name: inv for inv in NodeInventory.objects.all()}
     counts = {"nodes": len(nodes), "created": 0, "updated": 0, "unchanged": 0, "gone": 0}
     changed: list[int] = []
     unchanged: list[int] = []
     seen: set[str] = set()
     with transaction.atomic():
+        _single_flight()
+        existing = {inv.name: inv for inv in NodeInventory.objects.all()}
         for node in nodes:
             meta = node.get("metadata") or {}
             name = meta["name"]

@@ -147,3 +147,13 @@ def test_inventory_findings_and_task_runs_are_read_only_and_paginated(client, to
     assert token_client.post("/api/v1/node-inventories/", {}, format="json").status_code == 405
     assert token_client.delete(f"/api/v1/drift-findings/{findings['results'][0]['id']}/").status_code == 405
     assert "node-groups" in client.get("/api/v1/").json()
+
+
+def test_list_queries_do_not_grow_with_the_number_of_groups(client, make_group, django_assert_max_num_queries):
+    for i in range(15):
+        make_group(f"g{i}", [{**A10, "quantity": 2}, {**A10, "numa": 1, "quantity": 2}])
+    with django_assert_max_num_queries(6):
+        body = client.get("/api/v1/node-groups/?limit=50").json()
+    assert body["count"] == 15 and all(len(orjson.loads(g["profiles"][0]["register_annotation"])) == 4 for g in body["results"])
+    with django_assert_max_num_queries(5):
+        assert client.get("/api/v1/device-profiles/?type=a10g").json()["count"] == 15

@@ -142,3 +142,59 @@ def test_what_if_bad_input_is_a_400_and_changes_nothing(client, staff, demo_data
     response = client.post("/what-if/", {"pod": POD_YAML, "count": 1, "groups": ["missing-group"]})
     assert response.status_code == 400
     assert Decision.objects.count() == before
+
+
+def _more_decisions(n: int, start: int = 0) -> None:
+    from django.utils import timezone
+
+    now = timezone.now()
+    Decision.objects.bulk_create(
+        Decision(digest=f"bulk-{i}", pod_uid=f"bulk-{i}", pod_namespace="ml", pod_name=f"bulk-{i}",
+                 verdict="no_fit", top_reason="CardInsufficientMemory", node_groups=["gpu-a10", "gpu-h100"],
+                 first_seen=now, last_seen=now)
+        for i in range(start, start + n)
+    )
+
+
+@pytest.mark.parametrize("url", ["/", "/decisions/", "/node-groups/", "/node-groups/gpu-a10/", "/events/"])
+def test_queries_do_not_grow_with_rows(client, staff, demo_data, django_assert_max_num_queries, url):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(staff)
+    _more_decisions(10)
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    _more_decisions(40, start=10)
+    with django_assert_max_num_queries(len(few)):
+        assert client.get(url).status_code == 200
+
+
+def test_unknown_objects_are_404_not_500(client, staff, demo_data):
+    client.force_login(staff)
+    for url in ("/decisions/999999/", "/sessions/00000000-0000-4000-8000-000000000000/", "/nodes/nope/",
+                "/sessions/not-a-uuid/"):
+        assert client.get(url).status_code == 404, url
+
+
+@pytest.mark.parametrize(
+    ("pod_text", "message"),
+    [
+        ('{"kind": "Pod", "spec": {"containers": "oops"}}', "must be an array"),
+        ('{"kind": "Deployment", "spec": {}}', "expected kind Pod"),
+        ("[1, 2]", "expected a Pod object"),
+    ],
+)
+def test_what_if_rejects_malformed_pods(client, staff, demo_data, pod_text, message):
+    client.force_login(staff)
+    response = client.post("/what-if/", {"pod": pod_text, "count": 1, "groups": ["gpu-a10"], "expander": "least-waste"})
+    assert response.status_code == 400 and message in response.content.decode()
+
+
+def test_what_if_pod_without_devices_fits_everywhere(client, staff, demo_data):
+    client.force_login(staff)
+    pod_text = '{"kind": "Pod", "metadata": {"name": "cpu-only"}, "spec": {"containers": [{"name": "c"}]}}'
+    response = client.post("/what-if/", {"pod": pod_text, "count": 2, "groups": ["gpu-a10"], "expander": "least-waste"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "one pod needs no HAMi-managed device" in html

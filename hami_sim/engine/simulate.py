@@ -88,6 +88,9 @@ class NodeVerdict:
     score_after: float = 0.0
 
 
+_MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
+
+
 def node_annotations(node: Mapping) -> Mapping[str, str]:
     meta = node.get("metadata")
     if not isinstance(meta, Mapping):
@@ -149,8 +152,6 @@ class Simulator:
             for name in sources[1]:
                 self._by_capacity.setdefault(name, []).append(i)
         self._always_vendors = [self._vendor_list[i] for i in self._always]
-        self._annotation_keys = frozenset(self._by_annotation)
-        self._capacity_keys = frozenset(self._by_capacity)
         self.resolver = resolver
         self._inventories = _Memo(20000)
         self._verdicts = _Memo(50000)
@@ -183,20 +184,24 @@ class Simulator:
     def _node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
         """The vendors that can find devices on ``node``, in registration order.
 
-        Set intersections over the node's annotation keys and capacity names (C speed): this runs
-        for every node of every CA call, so it must stay far below the cost of the digest.
+        One dictionary lookup per annotation key and capacity name: this runs for every node of
+        every CA call, so it must stay far below the cost of the digest.
         """
         found: set[int] | None = None
-        keys = annotations.keys() & self._annotation_keys if self._annotation_keys else ()
-        for key in keys:
-            found = set(self._by_annotation[key]) if found is None else found | set(self._by_annotation[key])
-        if self._capacity_keys:
+        by_annotation = self._by_annotation
+        for key in annotations:
+            hit = by_annotation.get(key)
+            if hit is not None:
+                found = set(hit) if found is None else found.union(hit)
+        by_capacity = self._by_capacity
+        if by_capacity:
             status = node.get("status")
-            capacity = status.get("capacity") if isinstance(status, dict | Mapping) else None
-            if isinstance(capacity, dict | Mapping):
-                for name in capacity.keys() & self._capacity_keys:
-                    hit = self._by_capacity[name]
-                    found = set(hit) if found is None else found | set(hit)
+            capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
+            if isinstance(capacity, _MAPPINGS):
+                for name in capacity:
+                    hit = by_capacity.get(name)
+                    if hit is not None:
+                        found = set(hit) if found is None else found.union(hit)
         if found is None:
             return self._always_vendors
         found.update(self._always)

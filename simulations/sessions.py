@@ -13,14 +13,17 @@ subtracts exactly that delta, and a revert restores a checkpoint snapshot row fo
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
 import orjson
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from hami_sim.engine.model import ContainerDevice, DeviceUsage, MigPlacement, MigProfile, NodeState
@@ -66,6 +69,32 @@ class SessionError(Exception):
 
     def body(self) -> dict:
         return {"error": self.error, **self.extra}
+
+
+def _retrying(func: Callable) -> Callable:
+    """Retry a whole session transaction when the database says "locked" or "deadlock".
+
+    SQLite (the embedded demo) has no row locks: two writers collide with ``database is locked``
+    instead of waiting. PostgreSQL may report a deadlock under unusual interleavings. Either way the
+    transaction rolled back completely, so running it again is safe. Inside an outer transaction
+    (tests) there is nothing to retry.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        for attempt in range(6):
+            try:
+                return func(*args, **kwargs)
+            except OperationalError as exc:
+                text = str(exc).lower()
+                if connection.in_atomic_block or ("locked" not in text and "deadlock" not in text):
+                    raise
+                if attempt == 5:
+                    raise SessionError(503, "the database is busy; retry the request") from None
+                time.sleep(0.05 * (attempt + 1))
+        return None  # pragma: no cover
+
+    return wrapper
 
 
 # -- conversions ----------------------------------------------------------------------------------------
@@ -190,6 +219,10 @@ def _live(session_id: object, *, lock: bool) -> SimulationSession:
     sid = _parse_id(session_id)
     qs = SimulationSession.objects.filter(pk=sid, expires_at__gt=timezone.now())
     if lock:
+        if connection.vendor == "sqlite":
+            # SQLite has no row locks; writing first takes the database write lock up front, so
+            # concurrent writers wait (busy timeout) instead of failing to upgrade a read snapshot.
+            SimulationSession.objects.filter(pk=sid).update(revision=F("revision"))
         qs = qs.select_for_update()
     session = qs.first()
     if session is None:
@@ -239,6 +272,7 @@ def _header(session: SimulationSession) -> dict:
     }
 
 
+@_retrying
 def session_state(session_id: object) -> dict:
     """The full state (GET): header, nodes with per-device usage, placements in order."""
     with transaction.atomic():  # the row lock makes header, nodes and placements one consistent view
@@ -292,6 +326,7 @@ def create_session(body: object) -> dict:
     return {**_header(session), "nodes": [], "placements": []}
 
 
+@_retrying
 def delete_session(session_id: object) -> None:
     with transaction.atomic():
         session = _live(session_id, lock=True)
@@ -350,6 +385,7 @@ def _delta(before: list[DeviceUsage], after: list[DeviceUsage]) -> dict:
     return out
 
 
+@_retrying
 def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[int, dict]:
     """(201 or 200, placement body); raises ``SessionError`` for 4xx answers (nothing changed)."""
     data = _place_input(body)
@@ -435,6 +471,7 @@ def _pod_name(pod: Mapping) -> str:
     return name if isinstance(name, str) else ""
 
 
+@_retrying
 def remove_placement(session_id: object, pod_uid: str, if_match: int | None) -> dict:
     with transaction.atomic():
         session = _live(session_id, lock=True)
@@ -474,6 +511,7 @@ def _snapshot(session: SimulationSession) -> dict:
     return {"nodes": list(nodes), "placements": list(placements)}
 
 
+@_retrying
 def fork(session_id: object, if_match: int | None) -> dict:
     with transaction.atomic():
         session = _live(session_id, lock=True)
@@ -485,6 +523,7 @@ def fork(session_id: object, if_match: int | None) -> dict:
         return {"depth": session.depth, "revision": session.revision}
 
 
+@_retrying
 def revert(session_id: object, if_match: int | None) -> dict:
     with transaction.atomic():
         session = _live(session_id, lock=True)
@@ -502,6 +541,7 @@ def revert(session_id: object, if_match: int | None) -> dict:
         return {"depth": session.depth, "revision": session.revision}
 
 
+@_retrying
 def commit(session_id: object, if_match: int | None) -> dict:
     with transaction.atomic():
         session = _live(session_id, lock=True)

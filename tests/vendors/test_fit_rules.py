@@ -555,3 +555,9 @@ def test_enflame_gcu_takes_idle_cards_only():
     assert [(d.uuid, d.usedmem, d.usedcores) for d in one.devices] == [("gcu-1", 100, 100)]
     two = vendor.fit(gcus, req("GCU", nums=2, mem=100, pct=100, cores=100), view(), node(), SPREAD)
     assert two.reason == "1/2 AllocatedCardsInsufficientRequest, 1/2 ExclusiveDeviceAllocateConflict"
+
+
+def test_aws_neuron_cordoned_devices_break_a_block():
+    vendor = AwsNeuronVendor()
+    blocked = vendor.fit(neurons(8), req("AWSNeuron", nums=4, cores=2), view(), node({"aws-2"}), SPREAD)
+    assert [d.uuid for d in blocked.devices] == ["aws-4", "aws-5", "aws-6", "aws-7"]

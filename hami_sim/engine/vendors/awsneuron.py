@@ -63,19 +63,23 @@ class AwsNeuronConfig:
     cores_per_device: int = 2
 
 
-def _continuous(devices: list[DeviceUsage], start: int, count: int) -> list[int]:
+def _continuous(devices: list[DeviceUsage], start: int, count: int, cordoned: frozenset[str]) -> list[int]:
     if len(devices) < start + count:
         return []
     out = []
     for i in range(start, start + count):
-        if devices[i].used > 0:
+        if devices[i].used > 0 or devices[i].id in cordoned:
             return []
         out.append(i)
     return out
 
 
-def graph_select(devices: list[DeviceUsage], count: int) -> list[int]:
-    """``graphSelect``: list positions of ``count`` contiguous idle devices, or []."""
+def graph_select(devices: list[DeviceUsage], count: int, cordoned: frozenset[str] = frozenset()) -> list[int]:
+    """``graphSelect``: list positions of ``count`` contiguous idle devices, or [].
+
+    HAMi then takes the devices whose *index* equals those positions (the same on template nodes,
+    whose devices stay in index order); cordoned devices count as busy.
+    """
     if not devices or not isinstance(devices[0].custom_info, dict):
         return []
     node_type = devices[0].custom_info.get(NODE_TYPE_KEY)
@@ -86,7 +90,7 @@ def graph_select(devices: list[DeviceUsage], count: int) -> list[int]:
         return []
     start = 0
     while start < len(devices):
-        found = _continuous(devices, start, count)
+        found = _continuous(devices, start, count, cordoned)
         if found:
             return found
         start += step
@@ -182,15 +186,16 @@ class AwsNeuronVendor(CapacityVendor):
         policy: GpuPolicy,
     ) -> FitOutcome:
         if request.nums > 1:
-            usable = [d for d in devices if d.id not in node.cordoned]
-            alloc = graph_select(usable, request.nums)
+            alloc = graph_select(devices, request.nums, node.cordoned)
             if not alloc:
                 return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
+            by_index = {}
+            for dev in devices:
+                by_index.setdefault(dev.index, dev)
             chosen = [
-                ContainerDevice(
-                    usable[i].index, usable[i].id, AWS_NEURON, usable[i].totalmem, usable[i].totalcore
-                )
-                for i in alloc
+                ContainerDevice(dev.index, dev.id, AWS_NEURON, dev.totalmem, dev.totalcore)
+                for dev in (by_index.get(pos) for pos in alloc)
+                if dev is not None
             ]
             return FitOutcome(True, chosen, "")
         counts: dict[str, int] = {}

@@ -50,6 +50,9 @@ class SessionNode(models.Model):
     devices = models.JSONField(default=list)
     pair_scores = models.JSONField(default=dict, blank=True)
     cordoned = models.JSONField(default=list, blank=True)
+    inventory_error = models.CharField(
+        max_length=500, blank=True, help_text="why the node has no usable devices (entered with a device-less pod)"
+    )
 
     class Meta:
         ordering = ["session", "position"]

@@ -424,6 +424,8 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
             state = inventory.state(data.node_name) if not inventory.error else NodeState(data.node_name, [])
             node_group = inventory.node_group or ""
         else:
+            if row.inventory_error and ctx.pod.requests.has_requests:
+                raise SessionError(422, "pod does not fit", reason=row.inventory_error)
             state = _node_state(row)
             node_group = row.node_group
         if ctx.pod.requests.has_requests:
@@ -448,6 +450,7 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
                 devices=devices,
                 pair_scores=state.pair_scores,
                 cordoned=sorted(state.cordoned),
+                inventory_error=(inventory.error if inventory is not None else "")[:500],
             )
         elif delta:
             row.devices = devices
@@ -503,7 +506,7 @@ def remove_placement(session_id: object, pod_uid: str, if_match: int | None) -> 
 
 def _snapshot(session: SimulationSession) -> dict:
     nodes = SessionNode.objects.filter(session=session).values(
-        "name", "position", "node_group", "digest", "devices", "pair_scores", "cordoned"
+        "name", "position", "node_group", "digest", "devices", "pair_scores", "cordoned", "inventory_error"
     )
     placements = SessionPlacement.objects.filter(session=session).values(
         "pod_uid", "namespace", "name", "node_name", "seq", "containers", "delta"

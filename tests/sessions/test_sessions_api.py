@@ -321,3 +321,15 @@ def test_cold_group_template_gets_the_profile_inventory(api):
     [n] = api.get(sid)["nodes"]
     assert n["nodeGroup"] == "gpu-a10g"
     assert [(d["type"], d["devmem"], d["used"]) for d in n["devices"]] == [("NVIDIA A10G", 23028, 1)] * 2
+
+
+def test_unregistered_node_admits_device_less_pods_only(api):
+    sid = api.create()["id"]
+    cold = node("cold", None)
+    status, body = api.place(sid, pod("web", uid="web", gpu_count=None), cold)
+    assert status == 201 and body["containers"] == [[]]
+    status, body = api.place(sid, pod("gpu", uid="gpu"), node_name="cold")
+    assert status == 422 and body["reason"] == "node unregistered"
+    state = api.get(sid)
+    assert [n["name"] for n in state["nodes"]] == ["cold"] and state["nodes"][0]["devices"] == []
+    assert state["revision"] == 1

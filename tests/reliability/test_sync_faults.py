@@ -66,7 +66,7 @@ def group(db):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("fault", ["unreachable", "500", "403", "403-mid-list"])
-def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp_path):
+def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp_path, settings):
     from profiles.kube import SourceError
     from profiles.models import TaskRun
     from profiles.tasks import sync_cluster_inventory
@@ -77,12 +77,15 @@ def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp
         good = _inventories()
         assert set(good) == {"n1", "n2", "n3", "cpu-1"} and not any(s for s, _ in _stale().values())
 
-        api.nodes = _cluster()[:1]  # a partial or failed read must not make n2, n3 vanish
+        # the next read would drop n2, n3, cpu-1 and add n9, n10: a failed or partial read must do neither
+        api.nodes = _cluster()[:1] + [node(f"n{i}", [gpu(f"GPU-{i}", type="NVIDIA A10G")], labels=dict(LABELS)) for i in (9, 10)]
         if fault == "unreachable":
             api.stop()
         else:
             api.fail_status = int(fault[:3])
-            if fault == "403-mid-list":
+            if fault == "403-mid-list":  # the first page (2 nodes) is served, the second is refused
+                settings.KUBE_PAGE_SIZE = 2
+                api.requests.clear()
                 api.fail_after_pages = 1
         with pytest.raises(SourceError):
             sync_cluster_inventory.apply(kwargs={"source": source, "label_selector": ""}, throw=True)
@@ -93,6 +96,8 @@ def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp
         assert all(expected in error for _, error in stale.values()), stale
         run = TaskRun.objects.filter(task="sync_cluster_inventory").first()
         assert run.outcome == "failure" and expected in run.error
+        if fault == "403-mid-list":
+            assert sum(r.startswith("/api/v1/nodes") for r in api.requests) == 2  # really mid-list
 
         if fault != "unreachable":  # the API recovers: the next sync applies the new truth
             api.fail_status = None

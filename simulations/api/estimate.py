@@ -7,8 +7,10 @@ The view validates the envelope, resolves named node groups to template Nodes (`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
+import orjson
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
@@ -27,10 +29,12 @@ from ..sessions import device_json
 from .base import JsonAPIView, parse_json_body
 from .serializers import ErrorSerializer, EstimateRequestSerializer, EstimateSerializer
 
-__all__ = ["EstimateView", "resolve_node_group", "MAX_PODS", "result_json"]
+__all__ = ["EstimateView", "resolve_node_group", "MAX_PODS", "result_json", "record_decisions"]
 
+log = logging.getLogger("hami_sim.estimate")
 MAX_PODS = 100_000
 MAX_GROUPS = 500
+MAX_RECORDED_PODS = 20  # distinct pods per estimate that get a decision record
 
 
 def resolve_node_group(name: str) -> GroupTemplate | None:
@@ -142,6 +146,43 @@ def result_json(result: EstimateResult) -> dict:
     }
 
 
+def record_decisions(pods: list[PendingPods], groups: list[GroupTemplate]) -> None:
+    """Decision records (caller ``estimate``) for the dashboard: each distinct pod (bounded) against
+    every group's template with zero usage, i.e. "could this group hold it at all, on which devices,
+    and if not, which rule said no". Recording must never fail the answer."""
+    try:
+        from decisions import recorder
+
+        sim = get_simulator()
+        nodes = []
+        for group in groups:
+            meta = group.template.get("metadata")
+            meta = dict(meta) if isinstance(meta, Mapping) else {}
+            meta.setdefault("name", f"template-node-for-{group.name}")
+            nodes.append({**group.template, "metadata": meta})
+        seen: set[bytes] = set()
+        for entry in pods[: MAX_RECORDED_PODS * 10]:
+            pod = entry.pod
+            meta = pod.get("metadata")
+            key = orjson.dumps(
+                [pod.get("spec"), meta.get("annotations") if isinstance(meta, Mapping) else None],
+                option=orjson.OPT_SORT_KEYS,
+            )
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_RECORDED_PODS:
+                break
+            ctx = sim.pod_context(pod)
+            verdicts = sim.filter_nodes(ctx, nodes)
+            for verdict, group in zip(verdicts, groups, strict=True):
+                verdict.node_group = verdict.node_group or group.name
+            policies = {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
+            recorder.record(ctx.pod, nodes, verdicts, caller="estimate", policies=policies)
+    except Exception:
+        log.exception("could not record estimate decisions")
+
+
 class EstimateView(JsonAPIView):
     """How many nodes of which group a batch of pending pods needs, with HAMi's device rules."""
 
@@ -163,4 +204,5 @@ class EstimateView(JsonAPIView):
             result = estimate(get_simulator(), pods, groups, expander, limit)
         except EstimateError as exc:
             return Response({"error": str(exc)}, status=400)
+        record_decisions(pods, groups)
         return Response(result_json(result))

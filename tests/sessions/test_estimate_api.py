@@ -213,3 +213,14 @@ def test_malformed_json_is_400(client):
     assert response.status_code == 400 and "malformed JSON" in orjson.loads(response.content)["error"]
     response = client.get("/api/v1/estimate")
     assert response.status_code == 405 and "error" in orjson.loads(response.content)
+
+
+def test_estimate_leaves_decision_records(client):
+    from decisions.models import Decision
+
+    pods = [{"pod": owned(pod("rec", gpumem=30000)), "count": 3}, pod("ok", uid="ok-uid", gpumem=1000)]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node()), {"name": "noname", "template": {}}]})
+    assert status == 200
+    rows = {d.pod_name: d for d in Decision.objects.filter(caller="estimate")}
+    assert set(rows) == {"rec", "ok"}
+    assert rows["rec"].verdict == "no_fit" and rows["ok"].fit_count == 1

@@ -114,12 +114,14 @@ class NodeGroupTable(tables.Table):
 
 class NodeInventoryTable(tables.Table):
     name = tables.Column(linkify=("dashboard:node", [tables.A("name")]))
+    node_group = tables.Column(accessor="node_group__name", verbose_name="Node group",
+                               linkify=("dashboard:node-group", [tables.A("node_group__name")]))
     devices = tables.Column(orderable=False)
     last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
 
     class Meta:
         model = NodeInventory
-        fields = ("name", "devices", "registered_at", "last_seen", "gone_at", "stale", "parse_error")
+        fields = ("name", "node_group", "devices", "registered_at", "last_seen", "gone_at", "stale", "parse_error")
         attrs = ATTRS
 
     def render_devices(self, value):

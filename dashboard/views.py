@@ -18,10 +18,8 @@ from django.utils import timezone
 from django_tables2 import RequestConfig
 
 from decisions import recorder
-from decisions.filtersets import CAEventFilterSet, DecisionFilterSet
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
-from profiles.filtersets import NodeGroupFilterSet
 from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
 from profiles.nodetemplates import group_template
 from profiles.render import render_annotations, render_devices
@@ -31,6 +29,15 @@ from simulations.models import SimulationSession
 from . import figures
 from .access import dashboard_view
 from .explain import answer, describe_request
+from .filtersets import (
+    CAEventFilterSet,
+    DecisionFilterSet,
+    DriftFindingFilterSet,
+    NodeGroupFilterSet,
+    NodeInventoryFilterSet,
+    SessionFilterSet,
+    TaskRunFilterSet,
+)
 from .forms import WhatIfForm
 from .tables import (
     CAEventTable,
@@ -52,6 +59,9 @@ __all__ = [
     "node_group_list",
     "node_group_detail",
     "node_detail",
+    "node_list",
+    "drift_list",
+    "task_run_list",
     "session_list",
     "session_detail",
     "what_if",
@@ -135,13 +145,34 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/overview.html", context)
 
 
+def _list(request: HttpRequest, title: str, queryset, filterset_class, table_class, api: str = "") -> HttpResponse:
+    """A filtered, paginated, sortable table; an invalid filter shows an empty table, never a 500."""
+    filterset = filterset_class(request.GET, queryset=queryset)
+    table = _paginate(request, table_class(filterset.qs if filterset.is_valid() else queryset.none()))
+    return render(request, "dashboard/list.html", {"title": title, "filter": filterset, "table": table, "api": api})
+
+
 @dashboard_view
 def decision_list(request: HttpRequest) -> HttpResponse:
     qs = Decision.objects.defer("nodes", "request", "policies")
-    filterset = DecisionFilterSet(request.GET, queryset=qs)
-    table = _paginate(request, DecisionTable(filterset.qs if filterset.is_valid() else qs.none()))
-    return render(request, "dashboard/list.html",
-                  {"title": "Decisions", "filter": filterset, "table": table, "api": "/api/v1/decisions/"})
+    return _list(request, "Decisions", qs, DecisionFilterSet, DecisionTable, "/api/v1/decisions/")
+
+
+@dashboard_view
+def node_list(request: HttpRequest) -> HttpResponse:
+    qs = NodeInventory.objects.select_related("node_group").order_by("gone_at", "name")
+    return _list(request, "Nodes", qs, NodeInventoryFilterSet, NodeInventoryTable, "/api/v1/node-inventories/")
+
+
+@dashboard_view
+def drift_list(request: HttpRequest) -> HttpResponse:
+    qs = DriftFinding.objects.select_related("inventory")
+    return _list(request, "Drift findings", qs, DriftFindingFilterSet, DriftFindingTable, "/api/v1/drift-findings/")
+
+
+@dashboard_view
+def task_run_list(request: HttpRequest) -> HttpResponse:
+    return _list(request, "Task runs", TaskRun.objects.all(), TaskRunFilterSet, TaskRunTable, "/api/v1/task-runs/")
 
 
 def _events_for(decision: Decision):
@@ -192,18 +223,13 @@ def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
 
 @dashboard_view
 def event_list(request: HttpRequest) -> HttpResponse:
-    filterset = CAEventFilterSet(request.GET, queryset=CAEvent.objects.all())
-    table = _paginate(request, CAEventTable(filterset.qs if filterset.is_valid() else CAEvent.objects.none()))
-    return render(request, "dashboard/list.html",
-                  {"title": "Autoscaler events", "filter": filterset, "table": table, "api": "/api/v1/ca-events/"})
+    return _list(request, "Autoscaler events", CAEvent.objects.all(), CAEventFilterSet, CAEventTable,
+                 "/api/v1/ca-events/")
 
 
 @dashboard_view
 def node_group_list(request: HttpRequest) -> HttpResponse:
-    filterset = NodeGroupFilterSet(request.GET, queryset=_node_groups())
-    table = _paginate(request, NodeGroupTable(filterset.qs if filterset.is_valid() else NodeGroup.objects.none()))
-    return render(request, "dashboard/list.html",
-                  {"title": "Node groups", "filter": filterset, "table": table, "api": "/api/v1/node-groups/"})
+    return _list(request, "Node groups", _node_groups(), NodeGroupFilterSet, NodeGroupTable, "/api/v1/node-groups/")
 
 
 @dashboard_view
@@ -258,9 +284,7 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 @dashboard_view
 def session_list(request: HttpRequest) -> HttpResponse:
-    table = _paginate(request, SessionTable(SimulationSession.objects.all()))
-    return render(request, "dashboard/list.html",
-                  {"title": "Simulation sessions", "filter": None, "table": table, "api": "/api/v1/sessions"})
+    return _list(request, "Simulation sessions", SimulationSession.objects.all(), SessionFilterSet, SessionTable)
 
 
 @dashboard_view

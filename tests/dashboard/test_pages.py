@@ -198,3 +198,23 @@ def test_what_if_pod_without_devices_fits_everywhere(client, staff, demo_data):
     html = response.content.decode()
     assert response.status_code == 200
     assert "one pod needs no HAMi-managed device" in html
+
+
+@pytest.mark.parametrize(
+    ("url", "present", "absent"),
+    [
+        ("/nodes/?node_group=gpu-a10", "ip-10-0-1-11.ec2.internal", "ip-10-0-0-5.ec2.internal"),
+        ("/drift/?kind=degradation", "ip-10-0-1-12.ec2.internal", "ip-10-0-1-11.ec2.internal"),
+        ("/node-groups/?q=h100", "gpu-h100", 'href="/node-groups/gpu-l4/"'),
+        ("/sessions/?expired=false", "Simulation sessions", "Traceback"),
+        ("/task-runs/?outcome=failure", "Task runs", "prune_decisions"),
+    ],
+)
+def test_every_list_filters(client, staff, demo_data, url, present, absent):
+    from decisions.tasks import prune_decisions
+
+    prune_decisions.apply()
+    client.force_login(staff)
+    response = client.get(url)
+    html = response.content.decode()
+    assert response.status_code == 200 and present in html and absent not in html

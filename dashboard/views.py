@@ -7,6 +7,7 @@ and records it as a ``ui`` decision, nothing else.
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 from django.db.models import Count, Prefetch, Q, Sum
@@ -197,8 +198,15 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
     others = Decision.objects.defer("nodes", "request", "policies").filter(
         pod_namespace=decision.pod_namespace, pod_name=decision.pod_name
     ).exclude(pk=decision.pk)
+    session_url = ""
+    if decision.session:
+        try:
+            session_url = reverse("dashboard:session", args=[uuid.UUID(decision.session)])
+        except ValueError:  # a caller-supplied id that is not a session of ours
+            session_url = ""
     context = {
         "d": decision,
+        "session_url": session_url,
         "answer": answer(decision, events),
         "containers": [
             {"index": i, "summary": describe_request([c]), "requests": c} for i, c in enumerate(decision.request)

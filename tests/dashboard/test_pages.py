@@ -218,3 +218,18 @@ def test_every_list_filters(client, staff, demo_data, url, present, absent):
     response = client.get(url)
     html = response.content.decode()
     assert response.status_code == 200 and present in html and absent not in html
+
+
+def test_decision_from_every_caller_renders(client, staff, demo_data, settings):
+    from decisions import recorder
+    from simulations.engine import get_simulator
+    from tests.factories import gpu, node, pod
+
+    sim = get_simulator()
+    ctx = sim.pod_context(pod("s", gpumem=1000, uid="uid-s"))
+    nodes = [node("n1", [gpu("GPU-1")])]
+    for caller in ("session:not-a-uuid", "session:6f1c3b0e-0000-4000-8000-0000000000aa", "estimate", "ui"):
+        recorder.record(ctx.pod, nodes, sim.filter_nodes(ctx, nodes), caller=caller)
+    client.force_login(staff)
+    for d in Decision.objects.filter(pod_uid="uid-s"):
+        assert client.get(d.get_absolute_url()).status_code == 200, d.caller

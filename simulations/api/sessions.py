@@ -191,7 +191,7 @@ def session_filter_simulation(request: HttpRequest, session_id: str) -> HttpResp
     if states is None:
         content, outcome = filter_result(None, {}, {}, _unknown(session_id)), "unknown_session"
     else:
-        content, outcome = run_filter(body, caller="session", states=states)
+        content, outcome = run_filter(body, caller=f"session:{session_id}", states=states)
     EXTENDER_REQUESTS.labels("session-filter", outcome).inc()
     EXTENDER_LATENCY.labels("session-filter").observe(time.perf_counter() - started)
     return HttpResponse(content, content_type="application/json")

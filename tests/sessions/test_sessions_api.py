@@ -259,6 +259,10 @@ def test_session_scoped_filter_and_prioritize_see_session_usage(api):
     )
     assert [n["metadata"]["name"] for n in scoped["Nodes"]["items"]] == ["tmpl-fresh"]
     assert scoped["FailedNodes"] == {"tmpl-a10": "2/2 CardInsufficientMemory"} and scoped["Error"] == ""
+    from decisions.models import Decision
+
+    record = Decision.objects.get(caller="session", pod_name="c")
+    assert record.session == sid and record.fit_count == 1
     small = extender_args(pod("d", uid="d", gpumem=1000), [tmpl, fresh])
     scores = orjson.loads(
         api.client.post(f"/sessions/{sid}/prioritize-simulation", small, content_type="application/json").content

@@ -24,3 +24,12 @@ def _no_api_throttling(settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": None, "user": None}}
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _record_decisions_inline(settings):
+    """Decision records are written by a background thread in production. That thread's own database
+    connection commits outside the test's rolled-back transaction, so rows would leak into later tests:
+    record in the caller's thread unless a test asks for the async writer itself."""
+    settings.DECISION_RECORDING = "sync"
+    yield

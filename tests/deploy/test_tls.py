@@ -54,6 +54,7 @@ def extender_server(pki, server_database_url):
         env={
             "DATABASE_URL": server_database_url,
             "HAMI_SIM_LISTENER": "extender",
+            "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "HAMI_SIM_METRICS_PORT": str(metrics_port),
             "DECISION_RECORDING": "off",
             "LOG_LEVEL": "WARNING",
@@ -167,6 +168,7 @@ def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
             "HAMI_SIM_SERVER": "granian",
             "DATABASE_URL": server_database_url,
             "HAMI_SIM_LISTENER": "extender",
+            "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "DECISION_RECORDING": "off",
             "LOG_LEVEL": "WARNING",
         },

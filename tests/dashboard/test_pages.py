@@ -233,3 +233,24 @@ def test_decision_from_every_caller_renders(client, staff, demo_data, settings):
     client.force_login(staff)
     for d in Decision.objects.filter(pod_uid="uid-s"):
         assert client.get(d.get_absolute_url()).status_code == 200, d.caller
+
+
+def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo_data):
+    """CA node group ids on GCE are URLs; a status entry may lack a name."""
+    from decisions.events import parse_event_message
+    from decisions.models import AutoscalerStatus
+
+    gce = "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/gpu-pool"
+    message = f"pod triggered scale-up: [{{{gce} 0->1 (max: 3)}}]"
+    parsed, groups = parse_event_message("TriggeredScaleUp", message)
+    assert groups == [gce]
+    d = Decision.objects.get(pod_name="giant-training-0")
+    CAEvent.objects.create(event_uid="gce", reason="TriggeredScaleUp", pod_uid=d.pod_uid, pod_namespace="ml",
+                           pod_name=d.pod_name, message=message, parsed=parsed, groups=groups)
+    AutoscalerStatus.objects.create(fetched_at=d.last_seen, raw="x", parsed={"nodeGroups": [{"health": {}}]},
+                                    digest="odd")
+    client.force_login(staff)
+    html = client.get(d.get_absolute_url()).content.decode()
+    assert f'href="/node-groups/{gce}/"' in html
+    assert client.get("/").status_code == 200
+    assert client.get(f"/node-groups/{gce}/").status_code == 404  # not a group we know

@@ -402,3 +402,17 @@ def test_cert_manager_issues_server_and_client_certificates_from_one_ca(rendered
     assert server["spec"]["issuerRef"] == client["spec"]["issuerRef"]
     web = _objects(rendered, "base", "Deployment")["hami-sim-web"]["spec"]["template"]["spec"]
     assert {v["secret"]["secretName"] for v in web["volumes"] if "secret" in v} == {"hami-sim-tls", "hami-sim-secrets"}
+
+
+def test_web_container_allows_its_pod_ip_as_host_for_prometheus(rendered):
+    """Prometheus scrapes pod IPs: ALLOWED_HOSTS must expand $(POD_IP), defined earlier in env."""
+    web = _objects(rendered, "production", "Deployment")["hami-sim-web"]["spec"]["template"]["spec"]
+    container = next(c for c in web["containers"] if c["name"] == "web")
+    names = [e["name"] for e in container["env"]]
+    allowed = next(e for e in container["env"] if e["name"] == "ALLOWED_HOSTS")
+    assert "$(POD_IP)" in allowed["value"] and "$(ALLOWED_HOSTS)" in allowed["value"]
+    assert names.index("POD_IP") < names.index("ALLOWED_HOSTS")
+    assert container["envFrom"][0]["configMapRef"]["name"].startswith("hami-sim-config")
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        headers = {h["name"]: h["value"] for h in container[probe]["httpGet"]["httpHeaders"]}
+        assert headers["Host"] == "localhost"  # kubelet probes by IP; localhost is an allowed host

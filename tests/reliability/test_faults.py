@@ -126,3 +126,58 @@ def test_broker_down_extender_and_sessions_keep_answering(child_database_url):
         assert proc.poll() is None
     finally:
         cleanup()
+
+
+def _raw(url: str, payload: bytes, *, read: bool = True) -> bytes:
+    host, _, port = url.removeprefix("http://").partition(":")
+    with socket.create_connection((host, int(port)), timeout=15) as s:
+        s.sendall(payload)
+        if not read:
+            return b""
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database_url):
+    """Broken HTTP below the application (what a confused proxy or a port scanner sends)."""
+    proc, url, cleanup = start(child_database_url, workers=1, threads=2)
+    body = _filter_body()
+    good = _call(url, "POST", "/filter-simulation", body)
+    try:
+        cases = {
+            "content-length-not-a-number": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}",
+            "negative-content-length": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{}",
+            "body-shorter-than-declared": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"Pod\":",
+            "request-line-garbage": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 TLS hello on a plain port\r\n\r\n",
+            "huge-header": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70000 + b"\r\n\r\n",
+            "too-many-headers": b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"\r\n",
+            "request-line-too-long": b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+            "chunked-garbage": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            "http-0.9": b"GET /healthz\r\n\r\n",
+        }
+        for name, payload in cases.items():
+            answer = _raw(url, payload)
+            status_line = answer.split(b"\r\n", 1)[0]
+            assert not status_line.startswith(b"HTTP/1.1 5") and not status_line.startswith(b"HTTP/1.0 5"), (name, answer[:300])
+            if status_line.startswith(b"HTTP/1.1 200"):  # the app saw a broken body: the extender says so
+                assert b"malformed extender args" in answer, (name, answer[-300:])
+            else:
+                assert status_line.split()[1][:1] == b"4", (name, status_line)
+            # and the next well-formed request gets the right answer
+            assert _call(url, "POST", "/filter-simulation", body) == good, name
+        # a client that opens connections and goes away mid-request does not wedge the workers
+        for _ in range(20):
+            _raw(url, b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{", read=False)
+        assert _call(url, "POST", "/filter-simulation", body) == good
+        assert proc.poll() is None
+    finally:
+        cleanup()

@@ -27,7 +27,7 @@ from django.db import transaction
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, replace_rows
 from .models import DeviceProfile, NodeGroup
 
-__all__ = ["ImportError_", "export_profiles", "import_profiles", "dump_yaml", "flatten_errors"]
+__all__ = ["ProfileImportError", "export_profiles", "import_profiles", "dump_yaml", "flatten_errors"]
 
 API_VERSION = "hami-sim/v1"
 GROUP_FIELDS = (
@@ -46,7 +46,7 @@ GROUP_FIELDS = (
 ROW_FIELDS = ("type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "quantity")
 
 
-class ImportError_(ValueError):  # noqa: N801 (the builtin name is taken)
+class ProfileImportError(ValueError):
     """An invalid file; the message names the bad entry and field."""
 
 
@@ -99,13 +99,13 @@ def _load(text: str) -> list:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ImportError_(f"not valid YAML: {exc}") from None
+        raise ProfileImportError(f"not valid YAML: {exc}") from None
     if isinstance(data, Mapping):
         if data.get("apiVersion", API_VERSION) != API_VERSION:
-            raise ImportError_(f"apiVersion must be {API_VERSION}, got {data.get('apiVersion')!r}")
+            raise ProfileImportError(f"apiVersion must be {API_VERSION}, got {data.get('apiVersion')!r}")
         data = data.get("node_groups")
     if not isinstance(data, list):
-        raise ImportError_("expected a list of node groups under node_groups")
+        raise ProfileImportError("expected a list of node groups under node_groups")
     return data
 
 
@@ -118,40 +118,40 @@ def import_profiles(text: str) -> dict[str, int]:
     for i, entry in enumerate(entries):
         where = f"node_groups[{i}]"
         if not isinstance(entry, Mapping):
-            raise ImportError_(f"{where}: expected a mapping, got {type(entry).__name__}")
+            raise ProfileImportError(f"{where}: expected a mapping, got {type(entry).__name__}")
         name = entry.get("name")
         where = f"{where} ({name})" if name else where
         unknown = set(entry) - set(GROUP_FIELDS) - {"profiles"}
         if unknown:
-            raise ImportError_(f"{where}: unknown fields {', '.join(sorted(map(str, unknown)))}")
+            raise ProfileImportError(f"{where}: unknown fields {', '.join(sorted(map(str, unknown)))}")
         if name in names:
-            raise ImportError_(f"{where}: node group listed twice")
+            raise ProfileImportError(f"{where}: node group listed twice")
         names.add(name)
         if entry.get("match_labels"):
             key = repr(sorted(dict(entry["match_labels"]).items()))
             if key in labels_seen:
-                raise ImportError_(f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file")
+                raise ProfileImportError(f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file")
             labels_seen[key] = str(name)
         existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
         group_data = {k: v for k, v in entry.items() if k != "profiles"}
         serializer = NodeGroupSerializer(instance=existing, data=group_data, partial=existing is not None)
         if not serializer.is_valid():
-            raise ImportError_(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
+            raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
         profiles = entry.get("profiles")
         profile_plans = None
         if profiles is not None:
             if not isinstance(profiles, list):
-                raise ImportError_(f"{where}: profiles must be a list")
+                raise ProfileImportError(f"{where}: profiles must be a list")
             profile_plans = []
             vendors: set[str] = set()
             for j, profile in enumerate(profiles):
                 ps = NestedDeviceProfileSerializer(data=profile)
                 if not isinstance(profile, Mapping) or not ps.is_valid():
                     errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
-                    raise ImportError_(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
+                    raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
                 vendor = ps.validated_data.get("vendor", "NVIDIA")
                 if vendor in vendors:
-                    raise ImportError_(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
+                    raise ProfileImportError(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
                 vendors.add(vendor)
                 profile_plans.append(ps.validated_data)
         plans.append((serializer, profile_plans))

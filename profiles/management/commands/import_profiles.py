@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.yamlio import ImportError_, import_profiles
+from profiles.yamlio import ProfileImportError, import_profiles
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
             counts = import_profiles(text)
-        except ImportError_ as exc:
+        except ProfileImportError as exc:
             raise CommandError(f"{path}: {exc}; nothing was changed") from None
         self.stdout.write(
             f"imported {counts['created']} new and {counts['updated']} updated node groups, {counts['profiles']} profiles"

@@ -10,6 +10,7 @@ import http.client
 import re
 import ssl
 import subprocess
+import time
 
 import orjson
 import pytest
@@ -43,9 +44,15 @@ def _request(url: str, ctx: ssl.SSLContext, method: str, path: str, body: bytes 
 
 
 @pytest.fixture(scope="module")
-def extender_server(pki, server_database_url):
+def server_log(tmp_path_factory):
+    return tmp_path_factory.mktemp("logs") / "extender.log"
+
+
+@pytest.fixture(scope="module")
+def extender_server(pki, server_database_url, server_log):
     """The extender listener as deployed: mTLS against the cluster CA, 2 workers, metrics port."""
     metrics_port = free_port()
+    log_file = server_log.open("wb")
     proc, url = start_server(
         cert=pki.server_cert,
         key=pki.server_key,
@@ -57,13 +64,14 @@ def extender_server(pki, server_database_url):
             "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "HAMI_SIM_METRICS_PORT": str(metrics_port),
             "DECISION_RECORDING": "off",
-            "LOG_LEVEL": "WARNING",
+            "LOG_LEVEL": "INFO",
         },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log_file,
+        stderr=log_file,
     )
     yield url, metrics_port
     stop_server(proc)
+    log_file.close()
 
 
 def test_client_with_cluster_ca_certificate_gets_filter_answer(pki, extender_server):
@@ -183,4 +191,28 @@ def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
                 _request(url, _context(pki, client_pem), "POST", "/filter-simulation", BODY)
     finally:
         stop_server(proc)
+
+
+def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extender_server, server_log):
+    url, _ = extender_server
+    port = int(url.rsplit(":", 1)[1])
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=_context(pki, pki.client_pem), timeout=20)
+    conn.request("POST", "/filter-simulation", body=BODY, headers={"X-Request-ID": "ca-loop-7", "Content-Type": "application/json"})
+    assert conn.getresponse().read()
+    conn.close()
+    with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
+        _request(url, _context(pki, None), "POST", "/filter-simulation", BODY)
+
+    def lines():
+        return [orjson.loads(line) for line in server_log.read_bytes().splitlines() if line.startswith(b"{")]
+
+    deadline = time.monotonic() + 10  # the server writes its lines as it goes; wait for them
+    while time.monotonic() < deadline and not any(r.get("request_id") == "ca-loop-7" for r in lines()):
+        time.sleep(0.1)
+    (access,) = [r for r in lines() if r.get("request_id") == "ca-loop-7"]
+    assert (access["pod"], access["verdict"], access["status"]) == ("default/trainer", "fit 1/2", 200)
+    assert access["logger"] == "hami_sim.access" and access["level"] == "INFO"
+    refused = [r for r in lines() if r["logger"] == "gunicorn.error" and "certificate" in r["message"]]
+    assert refused and refused[-1]["level"] == "WARNING"
+    assert not [ln for ln in server_log.read_bytes().splitlines() if ln.strip() and not ln.startswith(b"{")]
 

@@ -313,11 +313,16 @@ def main(argv: list[str] | None = None) -> int:
         # new pod uids every round: decisions are folded into new rows, caches see the same inventories
         done = 0
         memory_runs = []
+        checkpoint = 25_000
         while done < per_client:
             step = min(per_client - done, 500)
             run = run_load(url, request_mix(uid_prefix=f"r{done}-"), None, clients=args.clients, requests_per_client=step)
             memory_runs.append(run)
             done += step
+            sent = sum(r.requests for r in memory_runs)
+            if sent >= checkpoint:  # RSS along the way: a plateau is warm-up, a slope is a leak
+                print(f"  after {sent:>7} requests: RSS {sum(server_rss_kib(proc.pid).values()) / 1024:.1f} MiB")
+                checkpoint += 25_000
         total = sum(r.requests for r in memory_runs)
         errors = sum(r.errors + r.non_200 for r in memory_runs)
         time.sleep(1.0)  # let the decision writer drain its queue

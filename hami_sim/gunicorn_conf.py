@@ -112,8 +112,9 @@ def when_ready(server) -> None:
 
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-        start_http_server(int(port), registry=registry)
-        server.log.info("worker metrics on http://0.0.0.0:%s/metrics", port)
+        host = server.cfg.bind[0].rpartition(":")[0].strip("[]") or "0.0.0.0"  # the listener's interface
+        start_http_server(int(port), addr=host, registry=registry)
+        server.log.info("worker metrics on http://%s:%s/metrics", host, port)
 
 
 def child_exit(server, worker) -> None:

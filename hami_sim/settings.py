@@ -167,6 +167,9 @@ REST_FRAMEWORK = {
         "anon": env.str("API_THROTTLE_ANON", default="600/min"),
         "user": env.str("API_THROTTLE_USER", default="6000/min"),
     },
+    # Client identity for anonymous rates: the connection's address, unless this many trusted proxies
+    # append to X-Forwarded-For (DRF's default would trust a client-supplied header and be evadable).
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "hami-sim API",

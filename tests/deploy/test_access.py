@@ -109,6 +109,12 @@ def test_anonymous_rest_clients_are_throttled_with_429(client, settings):
     assert "throttled" in client.get("/api/v1/node-groups/").json()["detail"].lower()
 
 
+def test_a_forged_forwarded_for_header_does_not_reset_the_anonymous_rate(client, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "5/min"}}
+    codes = [client.get("/api/v1/node-groups/", HTTP_X_FORWARDED_FOR=f"10.0.0.{i}").status_code for i in range(3)]
+    assert codes == [200, 200, 429]
+
+
 def test_simulation_endpoints_are_never_throttled(client, settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "2/min"}}
     for _ in range(5):

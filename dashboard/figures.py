@@ -92,8 +92,9 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
         if not devices:
             code = _GRID_CODES["unresolvable"] if node.get("unresolvable") else (3 if node.get("fits") else 0)
             row_z[0] = code
-            row_t[0] = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
-            row_h[0] = row_t[0]
+            reason = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
+            row_t[0] = "no inventory" if node.get("unresolvable") else reason
+            row_h[0] = reason
         for i, dev in enumerate(devices[:width]):
             row_z[i] = _GRID_CODES.get(dev.get("verdict", ""), 1)
             row_t[i] = _cell_text(dev)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,11 @@ DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 def load_demo() -> dict:
     from decisions.demo import seed
-    from profiles.kube import nodes_from_snapshot
-    from profiles.sync import sync_nodes
+    from profiles.tasks import sync_cluster_inventory
     from profiles.yamlio import import_profiles
 
     import_profiles((DEMO / "profiles.yaml").read_text())
-    sync_nodes(nodes_from_snapshot(json.loads((DEMO / "cluster-snapshot.json").read_text())))
+    sync_cluster_inventory.apply(kwargs={"source": f"file://{DEMO / 'cluster-snapshot.json'}"}).get()
     return seed()
 
 

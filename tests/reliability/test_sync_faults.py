@@ -115,8 +115,9 @@ def _redis_up() -> bool:
         return False
 
 
-# The worker as a real ``celery worker`` process; the only change is a 1 s retry backoff instead of
-# 30 s (``profiles.tasks.backoff_seconds``) so the test does not sit idle.
+# The worker as a real ``celery worker`` process. Two changes so the test does not sit idle: a 1 s
+# retry backoff instead of 30 s (``profiles.tasks.backoff_seconds``), and a 5 s Redis visibility
+# timeout instead of kombu's 1 hour, after which a message held by a dead worker is redelivered.
 WORKER = textwrap.dedent(
     """
     import sys
@@ -125,6 +126,7 @@ WORKER = textwrap.dedent(
     import profiles.tasks
     profiles.tasks.backoff_seconds = lambda retries: 1
     from hami_sim.celery import app
+    app.conf.broker_transport_options = {"visibility_timeout": 5}
     app.worker_main(sys.argv[1:])
     """
 )
@@ -173,11 +175,16 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
             "KUBE_SYNC_MAX_RETRIES": "10",
             "HAMI_SIM_VAR_DIR": str(tmp_path / "var"),
         }
-        worker = subprocess.Popen(
-            [sys.executable, "-c", WORKER, "worker", "--pool", "prefork", "--concurrency", "1", "-Q", queue,
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"{queue}@%h"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+
+        def start_worker() -> subprocess.Popen:
+            return subprocess.Popen(
+                [sys.executable, "-c", WORKER, "worker", "--pool", "prefork", "--concurrency", "1", "-Q", queue,
+                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"{queue}@%h"],
+                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+
+        worker = start_worker()
+        killed: list[subprocess.Popen] = []
         sender = Celery("h7-reliability-sender", broker=REDIS_URL)
         try:
             # 1. the API answers 500: the worker marks inventories stale and retries until it recovers
@@ -205,8 +212,21 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
             assert _inventories() == reference
             latest = TaskRun.objects.filter(task="sync_cluster_inventory", outcome="success").first()
             assert latest.counts["nodes"] == 4 and latest.counts["unchanged"] == 4
-            # the killed attempt never finished its TaskRun row (reported in docs/reliability.md)
-            print(f"TaskRun rows left 'running' by the killed attempt: {runs('running')}")
+
+            # 3. kill the whole worker (a pod OOM-killed or evicted) mid-task, start a new one: the
+            #    message the dead worker held comes back after the visibility timeout and runs again
+            api.requests.clear()
+            sender.send_task("profiles.tasks.sync_cluster_inventory", queue=queue)
+            _wait_for(lambda: any(r.startswith("/api/v1/nodes") for r in api.requests), 60, "the task to call the API", worker)
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+            killed.append(worker)
+            worker = start_worker()
+            _wait_for(lambda: runs("success") >= 3, 90, "the task held by the dead worker to run again", worker)
+            assert sum(r.startswith("/api/v1/nodes") for r in api.requests) >= 2, "the task was not run again"
+            assert _inventories() == reference
+            # the killed attempts never finished their TaskRun rows (reported in docs/reliability.md)
+            print(f"TaskRun rows left 'running' by the killed attempts: {runs('running')}")
         finally:
             try:
                 os.killpg(worker.pid, signal.SIGTERM)

@@ -139,10 +139,22 @@ class DriftFindingTable(tables.Table):
 
 
 class TaskRunTable(tables.Table):
+    started_at = tables.DateTimeColumn(format="Y-m-d H:i:s")
+    counts = tables.Column(orderable=False)
+
     class Meta:
         model = TaskRun
         fields = ("task", "outcome", "started_at", "duration_ms", "counts", "error")
         attrs = ATTRS
+
+    def render_outcome(self, record):
+        css = {"success": "v-fit", "failure": "v-no_fit"}.get(record.outcome, "v-unresolvable")
+        return format_html('<span class="badge {}">{}</span>', css, record.outcome)
+
+    def render_counts(self, value):
+        if not isinstance(value, dict):
+            return str(value)
+        return " · ".join(f"{k} {v}" for k, v in value.items() if v not in (0, "", None)) or "—"
 
 
 class SessionTable(tables.Table):

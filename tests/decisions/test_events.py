@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from decisions.events import (
     parse_autoscaler_status,
@@ -88,3 +90,27 @@ def test_status_configmap_yaml_and_legacy_text():
     assert parsed["nodeGroups"][0]["scaleUp"]["status"] == "InProgress"
     parsed, error = parse_autoscaler_status("Cluster-autoscaler status at 2026-01-01 ...\nCluster-wide:\n  Health: Healthy")
     assert parsed == {} and "not the YAML status format" in error or error.startswith("not YAML")
+
+
+# -- properties: what CA formats, we parse back -------------------------------------------------------
+_group = st.from_regex(r"[a-z][a-z0-9-]{0,20}(/[a-z0-9-]{1,8})?", fullmatch=True)
+_reason = st.from_regex(r"[A-Za-z(][A-Za-z0-9 ()'/:{},.-]{0,40}[A-Za-z)}]", fullmatch=True).filter(
+    lambda r: not any(part[:1].isdigit() for part in r.split(", ")[1:]) and ", " not in r[-2:]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_group, st.integers(0, 500), st.integers(1, 50), st.integers(1, 1000)), min_size=1, max_size=4))
+def test_triggered_scale_up_round_trip(ups):
+    # CA: fmt.Sprintf("{%v %v->%v (max: %v)}", ...) joined by " " inside "[...]"
+    text = "pod triggered scale-up: [" + " ".join(f"{{{g} {c}->{c + d} (max: {m})}}" for g, c, d, m in ups) + "]"
+    parsed = parse_triggered_scale_up(text)
+    assert parsed == {"scaleUps": [{"group": g, "from": c, "to": c + d, "max": m} for g, c, d, m in ups]}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5000), _reason), min_size=1, max_size=5))
+def test_reason_counts_round_trip(reasons):
+    text = ", ".join(f"{n} {r}" for n, r in reasons)
+    parsed = parse_not_trigger_scale_up(f"pod didn't trigger scale-up: {text}")
+    assert parsed["reasons"] == [{"count": n, "reason": r.rstrip(".")} for n, r in reasons]

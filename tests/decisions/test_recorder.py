@@ -126,3 +126,12 @@ def test_record_function_for_other_callers(sync_recording):
     callers = sorted(Decision.objects.values_list("caller", "session"))
     assert callers == [("session", "abc"), ("ui", "")]
     assert Decision.objects.get(caller="ui").pod_uid == ""
+
+
+@pytest.mark.django_db
+def test_recording_counters_are_exported(client, sync_recording):
+    _ask(client, pod("m", gpumem=1000, uid="uid-m"), [node("tmpl-a10", A10)])
+    metrics = client.get("/metrics").content.decode()
+    assert "hami_sim_decisions_recorded_total" in metrics
+    assert "hami_sim_decision_record_errors_total" in metrics
+    assert "hami_sim_decisions_dropped_total" in metrics

@@ -17,9 +17,11 @@ Everything comes from the environment so one image serves both listeners (design
 ``PROMETHEUS_MULTIPROC_DIR``    where workers share metric samples (set to a private temp dir if unset)
 ==============================  ===========================================================
 
-Why gunicorn over granian: docs/production.md has the measurement. In short, gunicorn's sync
-workers give CERT_REQUIRED mTLS through the stdlib ``ssl`` module that the tests drive, and its
-per-request overhead is small next to the engine's work.
+Why gunicorn (and not granian, which ``HAMI_SIM_SERVER=granian`` still offers): docs/production.md
+has the measurement. granian answered ~1.5-2 ms faster per call, but only gunicorn's master hooks
+give the mTLS listener a plain-HTTP metrics port and clean up dead workers' metric files, and
+granian reads PKCS#8 keys only. The gthread worker keeps connections alive: the sync worker closed
+them after each response, so every CA call paid a fresh TCP + mTLS handshake (~5x the latency).
 """
 
 from __future__ import annotations

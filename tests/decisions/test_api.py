@@ -58,3 +58,10 @@ def test_events_filter_by_group_and_reason(client):
     assert client.get("/api/v1/ca-events/?group=gpu-a10").json()["count"] == 1
     assert client.get("/api/v1/ca-events/?reason=FailedScheduling&pod_uid=uid-a").json()["count"] == 1
     assert client.get("/api/v1/autoscaler-status/").json()["count"] == 0
+
+
+def test_paths_with_or_without_trailing_slash(client):
+    d = _decision(1)
+    for url in ("/api/v1/decisions", "/api/v1/decisions/", f"/api/v1/decisions/{d.pk}", "/api/v1/ca-events",
+                "/api/v1/autoscaler-status"):
+        assert client.get(url).status_code == 200, url

@@ -322,6 +322,18 @@ SESSION_ERRORS: list[Case] = [
         "does not fit",
         statuses=(422,),
     ),
+    Case(
+        "s-ten-mb-annotation",
+        orjson.dumps({"pod": _session_pod(), "node": node("tmpl-huge", annotations={"hami.io/node-nvidia-register": TEN_MB})}),
+        "does not fit",
+        statuses=(422,),
+    ),
+    Case(
+        "s-negative-devmem-node",
+        orjson.dumps({"pod": _session_pod(), "node": node("tmpl-neg", [gpu("GPU-n", devmem=-5)])}),
+        "does not fit",
+        statuses=(422,),
+    ),
     Case("s-if-match-garbage", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "If-Match", statuses=(400,), extra={"headers": {"HTTP_IF_MATCH": "abc"}}),
     Case("s-if-match-stale", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "", statuses=(412,), extra={"headers": {"HTTP_IF_MATCH": "99"}}),
     Case("s-unknown-session", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "unknown or expired", statuses=(404,), extra={"path": "/api/v1/sessions/does-not-exist/placements"}),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.factories import pod
+from tests.factories import gpu, node, pod
 
 from .corpus import (
     FILTER_DEFINED,
@@ -165,3 +165,30 @@ def test_session_api_rejects_bad_input_clearly(client, session_id, case):
     )
     assert good.status_code == 201, good.content
     assert orjson.loads(good.content)["revision"] == state["revision"] + 1
+
+
+@pytest.mark.parametrize("case", FILTER_ERRORS, ids=lambda c: c.id)
+def test_session_filter_verb_rejects_bad_input_clearly(client, session_id, case):
+    """``/sessions/<id>/filter-simulation`` shares the extender's contract, bad input included."""
+    state = _session_state(client, session_id)
+    before = row_counts()
+    response = _post(client, f"/sessions/{session_id}/filter-simulation", case)
+    assert response.status_code in case.statuses
+    answer = orjson.loads(response.content)
+    assert answer["Error"] and case.expect.lower() in answer["Error"].lower()
+    assert answer["Nodes"] is None
+    assert row_counts() == before
+    assert _session_state(client, session_id) == state
+    good = client.post(f"/sessions/{session_id}/filter-simulation", good_filter_body(), content_type="application/json")
+    assert orjson.loads(good.content)["Error"] == ""
+
+
+def test_unicode_names_round_trip_through_a_session(client, session_id):
+    name = "节点-🚀-ü"
+    body = orjson.dumps({"pod": pod("пoд", gpu_count=1, gpumem=1000, uid="uid-ü"), "node": node(name, [gpu("GPU-ü")])})
+    placed = client.post(f"/api/v1/sessions/{session_id}/placements", body, content_type="application/json")
+    assert placed.status_code == 201, placed.content
+    assert orjson.loads(placed.content)["nodeName"] == name
+    state = _session_state(client, session_id)
+    assert name in [n["name"] for n in state["nodes"]]
+    assert {"podUID": "uid-ü", "nodeName": name}.items() <= next(p for p in state["placements"] if p["podUID"] == "uid-ü").items()

@@ -90,6 +90,13 @@ def answer(decision, events: Sequence = ()) -> str:
     if triggered is not None:
         ups = ", ".join(f"{u['group']} ({u['from']}->{u['to']})" for u in triggered.parsed["scaleUps"])
         head = f"Scaled group {ups}"
+        by_group = {g["group"]: g for g in groups}
+        for up in triggered.parsed["scaleUps"]:
+            entry = by_group.get(up["group"])
+            if entry is not None and not entry["fits"]:
+                # CA grew a group hami-sim rejected: a stale answer, or CA never asked us about it
+                tail.insert(0, f"but hami-sim answered that {up['group']} cannot take it")
+        details = "; ".join([need, *tail])
     elif not_triggered is not None:
         head = "CA did not scale up"
     elif fits:

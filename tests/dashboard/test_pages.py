@@ -254,3 +254,16 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
     assert f'href="/node-groups/{gce}/"' in html
     assert client.get("/").status_code == 200
     assert client.get(f"/node-groups/{gce}/").status_code == 404  # not a group we know
+
+
+def test_answer_flags_a_scale_up_hami_sim_rejected(client, staff, demo_data):
+    d = Decision.objects.get(pod_name="giant-training-0")
+    CAEvent.objects.create(event_uid="odd-scale", reason="TriggeredScaleUp", pod_uid=d.pod_uid, pod_namespace="ml",
+                           pod_name=d.pod_name, message="pod triggered scale-up: [{gpu-a10 2->3 (max: 10)}]",
+                           parsed={"scaleUps": [{"group": "gpu-a10", "from": 2, "to": 3, "max": 10}]},
+                           groups=["gpu-a10"])
+    client.force_login(staff)
+    html = client.get(d.get_absolute_url()).content.decode()
+    answer = re.search(r'id="answer">(.*?)</div>', html, re.S).group(1)
+    assert answer.startswith("Scaled group gpu-a10 (2-&gt;3): the pod needs 100000 MiB on one card; "
+                             "but hami-sim answered that gpu-a10 cannot take it")

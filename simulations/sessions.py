@@ -152,6 +152,8 @@ def _stored_device(dev: DeviceUsage) -> dict:
     out["vendor"] = dev.vendor
     out["migProfiles"] = _mig_profiles_json(dev.mig_profiles)
     out["migInUse"] = [[name, p.start, p.size] for name, p in dev.mig_in_use]
+    if dev.custom_info:
+        out["customInfo"] = dev.custom_info  # vendor data Fit reads (Enflame DRS, Ascend topology, AWS)
     return out
 
 
@@ -173,6 +175,7 @@ def _device_from_stored(d: Mapping) -> DeviceUsage:
         d["usedcores"],
         [(name, MigPlacement(start, size)) for name, start, size in d.get("migInUse") or []],
         0.0,
+        d.get("customInfo"),
     )
 
 

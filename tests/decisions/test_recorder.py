@@ -135,3 +135,38 @@ def test_recording_counters_are_exported(client, sync_recording):
     assert "hami_sim_decisions_recorded_total" in metrics
     assert "hami_sim_decision_record_errors_total" in metrics
     assert "hami_sim_decisions_dropped_total" in metrics
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_fold_into_one_row():
+    """Several replicas (threads here, each with its own connection) record the same question at once."""
+    import threading
+
+    from django.db import connection, connections
+    from django.utils import timezone
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's in-memory test database locks tables across threads; proven on PostgreSQL")
+    now = timezone.now()
+    row = dict(digest="same", pod_uid="u", pod_namespace="ml", pod_name="p", verdict="fit", first_seen=now,
+               last_seen=now, latency_ms=1.0, count=1)
+    barrier = threading.Barrier(6)
+    errors = []
+
+    def writer():
+        try:
+            barrier.wait()
+            for _ in range(5):
+                recorder.write_batch([dict(row)])
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert list(Decision.objects.values_list("digest", "count")) == [("same", 30)]

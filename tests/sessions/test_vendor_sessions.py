@@ -22,8 +22,10 @@ def test_second_drs_placement_still_sees_the_slice_profiles(api):
     template = node("tmpl-drs", annotations={"enflame.com/gcu-drs-capacity": DRS})
     status, first = api.place(sid, drs_pod("a", "uid-a"), node_obj=template)
     assert status == 201, first
+    used_once = sum(d["used"] for d in api.get(sid)["nodes"][0]["devices"])
+    assert used_once > 0
     # the node now comes from the session's stored state, not the annotation
     status, second = api.place(sid, drs_pod("b", "uid-b"), node_name="tmpl-drs")
     assert status == 201, second
     devices = api.get(sid)["nodes"][0]["devices"]
-    assert sum(d["used"] for d in devices) == 2
+    assert sum(d["used"] for d in devices) == 2 * used_once

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from celery.exceptions import Retry
+from django.conf import settings
 from django.utils import timezone
 
 from .models import TaskRun
@@ -22,7 +24,14 @@ def record_run(task: str, task_id: str = "") -> Iterator[dict]:
     ``Retry`` marks it ``retry`` (with the cause's text).
     """
     started = time.monotonic()
-    run = TaskRun.objects.create(task=task, task_id=task_id or "", started_at=timezone.now())
+    now = timezone.now()
+    # A worker killed mid-task (OOM, eviction) never records an outcome; close such runs so the
+    # dashboard does not show them running forever (the redelivered attempt records its own run).
+    abandon = timedelta(seconds=int(getattr(settings, "TASK_RUN_ABANDON_SECONDS", 3600)))
+    TaskRun.objects.filter(task=task, outcome=TaskRun.Outcome.RUNNING, started_at__lt=now - abandon).update(
+        outcome=TaskRun.Outcome.FAILURE, error="abandoned: the worker stopped before recording an outcome"
+    )
+    run = TaskRun.objects.create(task=task, task_id=task_id or "", started_at=now)
     counts: dict = {}
     try:
         yield counts

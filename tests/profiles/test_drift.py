@@ -148,3 +148,17 @@ def test_check_drift_task_records_its_run(a10_group):
     assert result["checked"] == 1 and result["open"] == 1 and result["opened"] == 0  # idempotent
     run = TaskRun.objects.get(task="check_drift")
     assert run.outcome == "success" and run.counts["open"] == 1 and run.finished_at is not None
+
+
+def test_runs_abandoned_by_a_killed_worker_are_closed_by_the_next_run():
+    from profiles.models import TaskRun
+    from profiles.taskruns import record_run
+
+    lost = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(hours=2))
+    recent = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(seconds=5))
+    with record_run("check_drift", "t-2") as counts:
+        counts["checked"] = 0
+    lost.refresh_from_db()
+    recent.refresh_from_db()
+    assert lost.outcome == "failure" and lost.error.startswith("abandoned")
+    assert recent.outcome == "running"  # may still be working

@@ -170,3 +170,21 @@ def test_create_profile_from_a_nodes_inventory_and_drift_column(admin_client, ma
 def test_admin_needs_login(client):
     response = client.get(reverse("admin:profiles_nodegroup_changelist"))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_findings_and_task_runs_are_listed_for_operators(admin_client, make_group):
+    from profiles.sync import sync_nodes
+    from tests.factories import gpu, node
+
+    make_group("gpu-a10", [{**A10, "quantity": 1}])
+    sync_nodes([node("a10-1", [gpu("GPU-a", type="NVIDIA A10G", devmem=16000)], labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})])
+    page = admin_client.get(reverse("admin:profiles_driftfinding_changelist") + "?open=yes&kind__exact=mismatch").content.decode()
+    assert "a10-1" in page and "devmem" in page and "23028 MiB" in page and "16000 MiB" in page
+    assert "a10-1" not in admin_client.get(reverse("admin:profiles_driftfinding_changelist") + "?open=no").content.decode()
+    from profiles.tasks import check_drift
+
+    check_drift.apply()
+    runs = admin_client.get(reverse("admin:profiles_taskrun_changelist")).content.decode()
+    assert "check_drift" in runs and "success" in runs
+    groups = admin_client.get(reverse("admin:profiles_nodegroup_changelist") + "?q=a10").content.decode()
+    assert "1 open" in groups

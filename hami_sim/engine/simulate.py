@@ -107,17 +107,35 @@ def _digest(*parts: object) -> bytes:
     return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=16).digest()
 
 
+_RAW_MEMO_MAX_CHARS = 16384
+
+
+def _memo_text_size(parts: list) -> int:
+    """Characters of registration text in an inventory key (bounds what the raw memo may keep)."""
+    size = 0
+    for part in parts:
+        if isinstance(part, str):
+            size += len(part)
+        elif isinstance(part, tuple):
+            for item in part:
+                if isinstance(item, str):
+                    size += len(item)
+                elif item is not None and not isinstance(item, int | float):
+                    return _RAW_MEMO_MAX_CHARS + 1  # not plain text: use the digest path
+    return size
+
+
 class _Memo:
     """A bounded FIFO memo (thread-safe enough under the GIL for our use)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.data: dict[bytes, object] = {}
+        self.data: dict[object, object] = {}
 
-    def get(self, key: bytes) -> object | None:
+    def get(self, key: object) -> object | None:
         return self.data.get(key)
 
-    def put(self, key: bytes, value: object) -> None:
+    def put(self, key: object, value: object) -> None:
         data = self.data
         if len(data) >= self.limit:
             try:
@@ -154,10 +172,12 @@ class Simulator:
         self._always_vendors = [self._vendor_list[i] for i in self._always]
         self.resolver = resolver
         self._inventories = _Memo(20000)
+        self._raw_inventories = _Memo(20000)
         self._verdicts = _Memo(50000)
 
     def clear_caches(self) -> None:
         self._inventories.clear()
+        self._raw_inventories.clear()
         self._verdicts.clear()
 
     # -- pods ---------------------------------------------------------------------------------------
@@ -214,9 +234,21 @@ class Simulator:
         parts = [annotations.get(DEVICE_CORDON)]
         for vendor in node_vendors:
             parts.append(vendor.inventory_key(annotations, node))
+        # Fast path: small registrations are looked up by their own (hashable) text, which costs a
+        # string hash instead of a serialisation + digest; large or odd ones go by digest only.
+        raw: tuple | None = tuple(parts) if _memo_text_size(parts) <= _RAW_MEMO_MAX_CHARS else None
+        if raw is not None:
+            try:
+                cached = self._raw_inventories.get(raw)
+            except TypeError:
+                raw, cached = None, None
+            if cached is not None:
+                return cached  # type: ignore[return-value]
         key = _digest(parts)
         cached = self._inventories.get(key)
         if cached is not None:
+            if raw is not None:
+                self._raw_inventories.put(raw, cached)
             return cached  # type: ignore[return-value]
         devices: list[DeviceInfo] = []
         pair_scores: dict[str, dict[str, int]] = {}
@@ -234,6 +266,8 @@ class Simulator:
         else:
             inventory = Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
         self._inventories.put(key, inventory)
+        if raw is not None:
+            self._raw_inventories.put(raw, inventory)
         return inventory
 
     def inventory(self, node: Mapping) -> Inventory:

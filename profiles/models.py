@@ -180,6 +180,16 @@ class DeviceRow(models.Model):
     numa = models.IntegerField(default=0)
     mode = models.CharField(max_length=20, default="hami-core", help_text="hami-core, mig or mps")
     mig_profiles = models.JSONField(default=list, blank=True, help_text="v2.10 migProfiles, as in the annotation")
+    health = models.BooleanField(default=True, help_text="registered health (a fresh node's devices are healthy)")
+    extra = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "vendor extras: custominfo (Ascend NetworkID, AMD pciBDF, any JSON-annotation vendor); "
+            "qosPolicy (MetaX sGPU); profiles (Enflame DRS, e.g. {\"1g.6gb\": \"0\"}); "
+            "instance_type (AWS Neuron). See docs/profiles.md"
+        ),
+    )
     quantity = models.PositiveIntegerField(default=1, help_text="how many such devices a node has")
     history = HistoricalRecords()
 
@@ -198,13 +208,16 @@ class DeviceRow(models.Model):
             "numa": self.numa,
             "mode": self.mode,
             "mig_profiles": self.mig_profiles or [],
+            "health": self.health,
+            "extra": self.extra or {},
             "quantity": self.quantity,
         }
 
     def clean(self) -> None:
         from .render import row_errors
 
-        errors = row_errors(self.as_dict())
+        vendor = self.profile.vendor if self.profile_id else "NVIDIA"
+        errors = row_errors(self.as_dict(), vendor)
         if errors:
             raise ValidationError(errors)
 

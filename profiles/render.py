@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -18,11 +19,15 @@ from hami_sim.engine.annotations import (
     AnnotationError,
     decode_device_json,
     encode_device_json,
+    encode_legacy,
     encode_pair_scores,
 )
 from hami_sim.engine.model import DeviceInfo
+from hami_sim.engine.vendors.enflame import DRS_CAPACITY
+from hami_sim.engine.vendors.metax import METAX_SGPU_REGISTER
 
 from .constants import DEFAULT_CAPACITY, KWOK_ANNOTATION, UUID_NAMESPACE
+from .vendors import INSTANCE_TYPE_LABEL, SPECS, count_resource, engine_vendor, vendor_row_errors
 
 __all__ = [
     "MODES",
@@ -31,6 +36,8 @@ __all__ = [
     "render_devices",
     "render_pair_scores",
     "render_annotations",
+    "Registration",
+    "render_registration",
     "device_total",
     "template_node",
     "kwok_node",
@@ -41,8 +48,21 @@ MODES = ("hami-core", "mig", "mps")
 _INT32_MAX = 2**31 - 1
 
 
-def row_errors(row: Mapping) -> dict[str, str]:
-    """Field -> message for one device row; empty when the row is valid. Messages name the problem."""
+def row_errors(row: Mapping, vendor: str = "NVIDIA") -> dict[str, str]:
+    """Field -> message for one device row of ``vendor``; empty when valid. Messages name the field."""
+    errors = _generic_row_errors(row)
+    if vendor not in SPECS:
+        return errors
+    vendor_errors = vendor_row_errors(vendor, row)
+    if SPECS[vendor].fixed.get("devmem", None) == 0:
+        errors.pop("devmem", None)  # AWS Neuron registers no memory
+    if vendor != "NVIDIA" and "mode" in vendor_errors:
+        errors.pop("mode", None)
+    errors.update(vendor_errors)
+    return errors
+
+
+def _generic_row_errors(row: Mapping) -> dict[str, str]:
     errors: dict[str, str] = {}
 
     def num(name: str) -> int | None:
@@ -106,11 +126,13 @@ def placeholder_uuid(group: str, vendor: str, index: int) -> str:
 
 
 def render_devices(group: str, vendor: str, rows: Iterable[Mapping]) -> list[DeviceInfo]:
-    """The devices a fresh node registers: rows in order, ``quantity`` devices each, all healthy."""
+    """The devices the profile promises: rows in order, ``quantity`` devices each (placeholder IDs)."""
     devices: list[DeviceInfo] = []
     for row in rows:
         mig_json = row.get("mig_profiles") or []
         mig = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig_json}]).decode())[0].mig_profiles
+        extra = row.get("extra") or {}
+        custom = extra.get("custominfo") if isinstance(extra, Mapping) else None
         for _ in range(int(row.get("quantity", 1))):
             index = len(devices)
             devices.append(
@@ -123,12 +145,112 @@ def render_devices(group: str, vendor: str, rows: Iterable[Mapping]) -> list[Dev
                     type=str(row["type"]),
                     numa=int(row.get("numa", 0)),
                     mode=str(row.get("mode") or "hami-core"),
-                    health=True,
+                    health=bool(row.get("health", True)),
                     mig_profiles=mig,
                     device_vendor=vendor,
+                    custom_info=dict(custom) if isinstance(custom, Mapping) and custom else None,
                 )
             )
     return devices
+
+
+@dataclass(slots=True)
+class Registration:
+    """What a fresh node of the group carries for one vendor profile."""
+
+    annotations: dict[str, str] = field(default_factory=dict)
+    capacity: dict[str, str] = field(default_factory=dict)  # status.capacity and allocatable
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def _extra(rows: list[Mapping], key: str) -> object:
+    for row in rows:
+        extra = row.get("extra") or {}
+        if isinstance(extra, Mapping) and key in extra:
+            return extra[key]
+    return None
+
+
+def render_registration(
+    group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None, *, instance_type: str = ""
+) -> Registration:
+    """The registration of ``vendor``'s devices, in the shape that vendor's HAMi backend reads."""
+    rows = list(rows)
+    spec = SPECS.get(vendor)
+    if spec is None:
+        raise KeyError(f"unknown vendor {vendor!r}")
+    engine = engine_vendor(vendor)
+    config = getattr(engine, "config", None)
+    devices = render_devices(group, vendor, rows)
+    out = Registration()
+    n = len(devices)
+    slots = sum(d.count for d in devices)
+    if spec.kind == "json":
+        out.annotations[getattr(engine, "register_key", NVIDIA_REGISTER)] = encode_device_json(devices)
+        pair = render_pair_scores(group, vendor, scores or {}, n) if vendor == "NVIDIA" else {}
+        if pair:
+            out.annotations[NVIDIA_PAIR_SCORE] = encode_pair_scores(pair)
+        out.capacity[count_resource(engine)] = str(slots)
+    elif spec.kind == "legacy":
+        out.annotations[engine.register_key] = encode_legacy(devices)
+        out.capacity[count_resource(engine)] = str(slots)
+    elif spec.kind == "metax-sgpu":
+        out.annotations[METAX_SGPU_REGISTER] = orjson.dumps(
+            [
+                {
+                    "uuid": d.id,
+                    "totalDevCount": d.count,
+                    "totalCompute": d.devcore,
+                    "totalVRam": d.devmem,
+                    "numa": d.numa,
+                    "healthy": d.health,
+                    "qosPolicy": str(_row_extra(rows, i, "qosPolicy") or ""),
+                }
+                for i, d in enumerate(devices)
+            ]
+        ).decode()
+        out.capacity[count_resource(engine)] = str(slots)
+    elif spec.kind == "enflame-drs":
+        profiles = _extra(rows, "profiles") or {}
+        out.annotations[DRS_CAPACITY] = orjson.dumps(
+            {
+                "devices": [{"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in devices],
+                "profiles": dict(profiles),
+            }
+        ).decode()
+        out.capacity[count_resource(engine)] = str(slots)
+    else:  # capacity vendors
+        out.capacity.update(_capacity_values(vendor, config, devices))
+        out.capacity.setdefault(count_resource(engine), str(slots))
+        if vendor == "AWSNeuron":
+            label = _extra(rows, "instance_type") or instance_type
+            if label:
+                out.labels[INSTANCE_TYPE_LABEL] = str(label)
+    return out
+
+
+def _row_extra(rows: list[Mapping], device_index: int, key: str) -> object:
+    """``extra[key]`` of the row that produced device ``device_index``."""
+    seen = 0
+    for row in rows:
+        seen += int(row.get("quantity", 1))
+        if device_index < seen:
+            extra = row.get("extra") or {}
+            return extra.get(key) if isinstance(extra, Mapping) else None
+    return None
+
+
+def _capacity_values(vendor: str, config, devices: list[DeviceInfo]) -> dict[str, str]:
+    n = len(devices)
+    devmem = devices[0].devmem if devices else 0
+    if vendor == "MLU":  # vcore = 100 per card; vmemory in 256 MiB units over all cards
+        return {config.resource_core_name: str(100 * n), config.resource_memory_name: str(n * devmem // 256)}
+    if vendor == "Mthreads":  # sgpu-core = 16 per GPU; sgpu-memory in 512 MiB units
+        return {config.resource_core_name: str(16 * n), config.resource_memory_name: str(n * devmem // 512)}
+    if vendor == "AWSNeuron":
+        cores = devices[0].count if devices else 0
+        return {config.resource_count_name: str(n), config.resource_core_name: str(n * cores)}
+    return {config.resource_count_name: str(n)}  # Metax-GPU, GCU, kunlun: the card count
 
 
 def render_pair_scores(group: str, vendor: str, scores: Mapping, device_count: int) -> dict[str, dict[str, int]]:
@@ -145,13 +267,8 @@ def render_pair_scores(group: str, vendor: str, scores: Mapping, device_count: i
 
 
 def render_annotations(group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None) -> dict[str, str]:
-    """The registration annotations of a fresh node (NVIDIA register, plus pair scores when set)."""
-    devices = render_devices(group, vendor, rows)
-    out = {NVIDIA_REGISTER: encode_device_json(devices)}
-    pair = render_pair_scores(group, vendor, scores or {}, len(devices))
-    if pair:
-        out[NVIDIA_PAIR_SCORE] = encode_pair_scores(pair)
-    return out
+    """The registration annotations of a fresh node ({} for capacity-based vendors)."""
+    return render_registration(group, vendor, rows, scores).annotations
 
 
 def device_total(rows: Iterable[Mapping]) -> tuple[int, int]:
@@ -173,7 +290,7 @@ def template_node(
     capacity: Mapping[str, str] | None = None,
     instance_type: str = "",
     profiles: Iterable[tuple[str, list[Mapping], Mapping]] = (),
-    resource_name: str = "nvidia.com/gpu",
+    resource_name: str = "",
 ) -> dict:
     """A complete template Node (what CA's ``TemplateNodeInfo`` or a kwok cluster would use)."""
     name = f"template-node-for-{group}-0"
@@ -185,12 +302,12 @@ def template_node(
     resources = dict(DEFAULT_CAPACITY)
     resources.update(capacity or {})
     annotations: dict[str, str] = {}
-    slots = 0
     for vendor, rows, scores in profiles:
-        annotations.update(render_annotations(group, vendor, rows, scores))
-        slots += device_total(rows)[1]
-    if slots:
-        resources[resource_name] = str(slots)
+        reg = render_registration(group, vendor, rows, scores, instance_type=instance_type)
+        annotations.update(reg.annotations)
+        resources.update(reg.capacity)
+        for key, value in reg.labels.items():
+            node_labels.setdefault(key, value)
     spec: dict = {}
     if taints:
         spec["taints"] = list(taints)
@@ -218,10 +335,31 @@ def kwok_node(node: Mapping) -> dict:
     return out
 
 
-def rows_from_devices(devices: Iterable[DeviceInfo]) -> list[dict]:
-    """Collapse consecutive identical registered devices into profile rows (for "profile from node")."""
+def _extra_of(dev: DeviceInfo, vendor: str) -> dict:
+    """The row ``extra`` a registered device implies (inverse of ``render_registration``)."""
+    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+    spec = SPECS.get(vendor)
+    kind = spec.kind if spec is not None else "json"
+    if kind == "json":
+        return {"custominfo": dict(info)} if info else {}
+    if kind == "metax-sgpu":
+        qos = info.get("QosPolicy") or ""
+        return {"qosPolicy": qos} if qos else {}
+    if kind == "enflame-drs":
+        return {"profiles": dict(info.get("profiles") or {})}
+    if vendor == "AWSNeuron" and info.get("AWSNodeType"):
+        return {"instance_type": info["AWSNodeType"]}
+    return {}
+
+
+def rows_from_devices(devices: Iterable[DeviceInfo], vendor: str = "") -> list[dict]:
+    """Collapse consecutive identical registered devices into profile rows (for "profile from node").
+
+    ``vendor`` (a CommonWord) keeps only that vendor's devices and recovers its row extras.
+    """
     rows: list[dict] = []
-    for dev in sorted(devices, key=lambda d: d.index):
+    chosen = [d for d in devices if not vendor or (d.device_vendor or "NVIDIA") == vendor]
+    for dev in sorted(chosen, key=lambda d: d.index):
         mig = orjson.loads(encode_device_json([DeviceInfo(id="x", mig_profiles=dev.mig_profiles)]))[0].get(
             "migProfiles", []
         )
@@ -234,6 +372,9 @@ def rows_from_devices(devices: Iterable[DeviceInfo]) -> list[dict]:
             "mode": dev.mode or "hami-core",
             "mig_profiles": mig,
         }
+        if vendor:
+            row["health"] = dev.health
+            row["extra"] = _extra_of(dev, vendor)
         if rows and {k: v for k, v in rows[-1].items() if k != "quantity"} == row:
             rows[-1]["quantity"] += 1
         else:

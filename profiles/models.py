@@ -200,7 +200,9 @@ class DeviceRow(models.Model):
         return f"{self.quantity} x {self.type} {self.devmem} MiB"
 
     def as_dict(self) -> dict:
-        return {
+        """The row as the renderer reads it; ``health``/``extra`` only when not the default, so
+        NVIDIA rows (and the history snapshots of existing profiles) keep their shape."""
+        out = {
             "type": self.type,
             "devmem": self.devmem,
             "devcore": self.devcore,
@@ -208,15 +210,19 @@ class DeviceRow(models.Model):
             "numa": self.numa,
             "mode": self.mode,
             "mig_profiles": self.mig_profiles or [],
-            "health": self.health,
-            "extra": self.extra or {},
             "quantity": self.quantity,
         }
+        if self.health is False:
+            out["health"] = False
+        if self.extra:
+            out["extra"] = self.extra
+        return out
 
     def clean(self) -> None:
         from .render import row_errors
 
-        vendor = self.profile.vendor if self.profile_id else "NVIDIA"
+        # the inline admin sets an unsaved parent profile: its vendor decides the rules
+        vendor = self.profile.vendor if (self.profile_id or DeviceRow.profile.is_cached(self)) else "NVIDIA"
         errors = row_errors(self.as_dict(), vendor)
         if errors:
             raise ValidationError(errors)

@@ -13,7 +13,9 @@ node_groups:
     - {type: NVIDIA A10, devmem: 23028, devcore: 100, count: 10, numa: 0, mode: hami-core, quantity: 1}
 ```
 
-Import is all-or-nothing: every entry is validated with the API's serializers first; the first bad
+Every vendor of ``profiles.vendors.SPECS`` may be listed (``vendor: Ascend910B4``, ``vendor: MLU``, ...);
+rows carry ``health`` and a per-vendor ``extra`` object where the vendor registers more (see
+docs/profiles.md), and fields a vendor fixes may be omitted. Import is all-or-nothing: every entry is validated with the API's serializers first; the first bad
 entry is named (``node_groups[1] (gpu-x): profiles[0].devices[0].devmem: ...``) and nothing changes.
 """
 
@@ -44,6 +46,17 @@ GROUP_FIELDS = (
     "description",
 )
 ROW_FIELDS = ("type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "quantity")
+# written only when they differ from the default, so NVIDIA files stay as they were
+OPTIONAL_ROW_FIELDS = (("health", True), ("extra", {}))
+
+
+def _row_entry(row) -> dict:
+    entry = {f: getattr(row, f) for f in ROW_FIELDS}
+    for name, default in OPTIONAL_ROW_FIELDS:
+        value = getattr(row, name)
+        if value != default and value is not None:
+            entry[name] = value
+    return entry
 
 
 class ProfileImportError(ValueError):
@@ -83,7 +96,7 @@ def export_profiles(queryset=None) -> dict:
                 "vendor": p.vendor,
                 "pair_scores": p.pair_scores or {},
                 "notes": p.notes,
-                "devices": [{f: getattr(r, f) for f in ROW_FIELDS} for r in p.devices.order_by("position", "id")],
+                "devices": [_row_entry(r) for r in p.devices.order_by("position", "id")],
             }
             for p in group.profiles.order_by("vendor")
         ]

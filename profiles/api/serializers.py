@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from hami_sim.engine.annotations import NVIDIA_REGISTER
-
 from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
-from ..render import render_annotations, row_errors
+from ..render import render_registration, row_errors
+from ..vendors import SPECS, profile_errors, row_defaults
 
 __all__ = [
     "DeviceRowSerializer",
@@ -21,7 +21,7 @@ __all__ = [
     "TaskRunSerializer",
 ]
 
-ROW_DEFAULTS = {"devcore": 100, "count": 10, "numa": 0, "mode": "hami-core", "mig_profiles": [], "quantity": 1}
+ROW_DEFAULTS = row_defaults("NVIDIA")
 
 
 def _django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
@@ -29,32 +29,76 @@ def _django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
 
 
 class DeviceRowSerializer(serializers.ModelSerializer):
+    """One row; checked against its profile's vendor by the profile serializer (which knows it).
+
+    ``type`` and ``devmem`` may be omitted where the vendor fixes them (capacity-based vendors).
+    """
+
     class Meta:
         model = DeviceRow
-        fields = ["type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "quantity"]
+        fields = ["type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "health", "extra", "quantity"]
+        extra_kwargs = {"type": {"required": False}, "devmem": {"required": False}}
 
-    def validate(self, attrs: dict) -> dict:
-        errors = row_errors({**ROW_DEFAULTS, **attrs})
-        if errors:
-            raise serializers.ValidationError(errors)
-        return attrs
+
+def _rows_errors(vendor: str, rows: list[dict]) -> dict | None:
+    """DRF-shaped errors ({"devices": [...]}) of ``rows`` for ``vendor``, None when all are valid."""
+    full = [{**row_defaults(vendor), **row} for row in rows]
+    per_row = [row_errors(row, vendor) for row in full]
+    if any(per_row):
+        return {"devices": [{k: [v] for k, v in e.items()} for e in per_row]}
+    problem = profile_errors(vendor, full)
+    return {"devices": [problem]} if problem else None
 
 
 class NestedDeviceProfileSerializer(serializers.ModelSerializer):
     """A profile inside a node group (YAML and the group's detail): no group field."""
 
     devices = DeviceRowSerializer(many=True)
-    register_annotation = serializers.SerializerMethodField(help_text="the rendered hami.io/node-nvidia-register")
+    register_annotation = serializers.SerializerMethodField(
+        help_text="the rendered registration annotation (e.g. hami.io/node-nvidia-register); empty for capacity-based vendors"
+    )
+    registration = serializers.SerializerMethodField(
+        help_text="what a fresh node carries for this profile: annotations, status.capacity (and allocatable) values, labels"
+    )
 
     class Meta:
         model = DeviceProfile
-        fields = ["id", "vendor", "version", "pair_scores", "notes", "devices", "register_annotation"]
+        fields = ["id", "vendor", "version", "pair_scores", "notes", "devices", "register_annotation", "registration"]
         validators: list = []  # (group, vendor) uniqueness is checked where the group is known
-        read_only_fields = ["id", "version", "register_annotation"]
+        read_only_fields = ["id", "version", "register_annotation", "registration"]
+
+    def _registration(self, obj: DeviceProfile):
+        cache = self.context.setdefault("_registrations", {}) if isinstance(self.context, dict) else {}
+        key = (obj.pk, obj.version)
+        if key not in cache:
+            rows = [row.as_dict() for row in obj.devices.all()]
+            group = obj.node_group
+            cache[key] = (
+                render_registration(group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type)
+                if rows
+                else None
+            )
+        return cache[key]
 
     def get_register_annotation(self, obj: DeviceProfile) -> str:
-        rows = [row.as_dict() for row in obj.devices.all()]
-        return render_annotations(obj.node_group.name, obj.vendor, rows, obj.pair_scores).get(NVIDIA_REGISTER, "") if rows else ""
+        reg = self._registration(obj)
+        return next(iter(reg.annotations.values()), "") if reg is not None else ""
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+                "capacity": {"type": "object", "additionalProperties": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        }
+    )
+    def get_registration(self, obj: DeviceProfile) -> dict:
+        reg = self._registration(obj)
+        if reg is None:
+            return {"annotations": {}, "capacity": {}, "labels": {}}
+        return {"annotations": reg.annotations, "capacity": reg.capacity, "labels": reg.labels}
 
     def validate_devices(self, value: list) -> list:
         if not value:
@@ -67,11 +111,28 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
             probe.clean()
         except DjangoValidationError as exc:
             raise _django_errors(exc) from None
+        instance = getattr(self, "instance", None)
+        instance = instance if isinstance(instance, DeviceProfile) else None
+        vendor = attrs.get("vendor", getattr(instance, "vendor", "NVIDIA"))
+        if vendor not in SPECS:
+            raise serializers.ValidationError({"vendor": f"unknown vendor {vendor!r}"})
+        if attrs.get("pair_scores") and vendor != "NVIDIA":
+            raise serializers.ValidationError(
+                {"pair_scores": f"pair_scores are NVIDIA topology scores (hami.io/node-nvidia-score); {vendor} has none"}
+            )
+        rows = attrs.get("devices")
+        if rows is None and instance is not None:
+            rows = instance.rows_data()
+        errors = _rows_errors(vendor, rows or [])
+        if errors:
+            raise serializers.ValidationError(errors)
         return attrs
 
 
 def replace_rows(profile: DeviceProfile, rows: list[dict]) -> None:
-    profile.set_rows([{**ROW_DEFAULTS, **row} for row in rows])
+    """Store ``rows`` (missing fields take the vendor's defaults) as the profile's devices."""
+    defaults = row_defaults(profile.vendor)
+    profile.set_rows([{**defaults, **row} for row in rows])
 
 
 class DeviceProfileSerializer(NestedDeviceProfileSerializer):

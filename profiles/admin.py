@@ -9,11 +9,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
-from hami_sim.engine.annotations import NVIDIA_REGISTER
-
 from .drift import devices_from_json
 from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
-from .render import render_annotations, rows_from_devices
+from .render import render_registration, rows_from_devices
+from .vendors import SPECS
 
 __all__ = ["NodeGroupAdmin", "DeviceProfileAdmin", "NodeInventoryAdmin", "DriftFindingAdmin", "TaskRunAdmin"]
 
@@ -84,11 +83,24 @@ class NodeGroupAdmin(SimpleHistoryAdmin):
         return format_html('<a href="{}">JSON</a> · <a href="{}?format=kwok">kwok YAML</a>', url, url)
 
 
+def _vendor_help() -> str:
+    """Per-vendor row rules for the admin: what each vendor registers and which extras it takes."""
+    lines = []
+    for word, spec in SPECS.items():
+        fixed = ", ".join(f"{k}={v}" for k, v in spec.fixed.items())
+        extras = ", ".join(f"extra.{k}: {h}" for k, h in spec.extras.items())
+        lines.append(f"{word}: {spec.help}" + (f" [fixed: {fixed}]" if fixed else "") + (f" [{extras}]" if extras else ""))
+    return "\n".join(lines)
+
+
 class DeviceRowForm(forms.ModelForm):
     class Meta:
         model = DeviceRow
-        fields = ["position", "type", "quantity", "devmem", "devcore", "count", "numa", "mode", "mig_profiles"]
-        widgets = {"mig_profiles": forms.Textarea(attrs={"rows": 2, "cols": 40})}
+        fields = ["position", "type", "quantity", "devmem", "devcore", "count", "numa", "mode", "health", "mig_profiles", "extra"]
+        widgets = {
+            "mig_profiles": forms.Textarea(attrs={"rows": 2, "cols": 40}),
+            "extra": forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        }
 
 
 class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
@@ -97,6 +109,13 @@ class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
         live = [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
         if not live:
             raise forms.ValidationError("a device profile needs at least one device row")
+        from .vendors import profile_errors
+
+        vendor = getattr(self.instance, "vendor", "") or "NVIDIA"
+        rows = sorted((f.cleaned_data for f in live), key=lambda d: d.get("position") or 0)
+        problem = profile_errors(vendor, [{k: v for k, v in row.items() if k not in ("DELETE", "id", "profile")} for row in rows])
+        if problem:
+            raise forms.ValidationError(problem)
 
 
 class DeviceRowInline(admin.TabularInline):
@@ -113,9 +132,23 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
     list_display = ["node_group", "vendor", "devices_summary", "version", "updated_at"]
     list_filter = ["vendor", "node_group__provider", "node_group__inventory_source"]
     search_fields = ["node_group__name", "devices__type", "notes"]
-    readonly_fields = ["version", "rendered_annotation", "created_at", "updated_at"]
-    fields = ["node_group", "vendor", "pair_scores", "notes", "version", "rendered_annotation", "created_at", "updated_at"]
+    readonly_fields = ["version", "rendered_annotation", "vendor_rules", "created_at", "updated_at"]
+    fields = [
+        "node_group",
+        "vendor",
+        "pair_scores",
+        "notes",
+        "version",
+        "rendered_annotation",
+        "vendor_rules",
+        "created_at",
+        "updated_at",
+    ]
     list_select_related = ["node_group"]
+
+    @admin.display(description="device rows per vendor")
+    def vendor_rules(self, obj: DeviceProfile):
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", _vendor_help())
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("devices")
@@ -124,13 +157,17 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
     def devices_summary(self, obj: DeviceProfile) -> str:
         return "; ".join(str(r) for r in obj.devices.all())
 
-    @admin.display(description=f"rendered {NVIDIA_REGISTER}")
+    @admin.display(description="rendered hami.io/node-nvidia-register (or the vendor's registration)")
     def rendered_annotation(self, obj: DeviceProfile):
         rows = obj.rows_data() if obj.pk else []
         if not rows:
             return "-"
-        value = render_annotations(obj.node_group.name, obj.vendor, rows, obj.pair_scores)
-        return format_html_join("", "<p><b>{}</b></p><pre style='white-space:pre-wrap'>{}</pre>", value.items())
+        group = obj.node_group
+        reg = render_registration(group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type)
+        items = list(reg.annotations.items())
+        items += [(f"status.capacity[{k}]", v) for k, v in reg.capacity.items()]
+        items += [(f"label {k}", v) for k, v in reg.labels.items()]
+        return format_html_join("", "<p><b>{}</b></p><pre style='white-space:pre-wrap'>{}</pre>", items)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
@@ -210,16 +247,33 @@ class NodeInventoryAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{inv.name}: belongs to no node group", messages.ERROR)
             elif not inv.devices:
                 self.message_user(request, f"{inv.name}: has no parsed registration to copy", messages.ERROR)
-            elif inv.node_group.profiles.filter(vendor="NVIDIA").exists():
-                self.message_user(
-                    request, f"{inv.name}: node group {inv.node_group.name} already has a profile; edit it", messages.WARNING
-                )
             else:
-                profile = DeviceProfile.objects.create(
-                    node_group=inv.node_group, vendor="NVIDIA", notes=f"created from node {inv.name}"
-                )
-                profile.set_rows(rows_from_devices(devices_from_json(inv.devices)))
-                self.message_user(request, f"{inv.name}: created the profile of node group {inv.node_group.name}")
+                devices = devices_from_json(inv.devices)
+                vendors = list(dict.fromkeys((d.device_vendor or "NVIDIA") for d in devices))
+                for vendor in vendors:
+                    if vendor not in SPECS:
+                        continue
+                    if inv.node_group.profiles.filter(vendor=vendor).exists():
+                        self.message_user(
+                            request,
+                            f"{inv.name}: node group {inv.node_group.name} already has a profile"
+                            + ("" if vendor == "NVIDIA" else f" for {vendor}")
+                            + "; edit it",
+                            messages.WARNING,
+                        )
+                        continue
+                    profile = DeviceProfile.objects.create(
+                        node_group=inv.node_group, vendor=vendor, notes=f"created from node {inv.name}"
+                    )
+                    rows = rows_from_devices(devices, vendor)
+                    for row in rows:  # a profile describes a fresh node: healthy devices
+                        row.pop("health", None)
+                    profile.set_rows(rows)
+                    self.message_user(
+                        request,
+                        f"{inv.name}: created the profile of node group {inv.node_group.name}"
+                        + ("" if vendor == "NVIDIA" else f" for {vendor}"),
+                    )
 
 
 class OpenFilter(admin.SimpleListFilter):

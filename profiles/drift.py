@@ -6,6 +6,11 @@ so cold-zero simulations would be wrong. Health is dynamic: an unhealthy device 
 UUIDs and indexes differ by nature and are ignored. A group node without a registration after the
 grace period is *unregistered*; one whose annotation does not parse is *malformed*.
 
+Every vendor is compared on its own: the node's devices of vendor V (``device_vendor``) against the
+group's V profile. A vendor the node registers but the group has no profile for (while it has
+others) is a *mismatch* on ``vendor``. Findings about non-NVIDIA devices name the vendor in their
+``device`` column, so NVIDIA findings keep their identity.
+
 ``compare`` is pure; ``check_inventories`` applies it to the database: a finding per problem, kept
 open while the problem lasts, resolved when it goes away.
 """
@@ -13,7 +18,7 @@ open while the problem lasts, resolved when it goes away.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import orjson
@@ -82,36 +87,69 @@ def devices_from_json(devices: list) -> list[DeviceInfo]:
 
 
 def devices_to_json(devices: Iterable[DeviceInfo]) -> list:
-    return orjson.loads(encode_device_json(list(devices)))
+    """Annotation JSON form with each device's vendor (``devicevendor``), so drift can split them."""
+    return orjson.loads(encode_device_json(list(devices), include_vendor=True))
 
 
-def _problems_for(inv, expected_by_group: dict[int, list[DeviceInfo] | None], now) -> list[Problem]:
+def _registration_name(vendors: Iterable[str]) -> str:
+    """What an unregistered node lacks, in the words of its profiles' vendors."""
+    from .vendors import SPECS
+
+    names = []
+    for vendor in vendors:
+        spec = SPECS.get(vendor)
+        if spec is None or vendor == "NVIDIA":
+            names.append("hami.io/node-nvidia-register")
+        else:
+            names.append(spec.help.split(" ", 1)[0].rstrip(":;") if spec.kind != "capacity" else f"{vendor} status.capacity")
+    return ", ".join(dict.fromkeys(names)) or "hami.io/node-nvidia-register"
+
+
+def _problems_for(inv, expected_by_group: dict[int, dict[str, list[DeviceInfo]] | None], now) -> list[Problem]:
     if inv.gone_at is not None or inv.node_group_id is None:
         return []
     if inv.parse_error:
         return [Problem(DriftKind.MALFORMED, "annotation", "", "a registration that parses", inv.parse_error, Severity.CRITICAL)]
+    expected = expected_by_group.get(inv.node_group_id)
     if not inv.devices:
         grace = timedelta(seconds=int(getattr(settings, "DRIFT_UNREGISTERED_GRACE_SECONDS", 600)))
         if now - inv.first_seen >= grace:
-            return [Problem(DriftKind.UNREGISTERED, "annotation", "", "hami.io/node-nvidia-register", "none", Severity.WARNING)]
+            what = _registration_name(expected or ["NVIDIA"])
+            return [Problem(DriftKind.UNREGISTERED, "annotation", "", what, "none", Severity.WARNING)]
         return []
-    expected = expected_by_group.get(inv.node_group_id)
-    if expected is None:
+    if not expected:
         return []  # no profile: nothing promised, nothing to compare
     tolerance = float(getattr(settings, "DRIFT_DEVMEM_TOLERANCE_PERCENT", 2.0))
-    return compare(expected, devices_from_json(inv.devices), tolerance)
+    actual: dict[str, list[DeviceInfo]] = {}
+    for dev in devices_from_json(inv.devices):
+        actual.setdefault(dev.device_vendor or "NVIDIA", []).append(dev)
+    problems: list[Problem] = []
+    for vendor, devices in expected.items():
+        found = compare(devices, actual.get(vendor, []), tolerance)
+        if vendor != "NVIDIA":
+            found = [replace(p, device=f"{vendor} {p.device}".strip()) for p in found]
+        problems.extend(found)
+    for vendor, devices in actual.items():
+        if vendor not in expected:
+            problems.append(
+                Problem(DriftKind.MISMATCH, "vendor", vendor, f"no {vendor} devices", f"{len(devices)} devices", Severity.WARNING)
+            )
+    return problems
 
 
-def expected_devices(group_ids: Iterable[int]) -> dict[int, list[DeviceInfo] | None]:
-    """Rendered NVIDIA profile devices per group id (None when the group has no such profile)."""
+def expected_devices(group_ids: Iterable[int]) -> dict[int, dict[str, list[DeviceInfo]] | None]:
+    """Rendered profile devices per group id and vendor (None when the group has no profile)."""
     from .models import DeviceProfile
     from .render import render_devices
 
-    out: dict[int, list[DeviceInfo] | None] = {gid: None for gid in group_ids}
-    profiles = DeviceProfile.objects.filter(node_group_id__in=list(out), vendor="NVIDIA").select_related("node_group")
+    out: dict[int, dict[str, list[DeviceInfo]] | None] = {gid: None for gid in group_ids}
+    profiles = DeviceProfile.objects.filter(node_group_id__in=list(out)).select_related("node_group")
     for profile in profiles.prefetch_related("devices"):
         rows = [row.as_dict() for row in profile.devices.all()]
-        out[profile.node_group_id] = render_devices(profile.node_group.name, profile.vendor, rows) if rows else None
+        if rows:
+            by_vendor = out[profile.node_group_id] or {}
+            by_vendor[profile.vendor] = render_devices(profile.node_group.name, profile.vendor, rows)
+            out[profile.node_group_id] = by_vendor
     return out
 
 

@@ -36,7 +36,8 @@ class GroupEntry:
     name: str
     match_labels: tuple[tuple[str, str], ...]
     source: str
-    # A synthetic node carrying the profile's rendered annotations, or None without a profile.
+    # A synthetic node carrying the profile's rendered registration (annotations, capacity, labels),
+    # or None without a profile.
     profile_node: Mapping | None
     missing: Inventory  # the "no device profile" answer, prebuilt
 
@@ -99,16 +100,36 @@ class Catalog:
 
     def _load(self) -> None:
         from .models import NodeGroup
-        from .render import render_annotations
+        from .render import render_registration
 
         groups: dict[str, GroupEntry] = {}
         for group in NodeGroup.objects.prefetch_related("profiles__devices"):
             annotations: dict[str, str] = {}
+            capacity: dict[str, str] = {}
+            labels: dict[str, str] = {}
             for profile in group.profiles.all():
                 rows = [row.as_dict() for row in profile.devices.all()]
-                if rows:
-                    annotations.update(render_annotations(group.name, profile.vendor, rows, profile.pair_scores))
-            profile_node = {"metadata": {"name": group.name, "annotations": annotations}} if annotations else None
+                if not rows:
+                    continue
+                try:
+                    reg = render_registration(
+                        group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
+                    )
+                except KeyError:  # a vendor the configured engine does not have (renamed chip)
+                    log.warning("profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor)
+                    continue
+                annotations.update(reg.annotations)
+                capacity.update(reg.capacity)
+                labels.update(reg.labels)
+            # A synthetic fresh node: registration annotations, capacity-vendor capacity, labels.
+            profile_node = (
+                {
+                    "metadata": {"name": group.name, "annotations": annotations, "labels": labels},
+                    "status": {"capacity": capacity},
+                }
+                if annotations or capacity
+                else None
+            )
             missing = Inventory(
                 source="none",
                 error=f"no device profile for node group {group.name}",

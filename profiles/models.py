@@ -237,7 +237,12 @@ class NodeInventory(models.Model):
         NodeGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="inventories"
     )
     labels = models.JSONField(default=dict, blank=True)
-    annotations = models.JSONField(default=dict, blank=True, help_text="raw hami.io/* annotations")
+    annotations = models.JSONField(
+        default=dict, blank=True, help_text="raw registration annotations (hami.io/* and every vendor's register key)"
+    )
+    capacity = models.JSONField(
+        default=dict, blank=True, help_text="status.capacity values capacity-based vendors register from (MLU, XPU, Neuron, ...)"
+    )
     devices = models.JSONField(default=list, blank=True, help_text="parsed devices (annotation JSON form)")
     parse_error = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True, help_text="digest of labels + annotations")

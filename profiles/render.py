@@ -292,7 +292,12 @@ def template_node(
     profiles: Iterable[tuple[str, list[Mapping], Mapping]] = (),
     resource_name: str = "",
 ) -> dict:
-    """A complete template Node (what CA's ``TemplateNodeInfo`` or a kwok cluster would use)."""
+    """A complete template Node (what CA's ``TemplateNodeInfo`` or a kwok cluster would use).
+
+    Each profile adds its vendor's registration (annotations, ``status.capacity``/``allocatable``
+    numbers, labels). ``resource_name`` is kept for callers and ignored: every vendor's count
+    resource comes from the configured engine vendor (``settings.HAMI``).
+    """
     name = f"template-node-for-{group}-0"
     node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
     if instance_type:
@@ -306,8 +311,8 @@ def template_node(
         reg = render_registration(group, vendor, rows, scores, instance_type=instance_type)
         annotations.update(reg.annotations)
         resources.update(reg.capacity)
-        for key, value in reg.labels.items():
-            node_labels.setdefault(key, value)
+        node_labels.update(reg.labels)  # AWS Neuron: its instance-type label, as the resolver sees it
+    node_labels.update(match_labels)
     spec: dict = {}
     if taints:
         spec["taints"] = list(taints)

@@ -43,6 +43,7 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     from .models import NodeGroup, NodeInventory
 
     simulator = get_simulator()
+    register_keys, capacity_names = _registration_sources(simulator)
     catalog = Catalog()
     catalog._load()
     group_ids = dict(NodeGroup.objects.values_list("name", "id"))
@@ -59,16 +60,28 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
             name = meta["name"]
             seen.add(name)
             labels = dict(meta.get("labels") or {})
-            annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(REGISTRATION_PREFIX)}
+            annotations = {
+                k: v
+                for k, v in (meta.get("annotations") or {}).items()
+                if k.startswith(REGISTRATION_PREFIX) or k in register_keys
+            }
+            status = node.get("status") or {}
+            raw_capacity = status.get("capacity") if isinstance(status, dict) else None
+            capacity = {
+                k: str(v) for k, v in (raw_capacity or {}).items() if k in capacity_names
+            } if isinstance(raw_capacity, dict) else {}
             entry = match_group(node, catalog)
             group_id = group_ids.get(entry.name) if entry else None
             uid = str(meta.get("uid") or "")
-            content = _digest(uid, labels, annotations, group_id)
+            content = _digest(uid, labels, annotations, group_id, capacity) if capacity else _digest(uid, labels, annotations, group_id)
             inv = existing.get(name)
             if inv is not None and inv.content_hash == content and inv.gone_at is None:
                 unchanged.append(inv.pk)
                 continue
-            parsed = simulator.annotation_inventory({"metadata": {"name": name, "annotations": annotations}})
+            # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron)
+            parsed = simulator.annotation_inventory(
+                {"metadata": {"name": name, "annotations": annotations, "labels": labels}, "status": {"capacity": capacity}}
+            )
             error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
             devices = devices_to_json(parsed.devices) if not parsed.error else []
             if inv is None or (inv.uid and uid and inv.uid != uid):
@@ -83,6 +96,7 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
             inv.node_group_id = group_id
             inv.labels = labels
             inv.annotations = annotations
+            inv.capacity = capacity
             inv.devices = devices
             inv.parse_error = error
             inv.content_hash = content
@@ -106,6 +120,19 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     counts["findings_opened"] = drift["opened"]
     counts["findings_resolved"] = drift["resolved"]
     return counts
+
+
+def _registration_sources(simulator) -> tuple[frozenset[str], frozenset[str]]:
+    """Annotation keys and capacity names any configured vendor registers devices from."""
+    keys: set[str] = set()
+    names: set[str] = set()
+    for vendor in simulator.vendors.values():
+        sources = vendor.registration_sources()
+        if sources is None:
+            continue
+        keys.update(sources[0])
+        names.update(sources[1])
+    return frozenset(keys), frozenset(names)
 
 
 def mark_stale(error: str) -> int:

@@ -242,6 +242,7 @@ class NodeInventorySerializer(serializers.ModelSerializer):
             "node_group",
             "labels",
             "annotations",
+            "capacity",
             "devices",
             "parse_error",
             "first_seen",

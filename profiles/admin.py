@@ -102,6 +102,9 @@ class DeviceRowForm(forms.ModelForm):
             "extra": forms.Textarea(attrs={"rows": 2, "cols": 40}),
         }
 
+    def clean_extra(self):
+        return self.cleaned_data.get("extra") or {}
+
 
 class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
     def clean(self) -> None:

@@ -413,3 +413,85 @@ def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(
     get_simulator.cache_clear()
     with pytest.raises(ImproperlyConfigured, match="resourceCountNam is not a field of HygonConfig"):
         get_simulator()
+
+
+# ---- admin ---------------------------------------------------------------------------------------
+
+def _admin_form(group_id: int, vendor: str, rows: list[dict]) -> dict:
+    data = {
+        "node_group": str(group_id),
+        "vendor": vendor,
+        "pair_scores": "{}",
+        "notes": "",
+        "devices-TOTAL_FORMS": str(len(rows)),
+        "devices-INITIAL_FORMS": "0",
+        "devices-MIN_NUM_FORMS": "1",
+        "devices-MAX_NUM_FORMS": "1000",
+    }
+    for i, row in enumerate(rows):
+        for key, value in {"position": i, "health": "on", **row}.items():
+            data[f"devices-{i}-{key}"] = orjson.dumps(value).decode() if key in ("mig_profiles", "extra") else str(value)
+    return data
+
+
+def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
+    from django.urls import reverse
+
+    from profiles.models import DeviceProfile
+
+    group = make_group("xpu")
+    url = reverse("admin:profiles_deviceprofile_add")
+    kunlun = [{**row_defaults("kunlun"), **r} for r in ({"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0})]
+    for row in kunlun:
+        row.pop("extra"), row.pop("health")
+    page = admin_client.post(url, _admin_form(group.pk, "kunlun", kunlun)).content.decode()
+    assert "rows[1].numa must be 1" in page
+    bad = [{**r, "devmem": 1} for r in kunlun]
+    page = admin_client.post(url, _admin_form(group.pk, "kunlun", bad)).content.decode()
+    assert "devmem must be 98304 for kunlun" in page
+    assert DeviceProfile.objects.count() == 0
+    kunlun[1]["numa"] = 1
+    assert admin_client.post(url, _admin_form(group.pk, "kunlun", kunlun)).status_code == 302
+    profile = DeviceProfile.objects.get()
+    page = admin_client.get(reverse("admin:profiles_deviceprofile_change", args=[profile.pk])).content.decode()
+    assert "status.capacity[kunlunxin.com/xpu]" in page and "extra.profiles" in page  # the per-vendor help
+    ascend = [{**row_defaults("Ascend910B4"), **PROFILES["Ascend910B4"][0]}]
+    ascend[0].pop("health")
+    response = admin_client.post(url, _admin_form(group.pk, "Ascend910B4", ascend))
+    assert response.status_code == 302
+    profile = DeviceProfile.objects.get(vendor="Ascend910B4")
+    assert profile.rows_data()[0]["extra"] == {"custominfo": {"NetworkID": 0}}
+    page = admin_client.get(reverse("admin:profiles_deviceprofile_change", args=[profile.pk])).content.decode()
+    assert "hami.io/node-register-Ascend910B4" in page and "NetworkID" in page
+
+
+def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, make_group):
+    from django.urls import reverse
+
+    from profiles.models import DeviceProfile, NodeInventory
+    from profiles.sync import sync_nodes
+
+    make_group("npu", labels={"pool": "npu"})
+    real = {
+        "metadata": {
+            "name": "npu-1",
+            "labels": {"pool": "npu"},
+            "annotations": {"hami.io/node-register-Ascend910B4": mock_annotation("hami.io/node-register-Ascend910B4")},
+        },
+        "status": {"capacity": {"kunlunxin.com/xpu": "2"}},
+    }
+    sync_nodes([real])
+    inv = NodeInventory.objects.get(name="npu-1")
+    response = admin_client.post(
+        reverse("admin:profiles_nodeinventory_changelist"),
+        {"action": "create_profile_from_inventory", "_selected_action": [inv.pk]},
+    )
+    assert response.status_code == 302
+    profiles = {p.vendor: p.rows_data() for p in DeviceProfile.objects.all()}
+    assert set(profiles) == {"Ascend910B4", "kunlun"}
+    assert profiles["Ascend910B4"][0]["quantity"] == 2 and profiles["Ascend910B4"][0]["devmem"] == 32768
+    assert [r["numa"] for r in profiles["kunlun"]] == [0, 1]
+    # and the node now agrees with its group's profiles
+    from profiles.drift import check_inventories
+
+    assert check_inventories([inv.pk])["open"] == 0

@@ -84,12 +84,18 @@ def _apply(base: object, overrides: object, where: str) -> object:
         return base
     if not isinstance(overrides, Mapping):
         raise ImproperlyConfigured(f"{where} must be a mapping of config fields")
-    fields = {_norm(f.name): f.name for f in dataclasses.fields(base) if f.init and f.name != "common_word"}
+    all_fields = {f.name: f for f in dataclasses.fields(base)}
+    fields = {_norm(f.name): f.name for f in all_fields.values() if f.init and f.name != "common_word"}
     changes: dict[str, object] = {}
     for key, value in overrides.items():
         name = fields.get(_norm(str(key)))
         if name is None:
             raise ImproperlyConfigured(f"{where}.{key} is not a field of {type(base).__name__} ({', '.join(sorted(fields.values()))})")
+        kind = str(all_fields[name].type)
+        if kind == "str" and (not isinstance(value, str) or not value.strip()):
+            raise ImproperlyConfigured(f"{where}.{key} must be a non-empty string, got {value!r}")
+        if kind == "int" and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ImproperlyConfigured(f"{where}.{key} must be a non-negative integer, got {value!r}")
         if name == "templates":
             try:
                 value = tuple(

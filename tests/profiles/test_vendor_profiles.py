@@ -413,6 +413,16 @@ def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(
     get_simulator.cache_clear()
     with pytest.raises(ImproperlyConfigured, match="resourceCountNam is not a field of HygonConfig"):
         get_simulator()
+    for bad, text in (
+        ({"hygon": {"resourceCountName": 5}}, "must be a non-empty string"),
+        ({"awsneuron": {"coresPerDevice": "2"}}, "must be a non-negative integer"),
+        ({"ascend": {"Ascend999": {}}}, "unknown chips"),
+        ({"nvidiaa": {}}, "unknown vendors"),
+    ):
+        settings.HAMI = {**settings.HAMI, "VENDORS": bad}
+        get_simulator.cache_clear()
+        with pytest.raises(ImproperlyConfigured, match=text):
+            get_simulator()
 
 
 # ---- admin ---------------------------------------------------------------------------------------

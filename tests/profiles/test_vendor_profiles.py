@@ -505,3 +505,53 @@ def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, mak
     from profiles.drift import check_inventories
 
     assert check_inventories([inv.pk])["open"] == 0
+
+
+# ---- property: every row the validators accept round-trips -----------------------------------
+
+def test_every_accepted_profile_round_trips():
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+    from hypothesis import strategies as st
+
+    from simulations.engine import get_simulator
+
+    sim = get_simulator()
+    # mutations of each vendor's realistic profile: often valid, sometimes not
+    change = st.fixed_dictionaries(
+        {},
+        optional={
+            "type_suffix": st.sampled_from(["", "-X", " PCIe", ",bad"]),
+            "devmem": st.one_of(st.integers(min_value=1, max_value=400).map(lambda k: k * 512), st.integers(-1, 200000)),
+            "devcore": st.sampled_from([100, 3, 20, 304, 7, 0]),
+            "count": st.integers(min_value=0, max_value=16),
+            "numa": st.integers(min_value=0, max_value=2),
+            "health": st.booleans(),
+            "quantity": st.integers(min_value=1, max_value=8),
+        },
+    )
+
+    @hsettings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(vendor=st.sampled_from(list(SPECS)), changes=st.lists(change, min_size=1, max_size=3))
+    def check(vendor, changes):
+        base = full(vendor, PROFILES[vendor])
+        rows = []
+        for i, c in enumerate(changes):
+            row = dict(base[i % len(base)])
+            row["type"] = row["type"] + c.pop("type_suffix", "")
+            row.update(c)
+            rows.append(row)
+        ACCEPTED.append(vendor)
+        if any(row_errors(r, vendor) for r in rows) or profile_errors(vendor, rows):
+            ACCEPTED.pop()
+            return
+        node = template_node("g", match_labels={}, profiles=[(vendor, rows, {})])
+        inventory = sim.annotation_inventory(node)
+        assert inventory.error == "", (vendor, rows, inventory.error)
+        expected = [{**r, "quantity": 1} for r in rows for _ in range(r["quantity"])]
+        got = [{**r, "quantity": 1} for r in rows_from_devices(inventory.devices, vendor) for _ in range(r["quantity"])]
+        assert got == expected
+
+    ACCEPTED: list[str] = []
+    check()
+    assert len(set(ACCEPTED)) >= 15  # most vendors had accepted profiles to round-trip

@@ -114,6 +114,8 @@ class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
             raise forms.ValidationError("a device profile needs at least one device row")
         from .vendors import profile_errors
 
+        if any(f.errors for f in self.forms):
+            return  # row errors first; rules across rows need valid rows
         vendor = getattr(self.instance, "vendor", "") or "NVIDIA"
         rows = sorted((f.cleaned_data for f in live), key=lambda d: d.get("position") or 0)
         problem = profile_errors(vendor, [{k: v for k, v in row.items() if k not in ("DELETE", "id", "profile")} for row in rows])

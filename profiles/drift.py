@@ -93,15 +93,9 @@ def devices_to_json(devices: Iterable[DeviceInfo]) -> list:
 
 def _registration_name(vendors: Iterable[str]) -> str:
     """What an unregistered node lacks, in the words of its profiles' vendors."""
-    from .vendors import SPECS
+    from .vendors import SPECS, registration_source
 
-    names = []
-    for vendor in vendors:
-        spec = SPECS.get(vendor)
-        if spec is None or vendor == "NVIDIA":
-            names.append("hami.io/node-nvidia-register")
-        else:
-            names.append(spec.help.split(" ", 1)[0].rstrip(":;") if spec.kind != "capacity" else f"{vendor} status.capacity")
+    names = [registration_source(v) if v in SPECS else "hami.io/node-nvidia-register" for v in vendors]
     return ", ".join(dict.fromkeys(names)) or "hami.io/node-nvidia-register"
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from hami_sim.engine.vendors.enflame import parse_profile
+from hami_sim.engine.vendors.enflame import DRS_CAPACITY, parse_profile
+from hami_sim.engine.vendors.metax import METAX_SGPU_REGISTER
 
 __all__ = [
     "VendorSpec",
@@ -35,6 +36,7 @@ __all__ = [
     "vendor_row_errors",
     "profile_errors",
     "count_resource",
+    "registration_source",
 ]
 
 _INT32_MAX = 2**31 - 1
@@ -130,8 +132,6 @@ def row_defaults(vendor: str) -> dict:
     out = dict(_BASE_DEFAULTS)
     if spec is not None:
         out.update(spec.fixed)
-        if spec.kind != "json" or vendor != "NVIDIA":
-            out["mode"] = "hami-core"
     return out
 
 
@@ -242,6 +242,19 @@ def count_resource(vendor_obj) -> str:
     if word.startswith("Ascend"):
         return config.resource_name
     return config.resource_count_name
+
+
+def registration_source(vendor: str) -> str:
+    """Where ``vendor``'s devices are registered, for messages ("hami.io/node-dcu-register", ...)."""
+    spec = spec_for(vendor)
+    if spec.kind == "metax-sgpu":
+        return METAX_SGPU_REGISTER
+    if spec.kind == "enflame-drs":
+        return DRS_CAPACITY
+    engine = engine_vendor(vendor)
+    if spec.kind == "capacity":
+        return f"status.capacity[{engine.capacity_names[0]}]"
+    return getattr(engine, "register_key", "hami.io/node-nvidia-register")
 
 
 def extras_help() -> str:

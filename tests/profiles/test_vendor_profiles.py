@@ -377,6 +377,11 @@ def test_drift_compares_every_vendor(make_group, settings):
     from profiles.models import NodeInventory
 
     assert NodeInventory.objects.get(name="node-bad").capacity == {"kunlunxin.com/xpu": "4"}
+    # a group node that registers nothing names what the profiles expect
+    bare = {"metadata": {"name": "node-bare", "labels": {"pool": "mix"}, "annotations": {}}, "status": {"capacity": {"cpu": "8"}}}
+    sync_nodes([good, bad, bare])
+    finding = DriftFinding.objects.get(inventory__name="node-bare")
+    assert (finding.kind, finding.expected) == ("unregistered", "hami.io/node-register-Ascend910B4, status.capacity[kunlunxin.com/xpu]")
 
 
 # ---- vendor config from settings ---------------------------------------------------------------

@@ -94,9 +94,11 @@ WSGI_APPLICATION = "hami_sim.wsgi.application"
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # WAL + a busy timeout let the web server and the Celery worker share the demo database.
+    # WAL + a busy timeout let the web server, the Celery worker and beat share the demo database;
+    # IMMEDIATE transactions take the write lock up front, so a writer waits for the busy timeout
+    # instead of failing with "database is locked" when a read transaction would upgrade.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

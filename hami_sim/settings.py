@@ -198,7 +198,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
+    # Redis/SQS: a task held by a killed worker (acks_late) comes back after the visibility timeout;
+    # kombu's default is an hour, far longer than any of our tasks runs.
+    else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900)}
 )
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)

@@ -3,20 +3,24 @@
 - ``fit_in_devices``: one container; device scores, policy sort, per-vendor Fit, usage accounting.
 - ``fit_pod``: init containers each on a fresh copy of the node (their peak is kept), app containers
   cumulatively on another copy; the node's usage after the pod is max(app usage, init peak).
+- ``vendor_node_score``: HAMi's ``OverrideScore``, each vendor's ``ScoreNode`` added to the node score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import reasons as R
 from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .policy import GpuPolicy, Weights, compute_device_scores, node_score, sort_devices
+from .policy import GpuPolicy, Weights, compute_device_scores, f32, node_score, sort_devices
 from .requests import PodView
 from .vendors.base import Vendor
 
-__all__ = ["PodFit", "fit_in_devices", "fit_pod"]
+__all__ = ["PodFit", "fit_in_devices", "fit_pod", "vendor_node_score"]
+
+#: per vendor type, the devices each earlier container got (HAMi ``PodDevices``)
+Allocated = dict[str, list[list[ContainerDevice]]]
 
 
 @dataclass(slots=True)
@@ -27,7 +31,10 @@ class PodFit:
     reason: str = ""
     # per container (init first): the devices chosen for it, every vendor together
     containers: list[list[ContainerDevice]] = field(default_factory=list)
+    # HAMi's node score: ComputeDefaultScore (usage before the pod) + OverrideScore (vendor_score)
     score_before: float = 0.0
+    # the vendors' ScoreNode sum (OverrideScore); also added to the score after placement
+    vendor_score: float = 0.0
     # the node's devices after the pod is placed (None when it does not fit)
     usage_after: list[DeviceUsage] | None = None
     # for failures: the container that failed and the first rule that rejected each device
@@ -44,8 +51,13 @@ def fit_in_devices(
     weights: Weights,
     out: list[ContainerDevice],
     device_reasons: dict[str, str],
+    allocated: Allocated | None = None,
 ) -> str:
-    """Fit one container on ``node`` (mutating its usage). Returns "" on success, else the reason."""
+    """Fit one container on ``node`` (mutating its usage). Returns "" on success, else the reason.
+
+    ``allocated`` (optional) holds the earlier containers' devices per vendor type; vendors with
+    ``needs_allocated`` read it, and this container's devices are appended to it on success.
+    """
     devices = node.devices
     compute_device_scores(devices, requests, weights)
     for vtype, request in requests.items():
@@ -57,7 +69,11 @@ def fit_in_devices(
         type_devices = [dev for dev in devices if needle in dev.type.lower()]
         if request.nums > len(type_devices) and not vendor.is_mig_request(request, type_devices, pod):
             return R.NODE_INSUFFICIENT_DEVICE
-        outcome = vendor.fit(type_devices, request, pod, node, policy)
+        if vendor.needs_allocated:
+            earlier = allocated.get(vtype, ()) if allocated is not None else ()
+            outcome = vendor.fit(type_devices, request, pod, node, policy, allocated=earlier)
+        else:
+            outcome = vendor.fit(type_devices, request, pod, node, policy)
         if not outcome.ok:
             device_reasons.update(outcome.device_reasons)
             return outcome.reason
@@ -70,7 +86,38 @@ def fit_in_devices(
             if error:
                 return error
         out.extend(outcome.devices)
+        if allocated is not None:
+            allocated.setdefault(vtype, []).append(list(outcome.devices))
     return ""
+
+
+def vendor_node_score(
+    previous: Sequence[DeviceUsage],
+    pod: PodView,
+    vendors: Mapping[str, Vendor],
+    pod_devices: Mapping[str, list[list[ContainerDevice]]],
+    node_policy: str,
+) -> float:
+    """``NodeScore.OverrideScore``: the float32 sum of ``ScoreNode`` over the pod's device types.
+
+    HAMi walks the keys of the pod's ``PodDevices``: every request type that got devices, plus every
+    device ``type`` on the node (the empty-container padding), and asks the backend registered under
+    that key. A key that names no backend (NVIDIA's model names) contributes nothing.
+    """
+    keys = list(pod_devices)
+    seen = set(keys)
+    for dev in previous:
+        if dev.type not in seen:
+            seen.add(dev.type)
+            keys.append(dev.type)
+    total = 0.0
+    for key in keys:
+        vendor = vendors.get(key)
+        if vendor is None or type(vendor).score_node is Vendor.score_node:
+            continue
+        score = vendor.score_node(pod_devices.get(key, ()), previous, node_policy, pod)
+        total = f32(total + f32(score))
+    return total
 
 
 def _peak(devices: list[DeviceUsage], peak: dict[str, list[int]]) -> None:
@@ -90,36 +137,52 @@ def fit_pod(
     vendors: Mapping[str, Vendor],
     policy: GpuPolicy,
     weights: Weights,
+    node_policy: str = "binpack",
 ) -> PodFit:
-    """Fit every container of ``pod`` on ``node`` without mutating ``node``."""
+    """Fit every container of ``pod`` on ``node`` without mutating ``node``.
+
+    ``node_policy`` only feeds the vendors' ``ScoreNode`` (MetaX scores differ under spread).
+    """
     containers = pod.requests.containers
     init_count = pod.requests.init_count
     result = PodFit(ok=False)
     peak: dict[str, list[int]] = {}
     _peak(node.devices, peak)
     chosen: list[list[ContainerDevice]] = []
+    init_allocs: Allocated = {}
     for i in range(init_count):
         requests = containers[i]
         picked: list[ContainerDevice] = []
         if requests:
             copy = node.copy()
-            reason = fit_in_devices(copy, requests, pod, vendors, policy, weights, picked, result.device_reasons)
+            reason = fit_in_devices(
+                copy, requests, pod, vendors, policy, weights, picked, result.device_reasons, init_allocs
+            )
             if reason:
                 result.reason, result.failed_container = reason, i
                 return result
             _peak(copy.devices, peak)
         chosen.append(picked)
     app = node.copy()
-    result.score_before = node_score(app.devices)
+    app_allocs: Allocated = {}
+    default_score = node_score(app.devices)
     for i in range(init_count, len(containers)):
         requests = containers[i]
         picked = []
         if requests:
-            reason = fit_in_devices(app, requests, pod, vendors, policy, weights, picked, result.device_reasons)
+            reason = fit_in_devices(
+                app, requests, pod, vendors, policy, weights, picked, result.device_reasons, app_allocs
+            )
             if reason:
                 result.reason, result.failed_container = reason, i
                 return result
         chosen.append(picked)
+    # OverrideScore: init containers' devices first, then the app containers' (HAMi merges them so)
+    pod_devices: Allocated = {key: list(value) for key, value in init_allocs.items()}
+    for key, value in app_allocs.items():
+        pod_devices.setdefault(key, []).extend(value)
+    result.vendor_score = vendor_node_score(node.devices, pod, vendors, pod_devices, node_policy)
+    result.score_before = f32(default_score + result.vendor_score) if result.vendor_score else default_score
     # applyPeakUsage: the node keeps its original device order; usage is max(app, init peak)
     app_by_id = {dev.id: dev for dev in app.devices}
     after: list[DeviceUsage] = []

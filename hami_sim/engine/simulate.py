@@ -17,7 +17,7 @@ from . import reasons as R
 from .annotations import DEVICE_CORDON, parse_cordon
 from .fit import PodFit, fit_pod
 from .model import DeviceInfo, DeviceUsage, InventoryError, NodeState
-from .policy import GpuPolicy, Weights, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
+from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import PodView, parse_pod
 from .vendors import Vendor, default_vendors
 from .vendors.base import go_parse_bool
@@ -278,10 +278,12 @@ class Simulator:
     # -- evaluation --------------------------------------------------------------------------------
     def evaluate(self, ctx: PodContext, name: str, state: NodeState) -> NodeVerdict:
         """Fit the pod on a node state (which is not mutated)."""
-        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights)
+        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy)
         verdict = NodeVerdict(name, fit.ok, fit.reason, fit=fit)
         if fit.ok and fit.usage_after is not None:
-            verdict.score_after = node_score(fit.usage_after)
+            # HAMi's node score = usage score + the vendors' ScoreNode (OverrideScore)
+            score = node_score(fit.usage_after)
+            verdict.score_after = f32(score + fit.vendor_score) if fit.vendor_score else score
         return verdict
 
     def filter_nodes(
@@ -322,7 +324,14 @@ class Simulator:
         return verdicts
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
-        """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2)."""
+        """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).
+
+        The raw score includes the vendors' ``ScoreNode`` (MetaX 2000 - loss, MetaX sGPU +-10000 x
+        topology, Kunlunxin -1000..2000, Ascend 910 up to 10 per container), so it can leave 0..30:
+        ``round_half_up(raw / 3)`` is clamped to 0..10. Such a node keeps the side HAMi would pick
+        it from (binpack: high -> 10; spread: very low -> 10, very high -> 0); the order among nodes
+        beyond the range is lost, as an extender can only answer 0..10.
+        """
         scaled = round_half_up(verdict.score_after / 3)
         scaled = max(0, min(10, scaled))
         return 10 - scaled if ctx.node_policy == "spread" else scaled

@@ -118,7 +118,9 @@ CASES = {
             limits(**{"metax-tech.com/gpu": 1}),
             limits(**{"metax-tech.com/gpu": 1}),
         ),
-        "2/2 CardTimeSlicingExhausted",
+        # the second container: its predecessor's GPU is taken, the other one is not that GPU
+        # (MetaX customFilterRule "needs all devices on a device")
+        "1/2 CardNotFoundCustomFilterRule, 1/2 CardTimeSlicingExhausted",
     ),
     "metax-sgpu": (
         node("tmpl-sgpu", annotations={"metax-tech.com/node-gpu-devices": METAX_SGPU}),

@@ -9,15 +9,21 @@ memory resource means 100 % of the card. Cores are never requested by the schedu
 
 Topology: on Ascend910* nodes whose every device carries ``custominfo.NetworkID``, Fit collects
 every fitting device and picks the largest same-network group (910C: whole 2-NPU modules only).
+
+Node score (``ScoreNode``, Ascend910* chips only): for each container, the share of its NPUs in its
+largest NetworkID group (1.0 when all share one network), summed over containers and weighted x10
+(``Ascend910NetworkWeight``); 0 as soon as a chosen NPU has no ``custominfo`` or no NetworkID.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from ..policy import f32
 from .base import FitOutcome, ResourceGetter
 from .common import FitRules, RegisteredVendor, common_fit, int32, resource_int
 
@@ -30,6 +36,7 @@ __all__ = ["VnpuTemplate", "AscendConfig", "AscendVendor", "DEFAULT_ASCEND_CONFI
 ASCEND_910_PREFIX = "Ascend910"
 ASCEND_910C = "Ascend910C"
 NETWORK_ID = "NetworkID"
+NETWORK_WEIGHT = 10  # HAMi Ascend910NetworkWeight
 
 
 @dataclass(slots=True, frozen=True)
@@ -208,6 +215,38 @@ class AscendVendor(RegisteredVendor):
     def _partial_reason(self, devices, request, pod, node, policy) -> str:
         # the normal run gives the same per-device reasons plus the partial-collection count
         return common_fit(self.common_word, self.rules, devices, request, pod, node, policy).reason
+
+    def score_node(
+        self,
+        pod_devices: Sequence[Sequence[ContainerDevice]],
+        previous: Sequence[DeviceUsage],
+        policy: str,
+        pod: PodView,
+    ) -> float:
+        """HAMi's Ascend ``ScoreNode``: NetworkID cohesion of each container's NPUs, x10 (float32)."""
+        if not self.common_word.startswith(ASCEND_910_PREFIX):
+            return 0.0
+        by_id = {dev.id: dev for dev in previous}
+        score = 0.0
+        for container in pod_devices:
+            if not container:
+                continue
+            counts: dict[int, int] = {}
+            for chosen in container:
+                dev = by_id.get(chosen.uuid)
+                info = dev.custom_info if dev is not None else None
+                if not isinstance(info, dict) or NETWORK_ID not in info:
+                    return 0.0
+                value = info[NETWORK_ID]
+                # Go decodes JSON numbers as float64; any other JSON value is skipped, not counted
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    key = int(value)
+                    counts[key] = counts.get(key, 0) + 1
+            total = sum(counts.values())
+            if total == 0:
+                continue
+            score = f32(score + f32(f32(max(counts.values())) / f32(total)))
+        return f32(score * NETWORK_WEIGHT)
 
     @staticmethod
     def _best_network(

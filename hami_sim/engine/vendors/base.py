@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,11 @@ class Vendor(ABC):
 
     #: the request/device Type key (HAMi ``CommonWord``), e.g. ``NVIDIA``
     common_word: str = ""
+    #: True: ``fit`` takes ``allocated=`` (HAMi's ``allocated *PodDevices``), the devices this
+    #: vendor already gave the pod's earlier containers of the same phase (init containers among
+    #: themselves, app containers among themselves). Only vendors whose ``CustomFilterRule`` reads
+    #: it set this, so every other ``fit`` keeps its five-argument signature.
+    needs_allocated: bool = False
 
     @abstractmethod
     def resource_names(self) -> frozenset[str]:
@@ -135,6 +140,18 @@ class Vendor(ABC):
         dev.usedcores += chosen.usedcores
         return None
 
-    def score_node(self, devices: list[DeviceUsage], policy: str) -> float:
-        """``ScoreNode``: added to the node score; 0 for every vendor but the policy-neutral ones."""
+    def score_node(
+        self,
+        pod_devices: Sequence[Sequence[ContainerDevice]],
+        previous: Sequence[DeviceUsage],
+        policy: str,
+        pod: PodView,
+    ) -> float:
+        """``ScoreNode``: what HAMi's ``OverrideScore`` adds to the node score (float32).
+
+        ``pod_devices``: this vendor's devices per container (init containers first, HAMi's
+        ``PodSingleDevice``); ``previous``: every device of the node before the app containers were
+        placed (``SnapshotDevice``); ``policy``: the node scheduler policy. 0 unless the vendor's
+        HAMi backend scores nodes (MetaX, MetaX sGPU, Kunlunxin, Ascend 910).
+        """
         return 0.0

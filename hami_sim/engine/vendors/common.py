@@ -9,7 +9,7 @@ records), so each vendor module only states its differences.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,6 +44,7 @@ __all__ = [
     "int32",
     "common_fit",
     "check_uuid_exact",
+    "same_device_rule",
     "json_devices",
     "legacy_devices",
 ]
@@ -277,6 +278,26 @@ def common_fit(
         counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1 if rules.partial_is_one else len(collected)
     # like HAMi, a failure still reports what was collected (Ascend topology mode builds on it)
     return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
+
+
+def same_device_rule(
+    allocated: Sequence[Sequence[ContainerDevice]],
+) -> Callable[[DeviceUsage, ContainerDeviceRequest], str] | None:
+    """Moore Threads' and MetaX's ``customFilterRule`` ("needs all devices on a device").
+
+    A device is acceptable only if every device this vendor already gave the pod's earlier
+    containers (of the same phase: init or app) *is* that device; the container's own earlier picks
+    do not count. None when there are no earlier devices (every device passes).
+    """
+    earlier = {chosen.uuid for container in allocated for chosen in container}
+    if not earlier:
+        return None
+    only = next(iter(earlier)) if len(earlier) == 1 else None
+
+    def accept(dev: DeviceUsage, request: ContainerDeviceRequest) -> str:
+        return "" if dev.id == only else R.CARD_NOT_FOUND_CUSTOM_FILTER_RULE
+
+    return accept
 
 
 class RegisteredVendor(Vendor):

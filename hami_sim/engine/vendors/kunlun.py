@@ -8,11 +8,16 @@
   ``kunlunxin.com/vxpu-memory`` MiB rounded **up** to the 24576 / 49152 / 98304 templates; cores
   follow memory (``mem x 100 / 98304``); no memory = the whole card. A card only takes slices of
   the size it already holds.
+
+Node score (``ScoreNode``, whole cards only): on a node whose every device is a ``kunlun`` card,
+``countbubble`` of the cards in use before the pod and of the pod's cards (two 4-card wings: a wing
+holding 4 cards counts 0, 1 card 2, anything else 1; nothing at all counts 1) decides the bonus:
+one bubble fewer +2000, as many +1000, one more 0, two more -1000 (HAMi ``calcscore``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +39,7 @@ __all__ = [
     "XPU_REGISTER",
     "trim_vxpu_memory",
     "graph_select",
+    "kunlun_topology_score",
 ]
 
 KUNLUN = "kunlun"
@@ -202,6 +208,60 @@ class KunlunVendor(CapacityVendor):
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
         return None
+
+    def score_node(
+        self,
+        pod_devices: Sequence[Sequence[ContainerDevice]],
+        previous: Sequence[DeviceUsage],
+        policy: str,
+        pod: PodView,
+    ) -> float:
+        return kunlun_topology_score(pod_devices, previous)
+
+
+def _wing_value(count: int) -> int:
+    """``getvalue``: a full 4-card wing leaves no bubble, a lone card two, anything else one."""
+    if count == 4:
+        return 0
+    if count == 1:
+        return 2
+    return 1
+
+
+def _bubbles(indices: list[int]) -> int:
+    """``countbubble``: fragmentation of a set of card indices over the two wings (0-3, 4-7)."""
+    left = sum(1 for i in indices if i < 4)
+    right = len(indices) - left
+    if left == 0 and right == 0:
+        return 1
+    return _wing_value(left) + _wing_value(right)
+
+
+_BUBBLE_SCORE = {-1: 2000.0, 0: 1000.0, 1: 0.0, 2: -1000.0}
+
+
+def kunlun_topology_score(
+    pod_devices: Sequence[Sequence[ContainerDevice]], previous: Sequence[DeviceUsage]
+) -> float:
+    """HAMi's kunlun ``ScoreNode``: 0 unless every device of the node is a ``kunlun`` card.
+
+    ``prev`` = distinct indices of cards in use before the pod, ``current`` = distinct indices of
+    the pod's cards (every container); the score is ``calcscore(prev, current)``.
+    """
+    prev: list[int] = []
+    for dev in previous:
+        if KUNLUN not in dev.type:
+            return 0.0
+        if dev.used > 0 and dev.index not in prev:
+            prev.append(dev.index)
+    current: list[int] = []
+    for container in pod_devices:
+        for chosen in container:
+            if KUNLUN not in chosen.type:
+                return 0.0
+            if chosen.idx not in current:
+                current.append(chosen.idx)
+    return _BUBBLE_SCORE.get(_bubbles(current) - _bubbles(prev), 0.0)
 
 
 def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:

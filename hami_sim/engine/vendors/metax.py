@@ -8,11 +8,28 @@
   100) and ``vmemory``: a plain number is GiB, a value whose canonical quantity has a unit is bytes
   (``2048Mi`` = 2048 MiB; note Kubernetes writes ``1000`` as ``1k``). Fit collects every fitting card
   (no early stop), checking health (``CardUnhealthy``), QoS policy and the NVIDIA-style memory/core rules.
+
+What HAMi adds on top (both reproduced):
+
+- MetaX GPU ``customFilterRule``: a later container of the pod may only use the device every earlier
+  container of its phase got (``CardNotFoundCustomFilterRule``); with count-1 cards that means one
+  GPU-requesting container per phase. ``ScoreNode``: under binpack ``2000 - losses[n]``, under
+  spread ``2000 - scores[n]``, where ``n`` = the pod's MetaX GPUs and ``losses``/``scores`` are the
+  JSON ``{"<n>": <int>}`` node annotations ``metax-tech.com/gpu.topology.losses`` / ``.scores``
+  (absent: no score; unparsable or no entry for ``n``: 2000).
+- MetaX sGPU device prioritisation: an exclusive pod (``vcore`` 100, no app-class annotation) with
+  more candidates than it needs takes them MetaXLink zone first (``linkZone`` of the registration:
+  the smallest zone that holds the whole request, else zones smallest first, then unlinked cards).
+  ``ScoreNode`` ("policy neutral" x +10000, x -10000 under spread): for exclusive devices with
+  topology awareness on (``metax-tech.com/sgpu-topology-aware``, else the config's
+  ``topology_aware``), ``10 x link score of the chosen cards - link score the idle cards lose``;
+  online pods score by the online/offline pods already on their cards, which a template node or a
+  session never has, so 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -28,16 +45,19 @@ from ..model import (
     InventoryError,
     NodeState,
 )
+from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
 from .base import FitOutcome, ResourceGetter, Vendor, check_uuid
 from .common import (
     CapacityVendor,
     FitRules,
     capacity_int,
+    common_fit,
     go_div,
     int32,
     quantity_int,
     resource_int,
+    same_device_rule,
     synthesise,
 )
 
@@ -56,6 +76,11 @@ __all__ = [
     "CARD_QOS_POLICY_MISMATCH",
     "CARD_APP_CLASS_MISMATCH",
     "vmemory_mib",
+    "TOPOLOGY_LOSSES",
+    "TOPOLOGY_SCORES",
+    "TOPOLOGY_AWARE",
+    "parse_topology_map",
+    "link_score",
 ]
 
 METAX_GPU = "Metax-GPU"
@@ -71,6 +96,14 @@ CARD_UNHEALTHY = "CardUnhealthy"
 CARD_QOS_POLICY_MISMATCH = "CardQosPolicyMismatch"
 CARD_APP_CLASS_MISMATCH = "CardAppClassMismatch"
 METAX_GPU_MEMORY = 65536
+TOPOLOGY_LOSSES = "metax-tech.com/gpu.topology.losses"
+TOPOLOGY_SCORES = "metax-tech.com/gpu.topology.scores"
+TOPOLOGY_AWARE = "metax-tech.com/sgpu-topology-aware"
+LINK_ZONE = "LinkZone"
+DIRECT_LINK_SCORE = 10
+POLICY_NEUTRAL_WEIGHT = 10000
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
 
 @dataclass(slots=True, frozen=True)
@@ -81,13 +114,65 @@ class MetaxConfig:
     resource_vcount_name: str = "metax-tech.com/sgpu"
     resource_vcore_name: str = "metax-tech.com/vcore"
     resource_vmemory_name: str = "metax-tech.com/vmemory"
+    #: ``topologyAware``: sGPU topology-aware node scoring for exclusive pods without the annotation
+    topology_aware: bool = False
+
+
+def parse_topology_map(raw: str | None) -> dict[int, int] | None:
+    """A ``gpu.topology.losses``/``scores`` value as Go's ``json.Unmarshal`` into ``map[int]int``.
+
+    None when the annotation is absent; ``{}`` when it does not decode (HAMi then reads 0).
+    """
+    if raw is None:
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[int, int] = {}
+    for key, value in data.items():
+        text = key[1:] if key[:1] in "+-" else key
+        if not text.isascii() or not text.isdigit():
+            return {}
+        number = int(key)
+        if value is None:
+            value = 0
+        if isinstance(value, bool) or not isinstance(value, int):
+            return {}
+        if not (-(2**63) <= number < 2**63 and -(2**63) <= value < 2**63):
+            return {}
+        out[number] = value
+    return out
+
+
+def _link_zone(info: object) -> int:
+    if isinstance(info, dict):
+        value = info.get(LINK_ZONE)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def link_score(devices: Sequence[tuple[str, int]]) -> int:
+    """``LinkDevices.Score``: 10 for every pair of distinct cards in the same non-zero link zone."""
+    score = 0
+    for i, (uuid_a, zone_a) in enumerate(devices):
+        for uuid_b, zone_b in devices[i + 1 :]:
+            if uuid_a != uuid_b and zone_a != 0 and zone_a == zone_b:
+                score += DIRECT_LINK_SCORE
+    return score
 
 
 class MetaxGpuVendor(CapacityVendor):
-    """Exclusive MetaX GPUs from node capacity (topology-loss scoring is not simulated)."""
+    """Exclusive MetaX GPUs from node capacity, with the topology-loss node score."""
 
     common_word = METAX_GPU
     rules = FitRules(METAX_USE_UUID, METAX_NOUSE_UUID)
+    needs_allocated = True
 
     def __init__(self, config: MetaxConfig | None = None) -> None:
         self.config = config or MetaxConfig()
@@ -96,13 +181,19 @@ class MetaxGpuVendor(CapacityVendor):
     def resource_names(self) -> frozenset[str]:
         return frozenset({self.config.resource_count_name})
 
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        key = super().inventory_key(annotations, node)
+        if len(key) == 1:
+            return key
+        return (*key, annotations.get(TOPOLOGY_LOSSES), annotations.get(TOPOLOGY_SCORES))
+
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         cards = capacity_int(node, self.config.resource_count_name)
         if cards <= 0:
             return [], {}
-        return synthesise(
+        devices = synthesise(
             node,
             cards,
             vendor=METAX_GPU,
@@ -111,7 +202,55 @@ class MetaxGpuVendor(CapacityVendor):
             devmem=METAX_GPU_MEMORY,
             devcore=100,
             source=self.config.resource_count_name,
-        ), {}
+        )
+        losses = annotations.get(TOPOLOGY_LOSSES)
+        scores = annotations.get(TOPOLOGY_SCORES)
+        if losses is not None or scores is not None:
+            # ScoreNode reads these node annotations; parsed once here, shared read-only
+            info = {
+                TOPOLOGY_LOSSES: parse_topology_map(losses if isinstance(losses, str) else None),
+                TOPOLOGY_SCORES: parse_topology_map(scores if isinstance(scores, str) else None),
+            }
+            for dev in devices:
+                dev.custom_info = info
+        return devices, {}
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: Sequence[Sequence[ContainerDevice]] = (),
+    ) -> FitOutcome:
+        return common_fit(
+            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+        )
+
+    def score_node(
+        self,
+        pod_devices: Sequence[Sequence[ContainerDevice]],
+        previous: Sequence[DeviceUsage],
+        policy: str,
+        pod: PodView,
+    ) -> float:
+        """``2000 - losses[n]`` (binpack) / ``2000 - scores[n]`` (spread), n = the pod's MetaX GPUs."""
+        if policy == "binpack":
+            key = TOPOLOGY_LOSSES
+        elif policy == "spread":
+            key = TOPOLOGY_SCORES
+        else:
+            return 0.0
+        table: dict[int, int] | None = None
+        for dev in previous:
+            if dev.type == METAX_GPU and isinstance(dev.custom_info, dict):
+                table = dev.custom_info.get(key)
+                break
+        if table is None:
+            return 0.0
+        wanted = sum(len(container) for container in pod_devices)
+        return f32(2000 - f32(table.get(wanted, 0)))
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         present, nums = resource_int(resources, self.config.resource_count_name)
@@ -199,7 +338,7 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
                 numa=num("numa"),
                 health=healthy,
                 device_vendor=METAX_SGPU,
-                custom_info={"QosPolicy": qos or ""},
+                custom_info={"QosPolicy": qos or "", LINK_ZONE: num("linkZone")},
             )
         )
     if not devices:
@@ -320,12 +459,39 @@ class MetaxSgpuVendor(Vendor):
             if candidates:
                 counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(candidates)
             return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+        best = candidates[: request.nums]
+        if len(candidates) > request.nums and APP_CLASS not in annotations and request.coresreq == 100:
+            # online pods would be ordered by the online/offline pods on each card, which a
+            # simulated card never has (they all tie: the order stays); offline ones keep the policy
+            best = _prioritize_exclusive(candidates, request.nums)
         cores = 0 if app_class == ONLINE else request.coresreq
-        chosen = [
-            ContainerDevice(dev.index, dev.id, dev.type, memreq, cores)
-            for dev, memreq in candidates[: request.nums]
-        ]
+        chosen = [ContainerDevice(dev.index, dev.id, dev.type, memreq, cores) for dev, memreq in best]
         return FitOutcome(True, chosen, "", device_reasons)
+
+    def score_node(
+        self,
+        pod_devices: Sequence[Sequence[ContainerDevice]],
+        previous: Sequence[DeviceUsage],
+        policy: str,
+        pod: PodView,
+    ) -> float:
+        """HAMi's "policy neutral" sGPU score: +-10000 x the online or topology-aware score."""
+        weight = -POLICY_NEUTRAL_WEIGHT if policy == "spread" else POLICY_NEUTRAL_WEIGHT
+        chosen = [device for container in pod_devices for device in container]
+        if pod.annotations.get(APP_CLASS) == ONLINE and chosen:
+            # scoreOnlineDevices counts the online/offline pods already on the chosen cards (-20 /
+            # -2, or -100 per offline pod on an offline-only card); simulated cards run none
+            return 0.0
+        exclusive = [device for device in chosen if device.usedcores == 100]
+        if not exclusive:
+            return 0.0
+        enabled = self.config.topology_aware is True
+        flag = _GO_BOOLS.get(pod.annotations.get(TOPOLOGY_AWARE, ""))
+        if TOPOLOGY_AWARE in pod.annotations and flag is not None:
+            enabled = flag
+        if not enabled:
+            return 0.0
+        return f32(weight * _score_exclusive(exclusive, previous))
 
     @staticmethod
     def _qos_ok(req_qos: str, dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
@@ -337,3 +503,49 @@ class MetaxSgpuVendor(Vendor):
             value = dev.custom_info.get("QosPolicy")
             dev_qos = value if isinstance(value, str) else ""
         return dev_qos == "" or dev_qos == req_qos
+
+
+def _prioritize_exclusive(candidates: list[tuple[DeviceUsage, int]], nums: int) -> list[tuple[DeviceUsage, int]]:
+    """``prioritizeExclusiveDevices``: MetaXLink zones first, smallest zone that holds the request.
+
+    HAMi groups the candidates by ``LinkZone`` in a Go map (random order) and sorts the zones by size
+    with an unstable sort; we order zones by first appearance among the candidates and sort stably,
+    so equal-sized zones go in candidate order. Cards with no zone (<= 0) come last.
+    """
+    zones: dict[int, list[tuple[DeviceUsage, int]]] = {}
+    for item in candidates:
+        zones.setdefault(_link_zone(item[0].custom_info), []).append(item)
+    linked = sorted((group for zone, group in zones.items() if zone > 0), key=len)
+    unlinked = [item for zone, group in zones.items() if zone <= 0 for item in group]
+    for group in linked:
+        if len(group) >= nums:
+            return group[:nums]
+    picked: list[tuple[DeviceUsage, int]] = []
+    for group in linked:
+        for item in group:
+            picked.append(item)
+            if len(picked) >= nums:
+                return picked
+    for item in unlinked:
+        picked.append(item)
+        if len(picked) >= nums:
+            return picked
+    return candidates[:nums]
+
+
+def _score_exclusive(exclusive: list[ContainerDevice], previous: Sequence[DeviceUsage]) -> int:
+    """``scoreExclusiveDevices``: 10 x link score of the chosen cards - what the idle cards lose."""
+    zones = {dev.id: _link_zone(dev.custom_info) for dev in previous}
+    allocated = [(device.uuid, zones.get(device.uuid, 0)) for device in exclusive]
+    chosen_ids = {uuid for uuid, _ in allocated}
+    available: list[tuple[str, int]] = []
+    rest: list[tuple[str, int]] = []
+    for dev in previous:
+        if dev.used == 0:
+            entry = (dev.id, _link_zone(dev.custom_info))
+            available.append(entry)
+            if dev.id not in chosen_ids:
+                rest.append(entry)
+    allocated_score = link_score(allocated)
+    loss = link_score(available) - allocated_score - link_score(rest)
+    return 10 * allocated_score - loss

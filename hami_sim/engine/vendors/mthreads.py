@@ -5,16 +5,36 @@
 ``sgpu-memory`` (512 MiB units) and ``sgpu-core`` (of 16) **for the whole container**, divided
 evenly between its GPUs; no memory means 100 % of each card. UUID selection uses the
 ``mthreads.ai`` domain.
+
+HAMi's ``customFilterRule`` ("Mthreads needs all devices on a device"): once an earlier container
+of the pod (init containers among themselves, app containers among themselves) holds Moore Threads
+GPUs, a later container may only use a device that equals *every* one of them, so all containers
+share one GPU; any other device fails with ``CardNotFoundCustomFilterRule``. ``ScoreNode`` is 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import CapacityVendor, FitRules, capacity_int, go_div, int32, resource_int, synthesise
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, ResourceGetter
+from .common import (
+    CapacityVendor,
+    FitRules,
+    capacity_int,
+    common_fit,
+    go_div,
+    int32,
+    resource_int,
+    same_device_rule,
+    synthesise,
+)
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
 
 __all__ = ["MthreadsConfig", "MthreadsVendor", "MTHREADS"]
 
@@ -35,6 +55,7 @@ class MthreadsConfig:
 class MthreadsVendor(CapacityVendor):
     common_word = MTHREADS
     rules = FitRules("mthreads.ai/use-gpuuuid", "mthreads.ai/nouse-gpuuuid")
+    needs_allocated = True
 
     def __init__(self, config: MthreadsConfig | None = None) -> None:
         self.config = config or MthreadsConfig()
@@ -78,3 +99,16 @@ class MthreadsVendor(CapacityVendor):
         corenum = int32(cores) if cores is not None else 0
         pct = 100 if memnum == 0 else 0
         return ContainerDeviceRequest(nums, MTHREADS, go_div(memnum, nums), pct, go_div(corenum, nums))
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: Sequence[Sequence[ContainerDevice]] = (),
+    ) -> FitOutcome:
+        return common_fit(
+            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+        )

@@ -535,14 +535,16 @@ def _prioritize_exclusive(candidates: list[tuple[DeviceUsage, int]], nums: int) 
 
 def _score_exclusive(exclusive: list[ContainerDevice], previous: Sequence[DeviceUsage]) -> int:
     """``scoreExclusiveDevices``: 10 x link score of the chosen cards - what the idle cards lose."""
-    zones = {dev.id: _link_zone(dev.custom_info) for dev in previous}
+    # only sGPU registrations carry an int32 LinkZone; HAMi's ``.(int32)`` assertion reads any
+    # other vendor's JSON custominfo (float64) as zone 0
+    zones = {dev.id: _link_zone(dev.custom_info) if dev.type == METAX_SGPU else 0 for dev in previous}
     allocated = [(device.uuid, zones.get(device.uuid, 0)) for device in exclusive]
     chosen_ids = {uuid for uuid, _ in allocated}
     available: list[tuple[str, int]] = []
     rest: list[tuple[str, int]] = []
     for dev in previous:
         if dev.used == 0:
-            entry = (dev.id, _link_zone(dev.custom_info))
+            entry = (dev.id, zones[dev.id])
             available.append(entry)
             if dev.id not in chosen_ids:
                 rest.append(entry)

@@ -82,7 +82,7 @@ def fit_in_devices(
             dev = by_id.get(chosen.uuid)
             if dev is None:
                 return f'Device with UUID "{chosen.uuid}" not found on node {node.name} after Fit'
-            error = vendor.add_usage(dev, chosen)
+            error = vendor.add_pod_usage(dev, chosen, pod)
             if error:
                 return error
         out.extend(outcome.devices)

@@ -353,3 +353,34 @@ def test_nvidia_node_score_has_no_vendor_part():
     )
     verdict = only(simulator(), pod(limits(**{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 1000})), template)
     assert verdict.fits and verdict.fit.vendor_score == 0.0 and verdict.fit.score_before == 0.0
+
+
+# -- MetaX sGPU: a placed pod switches the card's QoS policy ---------------------------------------------
+
+
+def test_sgpu_second_container_joins_the_card_its_first_container_retagged():
+    """AddResourceUsage sets the card's qosPolicy to the pod's: the pod's next container may share it."""
+    one_card = node(
+        "tmpl-sgpu-qos",
+        annotations={
+            "metax-tech.com/node-gpu-devices": json_register(
+                [
+                    {
+                        "uuid": "Q-0",
+                        "totalDevCount": 16,
+                        "totalCompute": 100,
+                        "totalVRam": 65536,
+                        "healthy": True,
+                        "qosPolicy": "best-effort",
+                    }
+                ]
+            )
+        },
+    )
+    half = limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 50, "metax-tech.com/vmemory": 4})
+    verdict = only(simulator(), pod(half, half, annotations={"metax-tech.com/sgpu-qos-policy": "fixed-share"}), one_card)
+    assert verdict.fits, verdict.reason
+    assert chosen_ids(verdict) == [["Q-0"], ["Q-0"]]
+    # the node's own inventory is untouched: a fresh pod of another policy still finds the card idle
+    other = only(simulator(), pod(half, annotations={"metax-tech.com/sgpu-qos-policy": "burst-share"}), one_card)
+    assert other.fits

@@ -140,6 +140,15 @@ class Vendor(ABC):
         dev.usedcores += chosen.usedcores
         return None
 
+    def add_pod_usage(self, dev: DeviceUsage, chosen: ContainerDevice, pod: PodView) -> str | None:
+        """``AddResourceUsage(pod, ...)``: ``add_usage`` for backends that also read the pod.
+
+        ``fit_in_devices`` calls this; the default delegates to ``add_usage`` so vendors that only
+        count usage override that one. A backend that changes ``custom_info`` (shared read-only
+        between copies) must replace the dict, never mutate it.
+        """
+        return self.add_usage(dev, chosen)
+
     def score_node(
         self,
         pod_devices: Sequence[Sequence[ContainerDevice]],

@@ -468,6 +468,19 @@ class MetaxSgpuVendor(Vendor):
         chosen = [ContainerDevice(dev.index, dev.id, dev.type, memreq, cores) for dev, memreq in best]
         return FitOutcome(True, chosen, "", device_reasons)
 
+    def add_pod_usage(self, dev: DeviceUsage, chosen: ContainerDevice, pod: PodView) -> str | None:
+        """HAMi's sGPU ``AddResourceUsage``: a non-online pod also switches the card's QoS policy to its
+        own (to "" when it takes the card exclusively), so its later containers, and later pods of a
+        session, are checked against that policy."""
+        self.add_usage(dev, chosen)
+        annotations = pod.annotations
+        info = dev.custom_info
+        if annotations.get(APP_CLASS) != ONLINE and isinstance(info, dict) and isinstance(info.get("QosPolicy"), str):
+            expected = "" if chosen.usedcores == 100 else annotations.get(QOS_POLICY, "")
+            if info["QosPolicy"] != expected:
+                dev.custom_info = {**info, "QosPolicy": expected}  # copies share the dict: replace it
+        return None
+
     def score_node(
         self,
         pod_devices: Sequence[Sequence[ContainerDevice]],

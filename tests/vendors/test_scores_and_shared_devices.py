@@ -133,7 +133,7 @@ def test_metax_unparsable_or_missing_entry_counts_as_zero_loss():
     assert only(sim, one, metax_node("tmpl-b", losses='{"4": 10}')).fit.vendor_score == 2000.0
     assert parse_topology_map('{"1": 1.5}') == {}
     assert parse_topology_map('{"x": 1}') == {}
-    assert parse_topology_map('{"+2": 7, "3": null}') == {2: 7, 3: 0}
+    assert parse_topology_map('{"+2": 7, "3": null}') == {"2": 7, "3": 0}
     assert parse_topology_map(None) is None
 
 

@@ -118,10 +118,12 @@ class MetaxConfig:
     topology_aware: bool = False
 
 
-def parse_topology_map(raw: str | None) -> dict[int, int] | None:
+def parse_topology_map(raw: str | None) -> dict[str, int] | None:
     """A ``gpu.topology.losses``/``scores`` value as Go's ``json.Unmarshal`` into ``map[int]int``.
 
-    None when the annotation is absent; ``{}`` when it does not decode (HAMi then reads 0).
+    None when the annotation is absent; ``{}`` when it does not decode (HAMi then reads 0). Keys are
+    the canonical decimal text of the int (``"+2"`` -> ``"2"``), so the table stays JSON (sessions
+    store a device's ``custom_info``).
     """
     if raw is None:
         return None
@@ -133,7 +135,7 @@ def parse_topology_map(raw: str | None) -> dict[int, int] | None:
         return {}
     if not isinstance(data, dict):
         return {}
-    out: dict[int, int] = {}
+    out: dict[str, int] = {}
     for key, value in data.items():
         text = key[1:] if key[:1] in "+-" else key
         if not text.isascii() or not text.isdigit():
@@ -145,7 +147,7 @@ def parse_topology_map(raw: str | None) -> dict[int, int] | None:
             return {}
         if not (-(2**63) <= number < 2**63 and -(2**63) <= value < 2**63):
             return {}
-        out[number] = value
+        out[str(number)] = value
     return out
 
 
@@ -242,7 +244,7 @@ class MetaxGpuVendor(CapacityVendor):
             key = TOPOLOGY_SCORES
         else:
             return 0.0
-        table: dict[int, int] | None = None
+        table: dict[str, int] | None = None
         for dev in previous:
             if dev.type == METAX_GPU and isinstance(dev.custom_info, dict):
                 table = dev.custom_info.get(key)
@@ -250,7 +252,8 @@ class MetaxGpuVendor(CapacityVendor):
         if table is None:
             return 0.0
         wanted = sum(len(container) for container in pod_devices)
-        return f32(2000 - f32(table.get(wanted, 0)))
+        value = table.get(str(wanted), 0) if isinstance(table, dict) else 0
+        return f32(2000 - f32(value if isinstance(value, int) else 0))
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         present, nums = resource_int(resources, self.config.resource_count_name)

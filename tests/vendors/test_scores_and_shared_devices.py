@@ -384,3 +384,40 @@ def test_sgpu_second_container_joins_the_card_its_first_container_retagged():
     # the node's own inventory is untouched: a fresh pod of another policy still finds the card idle
     other = only(simulator(), pod(half, annotations={"metax-tech.com/sgpu-qos-policy": "burst-share"}), one_card)
     assert other.fits
+
+
+@pytest.mark.api
+@pytest.mark.django_db
+def test_sgpu_card_policy_persists_in_a_session(client, settings):
+    """A session stores the card's new QoS policy: a later pod of another policy cannot share it."""
+    settings.DECISION_RECORDING = "sync"
+
+    def call(path, payload):
+        response = client.post(path, orjson.dumps(payload), content_type="application/json")
+        return response.status_code, orjson.loads(response.content)
+
+    status, session = call("/api/v1/sessions", {})
+    assert status == 201, session
+    sid = session["id"]
+    card = node(
+        "tmpl-sgpu-session",
+        annotations={
+            "metax-tech.com/node-gpu-devices": json_register(
+                [{"uuid": "Q-0", "totalDevCount": 16, "totalCompute": 100, "totalVRam": 65536, "healthy": True,
+                  "qosPolicy": "best-effort"}]
+            )
+        },
+    )
+    half = limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 50, "metax-tech.com/vmemory": 4})
+
+    def sgpu_pod(name, qos):
+        p = pod(half, annotations={"metax-tech.com/sgpu-qos-policy": qos}, name=name)
+        p["metadata"]["uid"] = f"uid-{name}"
+        return p
+
+    status, first = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("a", "fixed-share"), "node": card})
+    assert status == 201, first
+    status, refused = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("b", "burst-share"), "nodeName": card["metadata"]["name"]})
+    assert status != 201 and "CardQosPolicyMismatch" in orjson.dumps(refused).decode()
+    status, joined = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("c", "fixed-share"), "nodeName": card["metadata"]["name"]})
+    assert status == 201, joined

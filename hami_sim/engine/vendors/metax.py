@@ -25,6 +25,9 @@ What HAMi adds on top (both reproduced):
   ``topology_aware``), ``10 x link score of the chosen cards - link score the idle cards lose``;
   online pods score by the online/offline pods already on their cards, which a template node or a
   session never has, so 0.
+- MetaX sGPU ``AddResourceUsage``: a non-online pod retags each card it takes with its own QoS
+  policy ("" when it takes the card exclusively); later containers and later session pods are
+  checked against that tag (``add_pod_usage``, copy-on-write of the shared ``custom_info``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +23,9 @@ REGISTRATIONS = {
     "hami.io/node-register-Ascend910B3": st.sampled_from(
         [
             '[{"id":"n0","count":4,"devmem":65536,"devcore":20,"type":"Ascend910B3","health":true}]',
+            '[{"id":"n0","count":4,"devmem":65536,"devcore":20,"type":"Ascend910B3","health":true,'
+            '"custominfo":{"NetworkID":1}},{"id":"n1","index":1,"count":4,"devmem":65536,"devcore":20,'
+            '"type":"Ascend910B3","health":true,"custominfo":{"NetworkID":"x"}}]',
             "[]",
             "{",
             "null",
@@ -35,9 +40,17 @@ REGISTRATIONS = {
     "metax-tech.com/node-gpu-devices": st.sampled_from(
         [
             '[{"uuid":"m0","totalDevCount":16,"totalCompute":100,"totalVRam":65536,"healthy":true}]',
+            '[{"uuid":"m0","totalDevCount":16,"totalCompute":100,"totalVRam":65536,"healthy":true,"linkZone":1},'
+            '{"uuid":"m1","totalDevCount":16,"totalCompute":100,"totalVRam":65536,"healthy":true,"linkZone":1}]',
             '[{"uuid":5}]',
+            '[{"uuid":"m0","linkZone":"a"}]',
         ]
     ),
+    # MetaX GPU node scores read these (any text: HAMi falls back to 0 when it does not decode)
+    "metax-tech.com/gpu.topology.losses": st.sampled_from(
+        ['{"1": 100, "2": 300}', "x", '{"1": 1.5}', "null", '{"1": 99999999999999999999}', "[]"]
+    ),
+    "metax-tech.com/gpu.topology.scores": st.sampled_from(['{"1": 1900}', '{"-1": -5}', "{"]),
     "enflame.com/gcu-drs-capacity": st.sampled_from(
         [
             '{"devices":[{"index":"0","capacity":6}],"profiles":{"1g.6gb":"0","6g.40gb":"2"}}',
@@ -57,6 +70,12 @@ CAPACITIES = [
     "aws.amazon.com/neuron",
     "aws.amazon.com/neuroncore",
 ]
+POD_ANNOTATIONS = {
+    "hami.io/node-scheduler-policy": st.sampled_from(["binpack", "spread", "other"]),
+    "metax-tech.com/sgpu-topology-aware": st.sampled_from(["true", "false", "maybe"]),
+    "metax-tech.com/sgpu-app-class": st.sampled_from(["online", "offline"]),
+    "metax-tech.com/sgpu-qos-policy": st.sampled_from(["best-effort", "fixed-share"]),
+}
 SIM = simulator()
 
 
@@ -65,13 +84,20 @@ SIM = simulator()
     limits=st.dictionaries(st.sampled_from(RESOURCES), QUANTITIES, max_size=5),
     annotations=st.fixed_dictionaries({}, optional=REGISTRATIONS),
     capacity=st.dictionaries(st.sampled_from(CAPACITIES), QUANTITIES, max_size=4),
+    pod_annotations=st.fixed_dictionaries({}, optional=POD_ANNOTATIONS),
 )
-def test_any_vendor_request_on_any_registration_answers(limits, annotations, capacity):
+def test_any_vendor_request_on_any_registration_answers(limits, annotations, capacity, pod_annotations):
     try:
-        ctx = SIM.pod_context(pod({"limits": limits}))
+        ctx = SIM.pod_context(pod({"limits": limits}, annotations=pod_annotations))
     except PodError:
         return  # a quantity Kubernetes would reject: the extender answers a clear request error
     (verdict,) = SIM.filter_nodes(ctx, [node("n", annotations=annotations, capacity=capacity)])
     assert isinstance(verdict.reason, str)
     if verdict.fits and verdict.fit is not None:
         orjson.dumps([[(d.uuid, d.usedmem, d.usedcores) for d in c] for c in verdict.fit.containers])
+        # vendor node scores are finite, the extender answer stays 0..10, and what a session would
+        # store of the devices (custom_info included) is JSON
+        assert math.isfinite(verdict.fit.score_before) and math.isfinite(verdict.score_after)
+        assert 0 <= SIM.prioritize_score(ctx, verdict) <= 10
+        if verdict.fit.usage_after is not None:
+            orjson.dumps([d.custom_info for d in verdict.fit.usage_after])

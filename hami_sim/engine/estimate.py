@@ -14,7 +14,8 @@ way CA's ``BinpackingNodeEstimator`` does (design.md section 7):
   12000 MiB pod on a 23028 MiB A10 goes to the other card, and the third needs a new node.
 
 Speed: pods of one shape (same parsed request, policies and resource demand) fit identically, so a
-fit depends only on the node's device usage. Verdicts are memoised per (shape, usage signature);
+fit depends only on the node's device usage (numbers, MIG placements and the ``custom_info`` Fit
+reads, e.g. a MetaX sGPU card's QoS tag). Verdicts are memoised per (shape, usage signature);
 each shape keeps a sorted list of candidate nodes, from which a node that rejected it leaves until a
 placement changes that node, so the round-robin scan does not walk over full nodes again and again;
 device lists are treated as immutable and shared between nodes in the same state; pods without a
@@ -266,9 +267,30 @@ class _Node:
         self.pods: list[str] = []
 
 
+def _info_key(info: dict) -> bytes:
+    """A canonical form of a device's ``custom_info`` (only built when it is non-empty).
+
+    Fit reads it (MetaX sGPU's card QoS policy, which ``add_pod_usage`` retags after a placement), so
+    two nodes with equal usage numbers but different ``custom_info`` must not share a memoised verdict.
+    """
+    try:
+        return orjson.dumps(info, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # not JSON-shaped (never from annotations): fall back to its repr
+        return repr(sorted(info.items(), key=repr)).encode()
+
+
 def _signature(devices: list[DeviceUsage]) -> tuple:
+    """Everything Fit reads that placements change: usage numbers, MIG placements, ``custom_info``.
+
+    Computed only for fresh templates and on memo misses, so canonicalising ``custom_info`` is cheap;
+    devices without it keep the plain tuple of numbers.
+    """
     return tuple(
-        (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use)) if d.mig_in_use else (d.used, d.usedmem, d.usedcores)
+        (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use) if d.mig_in_use else (), _info_key(d.custom_info))
+        if d.custom_info
+        else (
+            (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use)) if d.mig_in_use else (d.used, d.usedmem, d.usedcores)
+        )
         for d in devices
     )
 

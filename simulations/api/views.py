@@ -15,10 +15,12 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from hami_sim import logging as log_context
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import NodeVerdict, PodContext
+from hami_sim.logcontext import bind_prioritize_verdict
 
 from ..engine import get_simulator
 from ..extender import ExtenderArgs, ExtenderArgsError, filter_result, parse_extender_args
@@ -114,6 +116,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         simulator = get_simulator()
         ctx = simulator.pod_context(args.pod)
     except (ExtenderArgsError, PodError, WeightsError) as exc:
+        log_context.bind(verdict="bad_request")
         log.warning("prioritize-simulation rejected: %s", exc)
         return b"[]", "bad_request"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)
@@ -122,6 +125,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         for v in verdicts
         if v.fits
     ]
+    bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
     return orjson.dumps(priorities), "ok"
 
 

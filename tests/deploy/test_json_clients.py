@@ -1,0 +1,72 @@
+"""What JSON clients (Cluster Autoscaler, REST scripts) see in the logs and on a bad Host header."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import orjson
+import pytest
+from django.core.cache import cache
+
+from tests.factories import extender_args, gpu, node, pod
+
+pytestmark = [pytest.mark.api, pytest.mark.django_db]
+
+BODY = extender_args(
+    pod("p", gpumem=1000, uid="uid-p", namespace="ml"),
+    [node("n1", [gpu("GPU-1")]), node("n2", [gpu("GPU-2")]), node("small", [gpu("GPU-3", devmem=500)])],
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(settings):
+    settings.DECISION_RECORDING = "sync"
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def json_log():
+    """What the console handler would print, captured: the configured JSON formatter and filter."""
+    console = next(h for h in logging.getLogger().handlers if h.get_name() == "console")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(console.formatter)
+    for f in console.filters:
+        handler.addFilter(f)
+    access = logging.getLogger("hami_sim.access")
+    access.addHandler(handler)
+    old_level = access.level
+    access.setLevel(logging.INFO)
+    yield lambda: [orjson.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+    access.removeHandler(handler)
+    access.setLevel(old_level)
+
+
+def _post(client, path, payload: bytes, **headers):
+    return client.generic("POST", path, payload, content_type="application/json", **headers)
+
+
+@pytest.mark.parametrize("in_session", [False, True])
+def test_prioritize_access_line_names_the_pod_and_hosts_scored(client, json_log, in_session):
+    path = "/prioritize-simulation"
+    if in_session:
+        created = _post(client, "/api/v1/sessions", b"{}")
+        assert created.status_code == 201, created.content
+        path = f"/sessions/{orjson.loads(created.content)['id']}/prioritize-simulation"
+    response = _post(client, path, BODY, HTTP_X_REQUEST_ID="ca-loop-7")
+    assert response.status_code == 200
+    assert {h["Host"] for h in orjson.loads(response.content)} == {"n1", "n2"}
+    (line,) = [r for r in json_log() if r.get("path") == path]
+    assert line["request_id"] == "ca-loop-7"
+    assert line["pod"] == "ml/p"
+    assert line["verdict"] == "scored 2/3"
+
+
+def test_rejected_prioritize_access_line_says_so(client, json_log):
+    response = _post(client, "/prioritize-simulation", b"{not json")
+    assert response.status_code == 200 and response.content == b"[]"
+    (line,) = [r for r in json_log() if r.get("path") == "/prioritize-simulation"]
+    assert line["verdict"] == "bad_request"

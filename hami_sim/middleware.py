@@ -6,6 +6,9 @@
   Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` only guards ``request.body``/``request.POST``; DRF's
   parsers and file uploads read the stream directly, so without this a REST client could post an
   unbounded body. Simulation paths (whole Node lists) get ``EXTENDER_MAX_BODY_BYTES`` instead.
+- ``JsonHostMiddleware``: a ``Host`` header outside ``ALLOWED_HOSTS`` is a JSON 400 ``{"error": ...}``
+  for JSON clients (REST API, extender verbs, session verbs) instead of Django's HTML 400 page; the
+  dashboard and admin keep Django's page.
 - ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
   (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
   nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
@@ -23,6 +26,7 @@ from collections.abc import Callable
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
 from . import logging as log_context
@@ -33,10 +37,13 @@ __all__ = [
     "is_simulation_path",
     "RequestIdMiddleware",
     "BodyLimitMiddleware",
+    "JsonHostMiddleware",
     "ListenerMiddleware",
+    "is_json_client_path",
 ]
 
 access_log = logging.getLogger("hami_sim.access")
+security_log = logging.getLogger("django.security.DisallowedHost")  # where Django itself reports it
 
 # The extender verbs, plain or session-scoped (with or without the trailing slash).
 EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
@@ -44,6 +51,8 @@ EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-si
 SIMULATION_PATH = re.compile(
     r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:/.*)?)$"
 )
+# Paths whose clients read JSON (design.md 2, 3): the REST API and the extender and session verbs.
+JSON_CLIENT_PATH = re.compile(r"^/(?:api/|sessions/|(?:filter|prioritize)-simulation/?$)")
 _PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _JSON = "application/json"
@@ -51,6 +60,10 @@ _JSON = "application/json"
 
 def is_simulation_path(path: str) -> bool:
     return SIMULATION_PATH.match(path) is not None
+
+
+def is_json_client_path(path: str) -> bool:
+    return JSON_CLIENT_PATH.match(path) is not None
 
 
 def _json(status: int, payload: dict) -> HttpResponse:
@@ -116,6 +129,28 @@ class BodyLimitMiddleware:
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and length > limit:
             return _json(413, {"error": f"request body of {length} bytes exceeds the limit of {limit} bytes"})
+        return self.get_response(request)
+
+
+class JsonHostMiddleware:
+    """Validates ``Host`` up front for JSON clients, answering a disallowed one with a JSON 400.
+
+    Django raises ``DisallowedHost`` lazily, from whichever middleware first calls ``get_host()``
+    (``CommonMiddleware``), and renders it as an HTML page (or the debug page with ``DEBUG``); a
+    JSON client could not parse either. Must sit before ``CommonMiddleware``. Nothing runs after the
+    refusal, so nothing is written.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_json_client_path(request.path_info):
+            try:
+                request.get_host()
+            except DisallowedHost as exc:
+                security_log.error(str(exc), extra={"status_code": 400, "request": request})
+                return _json(400, {"error": str(exc)})
         return self.get_response(request)
 
 

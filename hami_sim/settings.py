@@ -59,6 +59,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "hami_sim.middleware.RequestIdMiddleware",
+    "hami_sim.middleware.JsonHostMiddleware",  # bad Host header: JSON 400 for API/extender clients
     "hami_sim.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

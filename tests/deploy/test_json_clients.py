@@ -70,3 +70,47 @@ def test_rejected_prioritize_access_line_says_so(client, json_log):
     assert response.status_code == 200 and response.content == b"[]"
     (line,) = [r for r in json_log() if r.get("path") == "/prioritize-simulation"]
     assert line["verdict"] == "bad_request"
+
+
+# -- a Host header outside ALLOWED_HOSTS ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/filter-simulation"),
+        ("POST", "/prioritize-simulation"),
+        ("POST", "/sessions/s1/filter-simulation"),
+        ("GET", "/api/v1/node-groups/"),
+        ("POST", "/api/v1/sessions"),
+    ],
+)
+def test_bad_host_is_a_json_400_for_json_clients_and_writes_nothing(client, settings, method, path):
+    from simulations.models import SimulationSession
+
+    settings.ALLOWED_HOSTS = ["hami-sim.example"]
+    before = SimulationSession.objects.count()
+    response = client.generic(method, path, BODY, content_type="application/json", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    error = orjson.loads(response.content)["error"]
+    assert "evil.example" in error and "ALLOWED_HOSTS" in error  # Django's own wording
+    assert response["X-Request-ID"]
+    assert SimulationSession.objects.count() == before
+
+
+def test_bad_host_on_the_dashboard_keeps_the_html_page(client, settings):
+    settings.ALLOWED_HOSTS = ["hami-sim.example"]
+    response = client.get("/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert not response["Content-Type"].startswith("application/json")
+
+
+def test_allowed_host_is_served(client, settings):
+    settings.ALLOWED_HOSTS = ["hami-sim.example"]
+    assert client.get("/api/v1/node-groups/", HTTP_HOST="hami-sim.example").status_code == 200
+
+
+def test_malformed_host_is_a_json_400_too(client, settings):
+    settings.ALLOWED_HOSTS = ["*"]
+    response = client.post("/filter-simulation", BODY, content_type="application/json", HTTP_HOST="bad host!")
+    assert response.status_code == 400
+    assert "bad host!" in orjson.loads(response.content)["error"]

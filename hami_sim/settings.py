@@ -5,10 +5,12 @@ default applies: SQLite in ``var/``, Celery on the filesystem broker, DEBUG off,
 Production sets ``DATABASE_URL`` (PostgreSQL), ``CELERY_BROKER_URL`` (Redis) and ``SECRET_KEY``.
 """
 
+import json
 import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from hami_sim.logging import logging_config
 
@@ -146,6 +148,25 @@ HAMI = {
         "memoryFactor": env.int("HAMI_NVIDIA_MEMORY_FACTOR", default=1),
     },
 }
+
+
+def _json_object_env(name: str) -> dict:
+    """An optional environment variable holding a JSON object; anything else stops start-up."""
+    raw = env.str(name, default="").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object of vendor blocks, got {type(value).__name__}")
+    return value
+
+
+# Other vendors' config blocks (docs/vendors.md), e.g. HAMI_VENDORS_JSON='{"hygon": {"resourceCountName":
+# "hygon.com/dcunum"}}'; unknown vendors or fields are refused when the engine is built.
+HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

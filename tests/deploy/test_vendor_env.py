@@ -1,0 +1,59 @@
+"""``HAMI_VENDORS_JSON``: vendor resource-name overrides from the environment (docs/vendors.md).
+
+Settings are read once per process, so each case starts ``manage.py`` as an operator would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import orjson
+
+from tests.deploy.conftest import REPO
+
+# which resource name each configured Hygon / Cambricon backend counts, as the running engine has it
+SHOW = (
+    "from simulations.engine import get_simulator; import json; "
+    "print(json.dumps({v.common_word: v.config.resource_count_name for v in get_simulator().vendors.values() "
+    "if v.common_word in ('DCU', 'MLU')}))"
+)
+
+
+def _manage(*args: str, vendors_json: str | None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("HAMI_", "DATABASE_URL"))}
+    env = {**base, "PYTHONPATH": str(REPO), "DATABASE_URL": "sqlite:///:memory:"}
+    if vendors_json is not None:
+        env["HAMI_VENDORS_JSON"] = vendors_json
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_vendor_overrides_from_the_environment_reach_the_engine():
+    result = _manage("shell", "-c", SHOW, vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}')
+    assert result.returncode == 0, result.stderr
+    assert orjson.loads(result.stdout.strip().splitlines()[-1]) == {
+        "DCU": "hygon.com/dcu-renamed",
+        "MLU": "cambricon.com/vmlu",
+    }
+    assert _manage("check", vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}').returncode == 0
+
+
+def test_without_the_variable_the_helm_defaults_apply():
+    result = _manage("shell", "-c", SHOW, vendors_json=None)
+    assert result.returncode == 0, result.stderr
+    assert orjson.loads(result.stdout.strip().splitlines()[-1])["DCU"] == "hygon.com/dcunum"
+
+
+def test_invalid_json_stops_start_up_with_a_clear_error():
+    result = _manage("check", vendors_json='{"hygon": {resourceCountName: 1}')
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: HAMI_VENDORS_JSON is not valid JSON" in result.stderr
+
+
+def test_json_that_is_not_an_object_stops_start_up():
+    result = _manage("check", vendors_json='["hygon"]')
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: HAMI_VENDORS_JSON must be a JSON object" in result.stderr

@@ -165,8 +165,13 @@ def _json_object_env(name: str) -> dict:
 
 
 # Other vendors' config blocks (docs/vendors.md), e.g. HAMI_VENDORS_JSON='{"hygon": {"resourceCountName":
-# "hygon.com/dcunum"}}'; unknown vendors or fields are refused when the engine is built.
+# "hygon.com/dcunum"}}'. Built once here when set, so an unknown vendor, chip or field stops start-up
+# (ImproperlyConfigured) instead of failing the first extender request.
 HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
+if HAMI["VENDORS"]:
+    from simulations.engine import build_vendors
+
+    build_vendors(HAMI)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -57,3 +57,12 @@ def test_json_that_is_not_an_object_stops_start_up():
     result = _manage("check", vendors_json='["hygon"]')
     assert result.returncode != 0
     assert "ImproperlyConfigured: HAMI_VENDORS_JSON must be a JSON object" in result.stderr
+
+
+def test_an_unknown_vendor_or_field_stops_start_up():
+    result = _manage("check", vendors_json='{"hygn": {"resourceCountName": "x"}}')
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "unknown vendors ['hygn']" in result.stderr
+    result = _manage("check", vendors_json='{"hygon": {"resourceCuontName": "x"}}')
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "resourceCuontName" in result.stderr

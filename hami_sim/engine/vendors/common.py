@@ -121,13 +121,19 @@ def check_uuid_exact(annotations: Mapping[str, str], dev_id: str, use_key: str, 
     return True
 
 
-def json_devices(annotations: Mapping[str, str], key: str, vendor: str, empty_error: str) -> list[DeviceInfo]:
-    """A JSON ``[]DeviceInfo`` registration (``UnMarshalNodeDevices``); [] when the key is absent."""
+def _registered_devices(
+    annotations: Mapping[str, str],
+    key: str,
+    decode: Callable[[str, str], list[DeviceInfo]],
+    vendor: str,
+    empty_error: str,
+) -> list[DeviceInfo]:
+    """One registration annotation decoded by ``decode``; [] when absent, ``InventoryError`` when bad."""
     raw = annotations.get(key)
     if raw is None:
         return []
     try:
-        devices = decode_device_json(raw, vendor)
+        devices = decode(raw, vendor)
     except AnnotationError as exc:
         raise InventoryError(key, str(exc)) from None
     if not devices:
@@ -135,18 +141,45 @@ def json_devices(annotations: Mapping[str, str], key: str, vendor: str, empty_er
     return devices
 
 
+def json_devices(annotations: Mapping[str, str], key: str, vendor: str, empty_error: str) -> list[DeviceInfo]:
+    """A JSON ``[]DeviceInfo`` registration (``UnMarshalNodeDevices``); [] when the key is absent."""
+    return _registered_devices(annotations, key, decode_device_json, vendor, empty_error)
+
+
 def legacy_devices(annotations: Mapping[str, str], key: str, vendor: str) -> list[DeviceInfo]:
     """A legacy colon/comma registration (``DecodeNodeDevices``, Hygon and Iluvatar at v2.10)."""
-    raw = annotations.get(key)
-    if raw is None:
-        return []
-    try:
-        devices = decode_legacy(raw, vendor)
-    except AnnotationError as exc:
-        raise InventoryError(key, str(exc)) from None
-    if not devices:
-        raise InventoryError(key, "no gpu found on node")
-    return devices
+    return _registered_devices(annotations, key, decode_legacy, vendor, "no gpu found on node")
+
+
+class Rejections:
+    """The first failing rule of each device, as every HAMi Fit counts them for ``GenReason``.
+
+    ``counts`` aggregates reasons (HAMi's ``reason`` map); ``device_reasons`` keeps the first reason
+    per device for decision records. Call the instance to reject a device.
+    """
+
+    __slots__ = ("counts", "device_reasons")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.device_reasons: dict[str, str] = {}
+
+    def __call__(self, dev: DeviceUsage, reason: str) -> None:
+        counts = self.counts
+        counts[reason] = counts.get(reason, 0) + 1
+        self.device_reasons.setdefault(dev.id, reason)
+
+
+def core_reason(dev: DeviceUsage, coresreq: int) -> str:
+    """The NVIDIA-derived core checks after memory: insufficient cores, a whole-card request on a used
+    card, a card whose compute is used up for a core-less request; "" when the device passes."""
+    if dev.totalcore - dev.usedcores < coresreq:
+        return R.CARD_INSUFFICIENT_CORE
+    if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
+        return R.CARD_COMPUTE_UNITS_EXHAUSTED
+    return ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -203,15 +236,11 @@ def common_fit(
     annotations = pod.annotations
     nums = request.nums
     coresreq = request.coresreq
-    counts: dict[str, int] = {}
-    device_reasons: dict[str, str] = {}
+    reject = Rejections()
+    counts, device_reasons = reject.counts, reject.device_reasons
     collected: list[ContainerDevice] = []
     cordoned = node.cordoned
     mutex = policy.mutex
-
-    def reject(dev: DeviceUsage, reason: str) -> None:
-        counts[reason] = counts.get(reason, 0) + 1
-        device_reasons.setdefault(dev.id, reason)
 
     order = devices if rules.forward else reversed(devices)
     for dev in order:
@@ -250,14 +279,9 @@ def common_fit(
             if dev.totalmem - dev.usedmem < memreq:
                 reject(dev, R.CARD_INSUFFICIENT_MEMORY)
                 continue
-            if dev.totalcore - dev.usedcores < coresreq:
-                reject(dev, R.CARD_INSUFFICIENT_CORE)
-                continue
-            if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
-                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
-                continue
-            if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
-                reject(dev, R.CARD_COMPUTE_UNITS_EXHAUSTED)
+            why = core_reason(dev, coresreq)
+            if why:
+                reject(dev, why)
                 continue
         if accept is not None:
             why = accept(dev, request)
@@ -300,7 +324,49 @@ def same_device_rule(
     return accept
 
 
-class RegisteredVendor(Vendor):
+class ConfiguredVendor(Vendor):
+    """A vendor configured by one HAMi device-config block (a frozen dataclass of resource names).
+
+    ``resource_fields`` names the config fields holding pod resource names (``resource_names``);
+    ``capacity_fields`` those also read from ``node.status.capacity`` (capacity vendors). Vendors whose
+    HAMi backend treats an unset (empty) name as "not configured" set ``drop_unset_names``; the others
+    report every configured name as HAMi's ``ResourceNames`` does.
+    """
+
+    config_class: type
+    resource_fields: tuple[str, ...] = ()
+    capacity_fields: tuple[str, ...] = ()
+    drop_unset_names: bool = False
+
+    def __init__(self, config: object | None = None) -> None:
+        self.config = config or self.config_class()
+        if self.capacity_fields:
+            self.capacity_names = tuple(getattr(self.config, name) for name in self.capacity_fields)
+
+    def resource_names(self) -> frozenset[str]:
+        names = (getattr(self.config, name) for name in self.resource_fields)
+        if self.drop_unset_names:
+            return frozenset(n for n in names if n)
+        return frozenset(names)
+
+
+class CommonFitVendor(Vendor):
+    """A vendor whose Fit is ``common_fit`` with its ``rules`` (no vendor-specific hook)."""
+
+    rules: FitRules
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> FitOutcome:
+        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+
+
+class RegisteredVendor(CommonFitVendor):
     """A vendor whose devices come from one registration annotation (JSON or legacy format).
 
     Subclasses set ``common_word``, ``register_key`` and ``rules`` and implement ``container_request``.
@@ -309,7 +375,6 @@ class RegisteredVendor(Vendor):
     register_key: str = ""
     legacy: bool = False
     empty_error: str = "no gpu found on node"
-    rules: FitRules
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (self.register_key, annotations.get(self.register_key))
@@ -331,18 +396,25 @@ class RegisteredVendor(Vendor):
     def normalise(self, dev: DeviceInfo) -> None:
         """Per-vendor fix-ups HAMi applies after decoding (e.g. Biren/Vastai force devcore 100)."""
 
-    def fit(
-        self,
-        devices: list[DeviceUsage],
-        request: ContainerDeviceRequest,
-        pod: PodView,
-        node: NodeState,
-        policy: GpuPolicy,
-    ) -> FitOutcome:
-        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+
+class ChipVendor(RegisteredVendor):
+    """One backend per configured chip (Ascend ``vnpus:``, Iluvatar ``iluvatars:``), named by the chip.
+
+    The registration key follows ``register_format``; UUID selection is ``hami.io/use-<chip>-uuid`` /
+    ``hami.io/no-use-<chip>-uuid`` for both families.
+    """
+
+    register_format: str = ""
+
+    def __init__(self, config: object) -> None:
+        self.config = config
+        cw = config.common_word  # type: ignore[attr-defined]
+        self.common_word = cw
+        self.register_key = self.register_format.format(cw)
+        self.rules = FitRules(f"hami.io/use-{cw}-uuid", f"hami.io/no-use-{cw}-uuid")
 
 
-class CapacityVendor(Vendor):
+class CapacityVendor(CommonFitVendor):
     """A vendor whose devices HAMi synthesises from ``node.status.capacity`` (no annotation).
 
     The synthesised device IDs embed the node name, so the inventory key carries the name whenever
@@ -350,7 +422,6 @@ class CapacityVendor(Vendor):
     """
 
     capacity_names: tuple[str, ...] = ()
-    rules: FitRules
 
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (), tuple(self.capacity_names)
@@ -361,6 +432,53 @@ class CapacityVendor(Vendor):
             return (self.common_word,)
         return (self.common_word, node_name(node), values)
 
+    def capacity_devices(
+        self, node: Mapping, name: str, *, id_infix: str, split: int, devmem: int, devcore: int
+    ) -> list[DeviceInfo]:
+        """``capacity[name]`` identical devices of this vendor (none when it is absent or not positive)."""
+        cards = capacity_int(node, name)
+        if cards <= 0:
+            return []
+        return synthesise(
+            node,
+            cards,
+            vendor=self.common_word,
+            id_infix=id_infix,
+            split=split,
+            devmem=devmem,
+            devcore=devcore,
+            source=name,
+        )
+
+    def core_split_devices(
+        self, node: Mapping, *, per_card: int, memory_unit: int, id_infix: str
+    ) -> list[DeviceInfo]:
+        """Cambricon's and Moore Threads' shared layout: ``capacity[cores] / per_card`` cards (rounded
+        up: HAMi loops while ``i * per_card < cores``), split count 100, ``per_card`` cores each and
+        ``capacity[memory] x memory_unit`` MiB spread over them (int32, as HAMi computes it)."""
+        c = self.config  # type: ignore[attr-defined]
+        cores = capacity_int(node, c.resource_core_name)
+        if cores <= 0:
+            return []
+        memory = capacity_int(node, c.resource_memory_name)
+        return synthesise(
+            node,
+            -(-cores // per_card),
+            vendor=self.common_word,
+            id_infix=id_infix,
+            split=100,
+            devmem=int32(memory * memory_unit * per_card // cores),
+            devcore=per_card,
+            source=c.resource_core_name,
+        )
+
+
+class SameDeviceVendor(CapacityVendor):
+    """A capacity vendor whose Fit adds HAMi's "needs all devices on a device" ``customFilterRule``
+    (Moore Threads, MetaX GPU): ``fit`` reads the devices earlier containers of the pod got."""
+
+    needs_allocated = True
+
     def fit(
         self,
         devices: list[DeviceUsage],
@@ -368,11 +486,60 @@ class CapacityVendor(Vendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: Sequence[Sequence[ContainerDevice]] = (),
     ) -> FitOutcome:
-        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+        return common_fit(
+            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+        )
+
+
+class CountRequestVendor(ConfiguredVendor):
+    """A vendor whose only pod resource is a device count (``resource_count_name``): every container
+    asking ``N`` gets the fixed (memory, memory %, cores) of ``count_request`` per device."""
+
+    resource_fields = ("resource_count_name",)
+    #: (memreq, mem_percentage_req, coresreq) of every request
+    count_request: tuple[int, int, int] = (0, 100, 0)
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        nums = requested_count(resources, self.config.resource_count_name)  # type: ignore[attr-defined]
+        if nums is None:
+            return None
+        return ContainerDeviceRequest(nums, self.common_word, *self.count_request)
+
+
+def requested_count(resources: ResourceGetter, name: str) -> int | None:
+    """The device count a container asks for (``int32`` of ``AsInt64``); None when it asks none or the
+    quantity is not an integer (HAMi then skips the container for this vendor)."""
+    _, nums = resource_int(resources, name)
+    return int32(nums) if nums is not None else None
+
+
+def resource_int32(resources: ResourceGetter, name: str, *, scale: int = 1, default: int = 0) -> int:
+    """``int32(AsInt64 x scale)`` of an optional resource, ``default`` when absent or not an integer."""
+    _, value = resource_int(resources, name)
+    return int32(value * scale) if value is not None else default
+
+
+def sliced_request(nums: int, vendor: str, memnum: int, corenum: int) -> ContainerDeviceRequest:
+    """A per-device request where no memory means the whole card (``MemPercentagereq`` 100)."""
+    return ContainerDeviceRequest(nums, vendor, memnum, 100 if memnum == 0 else 0, corenum)
 
 
 MAX_SYNTHESISED_DEVICES = 1024
+
+
+def check_device_limit(count: int, vendor: str, source: str) -> None:
+    """Refuse a capacity that would make more than ``MAX_SYNTHESISED_DEVICES`` devices.
+
+    No real node has that many accelerators; a typo such as ``8e9`` must not make the extender
+    allocate billions of devices.
+    """
+    if count > MAX_SYNTHESISED_DEVICES:
+        raise InventoryError(
+            f"status.capacity[{source}]",
+            f"{count} {vendor} devices; hami-sim simulates at most {MAX_SYNTHESISED_DEVICES} per node",
+        )
 
 
 def synthesise(
@@ -385,17 +552,14 @@ def synthesise(
     devmem: int,
     devcore: int,
     source: str = "",
+    custom_info: dict | None = None,
 ) -> list[DeviceInfo]:
     """``count`` identical healthy devices named ``<node>-<infix>-<i>``, as the capacity vendors do.
 
-    A capacity that would make more than ``MAX_SYNTHESISED_DEVICES`` devices is refused (no real node
-    has that many accelerators; a typo such as ``8e9`` must not make the extender allocate billions).
+    ``custom_info`` (shared read-only by every device) defaults to none. Over
+    ``MAX_SYNTHESISED_DEVICES`` devices are refused (``check_device_limit``).
     """
-    if count > MAX_SYNTHESISED_DEVICES:
-        raise InventoryError(
-            f"status.capacity[{source or vendor}]",
-            f"{count} {vendor} devices; hami-sim simulates at most {MAX_SYNTHESISED_DEVICES} per node",
-        )
+    check_device_limit(count, vendor, source or vendor)
     name = node_name(node)
     return [
         DeviceInfo(
@@ -407,9 +571,25 @@ def synthesise(
             type=vendor,
             health=True,
             device_vendor=vendor,
+            custom_info=custom_info,
         )
         for i in range(count)
     ]
 
 
-__all__ += ["capacity_raw", "synthesise", "MAX_SYNTHESISED_DEVICES"]
+__all__ += [
+    "capacity_raw",
+    "synthesise",
+    "check_device_limit",
+    "MAX_SYNTHESISED_DEVICES",
+    "Rejections",
+    "core_reason",
+    "ConfiguredVendor",
+    "CommonFitVendor",
+    "ChipVendor",
+    "SameDeviceVendor",
+    "CountRequestVendor",
+    "requested_count",
+    "resource_int32",
+    "sliced_request",
+]

@@ -13,7 +13,6 @@ from ..annotations import (
     NVIDIA_PAIR_SCORE,
     NVIDIA_REGISTER,
     AnnotationError,
-    decode_device_json,
     decode_pair_scores,
 )
 from ..model import (
@@ -28,6 +27,10 @@ from ..model import (
 )
 from ..quantity import as_int64, parse_quantity
 from .base import FitOutcome, ResourceGetter, Vendor, check_type, check_uuid, go_parse_bool
+from .common import MAX_INT32 as _MAX_INT32
+from .common import go_div as _go_div
+from .common import int32 as _int32
+from .common import json_devices
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -53,18 +56,6 @@ GPU_NO_USE_UUID = "nvidia.com/nouse-gpuuuid"
 NUMA_BIND = "nvidia.com/numa-bind"
 ALLOCATE_MODE = "nvidia.com/vgpu-mode"
 MIG_MODE = "mig"
-_MAX_INT32 = 2**31 - 1
-
-
-def _go_div(a: int, b: int) -> int:
-    """Go integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _int32(value: int) -> int:
-    """Go's ``int32(v)`` conversion (wraps)."""
-    return (value + 2**31) % 2**32 - 2**31
 
 
 @dataclass(slots=True, frozen=True)
@@ -123,15 +114,9 @@ class NvidiaVendor(Vendor):
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        raw = annotations.get(NVIDIA_REGISTER)
-        if raw is None:
-            return [], {}
-        try:
-            devices = decode_device_json(raw, NVIDIA)
-        except AnnotationError as exc:
-            raise InventoryError(NVIDIA_REGISTER, str(exc)) from None
+        devices = json_devices(annotations, NVIDIA_REGISTER, NVIDIA, "no gpu found on node")
         if not devices:
-            raise InventoryError(NVIDIA_REGISTER, "no gpu found on node")
+            return [], {}
         pair_scores: dict[str, dict[str, int]] = {}
         raw_scores = annotations.get(NVIDIA_PAIR_SCORE)
         if raw_scores is not None:

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .scores import format_score
+
 __all__ = [
     "VERDICT_COLORS",
     "decisions_over_time",
@@ -85,6 +87,9 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
     for node in nodes:
         label = f"{node['group']} · {node['name']}" if node.get("group") else node["name"]
         ys.append(label)
+        # vendor ScoreNode terms make scores unbounded (MetaX sGPU: +-10000 x topology): text only,
+        # never a colour scale
+        scored = f"<br>node score {format_score(node.get('score'))}" if node.get("fits") else ""
         row_z: list = [None] * width
         row_t: list = [""] * width
         row_h: list = [""] * width
@@ -94,14 +99,14 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
             row_z[0] = code
             reason = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
             row_t[0] = "no inventory" if node.get("unresolvable") else reason
-            row_h[0] = reason
+            row_h[0] = reason + scored
         for i, dev in enumerate(devices[:width]):
             row_z[i] = _GRID_CODES.get(dev.get("verdict", ""), 1)
             row_t[i] = _cell_text(dev)
             row_h[i] = (
                 f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
                 f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
-                f"<br>{dev.get('verdict', '')} {dev.get('reason', '')}"
+                f"<br>{dev.get('verdict', '')} {dev.get('reason', '')}{scored}"
             )
         z.append(row_z)
         text.append(row_t)

@@ -23,7 +23,7 @@ from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
 from profiles.nodetemplates import group_template
-from profiles.render import render_annotations, render_devices
+from profiles.render import render_devices, render_registration
 from simulations.engine import get_simulator
 from simulations.models import SimulationSession
 
@@ -40,6 +40,7 @@ from .filtersets import (
     TaskRunFilterSet,
 )
 from .forms import WhatIfForm
+from .scores import with_score_bars
 from .tables import (
     CAEventTable,
     DecisionTable,
@@ -184,6 +185,7 @@ def _events_for(decision: Decision):
 
 
 def _grid_context(nodes: list[dict]) -> dict:
+    nodes = with_score_bars([n for n in nodes if isinstance(n, dict)])
     return {
         "grid": figures.device_grid(nodes) if nodes else None,
         "grid_nodes": nodes,
@@ -247,12 +249,16 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
     for profile in group.profiles.all():
         rows = [row.as_dict() for row in profile.devices.all()]
         devices = render_devices(group.name, profile.vendor, rows)
-        annotations = render_annotations(group.name, profile.vendor, rows, profile.pair_scores)
+        # the whole registration: annotations (JSON/legacy vendors), status.capacity/allocatable
+        # (every vendor; the only part for MLU, Kunlun, AWS Neuron, ...) and labels (AWS Neuron)
+        registration = render_registration(
+            group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
+        )
         capacity = [{"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count} for d in devices]
         profiles.append({
             "profile": profile,
             "rows": rows,
-            "annotations": annotations,
+            "registration": registration,
             "capacity": figures.capacity_bars(capacity, f"{profile.vendor} profile v{profile.version}: capacity")
             if capacity else None,
         })

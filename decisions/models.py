@@ -29,7 +29,7 @@ class Decision(models.Model):
         EXTENDER = "extender"
         SESSION = "session"
         ESTIMATE = "estimate"
-        UI = "ui"
+        UI = "ui", "UI"  # the derived label would be "Ui"
 
     digest = models.CharField(max_length=64, unique=True, help_text="pod + caller + node groups + verdicts")
     pod_uid = models.CharField(max_length=128, db_index=True, blank=True)

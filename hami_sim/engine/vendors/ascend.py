@@ -25,7 +25,7 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from ..policy import f32
 from .base import FitOutcome, ResourceGetter
-from .common import FitRules, RegisteredVendor, common_fit, int32, resource_int
+from .common import ChipVendor, common_fit, int32, requested_count, resource_int, sliced_request
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -147,15 +147,9 @@ def _network_id(dev: DeviceUsage) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-class AscendVendor(RegisteredVendor):
+class AscendVendor(ChipVendor):
     empty_error = "no device found on node"
-
-    def __init__(self, config: AscendConfig) -> None:
-        self.config = config
-        cw = config.common_word
-        self.common_word = cw
-        self.register_key = f"hami.io/node-register-{cw}"
-        self.rules = FitRules(f"hami.io/use-{cw}-uuid", f"hami.io/no-use-{cw}-uuid")
+    register_format = "hami.io/node-register-{}"
 
     def resource_names(self) -> frozenset[str]:
         c = self.config
@@ -163,8 +157,8 @@ class AscendVendor(RegisteredVendor):
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_name)
+        if nums is None:
             return None
         memnum = 0
         _, mem = resource_int(resources, c.resource_memory_name)
@@ -172,7 +166,7 @@ class AscendVendor(RegisteredVendor):
             if c.memory_factor > 1:
                 mem *= c.memory_factor
             memnum = int32(c.trim_memory(mem)[0])
-        return ContainerDeviceRequest(int32(nums), c.common_word, memnum, 100 if memnum == 0 else 0, 0)
+        return sliced_request(nums, c.common_word, memnum, 0)
 
     def fit(
         self,

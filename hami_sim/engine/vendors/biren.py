@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import FitRules, RegisteredVendor, int32, resource_int
+from .common import FitRules, WholeDeviceVendor
 
 __all__ = ["BirenConfig", "BirenVendor", "BIREN", "BIREN_REGISTER"]
 
@@ -26,8 +24,9 @@ class BirenConfig:
     resource_count_name: str = "birentech.com/gpu"
 
 
-class BirenVendor(RegisteredVendor):
+class BirenVendor(WholeDeviceVendor):
     common_word = BIREN
+    config_class = BirenConfig
     register_key = BIREN_REGISTER
     rules = FitRules(
         "birentech.com/use-gpuuuid",
@@ -36,18 +35,3 @@ class BirenVendor(RegisteredVendor):
         check_memory_and_cores=False,
         record_memory=False,
     )
-
-    def __init__(self, config: BirenConfig | None = None) -> None:
-        self.config = config or BirenConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name})
-
-    def normalise(self, dev: DeviceInfo) -> None:
-        dev.devcore = 100
-
-    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        present, nums = resource_int(resources, self.config.resource_count_name)
-        if not present or nums is None:
-            return None
-        return ContainerDeviceRequest(int32(nums), BIREN, 0, 100, 0)

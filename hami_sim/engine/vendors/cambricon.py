@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest, DeviceInfo
 from .base import ResourceGetter
-from .common import CapacityVendor, FitRules, capacity_int, int32, resource_int, synthesise
+from .common import (
+    CapacityVendor,
+    ConfiguredVendor,
+    FitRules,
+    requested_count,
+    resource_int32,
+    sliced_request,
+)
 
 __all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -34,48 +41,24 @@ class CambriconConfig:
     resource_core_name: str = "cambricon.com/mlu.smlu.vcore"
 
 
-class CambriconVendor(CapacityVendor):
+class CambriconVendor(ConfiguredVendor, CapacityVendor):
     common_word = MLU
+    config_class = CambriconConfig
+    resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
+    capacity_fields = ("resource_core_name", "resource_memory_name")
     # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU")
     rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
-
-    def __init__(self, config: CambriconConfig | None = None) -> None:
-        self.config = config or CambriconConfig()
-        self.capacity_names = (self.config.resource_core_name, self.config.resource_memory_name)
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_count_name, c.resource_memory_name, c.resource_core_name})
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        cores = capacity_int(node, self.config.resource_core_name)
-        if cores <= 0:
-            return [], {}
-        memory = capacity_int(node, self.config.resource_memory_name)
-        cards = -(-cores // 100)  # HAMi loops while i*100 < cores
-        devmem = int32(memory * MEMORY_UNIT * 100 // cores)
-        return synthesise(
-            node,
-            cards,
-            vendor=MLU,
-            id_infix="cambricon-mlu",
-            split=100,
-            devmem=devmem,
-            devcore=100,
-            source=self.config.resource_core_name,
-        ), {}
+        return self.core_split_devices(node, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_count_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_count_name)
+        if nums is None:
             return None
-        _, mem = resource_int(resources, c.resource_memory_name)
-        memnum = int32(mem * MEMORY_UNIT) if mem is not None else 0
-        corenum = 100
-        _, cores = resource_int(resources, c.resource_core_name)
-        if cores is not None:
-            corenum = int32(cores)
-        return ContainerDeviceRequest(int32(nums), MLU, memnum, 100 if memnum == 0 else 0, corenum)
+        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
+        corenum = resource_int32(resources, c.resource_core_name, default=100)  # no vcore: a whole MLU
+        return sliced_request(nums, MLU, memnum, corenum)

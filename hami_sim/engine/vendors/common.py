@@ -508,6 +508,14 @@ class CountRequestVendor(ConfiguredVendor):
         return ContainerDeviceRequest(nums, self.common_word, *self.count_request)
 
 
+class WholeDeviceVendor(CountRequestVendor, RegisteredVendor):
+    """The count-only JSON vendors (Biren, Vastai): a ``[]DeviceInfo`` registration whose ``devcore``
+    HAMi forces to 100, and ``N`` whole devices per request (0 MiB, 100 %, 0 cores)."""
+
+    def normalise(self, dev: DeviceInfo) -> None:
+        dev.devcore = 100
+
+
 def requested_count(resources: ResourceGetter, name: str) -> int | None:
     """The device count a container asks for (``int32`` of ``AsInt64``); None when it asks none or the
     quantity is not an integer (HAMi then skips the container for this vendor)."""
@@ -589,6 +597,7 @@ __all__ += [
     "ChipVendor",
     "SameDeviceVendor",
     "CountRequestVendor",
+    "WholeDeviceVendor",
     "requested_count",
     "resource_int32",
     "sliced_request",

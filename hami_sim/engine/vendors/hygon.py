@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
-from .common import FitRules, RegisteredVendor, int32, resource_int
+from .common import (
+    ConfiguredVendor,
+    FitRules,
+    RegisteredVendor,
+    requested_count,
+    resource_int32,
+    sliced_request,
+)
 
 __all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER", "check_dcu_type"]
 
@@ -37,7 +44,10 @@ class HygonConfig:
 
 def check_dcu_type(annotations: Mapping[str, str], card_type: str) -> bool:
     """``checkDCUtype``: a present use-list decides alone (nouse is then ignored); entries are not
-    trimmed and match as upper-cased substrings of the card type (so an empty entry matches)."""
+    trimmed and match as upper-cased substrings of the card type (so an empty entry matches).
+
+    Not ``base.check_type``: that is the shared ``device.CheckType`` (trimmed entries, blank lists
+    ignored, nouse checked too); Hygon's own function is a different HAMi rule."""
     upper = card_type.upper()
     if DCU_USE_TYPE in annotations:
         return any(entry.upper() in upper for entry in annotations[DCU_USE_TYPE].split(","))
@@ -46,30 +56,21 @@ def check_dcu_type(annotations: Mapping[str, str], card_type: str) -> bool:
     return True
 
 
-class HygonVendor(RegisteredVendor):
+class HygonVendor(ConfiguredVendor, RegisteredVendor):
     common_word = DCU
+    config_class = HygonConfig
+    resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     register_key = DCU_REGISTER
     legacy = True
     rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, exact_uuid=True, type_check=check_dcu_type)
 
-    def __init__(self, config: HygonConfig | None = None) -> None:
-        self.config = config or HygonConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_count_name, c.resource_memory_name, c.resource_core_name})
-
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_count_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_count_name)
+        if nums is None:
             return None
-        memnum = 0
-        _, mem = resource_int(resources, c.resource_memory_name)
-        if mem is not None:
-            memnum = int32(mem * c.memory_factor if c.memory_factor > 1 else mem)
-        corenum = 100  # no dcucores: the whole card's compute (exclusive)
-        _, cores = resource_int(resources, c.resource_core_name)
-        if cores is not None:
-            corenum = int32(cores)
-        return ContainerDeviceRequest(int32(nums), DCU, memnum, 100 if memnum == 0 else 0, corenum)
+        factor = c.memory_factor if c.memory_factor > 1 else 1
+        memnum = resource_int32(resources, c.resource_memory_name, scale=factor)
+        # no dcucores: the whole card's compute (exclusive)
+        corenum = resource_int32(resources, c.resource_core_name, default=100)
+        return sliced_request(nums, DCU, memnum, corenum)

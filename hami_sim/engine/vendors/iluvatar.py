@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
-from .common import FitRules, RegisteredVendor, int32, resource_int
+from .common import ChipVendor, requested_count, resource_int32, sliced_request
 
 __all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -35,15 +35,9 @@ class IluvatarConfig:
         return cls(chip, f"iluvatar.ai/{chip}-vgpu", f"iluvatar.ai/{chip}.vMem", f"iluvatar.ai/{chip}.vCore")
 
 
-class IluvatarVendor(RegisteredVendor):
+class IluvatarVendor(ChipVendor):
     legacy = True
-
-    def __init__(self, config: IluvatarConfig) -> None:
-        self.config = config
-        cw = config.common_word
-        self.common_word = cw
-        self.register_key = f"hami.io/node-{cw}-register"
-        self.rules = FitRules(f"hami.io/use-{cw}-uuid", f"hami.io/no-use-{cw}-uuid")
+    register_format = "hami.io/node-{}-register"
 
     def resource_names(self) -> frozenset[str]:
         c = self.config
@@ -53,14 +47,12 @@ class IluvatarVendor(RegisteredVendor):
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_count_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_count_name)
+        if nums is None:
             return None
-        _, mem = resource_int(resources, c.resource_memory_name)
-        memnum = int32(mem * MEMORY_UNIT) if mem is not None else 0
-        _, cores = resource_int(resources, c.resource_core_name)
-        corenum = int32(cores) if cores is not None else 0
-        return ContainerDeviceRequest(int32(nums), c.common_word, memnum, 100 if memnum == 0 else 0, corenum)
+        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
+        corenum = resource_int32(resources, c.resource_core_name)
+        return sliced_request(nums, c.common_word, memnum, corenum)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

@@ -14,27 +14,12 @@ share one GPU; any other device fails with ``CardNotFoundCustomFilterRule``. ``S
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter
-from .common import (
-    CapacityVendor,
-    FitRules,
-    capacity_int,
-    common_fit,
-    go_div,
-    int32,
-    resource_int,
-    same_device_rule,
-    synthesise,
-)
-
-if TYPE_CHECKING:
-    from ..policy import GpuPolicy
-    from ..requests import PodView
+from ..model import ContainerDeviceRequest, DeviceInfo
+from .base import ResourceGetter
+from .common import ConfiguredVendor, FitRules, SameDeviceVendor, go_div, requested_count, resource_int32
 
 __all__ = ["MthreadsConfig", "MthreadsVendor", "MTHREADS"]
 
@@ -52,63 +37,26 @@ class MthreadsConfig:
     resource_core_name: str = "mthreads.com/sgpu-core"
 
 
-class MthreadsVendor(CapacityVendor):
+class MthreadsVendor(ConfiguredVendor, SameDeviceVendor):
     common_word = MTHREADS
+    config_class = MthreadsConfig
+    resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
+    capacity_fields = ("resource_core_name", "resource_memory_name")
     rules = FitRules("mthreads.ai/use-gpuuuid", "mthreads.ai/nouse-gpuuuid")
-    needs_allocated = True
-
-    def __init__(self, config: MthreadsConfig | None = None) -> None:
-        self.config = config or MthreadsConfig()
-        self.capacity_names = (self.config.resource_core_name, self.config.resource_memory_name)
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_count_name, c.resource_memory_name, c.resource_core_name})
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        cores = capacity_int(node, self.config.resource_core_name)
-        if cores <= 0:
-            return [], {}
-        memory = capacity_int(node, self.config.resource_memory_name)
-        gpus = -(-cores // CORES_PER_GPU)  # HAMi loops while i*16 < cores
-        devmem = int32(memory * MEMORY_UNIT * CORES_PER_GPU // cores)
-        return synthesise(
-            node,
-            gpus,
-            vendor=MTHREADS,
-            id_infix="mthreads",
-            split=100,
-            devmem=devmem,
-            devcore=CORES_PER_GPU,
-            source=self.config.resource_core_name,
-        ), {}
+        return self.core_split_devices(node, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_count_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_count_name)
+        if not nums:  # absent, or 0: HAMi would divide by zero; the container asks for nothing
             return None
-        nums = int32(nums)
-        if nums == 0:  # HAMi would divide by zero; the container asks for nothing
-            return None
-        _, mem = resource_int(resources, c.resource_memory_name)
-        memnum = int32(mem * MEMORY_UNIT) if mem is not None else 0
-        _, cores = resource_int(resources, c.resource_core_name)
-        corenum = int32(cores) if cores is not None else 0
+        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
+        corenum = resource_int32(resources, c.resource_core_name)
+        # not ``sliced_request``: the whole-card default is decided on the container's total memory,
+        # before it is divided between the GPUs
         pct = 100 if memnum == 0 else 0
         return ContainerDeviceRequest(nums, MTHREADS, go_div(memnum, nums), pct, go_div(corenum, nums))
-
-    def fit(
-        self,
-        devices: list[DeviceUsage],
-        request: ContainerDeviceRequest,
-        pod: PodView,
-        node: NodeState,
-        policy: GpuPolicy,
-        allocated: Sequence[Sequence[ContainerDevice]] = (),
-    ) -> FitOutcome:
-        return common_fit(
-            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
-        )

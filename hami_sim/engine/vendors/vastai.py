@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import FitRules, RegisteredVendor, int32, resource_int
+from .common import FitRules, WholeDeviceVendor
 
 __all__ = ["VastaiConfig", "VastaiVendor", "VASTAI", "VASTAI_REGISTER"]
 
@@ -26,23 +24,9 @@ class VastaiConfig:
     resource_count_name: str = "vastaitech.com/va"
 
 
-class VastaiVendor(RegisteredVendor):
+class VastaiVendor(WholeDeviceVendor):
     common_word = VASTAI
+    config_class = VastaiConfig
     register_key = VASTAI_REGISTER
     # the NVIDIA-style memory/core checks, walking the list from the front
     rules = FitRules("vastaitech.com/use-gpuuuid", "vastaitech.com/nouse-gpuuuid", forward=True)
-
-    def __init__(self, config: VastaiConfig | None = None) -> None:
-        self.config = config or VastaiConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name})
-
-    def normalise(self, dev: DeviceInfo) -> None:
-        dev.devcore = 100
-
-    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        present, nums = resource_int(resources, self.config.resource_count_name)
-        if not present or nums is None:
-            return None
-        return ContainerDeviceRequest(int32(nums), VASTAI, 0, 100, 0)

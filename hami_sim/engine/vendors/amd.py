@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from .base import FitOutcome, ResourceGetter, check_type, check_uuid
-from .common import MAX_INT32, FitRules, RegisteredVendor, go_div, quantity_int
+from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, Rejections, go_div, quantity_int
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -41,21 +41,15 @@ class AmdConfig:
     resource_core_name: str = "amd.com/gpucores"
 
 
-class AmdVendor(RegisteredVendor):
+class AmdVendor(ConfiguredVendor, RegisteredVendor):
     common_word = AMD
+    config_class = AmdConfig
+    resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
+    drop_unset_names = True  # AMD's backend skips unset names (see container_request)
     register_key = AMD_REGISTER
     rules = FitRules(
         AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE, check_health=True, partial_is_one=False
     )
-
-    def __init__(self, config: AmdConfig | None = None) -> None:
-        self.config = config or AmdConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset(
-            n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n
-        )
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
@@ -88,15 +82,13 @@ class AmdVendor(RegisteredVendor):
         node: NodeState,
         policy: GpuPolicy,
     ) -> FitOutcome:
+        """AMD's own Fit, not ``common_fit``: a case-insensitive type, memory 0 = the whole card, cores
+        as a CU percentage (a whole-memory request takes every CU), the model recorded as the type."""
         annotations = pod.annotations
         nums = request.nums
-        counts: dict[str, int] = {}
-        device_reasons: dict[str, str] = {}
+        reject = Rejections()
+        counts, device_reasons = reject.counts, reject.device_reasons
         collected: list[ContainerDevice] = []
-
-        def reject(dev: DeviceUsage, reason: str) -> None:
-            counts[reason] = counts.get(reason, 0) + 1
-            device_reasons.setdefault(dev.id, reason)
 
         for dev in reversed(devices):
             if dev.id in node.cordoned:

@@ -25,16 +25,19 @@ from ..model import (
 )
 from .base import FitOutcome, ResourceGetter
 from .common import (
-    MAX_SYNTHESISED_DEVICES,
     CapacityVendor,
+    ConfiguredVendor,
     FitRules,
+    Rejections,
     capacity_int,
     capacity_raw,
+    check_device_limit,
     check_uuid_exact,
     int32,
     node_labels,
     node_name,
     resource_int,
+    synthesise,
 )
 
 if TYPE_CHECKING:
@@ -107,16 +110,12 @@ def _core_usage(usage: int, require: int) -> int:
     return 3 - usage
 
 
-class AwsNeuronVendor(CapacityVendor):
+class AwsNeuronVendor(ConfiguredVendor, CapacityVendor):
     common_word = AWS_NEURON
+    config_class = AwsNeuronConfig
+    resource_fields = ("resource_count_name", "resource_core_name")
+    capacity_fields = ("resource_count_name", "resource_core_name")
     rules = FitRules(AWS_USE_UUID, AWS_NOUSE_UUID)
-
-    def __init__(self, config: AwsNeuronConfig | None = None) -> None:
-        self.config = config or AwsNeuronConfig()
-        self.capacity_names = (self.config.resource_count_name, self.config.resource_core_name)
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name, self.config.resource_core_name})
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         count = capacity_raw(node, self.config.resource_count_name)
@@ -131,11 +130,7 @@ class AwsNeuronVendor(CapacityVendor):
         counts = capacity_int(node, self.config.resource_count_name)
         if counts <= 0:
             return [], {}
-        if counts > MAX_SYNTHESISED_DEVICES:
-            raise InventoryError(
-                f"status.capacity[{self.config.resource_count_name}]",
-                f"{counts} {AWS_NEURON} devices; hami-sim simulates at most {MAX_SYNTHESISED_DEVICES} per node",
-            )
+        check_device_limit(counts, AWS_NEURON, self.config.resource_count_name)
         cores_total = capacity_int(node, self.config.resource_core_name)
         per_device = max(cores_total, 0) // counts
         if per_device > 30:  # the core bitmask is an int32 in HAMi
@@ -145,22 +140,17 @@ class AwsNeuronVendor(CapacityVendor):
             )
         mask = (1 << per_device) - 1
         instance_type = node_labels(node).get(INSTANCE_TYPE_LABEL)
-        name = node_name(node)
         custom = {NODE_TYPE_KEY: instance_type if isinstance(instance_type, str) else ""}
-        devices = [
-            DeviceInfo(
-                id=f"{name}-{AWS_NEURON}-{i}",
-                index=i,
-                count=per_device,
-                devmem=0,
-                devcore=int32(mask),
-                type=AWS_NEURON,
-                health=True,
-                device_vendor=AWS_NEURON,
-                custom_info=custom,
-            )
-            for i in range(counts)
-        ]
+        devices = synthesise(
+            node,
+            counts,
+            vendor=AWS_NEURON,
+            id_infix=AWS_NEURON,
+            split=per_device,
+            devmem=0,
+            devcore=int32(mask),
+            custom_info=custom,
+        )
         return devices, {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
@@ -198,12 +188,8 @@ class AwsNeuronVendor(CapacityVendor):
                 if dev is not None
             ]
             return FitOutcome(True, chosen, "")
-        counts: dict[str, int] = {}
-        device_reasons: dict[str, str] = {}
-
-        def reject(dev: DeviceUsage, reason: str) -> None:
-            counts[reason] = counts.get(reason, 0) + 1
-            device_reasons.setdefault(dev.id, reason)
+        reject = Rejections()
+        counts, device_reasons = reject.counts, reject.device_reasons
 
         for dev in reversed(devices):
             if dev.id in node.cordoned:

@@ -29,17 +29,18 @@ from ..model import (
     NodeState,
 )
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, ResourceGetter, Vendor
+from .base import FitOutcome, ResourceGetter
 from .common import (
     MAX_INT32,
     CapacityVendor,
+    ConfiguredVendor,
+    CountRequestVendor,
     FitRules,
-    capacity_int,
+    Rejections,
     common_fit,
     int32,
     node_name,
     resource_int,
-    synthesise,
 )
 
 if TYPE_CHECKING:
@@ -77,41 +78,21 @@ class EnflameConfig:
     resource_core_name: str = "enflame.com/gcu-core"
 
 
-class EnflameGcuVendor(CapacityVendor):
+class EnflameGcuVendor(CountRequestVendor, CapacityVendor):
     """Whole, exclusive Enflame GCUs from node capacity (HAMi ``gcu.go``)."""
 
     common_word = GCU
+    config_class = EnflameConfig
+    capacity_fields = ("resource_count_name",)
+    count_request = (100, 100, 100)
     rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, check_memory_and_cores=False)
-
-    def __init__(self, config: EnflameConfig | None = None) -> None:
-        self.config = config or EnflameConfig()
-        self.capacity_names = (self.config.resource_count_name,)
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name})
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        cards = capacity_int(node, self.config.resource_count_name)
-        if cards <= 0:
-            return [], {}
-        return synthesise(
-            node,
-            cards,
-            vendor=GCU,
-            id_infix=GCU,
-            split=1,
-            devmem=100,
-            devcore=100,
-            source=self.config.resource_count_name,
+        return self.capacity_devices(
+            node, self.config.resource_count_name, id_infix=GCU, split=1, devmem=100, devcore=100
         ), {}
-
-    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        present, nums = resource_int(resources, self.config.resource_count_name)
-        if not present or nums is None:
-            return None
-        return ContainerDeviceRequest(int32(nums), GCU, 100, 100, 100)
 
     def fit(
         self,
@@ -121,10 +102,14 @@ class EnflameGcuVendor(CapacityVendor):
         node: NodeState,
         policy: GpuPolicy,
     ) -> FitOutcome:
-        """Only the type and "is the GCU idle" are checked; a placement takes the whole card."""
+        """Only the type and "is the GCU idle" are checked; a placement takes the whole card.
+
+        Not ``common_fit``: HAMi's ``gcu.go`` Fit skips UUID selection, the split count and mutex, and
+        records the request's own memory and cores.
+        """
         nums = request.nums
-        counts: dict[str, int] = {}
-        device_reasons: dict[str, str] = {}
+        reject = Rejections()
+        counts, device_reasons = reject.counts, reject.device_reasons
         collected: list[ContainerDevice] = []
         for dev in reversed(devices):
             reason = ""
@@ -135,8 +120,7 @@ class EnflameGcuVendor(CapacityVendor):
             elif dev.used > 0:
                 reason = R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
             if reason:
-                counts[reason] = counts.get(reason, 0) + 1
-                device_reasons.setdefault(dev.id, reason)
+                reject(dev, reason)
                 continue
             if nums > 0:
                 nums -= 1
@@ -224,18 +208,16 @@ def _quantity_value(raw: object) -> int | None:
         return None
 
 
-class EnflameDrsVendor(Vendor):
+class EnflameDrsVendor(ConfiguredVendor):
     """Enflame DRS slices (vGCU)."""
 
     common_word = ENFLAME
+    config_class = EnflameConfig
+    resource_fields = ("resource_drs_name", "resource_memory_name", "resource_core_name")
 
     def __init__(self, config: EnflameConfig | None = None) -> None:
-        self.config = config or EnflameConfig()
+        super().__init__(config)
         self.rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID)
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_drs_name, c.resource_memory_name, c.resource_core_name})
 
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (DRS_CAPACITY,), ()

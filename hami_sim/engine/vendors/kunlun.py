@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .base import FitOutcome, ResourceGetter
-from .common import CapacityVendor, FitRules, RegisteredVendor, capacity_int, int32, resource_int, synthesise
+from .common import (
+    CapacityVendor,
+    ConfiguredVendor,
+    CountRequestVendor,
+    FitRules,
+    RegisteredVendor,
+    requested_count,
+    resource_int,
+)
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -155,45 +163,24 @@ class KunlunConfig:
     resource_vmemory_name: str = "kunlunxin.com/vxpu-memory"
 
 
-class KunlunVendor(CapacityVendor):
+class KunlunVendor(CountRequestVendor, CapacityVendor):
     """Whole Kunlunxin cards from node capacity."""
 
     common_word = KUNLUN
+    config_class = KunlunConfig
+    capacity_fields = ("resource_count_name",)
     rules = FitRules("baidu.com/use-gpuuuid", "baidu.com/nouse-gpuuuid")
-
-    def __init__(self, config: KunlunConfig | None = None) -> None:
-        self.config = config or KunlunConfig()
-        self.capacity_names = (self.config.resource_count_name,)
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name})
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        cards = capacity_int(node, self.config.resource_count_name)
-        if cards <= 0:
-            return [], {}
-        devices = synthesise(
-            node,
-            cards,
-            vendor=KUNLUN,
-            id_infix="kunlun",
-            split=100,
-            devmem=KUNLUN_MAX_MEMORY,
-            devcore=100,
-            source=self.config.resource_count_name,
+        devices = self.capacity_devices(
+            node, self.config.resource_count_name, id_infix="kunlun", split=100, devmem=KUNLUN_MAX_MEMORY, devcore=100
         )
         for dev in devices:
-            if dev.index >= cards // 2:
+            if dev.index >= len(devices) // 2:
                 dev.numa = 1
         return devices, {}
-
-    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        present, nums = resource_int(resources, self.config.resource_count_name)
-        if not present or nums is None:
-            return None
-        return ContainerDeviceRequest(int32(nums), KUNLUN, 0, 100, 0)
 
     def fit(
         self,
@@ -273,24 +260,20 @@ def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
     return dev.usedmem // dev.used == request.memreq
 
 
-class KunlunVxpuVendor(RegisteredVendor):
+class KunlunVxpuVendor(ConfiguredVendor, RegisteredVendor):
     """vXPU slices from the ``hami.io/node-register-xpu`` JSON registration."""
 
     common_word = XPU
+    config_class = KunlunConfig
+    resource_fields = ("resource_vcount_name", "resource_vmemory_name")
     register_key = XPU_REGISTER
     empty_error = "no device found on node"
     rules = FitRules("hami.io/use-xpu-uuid", "hami.io/no-use-xpu-uuid")
 
-    def __init__(self, config: KunlunConfig | None = None) -> None:
-        self.config = config or KunlunConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_vcount_name, self.config.resource_vmemory_name})
-
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
-        present, nums = resource_int(resources, c.resource_vcount_name)
-        if not present or nums is None:
+        nums = requested_count(resources, c.resource_vcount_name)
+        if nums is None:
             return None
         memnum = 0
         _, mem = resource_int(resources, c.resource_vmemory_name)
@@ -300,7 +283,7 @@ class KunlunVxpuVendor(RegisteredVendor):
         pct = 0
         if memnum == 0:
             pct, cores, memnum = 100, 100, KUNLUN_MAX_MEMORY
-        return ContainerDeviceRequest(int32(nums), XPU, memnum, pct, cores)
+        return ContainerDeviceRequest(nums, XPU, memnum, pct, cores)
 
     def fit(
         self,

@@ -50,18 +50,17 @@ from ..model import (
 )
 from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, ResourceGetter, check_uuid
 from .common import (
-    CapacityVendor,
+    ConfiguredVendor,
+    CountRequestVendor,
     FitRules,
-    capacity_int,
-    common_fit,
+    Rejections,
+    SameDeviceVendor,
+    core_reason,
     go_div,
     int32,
     quantity_int,
-    resource_int,
-    same_device_rule,
-    synthesise,
 )
 
 if TYPE_CHECKING:
@@ -172,19 +171,14 @@ def link_score(devices: Sequence[tuple[str, int]]) -> int:
     return score
 
 
-class MetaxGpuVendor(CapacityVendor):
+class MetaxGpuVendor(CountRequestVendor, SameDeviceVendor):
     """Exclusive MetaX GPUs from node capacity, with the topology-loss node score."""
 
     common_word = METAX_GPU
+    config_class = MetaxConfig
+    capacity_fields = ("resource_count_name",)
+    count_request = (0, 100, 100)
     rules = FitRules(METAX_USE_UUID, METAX_NOUSE_UUID)
-    needs_allocated = True
-
-    def __init__(self, config: MetaxConfig | None = None) -> None:
-        self.config = config or MetaxConfig()
-        self.capacity_names = (self.config.resource_count_name,)
-
-    def resource_names(self) -> frozenset[str]:
-        return frozenset({self.config.resource_count_name})
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         key = super().inventory_key(annotations, node)
@@ -195,19 +189,11 @@ class MetaxGpuVendor(CapacityVendor):
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        cards = capacity_int(node, self.config.resource_count_name)
-        if cards <= 0:
-            return [], {}
-        devices = synthesise(
-            node,
-            cards,
-            vendor=METAX_GPU,
-            id_infix="metax",
-            split=1,
-            devmem=METAX_GPU_MEMORY,
-            devcore=100,
-            source=self.config.resource_count_name,
+        devices = self.capacity_devices(
+            node, self.config.resource_count_name, id_infix="metax", split=1, devmem=METAX_GPU_MEMORY, devcore=100
         )
+        if not devices:
+            return [], {}
         losses = annotations.get(TOPOLOGY_LOSSES)
         scores = annotations.get(TOPOLOGY_SCORES)
         if losses is not None or scores is not None:
@@ -219,19 +205,6 @@ class MetaxGpuVendor(CapacityVendor):
             for dev in devices:
                 dev.custom_info = info
         return devices, {}
-
-    def fit(
-        self,
-        devices: list[DeviceUsage],
-        request: ContainerDeviceRequest,
-        pod: PodView,
-        node: NodeState,
-        policy: GpuPolicy,
-        allocated: Sequence[Sequence[ContainerDevice]] = (),
-    ) -> FitOutcome:
-        return common_fit(
-            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
-        )
 
     def score_node(
         self,
@@ -257,12 +230,6 @@ class MetaxGpuVendor(CapacityVendor):
         wanted = sum(len(container) for container in pod_devices)
         value = table.get(str(wanted), 0) if isinstance(table, dict) else 0
         return f32(2000 - f32(value if isinstance(value, int) else 0))
-
-    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        present, nums = resource_int(resources, self.config.resource_count_name)
-        if not present or nums is None:
-            return None
-        return ContainerDeviceRequest(int32(nums), METAX_GPU, 0, 100, 100)
 
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
@@ -352,17 +319,12 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
     return devices
 
 
-class MetaxSgpuVendor(Vendor):
+class MetaxSgpuVendor(ConfiguredVendor):
     """MetaX sGPU: shared slices with QoS policies."""
 
     common_word = METAX_SGPU
-
-    def __init__(self, config: MetaxConfig | None = None) -> None:
-        self.config = config or MetaxConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_vcount_name, c.resource_vcore_name, c.resource_vmemory_name})
+    config_class = MetaxConfig
+    resource_fields = ("resource_vcount_name", "resource_vcore_name", "resource_vmemory_name")
 
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (METAX_SGPU_REGISTER,), ()
@@ -409,13 +371,9 @@ class MetaxSgpuVendor(Vendor):
         annotations = pod.annotations
         app_class = annotations.get(APP_CLASS, "")
         req_qos = annotations.get(QOS_POLICY, "")
-        counts: dict[str, int] = {}
-        device_reasons: dict[str, str] = {}
+        reject = Rejections()
+        counts, device_reasons = reject.counts, reject.device_reasons
         candidates: list[tuple[DeviceUsage, int]] = []
-
-        def reject(dev: DeviceUsage, reason: str) -> None:
-            counts[reason] = counts.get(reason, 0) + 1
-            device_reasons.setdefault(dev.id, reason)
 
         for dev in reversed(devices):
             if dev.id in node.cordoned:
@@ -451,14 +409,9 @@ class MetaxSgpuVendor(Vendor):
                 reject(dev, R.CARD_INSUFFICIENT_MEMORY)
                 continue
             if app_class != ONLINE:
-                if dev.totalcore - dev.usedcores < request.coresreq:
-                    reject(dev, R.CARD_INSUFFICIENT_CORE)
-                    continue
-                if dev.totalcore == 100 and request.coresreq == 100 and dev.used > 0:
-                    reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
-                    continue
-                if dev.totalcore != 0 and dev.usedcores == dev.totalcore and request.coresreq == 0:
-                    reject(dev, R.CARD_COMPUTE_UNITS_EXHAUSTED)
+                why = core_reason(dev, request.coresreq)
+                if why:
+                    reject(dev, why)
                     continue
             candidates.append((dev, memreq))
         if len(candidates) < request.nums:

@@ -283,16 +283,23 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
     """Everything Fit reads that placements change: usage numbers, MIG placements, ``custom_info``.
 
     Computed only for fresh templates and on memo misses, so canonicalising ``custom_info`` is cheap;
-    devices without it keep the plain tuple of numbers.
+    a dict shared by several devices (MetaX GPU topology tables) is canonicalised once per call (the
+    list keeps it alive, so its ``id`` is stable here); devices without it keep the plain tuple.
     """
-    return tuple(
-        (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use) if d.mig_in_use else (), _info_key(d.custom_info))
-        if d.custom_info
-        else (
-            (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use)) if d.mig_in_use else (d.used, d.usedmem, d.usedcores)
-        )
-        for d in devices
-    )
+    keys: dict[int, bytes] = {}
+    out = []
+    for d in devices:
+        info = d.custom_info
+        if info:
+            key = keys.get(id(info))
+            if key is None:
+                key = keys[id(info)] = _info_key(info)
+            out.append((d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use) if d.mig_in_use else (), key))
+        elif d.mig_in_use:
+            out.append((d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use)))
+        else:
+            out.append((d.used, d.usedmem, d.usedcores))
+    return tuple(out)
 
 
 class _Fitter:

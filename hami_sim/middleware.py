@@ -8,7 +8,8 @@
   unbounded body. Simulation paths (whole Node lists) get ``EXTENDER_MAX_BODY_BYTES`` instead.
 - ``JsonHostMiddleware``: a ``Host`` header outside ``ALLOWED_HOSTS`` is a JSON 400 ``{"error": ...}``
   for JSON clients (REST API, extender verbs, session verbs) instead of Django's HTML 400 page; the
-  dashboard and admin keep Django's page.
+  dashboard and admin keep Django's page. ``bad_request`` (``handler400``) does the same for the
+  other requests Django refuses as suspicious (too many fields, ...).
 - ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
   (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
   nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
@@ -26,8 +27,9 @@ from collections.abc import Callable
 
 import orjson
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
+from django.views import defaults
 
 from . import logging as log_context
 
@@ -40,6 +42,7 @@ __all__ = [
     "JsonHostMiddleware",
     "ListenerMiddleware",
     "is_json_client_path",
+    "bad_request",
 ]
 
 access_log = logging.getLogger("hami_sim.access")
@@ -152,6 +155,15 @@ class JsonHostMiddleware:
                 security_log.error(str(exc), extra={"status_code": 400, "request": request})
                 return _json(400, {"error": str(exc)})
         return self.get_response(request)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler400``: Django's 400 for a suspicious request (too many fields, a bad Host reached past
+    ``JsonHostMiddleware``), as JSON ``{"error": ...}`` for JSON clients, Django's page elsewhere."""
+    if is_json_client_path(request.path_info):
+        message = str(exception) if isinstance(exception, SuspiciousOperation) and str(exception) else "bad request"
+        return _json(400, {"error": message})
+    return defaults.bad_request(request, exception)
 
 
 def _token_user(request: HttpRequest):

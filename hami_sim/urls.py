@@ -27,5 +27,8 @@ urlpatterns = [
     path("", include("dashboard.urls")),
 ]
 
+# Django's 400 for suspicious requests, as JSON on the API and extender paths (hami_sim/middleware.py)
+handler400 = "hami_sim.middleware.bad_request"
+
 if settings.BENCH_ENDPOINT:
     urlpatterns.insert(0, path("bench/fixed-4k", benchviews.fixed_4k))

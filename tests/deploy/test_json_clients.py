@@ -114,3 +114,21 @@ def test_malformed_host_is_a_json_400_too(client, settings):
     response = client.post("/filter-simulation", BODY, content_type="application/json", HTTP_HOST="bad host!")
     assert response.status_code == 400
     assert "bad host!" in orjson.loads(response.content)["error"]
+
+
+# -- other requests Django refuses as suspicious ----------------------------------------------------------------
+def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(client, settings, django_user_model):
+    from profiles.models import NodeGroup
+
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 2
+    user = django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+    client.force_login(user)
+    query = "&".join(f"f{i}=1" for i in range(5))
+    response = client.get(f"/api/v1/node-groups/?{query}")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in orjson.loads(response.content)["error"]
+    response = client.post("/api/v1/node-groups/", query, content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert NodeGroup.objects.count() == 0
+    response = client.get(f"/decisions/?{query}")
+    assert response.status_code == 400 and response["Content-Type"].startswith("text/html")

@@ -25,7 +25,7 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from ..policy import f32
 from .base import FitOutcome, ResourceGetter
-from .common import ChipVendor, common_fit, int32, requested_count, resource_int, sliced_request
+from .common import ChipVendor, common_fit, int32, requested_count, resource_value, sliced_request
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -150,10 +150,7 @@ def _network_id(dev: DeviceUsage) -> float | None:
 class AscendVendor(ChipVendor):
     empty_error = "no device found on node"
     register_format = "hami.io/node-register-{}"
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset({c.resource_name, c.resource_memory_name, c.resource_core_name})
+    resource_fields = ("resource_name", "resource_memory_name", "resource_core_name")
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
@@ -161,7 +158,7 @@ class AscendVendor(ChipVendor):
         if nums is None:
             return None
         memnum = 0
-        _, mem = resource_int(resources, c.resource_memory_name)
+        mem = resource_value(resources, c.resource_memory_name)
         if mem is not None:
             if c.memory_factor > 1:
                 mem *= c.memory_factor

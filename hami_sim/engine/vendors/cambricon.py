@@ -13,14 +13,7 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest, DeviceInfo
 from .base import ResourceGetter
-from .common import (
-    CapacityVendor,
-    ConfiguredVendor,
-    FitRules,
-    requested_count,
-    resource_int32,
-    sliced_request,
-)
+from .common import CapacityVendor, ConfiguredVendor, FitRules, count_memory_core_request
 
 __all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -52,13 +45,12 @@ class CambriconVendor(ConfiguredVendor, CapacityVendor):
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        return self.core_split_devices(node, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"), {}
+        return self.core_split_devices(
+            node, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        c = self.config
-        nums = requested_count(resources, c.resource_count_name)
-        if nums is None:
-            return None
-        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
-        corenum = resource_int32(resources, c.resource_core_name, default=100)  # no vcore: a whole MLU
-        return sliced_request(nums, MLU, memnum, corenum)
+        # no vcore: a whole MLU's compute
+        return count_memory_core_request(
+            resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100
+        )

@@ -397,7 +397,7 @@ class RegisteredVendor(CommonFitVendor):
         """Per-vendor fix-ups HAMi applies after decoding (e.g. Biren/Vastai force devcore 100)."""
 
 
-class ChipVendor(RegisteredVendor):
+class ChipVendor(ConfiguredVendor, RegisteredVendor):
     """One backend per configured chip (Ascend ``vnpus:``, Iluvatar ``iluvatars:``), named by the chip.
 
     The registration key follows ``register_format``; UUID selection is ``hami.io/use-<chip>-uuid`` /
@@ -406,7 +406,7 @@ class ChipVendor(RegisteredVendor):
 
     register_format: str = ""
 
-    def __init__(self, config: object) -> None:
+    def __init__(self, config: object) -> None:  # a chip is always configured: no default config
         self.config = config
         cw = config.common_word  # type: ignore[attr-defined]
         self.common_word = cw
@@ -489,7 +489,14 @@ class SameDeviceVendor(CapacityVendor):
         allocated: Sequence[Sequence[ContainerDevice]] = (),
     ) -> FitOutcome:
         return common_fit(
-            self.common_word, self.rules, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+            self.common_word,
+            self.rules,
+            devices,
+            request,
+            pod,
+            node,
+            policy,
+            accept=same_device_rule(allocated),
         )
 
 
@@ -516,22 +523,49 @@ class WholeDeviceVendor(CountRequestVendor, RegisteredVendor):
         dev.devcore = 100
 
 
+def resource_value(resources: ResourceGetter, name: str) -> int | None:
+    """``AsInt64`` of an optional resource; None when absent, unnamed or not an integer."""
+    return resource_int(resources, name)[1]
+
+
 def requested_count(resources: ResourceGetter, name: str) -> int | None:
     """The device count a container asks for (``int32`` of ``AsInt64``); None when it asks none or the
     quantity is not an integer (HAMi then skips the container for this vendor)."""
-    _, nums = resource_int(resources, name)
+    nums = resource_value(resources, name)
     return int32(nums) if nums is not None else None
 
 
 def resource_int32(resources: ResourceGetter, name: str, *, scale: int = 1, default: int = 0) -> int:
     """``int32(AsInt64 x scale)`` of an optional resource, ``default`` when absent or not an integer."""
-    _, value = resource_int(resources, name)
+    value = resource_value(resources, name)
     return int32(value * scale) if value is not None else default
 
 
 def sliced_request(nums: int, vendor: str, memnum: int, corenum: int) -> ContainerDeviceRequest:
     """A per-device request where no memory means the whole card (``MemPercentagereq`` 100)."""
     return ContainerDeviceRequest(nums, vendor, memnum, 100 if memnum == 0 else 0, corenum)
+
+
+def count_memory_core_request(
+    resources: ResourceGetter,
+    vendor: str,
+    config: object,
+    *,
+    memory_scale: int = 1,
+    default_cores: int = 0,
+) -> ContainerDeviceRequest | None:
+    """The request of the count + memory + cores vendors (Cambricon, Hygon, Iluvatar): ``N`` devices
+    of ``memory x memory_scale`` MiB each (none: the whole card) and a cores percentage
+    (``default_cores`` when absent), all ``int32``; None when the container asks no count.
+
+    ``config`` carries ``resource_count_name``, ``resource_memory_name`` and ``resource_core_name``.
+    """
+    nums = requested_count(resources, config.resource_count_name)  # type: ignore[attr-defined]
+    if nums is None:
+        return None
+    memnum = resource_int32(resources, config.resource_memory_name, scale=memory_scale)  # type: ignore[attr-defined]
+    corenum = resource_int32(resources, config.resource_core_name, default=default_cores)  # type: ignore[attr-defined]
+    return sliced_request(nums, vendor, memnum, corenum)
 
 
 MAX_SYNTHESISED_DEVICES = 1024
@@ -601,4 +635,6 @@ __all__ += [
     "requested_count",
     "resource_int32",
     "sliced_request",
+    "count_memory_core_request",
+    "resource_value",
 ]

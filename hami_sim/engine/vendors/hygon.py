@@ -13,14 +13,7 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
-from .common import (
-    ConfiguredVendor,
-    FitRules,
-    RegisteredVendor,
-    requested_count,
-    resource_int32,
-    sliced_request,
-)
+from .common import ConfiguredVendor, FitRules, RegisteredVendor, count_memory_core_request
 
 __all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER", "check_dcu_type"]
 
@@ -65,12 +58,8 @@ class HygonVendor(ConfiguredVendor, RegisteredVendor):
     rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, exact_uuid=True, type_check=check_dcu_type)
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        c = self.config
-        nums = requested_count(resources, c.resource_count_name)
-        if nums is None:
-            return None
-        factor = c.memory_factor if c.memory_factor > 1 else 1
-        memnum = resource_int32(resources, c.resource_memory_name, scale=factor)
+        factor = self.config.memory_factor
         # no dcucores: the whole card's compute (exclusive)
-        corenum = resource_int32(resources, c.resource_core_name, default=100)
-        return sliced_request(nums, DCU, memnum, corenum)
+        return count_memory_core_request(
+            resources, DCU, self.config, memory_scale=factor if factor > 1 else 1, default_cores=100
+        )

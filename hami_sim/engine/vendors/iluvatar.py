@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
-from .common import ChipVendor, requested_count, resource_int32, sliced_request
+from .common import ChipVendor, count_memory_core_request
 
 __all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -38,21 +38,11 @@ class IluvatarConfig:
 class IluvatarVendor(ChipVendor):
     legacy = True
     register_format = "hami.io/node-{}-register"
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset(
-            n for n in (c.resource_count_name, c.resource_memory_name, c.resource_core_name) if n
-        )
+    resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
+    drop_unset_names = True  # a chip entry may leave names unset
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        c = self.config
-        nums = requested_count(resources, c.resource_count_name)
-        if nums is None:
-            return None
-        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
-        corenum = resource_int32(resources, c.resource_core_name)
-        return sliced_request(nums, c.common_word, memnum, corenum)
+        return count_memory_core_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

@@ -31,7 +31,7 @@ from .common import (
     FitRules,
     RegisteredVendor,
     requested_count,
-    resource_int,
+    resource_value,
 )
 
 if TYPE_CHECKING:
@@ -175,7 +175,12 @@ class KunlunVendor(CountRequestVendor, CapacityVendor):
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         devices = self.capacity_devices(
-            node, self.config.resource_count_name, id_infix="kunlun", split=100, devmem=KUNLUN_MAX_MEMORY, devcore=100
+            node,
+            self.config.resource_count_name,
+            id_infix="kunlun",
+            split=100,
+            devmem=KUNLUN_MAX_MEMORY,
+            devcore=100,
         )
         for dev in devices:
             if dev.index >= len(devices) // 2:
@@ -275,10 +280,8 @@ class KunlunVxpuVendor(ConfiguredVendor, RegisteredVendor):
         nums = requested_count(resources, c.resource_vcount_name)
         if nums is None:
             return None
-        memnum = 0
-        _, mem = resource_int(resources, c.resource_vmemory_name)
-        if mem is not None:
-            memnum = trim_vxpu_memory(mem)
+        mem = resource_value(resources, c.resource_vmemory_name)
+        memnum = trim_vxpu_memory(mem) if mem is not None else 0
         cores = memnum * 100 // KUNLUN_MAX_MEMORY
         pct = 0
         if memnum == 0:

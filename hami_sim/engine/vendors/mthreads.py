@@ -47,7 +47,9 @@ class MthreadsVendor(ConfiguredVendor, SameDeviceVendor):
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        return self.core_split_devices(node, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"), {}
+        return self.core_split_devices(
+            node, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"
+        ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

@@ -172,7 +172,11 @@ class Rejections:
 
 def core_reason(dev: DeviceUsage, coresreq: int) -> str:
     """The NVIDIA-derived core checks after memory: insufficient cores, a whole-card request on a used
-    card, a card whose compute is used up for a core-less request; "" when the device passes."""
+    card, a card whose compute is used up for a core-less request; "" when the device passes.
+
+    ``NvidiaVendor.fit`` keeps its own inline copy on purpose: its check order is the reference the
+    others were derived from and is kept verbatim.
+    """
     if dev.totalcore - dev.usedcores < coresreq:
         return R.CARD_INSUFFICIENT_CORE
     if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:

@@ -368,6 +368,9 @@ class MetaxSgpuVendor(ConfiguredVendor):
         node: NodeState,
         policy: GpuPolicy,
     ) -> FitOutcome:
+        # not ``common_fit``: the sGPU Fit checks health (as CardUnhealthy), app class and QoS first,
+        # resolves memory without the 101 "unset" case, skips core checks for online pods and collects
+        # every fitting card before choosing (no early stop)
         annotations = pod.annotations
         app_class = annotations.get(APP_CLASS, "")
         req_qos = annotations.get(QOS_POLICY, "")

@@ -26,11 +26,11 @@ from ..model import (
     NodeState,
 )
 from ..quantity import as_int64, parse_quantity
-from .base import FitOutcome, ResourceGetter, Vendor, check_type, check_uuid, go_parse_bool
+from .base import FitOutcome, ResourceGetter, check_type, check_uuid, go_parse_bool
 from .common import MAX_INT32 as _MAX_INT32
+from .common import ConfiguredVendor, json_devices
 from .common import go_div as _go_div
 from .common import int32 as _int32
-from .common import json_devices
 
 if TYPE_CHECKING:
     from ..policy import GpuPolicy
@@ -89,23 +89,16 @@ def choose_mig_slot(
     return None
 
 
-class NvidiaVendor(Vendor):
+class NvidiaVendor(ConfiguredVendor):
     common_word = NVIDIA
-
-    def __init__(self, config: NvidiaConfig | None = None) -> None:
-        self.config = config or NvidiaConfig()
-
-    def resource_names(self) -> frozenset[str]:
-        c = self.config
-        return frozenset(
-            {
-                c.resource_count_name,
-                c.resource_memory_name,
-                c.resource_memory_percentage_name,
-                c.resource_core_name,
-                c.resource_priority_name,
-            }
-        )
+    config_class = NvidiaConfig
+    resource_fields = (
+        "resource_count_name",
+        "resource_memory_name",
+        "resource_memory_percentage_name",
+        "resource_core_name",
+        "resource_priority_name",
+    )
 
     # -- registration ---------------------------------------------------------------------------
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:

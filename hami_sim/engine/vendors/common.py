@@ -5,6 +5,14 @@ policy-sorted devices from the end, reject a device on the first failing check, 
 and stop as soon as enough devices were collected. ``common_fit`` is that loop once, with switches
 for the places the vendors differ (which checks they run, iteration direction, what a chosen device
 records), so each vendor module only states its differences.
+
+The same goes for the code around Fit: ``ConfiguredVendor`` (config block -> resource names),
+``RegisteredVendor`` / ``ChipVendor`` (one registration annotation), ``CapacityVendor`` (devices
+synthesised from ``status.capacity``), ``CountRequestVendor`` / ``WholeDeviceVendor`` (count-only
+requests) and the request helpers (``requested_count``, ``resource_int32``,
+``count_memory_core_request``) each hold one HAMi rule that several backends repeat. Where two
+backends only look alike but HAMi encodes different rules (AMD's and MetaX sGPU's Fits, Hygon's
+type check, the exact UUID lists), the vendor module keeps its own code and says why.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``manage.py check --deploy`` checks Django cannot know about: our demo secret and the listeners.
+"""System checks Django cannot know about: our demo secret and the listeners (``check --deploy``),
+and the HAMi vendor configuration (every ``check``, so a typo fails start-up, not the first request).
 
 Django's own W009 accepts the demo key (it is long and varied), so a production install that
 forgot ``SECRET_KEY``/``SECRET_KEY_FILE`` would pass ``check --deploy`` silently without this.
@@ -7,11 +8,13 @@ forgot ``SECRET_KEY``/``SECRET_KEY_FILE`` would pass ``check --deploy`` silently
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from django.conf import settings
-from django.core.checks import Tags, Warning, register
+from django.core.checks import Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["check_secret_key", "check_listener"]
+__all__ = ["check_secret_key", "check_listener", "check_vendor_config"]
 
 DEMO_KEY_PREFIX = "hami-sim-insecure-demo-key"
 
@@ -46,3 +49,33 @@ def check_listener(app_configs, **kwargs):
             )
         )
     return errors
+
+
+
+@register(Tags.compatibility)
+def check_vendor_config(app_configs, **kwargs):
+    """Build every vendor config from ``settings.HAMI`` now: a typo in ``HAMI["VENDORS"]`` set in
+    settings code then fails ``manage.py check`` (and every command and server start, which run the
+    checks) instead of turning the first extender request into a 500 inside ``get_simulator()``."""
+    try:
+        from simulations.engine import build_vendors
+    except ImportError:  # the extender app is optional for the other checks
+        return []
+    hami = getattr(settings, "HAMI", None)
+    if not isinstance(hami, Mapping):
+        return [Error("settings.HAMI must be a dict of HAMi scheduler settings.", id="hami_sim.E001")]
+    try:
+        build_vendors(hami)
+    except ImproperlyConfigured as exc:
+        problem = str(exc)
+    except (KeyError, TypeError, ValueError) as exc:  # e.g. HAMI["NVIDIA"] missing a field
+        problem = f"{type(exc).__name__}: {exc}"
+    else:
+        return []
+    return [
+        Error(
+            f"Invalid HAMi vendor configuration: {problem}",
+            hint='Fix HAMI["VENDORS"] / HAMI["NVIDIA"] in settings, or HAMI_VENDORS_JSON.',
+            id="hami_sim.E001",
+        )
+    ]

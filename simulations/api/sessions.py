@@ -15,6 +15,8 @@ from django.views.decorators.http import require_POST
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from hami_sim.logcontext import bind_rejected
+
 from .. import sessions as svc
 from ..extender import filter_result
 from ..metrics import EXTENDER_LATENCY, EXTENDER_REQUESTS
@@ -189,6 +191,7 @@ def session_filter_simulation(request: HttpRequest, session_id: str) -> HttpResp
         return HttpResponse(filter_result(None, {}, {}, str(exc)), content_type="application/json", status=413)
     states = svc.node_states(session_id)
     if states is None:
+        bind_rejected("unknown_session", body=body)
         content, outcome = filter_result(None, {}, {}, _unknown(session_id)), "unknown_session"
     else:
         content, outcome = run_filter(body, caller=f"session:{session_id}", states=states)
@@ -208,6 +211,7 @@ def session_prioritize_simulation(request: HttpRequest, session_id: str) -> Http
         return HttpResponse(b"[]", content_type="application/json", status=413)
     states = svc.node_states(session_id)
     if states is None:
+        bind_rejected("unknown_session", body=body)
         content, outcome = b"[]", "unknown_session"
     else:
         content, outcome = run_prioritize(body, states=states)

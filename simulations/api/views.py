@@ -15,12 +15,11 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from hami_sim import logging as log_context
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import NodeVerdict, PodContext
-from hami_sim.logcontext import bind_prioritize_verdict
+from hami_sim.logcontext import bind_prioritize_verdict, bind_rejected
 
 from ..engine import get_simulator
 from ..extender import ExtenderArgs, ExtenderArgsError, filter_result, parse_extender_args
@@ -80,13 +79,16 @@ def run_filter(
     try:
         args = parse_extender_args(body)
     except ExtenderArgsError as exc:
+        bind_rejected("bad_request", body=body)
         return filter_result(None, {}, {}, str(exc)), "bad_request"
     simulator = get_simulator()
     try:
         ctx = simulator.pod_context(args.pod)
     except PodError as exc:
+        bind_rejected("bad_request", args.pod)
         return filter_result(None, {}, {}, f"malformed extender args: {exc}"), "bad_request"
     except WeightsError as exc:
+        bind_rejected("pod_error", args.pod)
         name = args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
         return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)
@@ -116,7 +118,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         simulator = get_simulator()
         ctx = simulator.pod_context(args.pod)
     except (ExtenderArgsError, PodError, WeightsError) as exc:
-        log_context.bind(verdict="bad_request")
+        bind_rejected("bad_request", body=body)
         log.warning("prioritize-simulation rejected: %s", exc)
         return b"[]", "bad_request"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)

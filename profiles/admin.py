@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from .drift import devices_from_json
-from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun, profile_edit
 from .render import render_registration, rows_from_devices
 from .vendors import SPECS
 
@@ -174,13 +174,18 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         items += [(f"label {k}", v) for k, v in reg.labels.items()]
         return format_html_join("", "<p><b>{}</b></p><pre style='white-space:pre-wrap'>{}</pre>", items)
 
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        with profile_edit():  # the header save and every inline row write are one version
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         form.instance.sync_snapshot()  # a history entry that holds the rows, for revert
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         request._profile_revert = True
-        return super().history_form_view(request, object_id, version_id, extra_context)
+        with profile_edit():  # a revert restores header and rows: one new version
+            return super().history_form_view(request, object_id, version_id, extra_context)
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

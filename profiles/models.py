@@ -10,8 +10,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, transaction
 from simple_history.models import HistoricalRecords
 
 from .choices import DriftKind, InventorySource, Severity, Vendor
@@ -25,6 +30,7 @@ __all__ = [
     "NodeInventory",
     "DriftFinding",
     "CatalogVersion",
+    "profile_edit",
 ]
 
 
@@ -115,8 +121,56 @@ class NodeGroup(models.Model):
         return f"template-node-for-{self.name}-0"
 
 
+@dataclass(slots=True)
+class _Edit:
+    """Profiles touched by the current edit: version each had before it, rows changed under it."""
+
+    base: dict[int, int] = field(default_factory=dict)
+    rows_changed: set[int] = field(default_factory=set)
+
+
+_EDIT: ContextVar[_Edit | None] = ContextVar("hami_sim_profile_edit", default=None)
+
+
+@contextmanager
+def profile_edit() -> Iterator[None]:
+    """One user-visible edit of profiles (an API call, an admin form, an import): however many
+    saves and row writes happen inside, each profile's ``version`` moves by at most one and its rows
+    are snapshotted once, atomically. Nested uses join the outer edit.
+
+    Why: rows are replaced by delete + create, and the header, the rows and the snapshot are saved
+    separately; counting each write made a fresh import version 3 and an identical re-import +2.
+    """
+    if _EDIT.get() is not None:
+        yield
+        return
+    edit = _Edit()
+    token = _EDIT.set(edit)
+    try:
+        with transaction.atomic():
+            yield
+            for profile in DeviceProfile.objects.filter(pk__in=edit.rows_changed):
+                profile.sync_snapshot()
+    finally:
+        _EDIT.reset(token)
+
+
+def rows_changed(profile_id: int) -> None:
+    """A row of ``profile_id`` was written: snapshot (and version) now, or when the open edit ends."""
+    edit = _EDIT.get()
+    if edit is not None:
+        edit.rows_changed.add(profile_id)
+        return
+    profile = DeviceProfile.objects.filter(pk=profile_id).first()
+    if profile is not None:
+        profile.sync_snapshot()
+
+
 class DeviceProfile(models.Model):
     """The devices a fresh node of a group registers (one per group and vendor)."""
+
+    #: what a version covers besides the rows (``devices_snapshot``)
+    VERSIONED_FIELDS = ("node_group_id", "vendor", "pair_scores", "notes", "devices_snapshot")
 
     node_group = models.ForeignKey(NodeGroup, on_delete=models.CASCADE, related_name="profiles")
     vendor = models.CharField(max_length=20, choices=Vendor.choices, default=Vendor.NVIDIA)
@@ -149,22 +203,37 @@ class DeviceProfile(models.Model):
                 if not str(b).isdigit() or isinstance(score, bool) or not isinstance(score, int):
                     raise ValidationError({"pair_scores": f"pair_scores[{a}][{b}] must be an integer score by device index"})
 
+    def save(self, *args, **kwargs) -> None:
+        """Sets ``version``: 1 for a new profile, the stored one when nothing versioned changed, else
+        one more than before the current edit (``profile_edit``) or, outside one, than the stored one."""
+        if not self._state.adding and self.pk is not None:
+            stored = DeviceProfile.objects.filter(pk=self.pk).values("version", *self.VERSIONED_FIELDS).first()
+            if stored is not None:
+                # a profile whose rows were never set yet (created, rows to follow) is not a version
+                before = 0 if stored["version"] <= 1 and not stored["devices_snapshot"] else stored["version"]
+                edit = _EDIT.get()
+                if edit is not None:
+                    before = edit.base.setdefault(self.pk, before)
+                changed = any(getattr(self, f) != stored[f] for f in self.VERSIONED_FIELDS)
+                self.version = max(before + 1, 1) if changed else max(stored["version"], 1)
+        super().save(*args, **kwargs)
+
     def rows_data(self) -> list[dict]:
         return [row.as_dict() for row in self.devices.order_by("position", "id")]
 
     def set_rows(self, rows: list[dict]) -> None:
-        """Replace the device rows (in order) and record them in a new history entry."""
-        self.devices.all().delete()
-        for position, row in enumerate(rows):
-            DeviceRow.objects.create(profile=self, position=position, **row)
-        self.sync_snapshot()
+        """Replace the device rows (in order) and record them in a new history entry (one version)."""
+        with profile_edit():
+            self.devices.all().delete()
+            for position, row in enumerate(rows):
+                DeviceRow.objects.create(profile=self, position=position, **row)
+            self.sync_snapshot()
 
     def sync_snapshot(self) -> None:
         """Save the current rows into ``devices_snapshot`` (one history entry) when they changed."""
         rows = self.rows_data()
         if rows != self.devices_snapshot:
             self.devices_snapshot = rows
-            self.version = (DeviceProfile.objects.filter(pk=self.pk).values_list("version", flat=True).first() or 0) + 1
             self.save()
 
 

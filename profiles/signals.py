@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
-from django.utils import timezone
 
 from .inventory import invalidate
-from .models import CatalogVersion, DeviceProfile, DeviceRow, NodeGroup
+from .models import CatalogVersion, DeviceProfile, DeviceRow, NodeGroup, rows_changed
 
 __all__ = ["bump_generation"]
 
@@ -35,5 +34,10 @@ def _catalog_changed(sender, **kwargs) -> None:
 def _row_changed(sender, instance: DeviceRow, **kwargs) -> None:
     if kwargs.get("raw"):
         return
-    DeviceProfile.objects.filter(pk=instance.profile_id).update(version=F("version") + 1, updated_at=timezone.now())
     bump_generation()
+    origin = kwargs.get("origin")
+    if origin is not None and not isinstance(origin, (DeviceRow, QuerySet)):
+        return  # rows cascading away with their profile or group: no edit of the profile to record
+    if isinstance(origin, QuerySet) and origin.model is not DeviceRow:
+        return
+    rows_changed(instance.profile_id)

@@ -27,7 +27,7 @@ import yaml
 from django.db import transaction
 
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, replace_rows
-from .models import DeviceProfile, NodeGroup
+from .models import DeviceProfile, NodeGroup, profile_edit
 
 __all__ = ["ProfileImportError", "export_profiles", "import_profiles", "dump_yaml", "flatten_errors"]
 
@@ -169,7 +169,7 @@ def import_profiles(text: str) -> dict[str, int]:
                 profile_plans.append(ps.validated_data)
         plans.append((serializer, profile_plans))
     counts = {"created": 0, "updated": 0, "profiles": 0}
-    with transaction.atomic():
+    with transaction.atomic(), profile_edit():  # one version per changed profile, none for an identical file
         for serializer, profile_plans in plans:
             counts["updated" if serializer.instance is not None else "created"] += 1
             group = serializer.save()
@@ -182,7 +182,7 @@ def import_profiles(text: str) -> dict[str, int]:
                 profile, created = DeviceProfile.objects.get_or_create(
                     node_group=group, vendor=data.pop("vendor", "NVIDIA"), defaults=data
                 )
-                if not created:
+                if not created and any(getattr(profile, key) != value for key, value in data.items()):
                     for key, value in data.items():
                         setattr(profile, key, value)
                     profile.save()

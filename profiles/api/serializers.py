@@ -7,7 +7,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun, profile_edit
 from ..render import render_registration, row_errors
 from ..vendors import SPECS, profile_errors, row_defaults
 
@@ -156,18 +156,20 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
     @transaction.atomic
     def create(self, validated_data: dict) -> DeviceProfile:
         rows = validated_data.pop("devices")
-        profile = DeviceProfile.objects.create(**validated_data)
-        replace_rows(profile, rows)
+        with profile_edit():
+            profile = DeviceProfile.objects.create(**validated_data)
+            replace_rows(profile, rows)
         return profile
 
     @transaction.atomic
     def update(self, instance: DeviceProfile, validated_data: dict) -> DeviceProfile:
         rows = validated_data.pop("devices", None)
-        for key, value in validated_data.items():
-            setattr(instance, key, value)
-        instance.save()
-        if rows is not None:
-            replace_rows(instance, rows)
+        with profile_edit():  # header and rows in one request are one version
+            for key, value in validated_data.items():
+                setattr(instance, key, value)
+            instance.save()
+            if rows is not None:
+                replace_rows(instance, rows)
         instance.refresh_from_db()
         return instance
 

@@ -17,9 +17,11 @@ open while the problem lasts, resolved when it goes away.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 
 import orjson
 from django.conf import settings
@@ -31,7 +33,9 @@ from hami_sim.engine.model import DeviceInfo
 
 from .choices import DriftKind, Severity
 
-__all__ = ["Problem", "compare", "check_inventories", "devices_from_json"]
+log = logging.getLogger("hami_sim.drift")
+
+__all__ = ["Problem", "compare", "check_inventories", "check_group", "check_group_on_commit", "devices_from_json"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -197,3 +201,30 @@ def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, i
         counts["checked"] += 1
         counts["open"] += len(problems)
     return counts
+
+
+def check_group(node_group_id: int) -> dict[str, int]:
+    """``check_inventories`` for the nodes of one group only: what a profile save calls (once its
+    transaction commits) so findings follow an edit at once instead of at the next periodic check."""
+    from .models import NodeInventory
+
+    ids = list(NodeInventory.objects.filter(node_group_id=node_group_id).values_list("pk", flat=True))
+    if not ids:
+        return {"checked": 0, "opened": 0, "resolved": 0, "open": 0}
+    return check_inventories(ids)
+
+
+def _check_group_logged(node_group_id: int) -> None:
+    try:
+        counts = check_group(node_group_id)
+    except Exception:  # the save has committed; the periodic check_drift catches up
+        log.exception("drift check after a profile edit failed for node group %s", node_group_id)
+        return
+    if counts["checked"]:
+        log.info("drift re-checked after a profile edit", extra={"node_group_id": node_group_id, **counts})
+
+
+def check_group_on_commit(node_group_id: int) -> None:
+    """Run ``check_group`` when the current transaction commits (at once outside one); never raises
+    into the committed save."""
+    transaction.on_commit(partial(_check_group_logged, node_group_id))

@@ -31,6 +31,7 @@ __all__ = [
     "DriftFinding",
     "CatalogVersion",
     "profile_edit",
+    "current_edit",
 ]
 
 
@@ -123,10 +124,16 @@ class NodeGroup(models.Model):
 
 @dataclass(slots=True)
 class _Edit:
-    """Profiles touched by the current edit: version each had before it, rows changed under it."""
+    """Profiles touched by the current edit: version each had before it, rows changed under it, and
+    the node groups whose profiles were saved (their drift is re-checked once, after commit)."""
 
     base: dict[int, int] = field(default_factory=dict)
     rows_changed: set[int] = field(default_factory=set)
+    groups: set[int] = field(default_factory=set)
+
+
+def current_edit() -> _Edit | None:
+    return _EDIT.get()
 
 
 _EDIT: ContextVar[_Edit | None] = ContextVar("hami_sim_profile_edit", default=None)
@@ -151,6 +158,10 @@ def profile_edit() -> Iterator[None]:
             yield
             for profile in DeviceProfile.objects.filter(pk__in=edit.rows_changed):
                 profile.sync_snapshot()
+            from .drift import check_group_on_commit
+
+            for group_id in sorted(edit.groups):
+                check_group_on_commit(group_id)
     finally:
         _EDIT.reset(token)
 

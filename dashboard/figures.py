@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -20,7 +21,9 @@ __all__ = [
     "device_grid",
     "GRID_MAX_NODES",
     "capacity_bars",
+    "capacity_panels",
     "usage_bars",
+    "CapacityPanel",
 ]
 
 VERDICT_COLORS = {"fit": "#2e9e5b", "no_fit": "#d9534f", "unresolvable": "#8a8f98"}
@@ -125,14 +128,60 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
     return _out(fig)
 
 
-def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity") -> dict:
-    """Three panels per device: memory (MiB), cores (%), slots (split count); used parts stacked."""
-    labels = [f"GPU {d.get('index', i)}" for i, d in enumerate(devices)]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("memory (MiB)", "cores (%)", "slots"))
-    for col, (total_key, used_key) in enumerate((("devmem", "usedmem"), ("devcore", "usedcores"),
-                                                  ("count", "used")), start=1):
-        used = [int(d.get(used_key, 0) or 0) for d in devices]
-        free = [max(0, int(d.get(total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
+@dataclass(frozen=True, slots=True)
+class CapacityPanel:
+    """One panel of the capacity chart: its title (with the unit) and the device fields it stacks."""
+
+    title: str
+    total_key: str
+    used_key: str
+
+
+_MEMORY = CapacityPanel("memory (MiB)", "devmem", "usedmem")
+_CORES = CapacityPanel("cores (%)", "devcore", "usedcores")
+_SLOTS = CapacityPanel("slots", "count", "used")
+_DEFAULT_PANELS = (_MEMORY, _CORES, _SLOTS)
+
+#: Panels per vendor CommonWord where HAMi's device fields mean something else than NVIDIA's.
+#: AWS Neuron registers no memory and its ``devcore`` is a core bit mask; ``count`` is the device's
+#: NeuronCores, which is what pods ask for (aws.amazon.com/neuroncore). AMD's ``devcore`` counts
+#: compute units, Mthreads' the card's 16 sGPU cores; Enflame DRS slots are DRS slices.
+VENDOR_PANELS: dict[str, tuple[CapacityPanel, ...]] = {
+    "AWSNeuron": (CapacityPanel("NeuronCores", "count", "used"),),
+    "AMD": (_MEMORY, CapacityPanel("compute units", "devcore", "usedcores"), _SLOTS),
+    "Mthreads": (_MEMORY, CapacityPanel("sGPU cores", "devcore", "usedcores"), _SLOTS),
+    "Enflame": (_MEMORY, _CORES, CapacityPanel("DRS slices", "count", "used")),
+}
+
+#: What a device is called on the x axis, per vendor CommonWord (prefix match for chip families).
+_DEVICE_NOUNS = (
+    ("AWSNeuron", "Neuron device"), ("Ascend", "NPU"), ("MLU", "MLU"), ("DCU", "DCU"), ("kunlun", "XPU"),
+    ("XPU", "XPU"), ("GCU", "GCU"), ("Enflame", "GCU"),
+)
+
+
+def capacity_panels(vendor: str | None, devices: Sequence[Mapping]) -> tuple[CapacityPanel, ...]:
+    """The vendor's panels, without those no device fills (a total of 0 everywhere: nothing to show)."""
+    panels = VENDOR_PANELS.get(vendor or "", _DEFAULT_PANELS)
+    shown = tuple(p for p in panels if any(int(d.get(p.total_key, 0) or 0) or int(d.get(p.used_key, 0) or 0)
+                                          for d in devices))
+    return shown or panels[-1:]
+
+
+def _device_noun(vendor: str | None) -> str:
+    return next((noun for prefix, noun in _DEVICE_NOUNS if (vendor or "").startswith(prefix)), "GPU")
+
+
+def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity", vendor: str | None = None) -> dict:
+    """One panel per capacity the vendor's devices have (memory MiB, cores %, slots for NVIDIA-like
+    vendors; NeuronCores only for AWS Neuron, ...); used parts stacked on free ones."""
+    panels = capacity_panels(vendor, devices)
+    noun = _device_noun(vendor)
+    labels = [f"{noun} {d.get('index', i)}" for i, d in enumerate(devices)]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p.title for p in panels])
+    for col, panel in enumerate(panels, start=1):
+        used = [int(d.get(panel.used_key, 0) or 0) for d in devices]
+        free = [max(0, int(d.get(panel.total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
         fig.add_bar(x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col)
         fig.add_bar(x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col)
     layout = dict(_LAYOUT, margin={"l": 10, "r": 10, "t": 70, "b": 10}, height=330)

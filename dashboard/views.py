@@ -259,7 +259,9 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
             "profile": profile,
             "rows": rows,
             "registration": registration,
-            "capacity": figures.capacity_bars(capacity, f"{profile.vendor} profile v{profile.version}: capacity")
+            "capacity": figures.capacity_bars(
+                capacity, f"{profile.vendor} profile v{profile.version}: capacity", vendor=profile.vendor
+            )
             if capacity else None,
         })
     members = NodeInventory.objects.filter(node_group=group).order_by("gone_at", "name")
@@ -286,11 +288,14 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
          "count": d.get("count", 0)}
         for i, d in enumerate(devices) if isinstance(d, dict)
     ]
+    # one vendor's devices get that vendor's panels and units; a mixed node keeps the generic ones
+    vendors = {d.get("devicevendor") or "NVIDIA" for d in devices if isinstance(d, dict)}
     findings = DriftFinding.objects.filter(inventory=inventory).select_related("inventory")
     context = {
         "node": inventory,
         "devices": devices,
-        "capacity": figures.capacity_bars(capacity, "Registered devices") if capacity else None,
+        "capacity": figures.capacity_bars(capacity, "Registered devices", vendor=next(iter(vendors)) if len(vendors) == 1 else None)
+        if capacity else None,
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
     }
     return render(request, "dashboard/node.html", context)

@@ -152,18 +152,18 @@ def profile_edit() -> Iterator[None]:
         yield
         return
     edit = _Edit()
-    token = _EDIT.set(edit)
-    try:
-        with transaction.atomic():
+    with transaction.atomic():
+        token = _EDIT.set(edit)
+        try:
             yield
             for profile in DeviceProfile.objects.filter(pk__in=edit.rows_changed):
                 profile.sync_snapshot()
-            from .drift import check_group_on_commit
+        finally:
+            _EDIT.reset(token)  # before the commit: on-commit work is not part of the edit
+        from .drift import check_group_on_commit
 
-            for group_id in sorted(edit.groups):
-                check_group_on_commit(group_id)
-    finally:
-        _EDIT.reset(token)
+        for group_id in sorted(edit.groups):
+            check_group_on_commit(group_id)
 
 
 def rows_changed(profile_id: int) -> None:

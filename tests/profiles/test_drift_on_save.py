@@ -78,3 +78,18 @@ def test_a_yaml_import_rechecks_each_changed_group_once(registered, tmp_path, dj
         call_command("import_profiles", str(path), stdout=StringIO())
     assert open_findings() == {("mismatch", "devmem", str(i)) for i in range(4)}
     assert len(callbacks) <= 2  # at most one per group in the file
+
+
+@pytest.mark.django_db(transaction=True)
+def test_really_committed_edit_has_its_findings_when_the_response_arrives(make_group, token_client):
+    """No captured callbacks: the request's transaction really commits and the check runs after it."""
+    from profiles.sync import sync_nodes
+
+    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+    sync_nodes([a10_node()])
+    url = f"/api/v1/device-profiles/{group.profiles.get().pk}/"
+    response = token_client.patch(url, {"devices": [{**A10, "devmem": 40000, "quantity": 4}]}, format="json")
+    assert response.status_code == 200 and response.json()["version"] == 2
+    assert open_findings() == {("mismatch", "devmem", str(i)) for i in range(4)}
+    token_client.patch(url, {"devices": [{**A10, "quantity": 4}]}, format="json")
+    assert open_findings() == set()

@@ -47,3 +47,19 @@ def test_a_valid_override_passes_check(settings):
     out = StringIO()
     call_command("check", stdout=out)
     assert "no issues" in out.getvalue()
+
+
+def test_a_missing_nvidia_setting_is_an_error_not_a_crash(settings):
+    hami = copy.deepcopy(settings.HAMI)
+    del hami["NVIDIA"]["resourceCoreName"]
+    settings.HAMI = hami
+    (error,) = _errors()
+    assert "resourceCoreName" in error.msg
+
+
+@pytest.mark.django_db
+def test_the_migrate_job_stops_on_a_bad_vendor_config(settings):
+    """deploy/base/migrate-job.yaml runs ``manage.py migrate``, which runs the checks: a typo fails the rollout."""
+    settings.HAMI = _hami(settings, {"kunlun": {"resourceCountName": 7}})
+    with pytest.raises(SystemCheckError, match=r'HAMI\["VENDORS"\]\["kunlun"\]\.resourceCountName'):
+        call_command("migrate", verbosity=0, skip_checks=False, stdout=StringIO())  # as on the CLI

@@ -187,6 +187,7 @@ def session_filter_simulation(request: HttpRequest, session_id: str) -> HttpResp
     try:
         body = read_body(request)
     except BodyTooLarge as exc:
+        bind_rejected("too_large")
         EXTENDER_REQUESTS.labels("session-filter", "too_large").inc()
         return HttpResponse(filter_result(None, {}, {}, str(exc)), content_type="application/json", status=413)
     states = svc.node_states(session_id)
@@ -207,6 +208,7 @@ def session_prioritize_simulation(request: HttpRequest, session_id: str) -> Http
     try:
         body = read_body(request)
     except BodyTooLarge:
+        bind_rejected("too_large")
         EXTENDER_REQUESTS.labels("session-prioritize", "too_large").inc()
         return HttpResponse(b"[]", content_type="application/json", status=413)
     states = svc.node_states(session_id)

@@ -136,6 +136,7 @@ def _respond(verb: str, request: HttpRequest, handler: Callable[[bytes], tuple[b
     try:
         body = read_body(request)
     except BodyTooLarge as exc:
+        bind_rejected("too_large")
         EXTENDER_REQUESTS.labels(verb, "too_large").inc()
         payload = filter_result(None, {}, {}, str(exc)) if empty is None else empty
         return HttpResponse(payload, content_type=JSON, status=413)

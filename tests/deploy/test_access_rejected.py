@@ -80,3 +80,14 @@ def test_unknown_session_logs_unknown_session_and_the_pod(client, access_lines, 
     (line,) = access_lines(path)
     assert (line["verdict"], line["pod"]) == ("unknown_session", "ml/p")
     assert line["status"] == 200
+
+
+@pytest.mark.parametrize("path", ["/filter-simulation", "/prioritize-simulation", "/sessions/s1/filter-simulation"])
+def test_body_over_the_extender_limit_logs_too_large(client, access_lines, settings, path):
+    settings.EXTENDER_MAX_BODY_BYTES = 256
+    body = extender_args(pod("p", gpumem=1000), [node(f"n{i}", [gpu(f"GPU-{i}")]) for i in range(5)])
+    assert len(body) > 256
+    response = _post(client, path, body)
+    assert response.status_code == 413
+    (line,) = access_lines(path)
+    assert line["verdict"] == "too_large" and line["status"] == 413

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 import trustme
 from cryptography.hazmat.primitives import serialization
@@ -69,3 +72,27 @@ def server_database_url(django_db_setup, django_db_blocker, tmp_path_factory) ->
         check=True,
     )
     return url
+
+
+@pytest.fixture
+def access_log():
+    """What the console handler prints for ``hami_sim.access`` (the configured JSON formatter and
+    filters), captured: ``access_log()`` gives every record, ``access_log(path)`` those of one path."""
+    console = next(h for h in logging.getLogger().handlers if h.get_name() == "console")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(console.formatter)
+    for f in console.filters:
+        handler.addFilter(f)
+    access = logging.getLogger("hami_sim.access")
+    access.addHandler(handler)
+    old_level = access.level
+    access.setLevel(logging.INFO)
+
+    def records(path: str | None = None) -> list[dict]:
+        lines = [orjson.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+        return lines if path is None else [r for r in lines if r.get("path") == path]
+
+    yield records
+    access.removeHandler(handler)
+    access.setLevel(old_level)

@@ -6,9 +6,6 @@ cache), as a REST client, a browser or Cluster Autoscaler would see it.
 
 from __future__ import annotations
 
-import io
-import logging
-
 import orjson
 import pytest
 from django.contrib.auth import get_user_model
@@ -152,39 +149,23 @@ def test_extender_listener_hides_admin_rest_and_dashboard(client, settings):
 
 
 # -- request ids and structured logs ----------------------------------------------------------------------
-@pytest.fixture
-def json_log():
-    """What the console handler would print, captured: the configured JSON formatter and filter."""
-    console = next(h for h in logging.getLogger().handlers if h.get_name() == "console")
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(console.formatter)
-    for f in console.filters:
-        handler.addFilter(f)
-    access = logging.getLogger("hami_sim.access")
-    access.addHandler(handler)
-    old_level = access.level
-    access.setLevel(logging.INFO)
-    yield lambda: [orjson.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
-    access.removeHandler(handler)
-    access.setLevel(old_level)
 
 
-def test_filter_access_line_is_json_with_request_id_pod_and_verdict(client, json_log):
+def test_filter_access_line_is_json_with_request_id_pod_and_verdict(client, access_log):
     response = _post_json(client, "/filter-simulation", FILTER_BODY, HTTP_X_REQUEST_ID="ca-loop-42.7")
     assert response["X-Request-ID"] == "ca-loop-42.7"
-    (line,) = [r for r in json_log() if r.get("path") == "/filter-simulation"]
+    (line,) = [r for r in access_log() if r.get("path") == "/filter-simulation"]
     assert line["request_id"] == "ca-loop-42.7"
     assert line["pod"] == "ml/p"
     assert line["verdict"] == "fit 1/1"
     assert line["status"] == 200 and line["level"] == "INFO"
 
 
-def test_unsafe_request_id_is_replaced(client, json_log):
+def test_unsafe_request_id_is_replaced(client, access_log):
     response = client.get("/api/v1/node-groups/", HTTP_X_REQUEST_ID="evil\nforged line")
     rid = response["X-Request-ID"]
     assert "\n" not in rid and len(rid) == 32
-    assert [r["request_id"] for r in json_log()] == [rid]
+    assert [r["request_id"] for r in access_log()] == [rid]
     assert client.get("/api/v1/node-groups/")["X-Request-ID"] != rid
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import logging
-
 import orjson
 import pytest
 from django.core.cache import cache
@@ -27,22 +24,6 @@ def _isolated(settings):
     cache.clear()
 
 
-@pytest.fixture
-def json_log():
-    """What the console handler would print, captured: the configured JSON formatter and filter."""
-    console = next(h for h in logging.getLogger().handlers if h.get_name() == "console")
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(console.formatter)
-    for f in console.filters:
-        handler.addFilter(f)
-    access = logging.getLogger("hami_sim.access")
-    access.addHandler(handler)
-    old_level = access.level
-    access.setLevel(logging.INFO)
-    yield lambda: [orjson.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
-    access.removeHandler(handler)
-    access.setLevel(old_level)
 
 
 def _post(client, path, payload: bytes, **headers):
@@ -50,7 +31,7 @@ def _post(client, path, payload: bytes, **headers):
 
 
 @pytest.mark.parametrize("in_session", [False, True])
-def test_prioritize_access_line_names_the_pod_and_hosts_scored(client, json_log, in_session):
+def test_prioritize_access_line_names_the_pod_and_hosts_scored(client, access_log, in_session):
     path = "/prioritize-simulation"
     if in_session:
         created = _post(client, "/api/v1/sessions", b"{}")
@@ -59,16 +40,16 @@ def test_prioritize_access_line_names_the_pod_and_hosts_scored(client, json_log,
     response = _post(client, path, BODY, HTTP_X_REQUEST_ID="ca-loop-7")
     assert response.status_code == 200
     assert {h["Host"] for h in orjson.loads(response.content)} == {"n1", "n2"}
-    (line,) = [r for r in json_log() if r.get("path") == path]
+    (line,) = [r for r in access_log() if r.get("path") == path]
     assert line["request_id"] == "ca-loop-7"
     assert line["pod"] == "ml/p"
     assert line["verdict"] == "scored 2/3"
 
 
-def test_rejected_prioritize_access_line_says_so(client, json_log):
+def test_rejected_prioritize_access_line_says_so(client, access_log):
     response = _post(client, "/prioritize-simulation", b"{not json")
     assert response.status_code == 200 and response.content == b"[]"
-    (line,) = [r for r in json_log() if r.get("path") == "/prioritize-simulation"]
+    (line,) = [r for r in access_log() if r.get("path") == "/prioritize-simulation"]
     assert line["verdict"] == "bad_request"
 
 

@@ -30,6 +30,7 @@ def _no_api_throttling(settings):
 def _record_decisions_inline(settings):
     """Decision records are written by a background thread in production. That thread's own database
     connection commits outside the test's rolled-back transaction, so rows would leak into later tests:
-    record in the caller's thread unless a test asks for the async writer itself."""
+    record in the caller's thread unless a test asks for the async writer itself. This is the one
+    place that sets it; tests of the async writer override it (tests/decisions/test_recorder.py)."""
     settings.DECISION_RECORDING = "sync"
     yield

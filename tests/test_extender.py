@@ -20,10 +20,6 @@ REG = "hami.io/node-nvidia-register"
 SCORE = "hami.io/node-nvidia-score"
 
 
-@pytest.fixture(autouse=True)
-def _record_in_thread(settings):
-    settings.DECISION_RECORDING = "sync"
-
 
 def post(client, path, body):
     if not isinstance(body, bytes | str):

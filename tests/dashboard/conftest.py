@@ -20,8 +20,7 @@ def load_demo() -> dict:
 
 
 @pytest.fixture
-def demo_data(db, settings):
-    settings.DECISION_RECORDING = "sync"
+def demo_data(db):
     return load_demo()
 
 

@@ -37,11 +37,10 @@ def _post(url: str, body: dict) -> dict:
 
 
 @pytest.fixture
-def demo_live(live_server, transactional_db, settings, django_user_model):
+def demo_live(live_server, transactional_db, django_user_model):
     """Demo data behind the live server (written before the browser's event loop starts)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    settings.DECISION_RECORDING = "sync"
     load_demo()
     django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall-1", is_staff=True)
     return live_server

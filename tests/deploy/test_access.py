@@ -21,10 +21,8 @@ FILTER_BODY = extender_args(pod("p", gpumem=1000, uid="uid-p", namespace="ml"), 
 
 
 @pytest.fixture(autouse=True)
-def _isolated(settings):
-    """Fresh throttle counters; decisions written in the test's transaction (the async recorder's
-    thread would commit rows that outlive this test)."""
-    settings.DECISION_RECORDING = "sync"
+def _isolated():
+    """Fresh throttle counters."""
     cache.clear()
     yield
     cache.clear()

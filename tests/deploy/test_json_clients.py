@@ -17,8 +17,7 @@ BODY = extender_args(
 
 
 @pytest.fixture(autouse=True)
-def _isolated(settings):
-    settings.DECISION_RECORDING = "sync"
+def _isolated():
     cache.clear()
     yield
     cache.clear()

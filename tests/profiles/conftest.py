@@ -57,9 +57,3 @@ def kube_api():
     with FakeKubeAPI() as api:
         yield api
 
-
-@pytest.fixture(autouse=True)
-def _record_decisions_in_line(settings):
-    """The decisions recorder's writer thread would share SQLite's in-memory test database with the
-    test's own connection ("database table is locked"); record in the caller's thread instead."""
-    settings.DECISION_RECORDING = "sync"

@@ -25,11 +25,6 @@ from .corpus import (
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
-@pytest.fixture(autouse=True)
-def _sync_recording(settings):
-    # Decisions are written in the request thread so row counts are exact when we compare them.
-    settings.DECISION_RECORDING = "sync"
-
 
 def _post(client, path: str, case: Case):
     return client.generic("POST", path, case.body, content_type=case.content_type, **case.extra.get("headers", {}))

@@ -37,7 +37,6 @@ def api_schema(db, settings):
     """The live schema, loaded through the WSGI app the production server runs."""
     from hami_sim.wsgi import application
 
-    settings.DECISION_RECORDING = "sync"
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
         "DEFAULT_THROTTLE_RATES": {"anon": "100000/min", "user": "100000/min"},

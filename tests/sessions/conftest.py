@@ -40,11 +40,6 @@ class Api:
         return payload
 
 
-@pytest.fixture(autouse=True)
-def _sync_decisions(settings):
-    """Decision records written inline, inside the test's transaction (no background writer)."""
-    settings.DECISION_RECORDING = "sync"
-
 
 @pytest.fixture
 def api(client) -> Api:

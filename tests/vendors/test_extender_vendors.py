@@ -12,10 +12,6 @@ from tests.vendors.helpers import FIXTURES, body, json_register, limits, node, p
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
-@pytest.fixture(autouse=True)
-def _record_in_thread(settings):
-    settings.DECISION_RECORDING = "sync"
-
 
 def doc_json(filename: str, start: str) -> str:
     """The JSON block of a HAMi doc fixture that starts with ``start`` (e.g. ``[``)."""

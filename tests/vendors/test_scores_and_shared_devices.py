@@ -388,9 +388,8 @@ def test_sgpu_second_container_joins_the_card_its_first_container_retagged():
 
 @pytest.mark.api
 @pytest.mark.django_db
-def test_sgpu_card_policy_persists_in_a_session(client, settings):
+def test_sgpu_card_policy_persists_in_a_session(client):
     """A session stores the card's new QoS policy: a later pod of another policy cannot share it."""
-    settings.DECISION_RECORDING = "sync"
 
     def call(path, payload):
         response = client.post(path, orjson.dumps(payload), content_type="application/json")

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .model import DeviceInfo, InventoryError, MigPlacement, MigProfile
+from .model import DeviceInfo, MigPlacement, MigProfile
 
 __all__ = [
     "NVIDIA_REGISTER",
@@ -393,9 +393,6 @@ def parse_cordon(value: str | None) -> frozenset[str]:
         return frozenset()
     return frozenset(part.strip() for part in value.split(",") if part.strip())
 
-
-def inventory_error(key: str, exc: AnnotationError) -> InventoryError:
-    return InventoryError(key, str(exc))
 
 
 # -- Go encoding/json syntax errors -------------------------------------------------------------------

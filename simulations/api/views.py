@@ -131,7 +131,10 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
     return orjson.dumps(priorities), "ok"
 
 
-def _respond(verb: str, request: HttpRequest, handler: Callable[[bytes], tuple[bytes, str]], empty: bytes) -> HttpResponse:
+def _respond(
+    verb: str, request: HttpRequest, handler: Callable[[bytes], tuple[bytes, str]], empty: bytes | None
+) -> HttpResponse:
+    """Read the bounded body, answer, count. ``empty`` is the 413 body (None: an ExtenderFilterResult)."""
     started = time.perf_counter()
     try:
         body = read_body(request)
@@ -158,7 +161,7 @@ def _not_post(request: HttpRequest) -> HttpResponse | None:
 
 @csrf_exempt
 def filter_simulation(request: HttpRequest) -> HttpResponse:
-    return _not_post(request) or _respond("filter", request, run_filter, None)  # type: ignore[arg-type]
+    return _not_post(request) or _respond("filter", request, run_filter, None)
 
 
 @csrf_exempt

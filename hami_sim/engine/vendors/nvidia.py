@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..annotations import (
-    DEVICE_CORDON,
     NVIDIA_PAIR_SCORE,
     NVIDIA_REGISTER,
     AnnotationError,
@@ -318,7 +317,3 @@ class NvidiaVendor(ConfiguredVendor):
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores
         return None
-
-
-# re-exported for callers that render registrations
-CORDON_ANNOTATION = DEVICE_CORDON

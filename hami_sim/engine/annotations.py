@@ -394,7 +394,6 @@ def parse_cordon(value: str | None) -> frozenset[str]:
     return frozenset(part.strip() for part in value.split(",") if part.strip())
 
 
-
 # -- Go encoding/json syntax errors -------------------------------------------------------------------
 # ``json.Unmarshal`` validates the whole value first (``checkValid``) and reports the first bad byte as
 # ``invalid character 'x' <context>`` or ``unexpected end of JSON input``. orjson's messages differ, so

@@ -88,7 +88,13 @@ def pods(n: int) -> list[dict]:
                     "namespace": "bench",
                     "uid": f"pod-{i:06d}",
                     "ownerReferences": [
-                        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{name}-rs", "uid": f"rs-{name}", "controller": True}
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "ReplicaSet",
+                            "name": f"{name}-rs",
+                            "uid": f"rs-{name}",
+                            "controller": True,
+                        }
                     ],
                 },
                 "spec": {
@@ -137,7 +143,11 @@ def time_http(n: int) -> float | None:
         print(f"http_{n}: skipped ({exc})")
         return None
     body = orjson.dumps(
-        {"pods": pods(n), "nodeGroups": [{"name": "gpu-a100", "template": template()}], "expander": "least-waste"}
+        {
+            "pods": pods(n),
+            "nodeGroups": [{"name": "gpu-a100", "template": template()}],
+            "expander": "least-waste",
+        }
     )
     client = Client()
     started = time.perf_counter()
@@ -179,7 +189,18 @@ def placements_per_second(count: int = 300) -> float | None:
     subprocess.run([py, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     port = _free_port()
     server = subprocess.Popen(
-        [py, "-m", "gunicorn", "hami_sim.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "1", "--keep-alive", "30"],
+        [
+            py,
+            "-m",
+            "gunicorn",
+            "hami_sim.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "1",
+            "--keep-alive",
+            "30",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -207,7 +228,10 @@ def placements_per_second(count: int = 300) -> float | None:
         node["metadata"]["name"] = "bench-node"
         small = pods(count)
         for p in small:  # fit many on one node: 80 slots per node, so spread over a few nodes
-            p["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "100"}
+            p["spec"]["containers"][0]["resources"]["limits"] = {
+                "nvidia.com/gpu": "1",
+                "nvidia.com/gpumem": "100",
+            }
         nodes = []
         for k in range(count // 70 + 1):
             n = orjson.loads(orjson.dumps(node))
@@ -215,7 +239,11 @@ def placements_per_second(count: int = 300) -> float | None:
             nodes.append(n)
         started = time.perf_counter()
         for i, p in enumerate(small):
-            body = {"pod": p, "node": nodes[i // 70]} if i % 70 == 0 else {"pod": p, "nodeName": f"bench-node-{i // 70}"}
+            body = (
+                {"pod": p, "node": nodes[i // 70]}
+                if i % 70 == 0
+                else {"pod": p, "nodeName": f"bench-node-{i // 70}"}
+            )
             conn.request("POST", f"/api/v1/sessions/{sid}/placements", orjson.dumps(body), headers)
             response = conn.getresponse()
             response.read()
@@ -247,17 +275,23 @@ def main() -> None:
     print(f"t_1000: {t1k:.4f} s ({n1k} nodes)")
     print(f"t_10000: {t10k:.4f} s ({n10k} nodes)  target < 1 s: {'OK' if t10k < 1 else 'MISSED'}")
     ratio = t10k / t1k
-    print(f"scaling_ratio: {ratio:.2f}  (t_10000 / t_1000, target <= 12: {'OK' if ratio <= 12 else 'MISSED'})")
+    print(
+        f"scaling_ratio: {ratio:.2f}  (t_10000 / t_1000, target <= 12: {'OK' if ratio <= 12 else 'MISSED'})"
+    )
     t_loose, _ = time_engine(10000, repeat=1, owners=False)
     print(f"t_10000_without_owners: {t_loose:.4f} s (every pod its own equivalence group, informational)")
     if "--engine-only" in sys.argv:
         return
     http10k = time_http(10000)
     if http10k is not None:
-        print(f"http_10000: {http10k:.4f} s (POST /api/v1/estimate via the Django test client, informational)")
+        print(
+            f"http_10000: {http10k:.4f} s (POST /api/v1/estimate via the Django test client, informational)"
+        )
     pps = placements_per_second()
     if pps is not None:
-        print(f"placements_per_second: {pps:.1f} (sequential HTTP requests, gunicorn sync worker + PostgreSQL)")
+        print(
+            f"placements_per_second: {pps:.1f} (sequential HTTP requests, gunicorn sync worker + PostgreSQL)"
+        )
 
 
 if __name__ == "__main__":

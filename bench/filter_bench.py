@@ -77,10 +77,33 @@ def make_node(i: int, gpus: int = 8) -> dict:
             "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
         },
         "status": {
-            "capacity": {"cpu": "96", "memory": "1152Gi", "pods": "110", "ephemeral-storage": "500Gi", "nvidia.com/gpu": "80"},
-            "allocatable": {"cpu": "95690m", "memory": "1130Gi", "pods": "110", "ephemeral-storage": "450Gi", "nvidia.com/gpu": "80"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
-            "nodeInfo": {"kubeletVersion": "v1.32.1", "containerRuntimeVersion": "containerd://1.7.25", "osImage": "Amazon Linux 2023"},
+            "capacity": {
+                "cpu": "96",
+                "memory": "1152Gi",
+                "pods": "110",
+                "ephemeral-storage": "500Gi",
+                "nvidia.com/gpu": "80",
+            },
+            "allocatable": {
+                "cpu": "95690m",
+                "memory": "1130Gi",
+                "pods": "110",
+                "ephemeral-storage": "450Gi",
+                "nvidia.com/gpu": "80",
+            },
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.32.1",
+                "containerRuntimeVersion": "containerd://1.7.25",
+                "osImage": "Amazon Linux 2023",
+            },
         },
     }
 
@@ -94,7 +117,11 @@ def make_pod(mem: int = 20000) -> dict:
                     "name": "main",
                     "image": "nvcr.io/nvidia/pytorch:24.01-py3",
                     "resources": {
-                        "limits": {"nvidia.com/gpu": "2", "nvidia.com/gpumem": str(mem), "nvidia.com/gpucores": "30"},
+                        "limits": {
+                            "nvidia.com/gpu": "2",
+                            "nvidia.com/gpumem": str(mem),
+                            "nvidia.com/gpucores": "30",
+                        },
                         "requests": {"cpu": "4", "memory": "16Gi"},
                     },
                 }
@@ -169,7 +196,9 @@ def _wait(port: int, timeout: float = 30) -> None:
     raise RuntimeError("server did not start")
 
 
-def _latencies(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None, n: int) -> list[float]:
+def _latencies(
+    conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None, n: int
+) -> list[float]:
     headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
     out = []
     for _ in range(n):
@@ -195,9 +224,22 @@ def bench_small(n: int = 2000) -> dict:
     )
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     cmd = [
-        sys.executable, "-m", "gunicorn", "hami_sim.wsgi:application",
-        "--bind", f"127.0.0.1:{port}", "--worker-class", "gthread", "--workers", "1", "--threads", "2",
-        "--keep-alive", "30", "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "hami_sim.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--worker-class",
+        "gthread",
+        "--workers",
+        "1",
+        "--threads",
+        "2",
+        "--keep-alive",
+        "30",
+        "--log-level",
+        "warning",
     ]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
     try:
@@ -228,10 +270,14 @@ def main() -> None:
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"large: {large['body_bytes'] / 1e6:.1f} MB body, {large['bytes_per_node']} B/node")
     print(f"floor (orjson loads+dumps) median: {large['floor_ms']:.2f} ms")
-    print(f"server-side cold median:           {large['cold_ms']:.2f} ms  ratio_large_cold = {large['ratio_large_cold']:.2f}")
+    print(
+        f"server-side cold median:           {large['cold_ms']:.2f} ms  ratio_large_cold = {large['ratio_large_cold']:.2f}"
+    )
     print(f"server-side warm median:           {large['warm_ms']:.2f} ms")
     print(f"ratio_large = {large['ratio_large']:.2f}  (target <= 2.0)")
-    print(f"small filter over HTTP median: {small['small_filter_median_ms']:.3f} ms (p99 {small['small_filter_p99_ms']:.3f} ms)")
+    print(
+        f"small filter over HTTP median: {small['small_filter_median_ms']:.3f} ms (p99 {small['small_filter_p99_ms']:.3f} ms)"
+    )
     print(f"trivial fixed 4 KB JSON median: {small['trivial_4k_median_ms']:.3f} ms")
     print(f"ratio_small = {small['ratio_small']:.2f}  (target <= 1.5)")
     print(f"peak RSS (bench process, in-process large run): {peak_rss_mib:.0f} MiB")

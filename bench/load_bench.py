@@ -70,7 +70,11 @@ def _node(name: str, gpus: int, devmem: int, model: str) -> dict:
 
 
 def _pod(name: str, *, gpus: int, gpumem: int, cores: int, uid: str) -> dict:
-    limits = {"nvidia.com/gpu": str(gpus), "nvidia.com/gpumem": str(gpumem), "nvidia.com/gpucores": str(cores)}
+    limits = {
+        "nvidia.com/gpu": str(gpus),
+        "nvidia.com/gpumem": str(gpumem),
+        "nvidia.com/gpucores": str(cores),
+    }
     return {
         "metadata": {"name": name, "namespace": "bench", "uid": uid, "annotations": {}},
         "spec": {"containers": [{"name": "main", "image": "cuda", "resources": {"limits": limits}}]},
@@ -263,7 +267,9 @@ def server_rss_kib(pid: int) -> dict[int, int]:
     return out
 
 
-def start(database_url: str | None = None, *, workers: int = 2, threads: int = 4, extra_env: dict | None = None):
+def start(
+    database_url: str | None = None, *, workers: int = 2, threads: int = 4, extra_env: dict | None = None
+):
     """Start the production server; returns (process, base URL, cleanup callable)."""
     from hami_sim.serve import start_server, stop_server
 
@@ -303,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warm-up: {warm.summary()}")
 
         load = run_load(url, mix, expected, clients=args.clients, seconds=args.seconds)
-        print(f"load ({args.clients} clients, {args.seconds:.0f}s, {args.workers} workers x {args.threads} threads):")
+        print(
+            f"load ({args.clients} clients, {args.seconds:.0f}s, {args.workers} workers x {args.threads} threads):"
+        )
         print(f"  {load.summary()}")
         for sample in load.samples:
             print(f"  problem: {sample}")
@@ -316,12 +324,16 @@ def main(argv: list[str] | None = None) -> int:
         checkpoint = 25_000
         while done < per_client:
             step = min(per_client - done, 500)
-            run = run_load(url, request_mix(uid_prefix=f"r{done}-"), None, clients=args.clients, requests_per_client=step)
+            run = run_load(
+                url, request_mix(uid_prefix=f"r{done}-"), None, clients=args.clients, requests_per_client=step
+            )
             memory_runs.append(run)
             done += step
             sent = sum(r.requests for r in memory_runs)
             if sent >= checkpoint:  # RSS along the way: a plateau is warm-up, a slope is a leak
-                print(f"  after {sent:>7} requests: RSS {sum(server_rss_kib(proc.pid).values()) / 1024:.1f} MiB")
+                print(
+                    f"  after {sent:>7} requests: RSS {sum(server_rss_kib(proc.pid).values()) / 1024:.1f} MiB"
+                )
                 checkpoint += 25_000
         total = sum(r.requests for r in memory_runs)
         errors = sum(r.errors + r.non_200 for r in memory_runs)

@@ -46,7 +46,9 @@ def group_summaries(nodes: Iterable[Mapping]) -> list[dict]:
     out: dict[str, dict] = {}
     for node in nodes:
         key = node.get("group") or node.get("name", "")
-        entry = out.setdefault(key, {"group": key, "fits": False, "nodes": [], "reasons": [], "devmem": set()})
+        entry = out.setdefault(
+            key, {"group": key, "fits": False, "nodes": [], "reasons": [], "devmem": set()}
+        )
         entry["nodes"].append(node.get("name", ""))
         if node.get("fits"):
             entry["fits"] = True

@@ -46,8 +46,12 @@ def decisions_over_time(rows: Iterable[tuple]) -> dict:
         if not points:
             continue
         xs = sorted(points)
-        fig.add_bar(x=xs, y=[points[x] for x in xs], name=verdict.replace("_", " "),
-                    marker_color=VERDICT_COLORS[verdict])
+        fig.add_bar(
+            x=xs,
+            y=[points[x] for x in xs],
+            name=verdict.replace("_", " "),
+            marker_color=VERDICT_COLORS[verdict],
+        )
     fig.update_layout(barmode="stack", title="Filter answers per hour by verdict", **_LAYOUT)
     return _out(fig)
 
@@ -55,8 +59,14 @@ def decisions_over_time(rows: Iterable[tuple]) -> dict:
 def top_reasons(rows: Sequence[tuple[str, int]]) -> dict:
     """Horizontal bars: the rules that rejected pods most often (folded counts)."""
     rows = list(rows)[::-1]
-    fig = go.Figure(go.Bar(x=[n for _, n in rows], y=[r for r, _ in rows], orientation="h",
-                           marker_color=VERDICT_COLORS["no_fit"]))
+    fig = go.Figure(
+        go.Bar(
+            x=[n for _, n in rows],
+            y=[r for r, _ in rows],
+            orientation="h",
+            marker_color=VERDICT_COLORS["no_fit"],
+        )
+    )
     fig.update_layout(title="Top failure reasons", **_LAYOUT)
     fig.update_yaxes(automargin=True)
     return _out(fig)
@@ -64,11 +74,16 @@ def top_reasons(rows: Sequence[tuple[str, int]]) -> dict:
 
 _GRID_CODES = {"unresolvable": -1, "rejected": 0, "unchecked": 1, "free": 2, "chosen": 3}
 _GRID_SCALE = [
-    [0.0, "#c7cad1"], [0.2, "#c7cad1"],
-    [0.2, "#e46b66"], [0.4, "#e46b66"],
-    [0.4, "#f3e3b3"], [0.6, "#f3e3b3"],
-    [0.6, "#cfe9d6"], [0.8, "#cfe9d6"],
-    [0.8, "#2e9e5b"], [1.0, "#2e9e5b"],
+    [0.0, "#c7cad1"],
+    [0.2, "#c7cad1"],
+    [0.2, "#e46b66"],
+    [0.4, "#e46b66"],
+    [0.4, "#f3e3b3"],
+    [0.6, "#f3e3b3"],
+    [0.6, "#cfe9d6"],
+    [0.8, "#cfe9d6"],
+    [0.8, "#2e9e5b"],
+    [1.0, "#2e9e5b"],
 ]
 
 
@@ -116,9 +131,20 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
         hover.append(row_h)
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=xs, y=ys, text=text, customdata=hover, texttemplate="%{text}",
+            z=z,
+            x=xs,
+            y=ys,
+            text=text,
+            customdata=hover,
+            texttemplate="%{text}",
             hovertemplate="%{y}<br>%{x}: %{customdata}<extra></extra>",
-            colorscale=_GRID_SCALE, zmin=-1, zmax=3, showscale=False, xgap=3, ygap=3, textfont={"size": 11},
+            colorscale=_GRID_SCALE,
+            zmin=-1,
+            zmax=3,
+            showscale=False,
+            xgap=3,
+            ygap=3,
+            textfont={"size": 11},
         )
     )
     layout = dict(_LAYOUT, height=max(180, 60 + 48 * len(ys)), title="Node group × device")
@@ -155,16 +181,25 @@ VENDOR_PANELS: dict[str, tuple[CapacityPanel, ...]] = {
 
 #: What a device is called on the x axis, per vendor CommonWord (prefix match for chip families).
 _DEVICE_NOUNS = (
-    ("AWSNeuron", "Neuron device"), ("Ascend", "NPU"), ("MLU", "MLU"), ("DCU", "DCU"), ("kunlun", "XPU"),
-    ("XPU", "XPU"), ("GCU", "GCU"), ("Enflame", "GCU"),
+    ("AWSNeuron", "Neuron device"),
+    ("Ascend", "NPU"),
+    ("MLU", "MLU"),
+    ("DCU", "DCU"),
+    ("kunlun", "XPU"),
+    ("XPU", "XPU"),
+    ("GCU", "GCU"),
+    ("Enflame", "GCU"),
 )
 
 
 def capacity_panels(vendor: str | None, devices: Sequence[Mapping]) -> tuple[CapacityPanel, ...]:
     """The vendor's panels, without those no device fills (a total of 0 everywhere: nothing to show)."""
     panels = VENDOR_PANELS.get(vendor or "", _DEFAULT_PANELS)
-    shown = tuple(p for p in panels if any(int(d.get(p.total_key, 0) or 0) or int(d.get(p.used_key, 0) or 0)
-                                          for d in devices))
+    shown = tuple(
+        p
+        for p in panels
+        if any(int(d.get(p.total_key, 0) or 0) or int(d.get(p.used_key, 0) or 0) for d in devices)
+    )
     return shown or panels[-1:]
 
 
@@ -172,7 +207,9 @@ def _device_noun(vendor: str | None) -> str:
     return next((noun for prefix, noun in _DEVICE_NOUNS if (vendor or "").startswith(prefix)), "GPU")
 
 
-def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity", vendor: str | None = None) -> dict:
+def capacity_bars(
+    devices: Sequence[Mapping], title: str = "Per-device capacity", vendor: str | None = None
+) -> dict:
     """One panel per capacity the vendor's devices have (memory MiB, cores %, slots for NVIDIA-like
     vendors; NeuronCores only for AWS Neuron, ...); used parts stacked on free ones."""
     panels = capacity_panels(vendor, devices)
@@ -182,8 +219,12 @@ def capacity_bars(devices: Sequence[Mapping], title: str = "Per-device capacity"
     for col, panel in enumerate(panels, start=1):
         used = [int(d.get(panel.used_key, 0) or 0) for d in devices]
         free = [max(0, int(d.get(panel.total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
-        fig.add_bar(x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col)
-        fig.add_bar(x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col)
+        fig.add_bar(
+            x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col
+        )
+        fig.add_bar(
+            x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col
+        )
     layout = dict(_LAYOUT, margin={"l": 10, "r": 10, "t": 70, "b": 10}, height=330)
     fig.update_layout(barmode="stack", title=title, **layout)
     return _out(fig)
@@ -198,11 +239,19 @@ def usage_bars(nodes: Sequence[Mapping]) -> dict:
             u = int(dev.get("usedmem", 0) or 0)
             used.append(u)
             free.append(max(0, int(dev.get("devmem", 0) or 0) - u))
-            hover.append(f"cores {dev.get('usedcores', 0)}/{dev.get('devcore', 0)}%, "
-                         f"slots {dev.get('used', 0)}/{dev.get('count', 0)}")
+            hover.append(
+                f"cores {dev.get('usedcores', 0)}/{dev.get('devcore', 0)}%, "
+                f"slots {dev.get('used', 0)}/{dev.get('count', 0)}"
+            )
     fig = go.Figure()
-    fig.add_bar(x=xs, y=used, name="used MiB", marker_color="#2e9e5b", customdata=hover,
-                hovertemplate="%{x}: %{y} MiB used, %{customdata}<extra></extra>")
+    fig.add_bar(
+        x=xs,
+        y=used,
+        name="used MiB",
+        marker_color="#2e9e5b",
+        customdata=hover,
+        hovertemplate="%{x}: %{y} MiB used, %{customdata}<extra></extra>",
+    )
     fig.add_bar(x=xs, y=free, name="free MiB", marker_color="#cfe9d6")
     fig.update_layout(barmode="stack", title="Device memory per node", **_LAYOUT)
     return _out(fig)

@@ -13,11 +13,17 @@ EXPANDERS = [("least-waste", "least-waste"), ("most-pods", "most-pods"), ("least
 
 
 class WhatIfForm(forms.Form):
-    pod = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
-                          help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).")
+    pod = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
+        help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).",
+    )
     count = forms.IntegerField(min_value=1, max_value=10000, initial=1, help_text="replicas")
-    groups = forms.ModelMultipleChoiceField(queryset=NodeGroup.objects.all(), to_field_name="name",
-                                            widget=forms.CheckboxSelectMultiple, required=True)
+    groups = forms.ModelMultipleChoiceField(
+        queryset=NodeGroup.objects.all(),
+        to_field_name="name",
+        widget=forms.CheckboxSelectMultiple,
+        required=True,
+    )
     expander = forms.ChoiceField(choices=EXPANDERS, initial="least-waste")
 
     def clean_pod(self) -> dict:

@@ -26,10 +26,14 @@ ATTRS = {"class": "table"}
 
 
 def _group_links(names) -> str:
-    return format_html(
-        " ".join(['<a href="{}">{}</a>'] * len(names)),
-        *[x for name in names for x in (reverse("dashboard:node-group", args=[name]), name)],
-    ) if names else "—"
+    return (
+        format_html(
+            " ".join(['<a href="{}">{}</a>'] * len(names)),
+            *[x for name in names for x in (reverse("dashboard:node-group", args=[name]), name)],
+        )
+        if names
+        else "—"
+    )
 
 
 class DecisionTable(tables.Table):
@@ -49,8 +53,12 @@ class DecisionTable(tables.Table):
         order_by = "-last_seen"
 
     def render_pod(self, record):
-        return format_html('<a class="pod-link" href="{}">{}/{}</a>', record.get_absolute_url(),
-                           record.pod_namespace, record.pod_name)
+        return format_html(
+            '<a class="pod-link" href="{}">{}/{}</a>',
+            record.get_absolute_url(),
+            record.pod_namespace,
+            record.pod_name,
+        )
 
     def render_verdict(self, record):
         return format_html('<span class="badge v-{}">{}</span>', record.verdict, record.get_verdict_display())
@@ -75,9 +83,12 @@ class CAEventTable(tables.Table):
         attrs = ATTRS
 
     def render_pod(self, record):
-        return format_html('<a href="{}">{}/{}</a>',
-                           reverse("dashboard:pod", args=[record.pod_namespace, record.pod_name]),
-                           record.pod_namespace, record.pod_name)
+        return format_html(
+            '<a href="{}">{}/{}</a>',
+            reverse("dashboard:pod", args=[record.pod_namespace, record.pod_name]),
+            record.pod_namespace,
+            record.pod_name,
+        )
 
 
 class NodeGroupTable(tables.Table):
@@ -89,8 +100,17 @@ class NodeGroupTable(tables.Table):
 
     class Meta:
         model = NodeGroup
-        fields = ("name", "state", "profile", "open_drift", "provider", "machine_type", "min_size", "max_size",
-                  "inventory_source")
+        fields = (
+            "name",
+            "state",
+            "profile",
+            "open_drift",
+            "provider",
+            "machine_type",
+            "min_size",
+            "max_size",
+            "inventory_source",
+        )
         attrs = ATTRS
 
     def render_state(self, record):
@@ -105,7 +125,9 @@ class NodeGroupTable(tables.Table):
         parts = []
         for p in profiles:
             rows = list(p.devices.all())
-            parts.append(", ".join(f"{r.quantity}× {r.type} {r.devmem} MiB (NUMA {r.numa})" for r in rows) or p.vendor)
+            parts.append(
+                ", ".join(f"{r.quantity}× {r.type} {r.devmem} MiB (NUMA {r.numa})" for r in rows) or p.vendor
+            )
         return "; ".join(parts)
 
     def render_open_drift(self, value):
@@ -114,14 +136,26 @@ class NodeGroupTable(tables.Table):
 
 class NodeInventoryTable(tables.Table):
     name = tables.Column(linkify=("dashboard:node", [tables.A("name")]))
-    node_group = tables.Column(accessor="node_group__name", verbose_name="Node group",
-                               linkify=("dashboard:node-group", [tables.A("node_group__name")]))
+    node_group = tables.Column(
+        accessor="node_group__name",
+        verbose_name="Node group",
+        linkify=("dashboard:node-group", [tables.A("node_group__name")]),
+    )
     devices = tables.Column(orderable=False)
     last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
 
     class Meta:
         model = NodeInventory
-        fields = ("name", "node_group", "devices", "registered_at", "last_seen", "gone_at", "stale", "parse_error")
+        fields = (
+            "name",
+            "node_group",
+            "devices",
+            "registered_at",
+            "last_seen",
+            "gone_at",
+            "stale",
+            "parse_error",
+        )
         attrs = ATTRS
 
     def render_devices(self, value):
@@ -129,12 +163,25 @@ class NodeInventoryTable(tables.Table):
 
 
 class DriftFindingTable(tables.Table):
-    node = tables.Column(accessor="inventory__name", verbose_name="Node",
-                         linkify=("dashboard:node", [tables.A("inventory__name")]))
+    node = tables.Column(
+        accessor="inventory__name",
+        verbose_name="Node",
+        linkify=("dashboard:node", [tables.A("inventory__name")]),
+    )
 
     class Meta:
         model = DriftFinding
-        fields = ("node", "kind", "field", "device", "expected", "actual", "severity", "opened_at", "resolved_at")
+        fields = (
+            "node",
+            "kind",
+            "field",
+            "device",
+            "expected",
+            "actual",
+            "severity",
+            "opened_at",
+            "resolved_at",
+        )
         attrs = ATTRS
 
 

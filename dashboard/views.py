@@ -102,8 +102,13 @@ def _sync_errors() -> list[dict]:
     count = stale.count()
     if count:
         first = stale.exclude(sync_error="").first()
-        errors.append({"task": "inventory", "at": None,
-                       "error": f"{count} node inventories are stale: {first.sync_error if first else ''}"})
+        errors.append(
+            {
+                "task": "inventory",
+                "at": None,
+                "error": f"{count} node inventories are stale: {first.sync_error if first else ''}",
+            }
+        )
     return errors
 
 
@@ -147,11 +152,15 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/overview.html", context)
 
 
-def _list(request: HttpRequest, title: str, queryset, filterset_class, table_class, api: str = "") -> HttpResponse:
+def _list(
+    request: HttpRequest, title: str, queryset, filterset_class, table_class, api: str = ""
+) -> HttpResponse:
     """A filtered, paginated, sortable table; an invalid filter shows an empty table, never a 500."""
     filterset = filterset_class(request.GET, queryset=queryset)
     table = _paginate(request, table_class(filterset.qs if filterset.is_valid() else queryset.none()))
-    return render(request, "dashboard/list.html", {"title": title, "filter": filterset, "table": table, "api": api})
+    return render(
+        request, "dashboard/list.html", {"title": title, "filter": filterset, "table": table, "api": api}
+    )
 
 
 @dashboard_view
@@ -163,18 +172,24 @@ def decision_list(request: HttpRequest) -> HttpResponse:
 @dashboard_view
 def node_list(request: HttpRequest) -> HttpResponse:
     qs = NodeInventory.objects.select_related("node_group").order_by("gone_at", "name")
-    return _list(request, "Nodes", qs, NodeInventoryFilterSet, NodeInventoryTable, "/api/v1/node-inventories/")
+    return _list(
+        request, "Nodes", qs, NodeInventoryFilterSet, NodeInventoryTable, "/api/v1/node-inventories/"
+    )
 
 
 @dashboard_view
 def drift_list(request: HttpRequest) -> HttpResponse:
     qs = DriftFinding.objects.select_related("inventory")
-    return _list(request, "Drift findings", qs, DriftFindingFilterSet, DriftFindingTable, "/api/v1/drift-findings/")
+    return _list(
+        request, "Drift findings", qs, DriftFindingFilterSet, DriftFindingTable, "/api/v1/drift-findings/"
+    )
 
 
 @dashboard_view
 def task_run_list(request: HttpRequest) -> HttpResponse:
-    return _list(request, "Task runs", TaskRun.objects.all(), TaskRunFilterSet, TaskRunTable, "/api/v1/task-runs/")
+    return _list(
+        request, "Task runs", TaskRun.objects.all(), TaskRunFilterSet, TaskRunTable, "/api/v1/task-runs/"
+    )
 
 
 def _events_for(decision: Decision):
@@ -197,9 +212,11 @@ def _grid_context(nodes: list[dict]) -> dict:
 def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
     decision = get_object_or_404(Decision, pk=pk)
     events = list(_events_for(decision)[:50])
-    others = Decision.objects.defer("nodes", "request", "policies").filter(
-        pod_namespace=decision.pod_namespace, pod_name=decision.pod_name
-    ).exclude(pk=decision.pk)
+    others = (
+        Decision.objects.defer("nodes", "request", "policies")
+        .filter(pod_namespace=decision.pod_namespace, pod_name=decision.pod_name)
+        .exclude(pk=decision.pk)
+    )
     session_url = ""
     if decision.session:
         try:
@@ -211,7 +228,8 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "session_url": session_url,
         "answer": answer(decision, events),
         "containers": [
-            {"index": i, "summary": describe_request([c]), "requests": c} for i, c in enumerate(decision.request)
+            {"index": i, "summary": describe_request([c]), "requests": c}
+            for i, c in enumerate(decision.request)
         ],
         "events": events,
         "others": _paginate(request, DecisionTable(others), per_page=10, prefix="o-"),
@@ -233,13 +251,21 @@ def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
 
 @dashboard_view
 def event_list(request: HttpRequest) -> HttpResponse:
-    return _list(request, "Autoscaler events", CAEvent.objects.all(), CAEventFilterSet, CAEventTable,
-                 "/api/v1/ca-events/")
+    return _list(
+        request,
+        "Autoscaler events",
+        CAEvent.objects.all(),
+        CAEventFilterSet,
+        CAEventTable,
+        "/api/v1/ca-events/",
+    )
 
 
 @dashboard_view
 def node_group_list(request: HttpRequest) -> HttpResponse:
-    return _list(request, "Node groups", _node_groups(), NodeGroupFilterSet, NodeGroupTable, "/api/v1/node-groups/")
+    return _list(
+        request, "Node groups", _node_groups(), NodeGroupFilterSet, NodeGroupTable, "/api/v1/node-groups/"
+    )
 
 
 @dashboard_view
@@ -254,19 +280,26 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         registration = render_registration(
             group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
         )
-        capacity = [{"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count} for d in devices]
-        profiles.append({
-            "profile": profile,
-            "rows": rows,
-            "registration": registration,
-            "capacity": figures.capacity_bars(
-                capacity, f"{profile.vendor} profile v{profile.version}: capacity", vendor=profile.vendor
-            )
-            if capacity else None,
-        })
+        capacity = [
+            {"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count} for d in devices
+        ]
+        profiles.append(
+            {
+                "profile": profile,
+                "rows": rows,
+                "registration": registration,
+                "capacity": figures.capacity_bars(
+                    capacity, f"{profile.vendor} profile v{profile.version}: capacity", vendor=profile.vendor
+                )
+                if capacity
+                else None,
+            }
+        )
     members = NodeInventory.objects.filter(node_group=group).order_by("gone_at", "name")
     findings = DriftFinding.objects.filter(node_group=group).select_related("inventory")
-    decisions = Decision.objects.defer("nodes", "request", "policies").filter(node_groups__icontains=f'"{name}"')
+    decisions = Decision.objects.defer("nodes", "request", "policies").filter(
+        node_groups__icontains=f'"{name}"'
+    )
     events = CAEvent.objects.filter(groups__icontains=f'"{name}"')
     context = {
         "group": group,
@@ -284,9 +317,14 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
     inventory = get_object_or_404(NodeInventory.objects.select_related("node_group"), name=name)
     devices = inventory.devices if isinstance(inventory.devices, list) else []
     capacity = [
-        {"index": d.get("index", i), "devmem": d.get("devmem", 0), "devcore": d.get("devcore", 0),
-         "count": d.get("count", 0)}
-        for i, d in enumerate(devices) if isinstance(d, dict)
+        {
+            "index": d.get("index", i),
+            "devmem": d.get("devmem", 0),
+            "devcore": d.get("devcore", 0),
+            "count": d.get("count", 0),
+        }
+        for i, d in enumerate(devices)
+        if isinstance(d, dict)
     ]
     # one vendor's devices get that vendor's panels and units; a mixed node keeps the generic ones
     vendors = {d.get("devicevendor") or "NVIDIA" for d in devices if isinstance(d, dict)}
@@ -294,8 +332,11 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
     context = {
         "node": inventory,
         "devices": devices,
-        "capacity": figures.capacity_bars(capacity, "Registered devices", vendor=next(iter(vendors)) if len(vendors) == 1 else None)
-        if capacity else None,
+        "capacity": figures.capacity_bars(
+            capacity, "Registered devices", vendor=next(iter(vendors)) if len(vendors) == 1 else None
+        )
+        if capacity
+        else None,
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
     }
     return render(request, "dashboard/node.html", context)
@@ -303,7 +344,9 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 @dashboard_view
 def session_list(request: HttpRequest) -> HttpResponse:
-    return _list(request, "Simulation sessions", SimulationSession.objects.all(), SessionFilterSet, SessionTable)
+    return _list(
+        request, "Simulation sessions", SimulationSession.objects.all(), SessionFilterSet, SessionTable
+    )
 
 
 @dashboard_view

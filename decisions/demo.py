@@ -39,8 +39,13 @@ def demo_pod(name: str, uid: str, gpumem: int, cores: int | None = None, namespa
             "ownerReferences": [{"kind": "ReplicaSet", "name": f"{name}-7d9f", "controller": True}],
         },
         "spec": {
-            "containers": [{"name": "main", "image": "busybox",
-                            "resources": {"limits": limits, "requests": {"cpu": "4", "memory": "16Gi"}}}],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"limits": limits, "requests": {"cpu": "4", "memory": "16Gi"}},
+                }
+            ],
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         },
     }
@@ -75,9 +80,19 @@ def _event(uid: str, reason: str, pod: dict, message: str, count: int, ago: time
     parsed, groups = parse_event_message(reason, message)
     CAEvent.objects.update_or_create(
         event_uid=uid,
-        defaults=dict(reason=reason, source=source, pod_uid=meta["uid"], pod_namespace=meta["namespace"],
-                      pod_name=meta["name"], message=message, parsed=parsed, groups=groups, count=count,
-                      first_seen=now - ago - timedelta(minutes=3), last_seen=now - ago),
+        defaults=dict(
+            reason=reason,
+            source=source,
+            pod_uid=meta["uid"],
+            pod_namespace=meta["namespace"],
+            pod_name=meta["name"],
+            message=message,
+            parsed=parsed,
+            groups=groups,
+            count=count,
+            first_seen=now - ago - timedelta(minutes=3),
+            last_seen=now - ago,
+        ),
     )
 
 
@@ -106,24 +121,55 @@ def seed() -> dict:
     if missing:
         raise RuntimeError(f"demo node groups missing: {sorted(missing)} (load demo/profiles.yaml first)")
     templates = [group_template(groups[name]) for name in ("gpu-a10", "gpu-h100", "gpu-l4")]
-    live = [_live_node(inv) for inv in NodeInventory.objects.filter(node_group__name="gpu-a10", gone_at__isnull=True)]
+    live = [
+        _live_node(inv)
+        for inv in NodeInventory.objects.filter(node_group__name="gpu-a10", gone_at__isnull=True)
+    ]
     pods = DEMO_PODS
     _ask(pods["llm-inference"], templates, 6)
     _ask(pods["giant-training"], templates, 9)
     _ask(pods["notebook"], live or templates[:1], 2)
     recorder.flush(timeout=30)
-    _event("demo-ev-1", "TriggeredScaleUp", pods["llm-inference"],
-           "pod triggered scale-up: [{gpu-h100 0->1 (max: 4)}]", 1, timedelta(minutes=4), "cluster-autoscaler")
-    _event("demo-ev-2", "FailedScheduling", pods["llm-inference"],
-           "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-           "2 4/4 CardInsufficientMemory. preemption: 0/3 nodes are available: 3 Preemption is not helpful "
-           "for scheduling.", 4, timedelta(minutes=5), "default-scheduler")
-    _event("demo-ev-3", "NotTriggerScaleUp", pods["giant-training"],
-           "pod didn't trigger scale-up: 1 4/4 CardInsufficientMemory, 1 8/8 CardInsufficientMemory, "
-           "1 no device profile for node group gpu-l4", 12, timedelta(minutes=1), "cluster-autoscaler")
-    _event("demo-ev-4", "FailedScheduling", pods["giant-training"],
-           "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-           "2 4/4 CardInsufficientMemory.", 12, timedelta(minutes=1), "default-scheduler")
+    _event(
+        "demo-ev-1",
+        "TriggeredScaleUp",
+        pods["llm-inference"],
+        "pod triggered scale-up: [{gpu-h100 0->1 (max: 4)}]",
+        1,
+        timedelta(minutes=4),
+        "cluster-autoscaler",
+    )
+    _event(
+        "demo-ev-2",
+        "FailedScheduling",
+        pods["llm-inference"],
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "2 4/4 CardInsufficientMemory. preemption: 0/3 nodes are available: 3 Preemption is not helpful "
+        "for scheduling.",
+        4,
+        timedelta(minutes=5),
+        "default-scheduler",
+    )
+    _event(
+        "demo-ev-3",
+        "NotTriggerScaleUp",
+        pods["giant-training"],
+        "pod didn't trigger scale-up: 1 4/4 CardInsufficientMemory, 1 8/8 CardInsufficientMemory, "
+        "1 no device profile for node group gpu-l4",
+        12,
+        timedelta(minutes=1),
+        "cluster-autoscaler",
+    )
+    _event(
+        "demo-ev-4",
+        "FailedScheduling",
+        pods["giant-training"],
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "2 4/4 CardInsufficientMemory.",
+        12,
+        timedelta(minutes=1),
+        "default-scheduler",
+    )
     now = timezone.now()
     raw = STATUS.format(now=now.strftime("%Y-%m-%d %H:%M:%S.%f +0000 UTC"))
     from .events import parse_autoscaler_status

@@ -86,7 +86,9 @@ def parse_failed_scheduling(message: str) -> dict[str, Any] | None:
     }
     if m.group(4):
         pre = _FAILED.match(m.group(4).strip())
-        out["preemption"] = parse_reason_counts(pre.group(3) or "") if pre else [{"count": None, "reason": m.group(4)}]
+        out["preemption"] = (
+            parse_reason_counts(pre.group(3) or "") if pre else [{"count": None, "reason": m.group(4)}]
+        )
     return out
 
 

@@ -48,7 +48,16 @@ class DecisionFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Decision
-        fields = ["q", "pod_uid", "pod_namespace", "pod_name", "verdict", "caller", "node_group", "top_reason"]
+        fields = [
+            "q",
+            "pod_uid",
+            "pod_namespace",
+            "pod_name",
+            "verdict",
+            "caller",
+            "node_group",
+            "top_reason",
+        ]
 
     def search(self, queryset, name, value):
         value = value.strip()

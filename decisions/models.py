@@ -43,7 +43,9 @@ class Decision(models.Model):
     fit_groups = models.JSONField(default=list, help_text="node groups with at least one fitting node")
     node_count = models.PositiveIntegerField(default=0)
     fit_count = models.PositiveIntegerField(default=0)
-    top_reason = models.CharField(max_length=300, blank=True, db_index=True, help_text="most common rejection")
+    top_reason = models.CharField(
+        max_length=300, blank=True, db_index=True, help_text="most common rejection"
+    )
     request = models.JSONField(default=list, help_text="per container (init first): {vendor: request}")
     nodes = models.JSONField(default=list, help_text="per node: verdict, reason, score and per-device detail")
     policies = models.JSONField(default=dict)

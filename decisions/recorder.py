@@ -328,7 +328,9 @@ class _Writer:
             while len(items) < _BATCH:
                 remaining = deadline - time.monotonic()
                 try:
-                    items.append(self.queue.get(timeout=remaining) if remaining > 0 else self.queue.get_nowait())
+                    items.append(
+                        self.queue.get(timeout=remaining) if remaining > 0 else self.queue.get_nowait()
+                    )
                 except queue.Empty:
                     break
             try:

@@ -52,7 +52,11 @@ def kube_api_client(source: str | None = None) -> k8s.ApiClient:
     ``in-cluster``, ``kubeconfig:<path>``, or an API server URL (``http(s)://host:port``, e.g. a
     ``kubectl proxy``). ``file://`` snapshots hold nodes only, so they have no events to read.
     """
-    source = source if source is not None else (getattr(settings, "KUBE_EVENTS_SOURCE", "") or settings.KUBE_SOURCE)
+    source = (
+        source
+        if source is not None
+        else (getattr(settings, "KUBE_EVENTS_SOURCE", "") or settings.KUBE_SOURCE)
+    )
     if not source:
         raise SourceUnavailable("no Kubernetes source configured (KUBE_EVENTS_SOURCE / KUBE_SOURCE)")
     if source == "in-cluster":
@@ -98,7 +102,10 @@ def _upsert_event(event: k8s.CoreV1Event) -> bool:
     parsed, groups = parse_event_message(event.reason, event.message or "")
     series = event.series
     last = _when(
-        series.last_observed_time if series else None, event.last_timestamp, event.event_time, event.first_timestamp
+        series.last_observed_time if series else None,
+        event.last_timestamp,
+        event.event_time,
+        event.first_timestamp,
     )
     first = _when(event.first_timestamp, event.event_time, last)
     source = (event.reporting_component or (event.source.component if event.source else "") or "")[:128]
@@ -154,7 +161,9 @@ def sync_events_once(api_client: k8s.ApiClient | None = None) -> dict:
                 if event.involved_object is not None and event.involved_object.uid:
                     seen_pods.add(event.involved_object.uid)
     counts["joined"] = (
-        Decision.objects.filter(pod_uid__in=seen_pods).values("pod_uid").distinct().count() if seen_pods else 0
+        Decision.objects.filter(pod_uid__in=seen_pods).values("pod_uid").distinct().count()
+        if seen_pods
+        else 0
     )
     with transaction.atomic():
         counts["status"] = _store_status(api)

@@ -3,7 +3,9 @@
 
 from django.http import HttpRequest, HttpResponse
 
-_PAYLOAD = (b'{"items":[' + b",".join(b'{"name":"node-%04d","score":%d}' % (i, i % 11) for i in range(135)) + b"]}")[:4096]
+_PAYLOAD = (
+    b'{"items":[' + b",".join(b'{"name":"node-%04d","score":%d}' % (i, i % 11) for i in range(135)) + b"]}"
+)[:4096]
 FIXED_4K = _PAYLOAD if len(_PAYLOAD) == 4096 else _PAYLOAD.ljust(4096)
 
 

@@ -51,7 +51,6 @@ def check_listener(app_configs, **kwargs):
     return errors
 
 
-
 @register(Tags.compatibility)
 def check_vendor_config(app_configs, **kwargs):
     """Build every vendor config from ``settings.HAMI`` now: a typo in ``HAMI["VENDORS"]`` set in

@@ -23,7 +23,16 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEMO_DIR = BASE_DIR / "demo"
 
-__all__ = ["Demo", "STEPS", "main", "migrate", "load_profiles", "create_admin", "sync_inventory", "enqueue_sync"]
+__all__ = [
+    "Demo",
+    "STEPS",
+    "main",
+    "migrate",
+    "load_profiles",
+    "create_admin",
+    "sync_inventory",
+    "enqueue_sync",
+]
 
 
 @dataclass
@@ -64,7 +73,9 @@ def create_admin(demo: Demo) -> None:
     from django.contrib.auth import get_user_model
 
     User = get_user_model()  # noqa: N806
-    user, _ = User.objects.get_or_create(username=demo.user, defaults={"email": f"{demo.user}@example.invalid"})
+    user, _ = User.objects.get_or_create(
+        username=demo.user, defaults={"email": f"{demo.user}@example.invalid"}
+    )
     user.is_staff = user.is_superuser = True
     user.set_password(demo.password)
     user.save()
@@ -95,7 +106,12 @@ def seed_decisions(demo: Demo) -> None:
 
 # The demo's data steps, in order. Add a step here (a function taking the Demo) to seed more data.
 STEPS: list[Callable[[Demo], None]] = [
-    migrate, load_profiles, create_admin, sync_inventory, enqueue_sync, seed_decisions
+    migrate,
+    load_profiles,
+    create_admin,
+    sync_inventory,
+    enqueue_sync,
+    seed_decisions,
 ]
 
 
@@ -111,7 +127,18 @@ def start_services(demo: Demo) -> None:
     _spawn(
         demo,
         "web",
-        [python, "-m", "gunicorn", "hami_sim.wsgi:application", "-b", f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}", "-w", "2", "--timeout", "60"],
+        [
+            python,
+            "-m",
+            "gunicorn",
+            "hami_sim.wsgi:application",
+            "-b",
+            f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}",
+            "-w",
+            "2",
+            "--timeout",
+            "60",
+        ],
     )
     _spawn(
         demo,

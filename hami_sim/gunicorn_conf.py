@@ -45,8 +45,10 @@ def _cpus() -> int:
 def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
     """The gunicorn settings this environment asks for (pure, so tests and ``serve`` can use it)."""
     env = os.environ if environ is None else environ
-    cert, key, client_ca = env.get("HAMI_SIM_TLS_CERT", ""), env.get("HAMI_SIM_TLS_KEY", ""), env.get(
-        "HAMI_SIM_TLS_CLIENT_CA", ""
+    cert, key, client_ca = (
+        env.get("HAMI_SIM_TLS_CERT", ""),
+        env.get("HAMI_SIM_TLS_KEY", ""),
+        env.get("HAMI_SIM_TLS_CLIENT_CA", ""),
     )
     if bool(cert) != bool(key):
         raise SystemExit("HAMI_SIM_TLS_CERT and HAMI_SIM_TLS_KEY must be set together")

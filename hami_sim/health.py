@@ -26,4 +26,6 @@ def readyz(request: HttpRequest) -> JsonResponse:
     except Exception as exc:  # any database failure means "not ready", never a 500
         checks.setdefault("database", f"error: {exc.__class__.__name__}")
     ready = all(v == "ok" for v in checks.values()) and len(checks) == 2
-    return JsonResponse({"status": "ready" if ready else "not ready", "checks": checks}, status=200 if ready else 503)
+    return JsonResponse(
+        {"status": "ready" if ready else "not ready", "checks": checks}, status=200 if ready else 503
+    )

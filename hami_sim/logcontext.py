@@ -51,7 +51,9 @@ def pod_from_body(body: bytes) -> object | None:
         return None
     if not isinstance(data, dict):
         return None
-    pod = data.get("Pod", next((v for k, v in data.items() if isinstance(k, str) and k.lower() == "pod"), None))
+    pod = data.get(
+        "Pod", next((v for k, v in data.items() if isinstance(k, str) and k.lower() == "pod"), None)
+    )
     return pod if isinstance(pod, dict) else None
 
 

@@ -110,8 +110,12 @@ def multiprocess_enabled() -> bool:
 
 def scrape_collectors() -> list:
     """Collectors of the default registry that compute at scrape time (not per-process samples)."""
-    skip = (MetricWrapperBase, prometheus_client.ProcessCollector, prometheus_client.PlatformCollector,
-            prometheus_client.GCCollector)
+    skip = (
+        MetricWrapperBase,
+        prometheus_client.ProcessCollector,
+        prometheus_client.PlatformCollector,
+        prometheus_client.GCCollector,
+    )
     collectors = list(getattr(REGISTRY, "_collector_to_names", {}))
     return [c for c in collectors if not isinstance(c, skip)]
 
@@ -133,4 +137,6 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         source = _Combined(per_process, *scrape_collectors())
     else:
         source = REGISTRY
-    return HttpResponse(prometheus_client.generate_latest(source), content_type=prometheus_client.CONTENT_TYPE_LATEST)
+    return HttpResponse(
+        prometheus_client.generate_latest(source), content_type=prometheus_client.CONTENT_TYPE_LATEST
+    )

@@ -161,7 +161,9 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     """``handler400``: Django's 400 for a suspicious request (too many fields, a bad Host reached past
     ``JsonHostMiddleware``), as JSON ``{"error": ...}`` for JSON clients, Django's page elsewhere."""
     if is_json_client_path(request.path_info):
-        message = str(exception) if isinstance(exception, SuspiciousOperation) and str(exception) else "bad request"
+        message = (
+            str(exception) if isinstance(exception, SuspiciousOperation) and str(exception) else "bad request"
+        )
         return _json(400, {"error": message})
     return defaults.bad_request(request, exception)
 

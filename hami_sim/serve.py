@@ -21,7 +21,17 @@ import sys
 import time
 from collections.abc import Mapping
 
-__all__ = ["gunicorn_argv", "granian_argv", "server_argv", "main", "probe", "start_server", "stop_server", "free_port", "wait_for_port"]
+__all__ = [
+    "gunicorn_argv",
+    "granian_argv",
+    "server_argv",
+    "main",
+    "probe",
+    "start_server",
+    "stop_server",
+    "free_port",
+    "wait_for_port",
+]
 
 CONFIG = "python:hami_sim.gunicorn_conf"
 
@@ -38,8 +48,10 @@ def granian_argv(environ: Mapping[str, str] | None = None) -> list[str]:
     file must be PKCS#8.
     """
     env = os.environ if environ is None else environ
-    cert, key, client_ca = env.get("HAMI_SIM_TLS_CERT", ""), env.get("HAMI_SIM_TLS_KEY", ""), env.get(
-        "HAMI_SIM_TLS_CLIENT_CA", ""
+    cert, key, client_ca = (
+        env.get("HAMI_SIM_TLS_CERT", ""),
+        env.get("HAMI_SIM_TLS_KEY", ""),
+        env.get("HAMI_SIM_TLS_CLIENT_CA", ""),
     )
     host, _, port = (env.get("HAMI_SIM_BIND") or ("0.0.0.0:8443" if cert else "0.0.0.0:8000")).rpartition(":")
     argv = [

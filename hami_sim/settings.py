@@ -160,7 +160,9 @@ def _json_object_env(name: str) -> dict:
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise ImproperlyConfigured(f"{name} must be a JSON object of vendor blocks, got {type(value).__name__}")
+        raise ImproperlyConfigured(
+            f"{name} must be a JSON object of vendor blocks, got {type(value).__name__}"
+        )
     return value
 
 

@@ -89,14 +89,30 @@ def _vendor_help() -> str:
     for word, spec in SPECS.items():
         fixed = ", ".join(f"{k}={v}" for k, v in spec.fixed.items())
         extras = ", ".join(f"extra.{k}: {h}" for k, h in spec.extras.items())
-        lines.append(f"{word}: {spec.help}" + (f" [fixed: {fixed}]" if fixed else "") + (f" [{extras}]" if extras else ""))
+        lines.append(
+            f"{word}: {spec.help}"
+            + (f" [fixed: {fixed}]" if fixed else "")
+            + (f" [{extras}]" if extras else "")
+        )
     return "\n".join(lines)
 
 
 class DeviceRowForm(forms.ModelForm):
     class Meta:
         model = DeviceRow
-        fields = ["position", "type", "quantity", "devmem", "devcore", "count", "numa", "mode", "health", "mig_profiles", "extra"]
+        fields = [
+            "position",
+            "type",
+            "quantity",
+            "devmem",
+            "devcore",
+            "count",
+            "numa",
+            "mode",
+            "health",
+            "mig_profiles",
+            "extra",
+        ]
         widgets = {
             "mig_profiles": forms.Textarea(attrs={"rows": 2, "cols": 40}),
             "extra": forms.Textarea(attrs={"rows": 2, "cols": 40}),
@@ -118,7 +134,9 @@ class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
             return  # row errors first; rules across rows need valid rows
         vendor = getattr(self.instance, "vendor", "") or "NVIDIA"
         rows = sorted((f.cleaned_data for f in live), key=lambda d: d.get("position") or 0)
-        problem = profile_errors(vendor, [{k: v for k, v in row.items() if k not in ("DELETE", "id", "profile")} for row in rows])
+        problem = profile_errors(
+            vendor, [{k: v for k, v in row.items() if k not in ("DELETE", "id", "profile")} for row in rows]
+        )
         if problem:
             raise forms.ValidationError(problem)
 
@@ -168,7 +186,9 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         if not rows:
             return "-"
         group = obj.node_group
-        reg = render_registration(group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type)
+        reg = render_registration(
+            group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type
+        )
         items = list(reg.annotations.items())
         items += [(f"status.capacity[{k}]", v) for k, v in reg.capacity.items()]
         items += [(f"label {k}", v) for k, v in reg.labels.items()]
@@ -211,7 +231,16 @@ class GoneFilter(admin.SimpleListFilter):
 
 @admin.register(NodeInventory)
 class NodeInventoryAdmin(admin.ModelAdmin):
-    list_display = ["name", "node_group", "device_summary", "registered_at", "last_seen", "stale", "present", "drift"]
+    list_display = [
+        "name",
+        "node_group",
+        "device_summary",
+        "registered_at",
+        "last_seen",
+        "stale",
+        "present",
+        "drift",
+    ]
     list_filter = ["node_group", GoneFilter, "stale", ("registered_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "uid"]
     list_select_related = ["node_group"]
@@ -303,7 +332,18 @@ class OpenFilter(admin.SimpleListFilter):
 
 @admin.register(DriftFinding)
 class DriftFindingAdmin(admin.ModelAdmin):
-    list_display = ["inventory", "node_group", "kind", "field", "device", "expected", "actual", "severity", "opened_at", "resolved_at"]
+    list_display = [
+        "inventory",
+        "node_group",
+        "kind",
+        "field",
+        "device",
+        "expected",
+        "actual",
+        "severity",
+        "opened_at",
+        "resolved_at",
+    ]
     list_filter = [OpenFilter, "kind", "severity", "node_group", "field"]
     search_fields = ["inventory__name", "device", "field"]
     list_select_related = ["inventory", "node_group"]

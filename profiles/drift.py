@@ -35,7 +35,14 @@ from .choices import DriftKind, Severity
 
 log = logging.getLogger("hami_sim.drift")
 
-__all__ = ["Problem", "compare", "check_inventories", "check_group", "check_group_on_commit", "devices_from_json"]
+__all__ = [
+    "Problem",
+    "compare",
+    "check_inventories",
+    "check_group",
+    "check_group_on_commit",
+    "devices_from_json",
+]
 
 
 @dataclass(slots=True, frozen=True)
@@ -54,7 +61,9 @@ def _mig_text(dev: DeviceInfo) -> str:
     return ", ".join(sorted(f"{p.name}({p.memory_mb}MiB)" for p in dev.mig_profiles)) or "none"
 
 
-def compare(expected: list[DeviceInfo], actual: list[DeviceInfo], tolerance_pct: float = 2.0) -> list[Problem]:
+def compare(
+    expected: list[DeviceInfo], actual: list[DeviceInfo], tolerance_pct: float = 2.0
+) -> list[Problem]:
     """Problems of ``actual`` (a node's registration) against ``expected`` (its profile), by device index."""
     problems: list[Problem] = []
     crit, warn = Severity.CRITICAL, Severity.WARNING
@@ -67,7 +76,9 @@ def compare(expected: list[DeviceInfo], actual: list[DeviceInfo], tolerance_pct:
         if exp.type != act.type:
             problems.append(Problem(mismatch, "type", device, exp.type, act.type, crit))
         if abs(exp.devmem - act.devmem) > exp.devmem * tolerance_pct / 100.0:
-            problems.append(Problem(mismatch, "devmem", device, f"{exp.devmem} MiB", f"{act.devmem} MiB", crit))
+            problems.append(
+                Problem(mismatch, "devmem", device, f"{exp.devmem} MiB", f"{act.devmem} MiB", crit)
+            )
         if exp.devcore != act.devcore:
             problems.append(Problem(mismatch, "devcore", device, str(exp.devcore), str(act.devcore), crit))
         if exp.count != act.count:
@@ -81,7 +92,14 @@ def compare(expected: list[DeviceInfo], actual: list[DeviceInfo], tolerance_pct:
     for act in actual_sorted:
         if not act.health:
             problems.append(
-                Problem(DriftKind.DEGRADATION, "health", f"{act.index} {act.id}".strip(), "healthy", "unhealthy", warn)
+                Problem(
+                    DriftKind.DEGRADATION,
+                    "health",
+                    f"{act.index} {act.id}".strip(),
+                    "healthy",
+                    "unhealthy",
+                    warn,
+                )
             )
     return problems
 
@@ -103,11 +121,22 @@ def _registration_name(vendors: Iterable[str]) -> str:
     return ", ".join(dict.fromkeys(names)) or "hami.io/node-nvidia-register"
 
 
-def _problems_for(inv, expected_by_group: dict[int, dict[str, list[DeviceInfo]] | None], now) -> list[Problem]:
+def _problems_for(
+    inv, expected_by_group: dict[int, dict[str, list[DeviceInfo]] | None], now
+) -> list[Problem]:
     if inv.gone_at is not None or inv.node_group_id is None:
         return []
     if inv.parse_error:
-        return [Problem(DriftKind.MALFORMED, "annotation", "", "a registration that parses", inv.parse_error, Severity.CRITICAL)]
+        return [
+            Problem(
+                DriftKind.MALFORMED,
+                "annotation",
+                "",
+                "a registration that parses",
+                inv.parse_error,
+                Severity.CRITICAL,
+            )
+        ]
     expected = expected_by_group.get(inv.node_group_id)
     if not inv.devices:
         grace = timedelta(seconds=int(getattr(settings, "DRIFT_UNREGISTERED_GRACE_SECONDS", 600)))
@@ -130,7 +159,14 @@ def _problems_for(inv, expected_by_group: dict[int, dict[str, list[DeviceInfo]] 
     for vendor, devices in actual.items():
         if vendor not in expected:
             problems.append(
-                Problem(DriftKind.MISMATCH, "vendor", vendor, f"no {vendor} devices", f"{len(devices)} devices", Severity.WARNING)
+                Problem(
+                    DriftKind.MISMATCH,
+                    "vendor",
+                    vendor,
+                    f"no {vendor} devices",
+                    f"{len(devices)} devices",
+                    Severity.WARNING,
+                )
             )
     return problems
 
@@ -167,7 +203,9 @@ def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, i
         with transaction.atomic():
             open_findings = {
                 (f.kind, f.field, f.device): f
-                for f in DriftFinding.objects.select_for_update().filter(inventory=inv, resolved_at__isnull=True)
+                for f in DriftFinding.objects.select_for_update().filter(
+                    inventory=inv, resolved_at__isnull=True
+                )
             }
             for key, finding in open_findings.items():
                 problem = problems.get(key)
@@ -181,7 +219,11 @@ def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, i
                     problem.actual,
                     problem.severity,
                 ):
-                    finding.expected, finding.actual, finding.severity = problem.expected, problem.actual, problem.severity
+                    finding.expected, finding.actual, finding.severity = (
+                        problem.expected,
+                        problem.actual,
+                        problem.severity,
+                    )
                     finding.save(update_fields=["expected", "actual", "severity"])
             for key, problem in problems.items():
                 if open_findings.get(key) is None:

@@ -30,7 +30,9 @@ class NodeGroupFilterSet(django_filters.FilterSet):
         fields = ["q", "name", "provider", "instance_type", "inventory_source", "has_profile"]
 
     def search(self, queryset, name, value):
-        return queryset.filter(Q(name__icontains=value) | Q(machine_type__icontains=value) | Q(description__icontains=value))
+        return queryset.filter(
+            Q(name__icontains=value) | Q(machine_type__icontains=value) | Q(description__icontains=value)
+        )
 
     def filter_has_profile(self, queryset, name, value):
         return queryset.filter(profiles__isnull=not value).distinct()

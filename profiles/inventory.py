@@ -24,7 +24,16 @@ from hami_sim.engine.simulate import Inventory, Simulator
 from .choices import InventorySource
 from .constants import ESTIMATOR_SUFFIX, TEMPLATE_PREFIX
 
-__all__ = ["GroupEntry", "Catalog", "catalog", "resolve", "match_group", "invalidate", "reset", "template_group_name"]
+__all__ = [
+    "GroupEntry",
+    "Catalog",
+    "catalog",
+    "resolve",
+    "match_group",
+    "invalidate",
+    "reset",
+    "template_group_name",
+]
 
 log = logging.getLogger("hami_sim.profiles")
 
@@ -113,10 +122,16 @@ class Catalog:
                     continue
                 try:
                     reg = render_registration(
-                        group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
+                        group.name,
+                        profile.vendor,
+                        rows,
+                        profile.pair_scores,
+                        instance_type=group.machine_type,
                     )
                 except KeyError:  # a vendor the configured engine does not have (renamed chip)
-                    log.warning("profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor)
+                    log.warning(
+                        "profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor
+                    )
                     continue
                 annotations.update(reg.annotations)
                 capacity.update(reg.capacity)
@@ -140,7 +155,9 @@ class Catalog:
             groups[group.name] = GroupEntry(group.name, labels, group.inventory_source, profile_node, missing)
         # Most specific label set first, so a narrower group wins over a broader one.
         by_labels = tuple(
-            sorted((g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name))
+            sorted(
+                (g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name)
+            )
         )
         self.groups, self.by_labels = groups, by_labels
         self.derived = weakref.WeakKeyDictionary()

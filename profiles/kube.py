@@ -84,12 +84,16 @@ def _api_client(source: str):
         path = source.split(":", 1)[1] or None
         config.load_kube_config(config_file=path, client_configuration=cfg, persist_config=False)
     else:
-        raise SourceError(f"unknown KUBE_SOURCE {source!r}: use in-cluster, kubeconfig:<path> or file://<path>")
+        raise SourceError(
+            f"unknown KUBE_SOURCE {source!r}: use in-cluster, kubeconfig:<path> or file://<path>"
+        )
     cfg.retries = 1  # backoff is Celery's job; one quick retry absorbs a dropped connection
     return client.ApiClient(cfg)
 
 
-def list_nodes(source: str, label_selector: str = "", page_size: int = 500, timeout: float = 30.0) -> list[dict]:
+def list_nodes(
+    source: str, label_selector: str = "", page_size: int = 500, timeout: float = 30.0
+) -> list[dict]:
     """All Nodes as raw dicts. Raises ``SourceError`` and never returns a partial list."""
     if source.startswith("file://"):
         path = Path(source[len("file://") :])

@@ -20,7 +20,9 @@ _registered = False
 class DriftCollector:
     def collect(self):
         gauge = GaugeMetricFamily(
-            "hami_sim_drift_findings", "Open drift findings by node group and kind", labels=["node_group", "kind"]
+            "hami_sim_drift_findings",
+            "Open drift findings by node group and kind",
+            labels=["node_group", "kind"],
         )
         try:
             from django.db.models import Count

@@ -66,7 +66,9 @@ def _default_capacity() -> dict:
 
 
 def _check_str_map(value: object, field: str) -> None:
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
         raise ValidationError({field: f"{field} must be an object of string keys to string values"})
 
 
@@ -75,7 +77,9 @@ class NodeGroup(models.Model):
 
     name = models.CharField(max_length=253, unique=True, help_text="CA's node group id")
     match_labels = models.JSONField(
-        default=dict, blank=True, help_text='labels every node of the group carries, e.g. {"eks.amazonaws.com/nodegroup": "gpu"}'
+        default=dict,
+        blank=True,
+        help_text='labels every node of the group carries, e.g. {"eks.amazonaws.com/nodegroup": "gpu"}',
     )
     provider = models.CharField(max_length=50, blank=True, db_index=True)
     # "instance_type" is reserved by django-simple-history's historical models; the API and YAML
@@ -84,12 +88,19 @@ class NodeGroup(models.Model):
     min_size = models.PositiveIntegerField(default=0)
     max_size = models.PositiveIntegerField(default=0)
     inventory_source = models.CharField(
-        max_length=20, choices=InventorySource.choices, default=InventorySource.ANNOTATION_FIRST, db_index=True
+        max_length=20,
+        choices=InventorySource.choices,
+        default=InventorySource.ANNOTATION_FIRST,
+        db_index=True,
     )
     labels = models.JSONField(default=dict, blank=True, help_text="extra labels for the template node")
-    taints = models.JSONField(default=list, blank=True, help_text="taints for the template node (Kubernetes JSON)")
+    taints = models.JSONField(
+        default=list, blank=True, help_text="taints for the template node (Kubernetes JSON)"
+    )
     capacity = models.JSONField(
-        default=_default_capacity, blank=True, help_text="template node capacity besides devices (cpu, memory, pods)"
+        default=_default_capacity,
+        blank=True,
+        help_text="template node capacity besides devices (cpu, memory, pods)",
     )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -106,16 +117,22 @@ class NodeGroup(models.Model):
         _check_str_map(self.match_labels, "match_labels")
         _check_str_map(self.labels, "labels")
         _check_str_map(self.capacity, "capacity")
-        if not isinstance(self.taints, list) or not all(isinstance(t, dict) and t.get("key") for t in self.taints):
+        if not isinstance(self.taints, list) or not all(
+            isinstance(t, dict) and t.get("key") for t in self.taints
+        ):
             raise ValidationError({"taints": "taints must be a list of objects with at least a key"})
         if self.max_size and self.min_size > self.max_size:
-            raise ValidationError({"min_size": f"min_size {self.min_size} is larger than max_size {self.max_size}"})
+            raise ValidationError(
+                {"min_size": f"min_size {self.min_size} is larger than max_size {self.max_size}"}
+            )
         if self.match_labels:
             # JSON equality in SQL differs per backend; compare in Python to be exact everywhere.
             for other in NodeGroup.objects.exclude(pk=self.pk).only("name", "match_labels"):
                 if other.match_labels == self.match_labels:
                     raise ValidationError(
-                        {"match_labels": f"match_labels are the same as node group {other.name!r}'s; nodes would be ambiguous"}
+                        {
+                            "match_labels": f"match_labels are the same as node group {other.name!r}'s; nodes would be ambiguous"
+                        }
                     )
 
     def template_name(self) -> str:
@@ -198,7 +215,9 @@ class DeviceProfile(models.Model):
 
     class Meta:
         ordering = ["node_group__name", "vendor"]
-        constraints = [models.UniqueConstraint(fields=["node_group", "vendor"], name="profile_unique_group_vendor")]
+        constraints = [
+            models.UniqueConstraint(fields=["node_group", "vendor"], name="profile_unique_group_vendor")
+        ]
 
     def __str__(self) -> str:
         return f"{self.node_group.name} / {self.vendor}"
@@ -209,16 +228,22 @@ class DeviceProfile(models.Model):
             raise ValidationError({"pair_scores": "pair_scores must be an object {index: {index: score}}"})
         for a, row in scores.items():
             if not str(a).isdigit() or not isinstance(row, dict):
-                raise ValidationError({"pair_scores": f"pair_scores key {a!r} must be a device index with an object value"})
+                raise ValidationError(
+                    {"pair_scores": f"pair_scores key {a!r} must be a device index with an object value"}
+                )
             for b, score in row.items():
                 if not str(b).isdigit() or isinstance(score, bool) or not isinstance(score, int):
-                    raise ValidationError({"pair_scores": f"pair_scores[{a}][{b}] must be an integer score by device index"})
+                    raise ValidationError(
+                        {"pair_scores": f"pair_scores[{a}][{b}] must be an integer score by device index"}
+                    )
 
     def save(self, *args, **kwargs) -> None:
         """Sets ``version``: 1 for a new profile, the stored one when nothing versioned changed, else
         one more than before the current edit (``profile_edit``) or, outside one, than the stored one."""
         if not self._state.adding and self.pk is not None:
-            stored = DeviceProfile.objects.filter(pk=self.pk).values("version", *self.VERSIONED_FIELDS).first()
+            stored = (
+                DeviceProfile.objects.filter(pk=self.pk).values("version", *self.VERSIONED_FIELDS).first()
+            )
             if stored is not None:
                 # a profile whose rows were never set yet (created, rows to follow) is not a version
                 before = 0 if stored["version"] <= 1 and not stored["devices_snapshot"] else stored["version"]
@@ -252,21 +277,27 @@ class DeviceRow(models.Model):
     """``quantity`` identical devices of a profile: one row per kind of card."""
 
     profile = models.ForeignKey(DeviceProfile, on_delete=models.CASCADE, related_name="devices")
-    position = models.PositiveIntegerField(default=0, help_text="order of this row in the rendered annotation")
+    position = models.PositiveIntegerField(
+        default=0, help_text="order of this row in the rendered annotation"
+    )
     type = models.CharField(max_length=100, help_text="device model as registered, e.g. NVIDIA A10")
     devmem = models.IntegerField(help_text="device memory in MiB")
     devcore = models.IntegerField(default=100)
     count = models.IntegerField(default=10, help_text="split count: how many tasks may share the device")
     numa = models.IntegerField(default=0)
     mode = models.CharField(max_length=20, default="hami-core", help_text="hami-core, mig or mps")
-    mig_profiles = models.JSONField(default=list, blank=True, help_text="v2.10 migProfiles, as in the annotation")
-    health = models.BooleanField(default=True, help_text="registered health (a fresh node's devices are healthy)")
+    mig_profiles = models.JSONField(
+        default=list, blank=True, help_text="v2.10 migProfiles, as in the annotation"
+    )
+    health = models.BooleanField(
+        default=True, help_text="registered health (a fresh node's devices are healthy)"
+    )
     extra = models.JSONField(
         default=dict,
         blank=True,
         help_text=(
             "vendor extras: custominfo (Ascend NetworkID, AMD pciBDF, any JSON-annotation vendor); "
-            "qosPolicy (MetaX sGPU); profiles (Enflame DRS, e.g. {\"1g.6gb\": \"0\"}); "
+            'qosPolicy (MetaX sGPU); profiles (Enflame DRS, e.g. {"1g.6gb": "0"}); '
             "instance_type (AWS Neuron). See docs/profiles.md"
         ),
     )
@@ -318,17 +349,23 @@ class NodeInventory(models.Model):
     )
     labels = models.JSONField(default=dict, blank=True)
     annotations = models.JSONField(
-        default=dict, blank=True, help_text="raw registration annotations (hami.io/* and every vendor's register key)"
+        default=dict,
+        blank=True,
+        help_text="raw registration annotations (hami.io/* and every vendor's register key)",
     )
     capacity = models.JSONField(
-        default=dict, blank=True, help_text="status.capacity values capacity-based vendors register from (MLU, XPU, Neuron, ...)"
+        default=dict,
+        blank=True,
+        help_text="status.capacity values capacity-based vendors register from (MLU, XPU, Neuron, ...)",
     )
     devices = models.JSONField(default=list, blank=True, help_text="parsed devices (annotation JSON form)")
     parse_error = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True, help_text="digest of labels + annotations")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField(db_index=True)
-    registered_at = models.DateTimeField(null=True, blank=True, help_text="first time a registration was seen")
+    registered_at = models.DateTimeField(
+        null=True, blank=True, help_text="first time a registration was seen"
+    )
     gone_at = models.DateTimeField(null=True, blank=True, db_index=True)
     stale = models.BooleanField(default=False, help_text="the last sync failed; this is the last good read")
     sync_error = models.TextField(blank=True)
@@ -346,13 +383,21 @@ class DriftFinding(models.Model):
     """One difference between a node's registration and its group's profile; resolved when gone."""
 
     inventory = models.ForeignKey(NodeInventory, on_delete=models.CASCADE, related_name="findings")
-    node_group = models.ForeignKey(NodeGroup, null=True, blank=True, on_delete=models.CASCADE, related_name="findings")
+    node_group = models.ForeignKey(
+        NodeGroup, null=True, blank=True, on_delete=models.CASCADE, related_name="findings"
+    )
     kind = models.CharField(max_length=20, choices=DriftKind.choices, db_index=True)
-    field = models.CharField(max_length=50, blank=True, help_text="what differs, e.g. devmem, health, device count")
-    device = models.CharField(max_length=100, blank=True, help_text="device index (and UUID) the finding is about")
+    field = models.CharField(
+        max_length=50, blank=True, help_text="what differs, e.g. devmem, health, device count"
+    )
+    device = models.CharField(
+        max_length=100, blank=True, help_text="device index (and UUID) the finding is about"
+    )
     expected = models.TextField(blank=True)
     actual = models.TextField(blank=True)
-    severity = models.CharField(max_length=10, choices=Severity.choices, default=Severity.WARNING, db_index=True)
+    severity = models.CharField(
+        max_length=10, choices=Severity.choices, default=Severity.WARNING, db_index=True
+    )
     opened_at = models.DateTimeField(db_index=True)
     resolved_at = models.DateTimeField(null=True, blank=True, db_index=True)
 

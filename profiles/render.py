@@ -100,7 +100,9 @@ def _generic_row_errors(row: Mapping) -> dict[str, str]:
         errors["mig_profiles"] = "mig_profiles must be a list of MIG profiles"
     elif mig:
         try:
-            parsed = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig}]).decode())[0].mig_profiles
+            parsed = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig}]).decode())[
+                0
+            ].mig_profiles
         except (AnnotationError, TypeError) as exc:
             errors["mig_profiles"] = f"mig_profiles do not parse: {exc}"
         else:
@@ -112,7 +114,9 @@ def _generic_row_errors(row: Mapping) -> dict[str, str]:
                         f"MIG profile {profile.name} has memoryMB {profile.memory_mb}, larger than the card's devmem {devmem}"
                     )
                 elif profile.memory_mb <= 0 or profile.slice_count <= 0:
-                    errors["mig_profiles"] = f"MIG profile {profile.name} needs positive memoryMB and sliceCount"
+                    errors["mig_profiles"] = (
+                        f"MIG profile {profile.name} needs positive memoryMB and sliceCount"
+                    )
                 if "mig_profiles" in errors:
                     break
     if mig and mode != "mig" and "mode" not in errors and "mig_profiles" not in errors:
@@ -130,7 +134,9 @@ def render_devices(group: str, vendor: str, rows: Iterable[Mapping]) -> list[Dev
     devices: list[DeviceInfo] = []
     for row in rows:
         mig_json = row.get("mig_profiles") or []
-        mig = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig_json}]).decode())[0].mig_profiles
+        mig = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig_json}]).decode())[
+            0
+        ].mig_profiles
         extra = row.get("extra") or {}
         custom = extra.get("custominfo") if isinstance(extra, Mapping) else None
         for _ in range(int(row.get("quantity", 1))):
@@ -172,7 +178,12 @@ def _extra(rows: list[Mapping], key: str) -> object:
 
 
 def render_registration(
-    group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None, *, instance_type: str = ""
+    group: str,
+    vendor: str,
+    rows: Iterable[Mapping],
+    scores: Mapping | None = None,
+    *,
+    instance_type: str = "",
 ) -> Registration:
     """The registration of ``vendor``'s devices, in the shape that vendor's HAMi backend reads."""
     rows = list(rows)
@@ -214,7 +225,9 @@ def render_registration(
         profiles = _extra(rows, "profiles") or {}
         out.annotations[DRS_CAPACITY] = orjson.dumps(
             {
-                "devices": [{"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in devices],
+                "devices": [
+                    {"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in devices
+                ],
                 "profiles": dict(profiles),
             }
         ).decode()
@@ -253,7 +266,9 @@ def _capacity_values(vendor: str, config, devices: list[DeviceInfo]) -> dict[str
     return {config.resource_count_name: str(n)}  # Metax-GPU, GCU, kunlun: the card count
 
 
-def render_pair_scores(group: str, vendor: str, scores: Mapping, device_count: int) -> dict[str, dict[str, int]]:
+def render_pair_scores(
+    group: str, vendor: str, scores: Mapping, device_count: int
+) -> dict[str, dict[str, int]]:
     """Index-keyed operator scores -> the UUID-keyed map HAMi reads (unknown indexes dropped)."""
     out: dict[str, dict[str, int]] = {}
     for a, row in (scores or {}).items():
@@ -266,7 +281,9 @@ def render_pair_scores(group: str, vendor: str, scores: Mapping, device_count: i
     return out
 
 
-def render_annotations(group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None) -> dict[str, str]:
+def render_annotations(
+    group: str, vendor: str, rows: Iterable[Mapping], scores: Mapping | None = None
+) -> dict[str, str]:
     """The registration annotations of a fresh node ({} for capacity-based vendors)."""
     return render_registration(group, vendor, rows, scores).annotations
 

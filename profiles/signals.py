@@ -49,7 +49,6 @@ def _row_changed(sender, instance: DeviceRow, **kwargs) -> None:
     rows_changed(instance.profile_id)
 
 
-
 @receiver(post_save, sender=DeviceProfile)
 @receiver(post_delete, sender=DeviceProfile)
 def _profile_changed(sender, instance: DeviceProfile, **kwargs) -> None:

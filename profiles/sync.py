@@ -67,20 +67,29 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
             }
             status = node.get("status") or {}
             raw_capacity = status.get("capacity") if isinstance(status, dict) else None
-            capacity = {
-                k: str(v) for k, v in (raw_capacity or {}).items() if k in capacity_names
-            } if isinstance(raw_capacity, dict) else {}
+            capacity = (
+                {k: str(v) for k, v in (raw_capacity or {}).items() if k in capacity_names}
+                if isinstance(raw_capacity, dict)
+                else {}
+            )
             entry = match_group(node, catalog)
             group_id = group_ids.get(entry.name) if entry else None
             uid = str(meta.get("uid") or "")
-            content = _digest(uid, labels, annotations, group_id, capacity) if capacity else _digest(uid, labels, annotations, group_id)
+            content = (
+                _digest(uid, labels, annotations, group_id, capacity)
+                if capacity
+                else _digest(uid, labels, annotations, group_id)
+            )
             inv = existing.get(name)
             if inv is not None and inv.content_hash == content and inv.gone_at is None:
                 unchanged.append(inv.pk)
                 continue
             # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron)
             parsed = simulator.annotation_inventory(
-                {"metadata": {"name": name, "annotations": annotations, "labels": labels}, "status": {"capacity": capacity}}
+                {
+                    "metadata": {"name": name, "annotations": annotations, "labels": labels},
+                    "status": {"capacity": capacity},
+                }
             )
             error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
             devices = devices_to_json(parsed.devices) if not parsed.error else []

@@ -45,7 +45,9 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
             max_retries = int(getattr(settings, "KUBE_SYNC_MAX_RETRIES", 5))
             if self.request.called_directly or self.request.is_eager or self.request.retries >= max_retries:
                 raise
-            raise self.retry(exc=exc, countdown=backoff_seconds(self.request.retries), max_retries=max_retries) from None
+            raise self.retry(
+                exc=exc, countdown=backoff_seconds(self.request.retries), max_retries=max_retries
+            ) from None
         counts.update(sync_nodes(nodes))
     return counts
 

@@ -89,7 +89,11 @@ def flatten_errors(errors: object, prefix: str = "") -> list[str]:
 
 def export_profiles(queryset=None) -> dict:
     groups = []
-    for group in (NodeGroup.objects.all() if queryset is None else queryset).order_by("name").prefetch_related("profiles__devices"):
+    for group in (
+        (NodeGroup.objects.all() if queryset is None else queryset)
+        .order_by("name")
+        .prefetch_related("profiles__devices")
+    ):
         entry = {f: getattr(group, "machine_type" if f == "instance_type" else f) for f in GROUP_FIELDS}
         entry["profiles"] = [
             {
@@ -143,7 +147,9 @@ def import_profiles(text: str) -> dict[str, int]:
         if entry.get("match_labels"):
             key = repr(sorted(dict(entry["match_labels"]).items()))
             if key in labels_seen:
-                raise ProfileImportError(f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file")
+                raise ProfileImportError(
+                    f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file"
+                )
             labels_seen[key] = str(name)
         existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
         group_data = {k: v for k, v in entry.items() if k != "profiles"}
@@ -161,7 +167,9 @@ def import_profiles(text: str) -> dict[str, int]:
                 ps = NestedDeviceProfileSerializer(data=profile)
                 if not isinstance(profile, Mapping) or not ps.is_valid():
                     errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
-                    raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
+                    raise ProfileImportError(
+                        f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]"))
+                    )
                 vendor = ps.validated_data.get("vendor", "NVIDIA")
                 if vendor in vendors:
                     raise ProfileImportError(f"{where}: profiles[{j}].vendor: {vendor} listed twice")

@@ -90,7 +90,9 @@ def _apply(base: object, overrides: object, where: str) -> object:
     for key, value in overrides.items():
         name = fields.get(_norm(str(key)))
         if name is None:
-            raise ImproperlyConfigured(f"{where}.{key} is not a field of {type(base).__name__} ({', '.join(sorted(fields.values()))})")
+            raise ImproperlyConfigured(
+                f"{where}.{key} is not a field of {type(base).__name__} ({', '.join(sorted(fields.values()))})"
+            )
         kind = str(all_fields[name].type)
         if kind == "str" and (not isinstance(value, str) or not value.strip()):
             raise ImproperlyConfigured(f"{where}.{key} must be a non-empty string, got {value!r}")
@@ -103,7 +105,9 @@ def _apply(base: object, overrides: object, where: str) -> object:
                     for t in value
                 )
             except (TypeError, KeyError, ValueError) as exc:
-                raise ImproperlyConfigured(f"{where}.templates: a list of {{name, memory, aiCore}}: {exc}") from None
+                raise ImproperlyConfigured(
+                    f"{where}.templates: a list of {{name, memory, aiCore}}: {exc}"
+                ) from None
         changes[name] = value
     return dataclasses.replace(base, **changes)
 
@@ -135,15 +139,26 @@ def build_vendors(hami: Mapping) -> list[Vendor]:
     def per_chip(block: str, defaults: tuple) -> list:
         chips = overrides.get(block) or {}
         if not isinstance(chips, Mapping):
-            raise ImproperlyConfigured(f'HAMI["VENDORS"]["{block}"] must map a chip CommonWord to its overrides')
+            raise ImproperlyConfigured(
+                f'HAMI["VENDORS"]["{block}"] must map a chip CommonWord to its overrides'
+            )
         words = [d.common_word for d in defaults]
         stray = set(chips) - set(words)
         if stray:
-            raise ImproperlyConfigured(f'HAMI["VENDORS"]["{block}"] has unknown chips {sorted(stray)}; known: {words}')
-        return [_apply(d, chips.get(d.common_word), f'HAMI["VENDORS"]["{block}"]["{d.common_word}"]') for d in defaults]
+            raise ImproperlyConfigured(
+                f'HAMI["VENDORS"]["{block}"] has unknown chips {sorted(stray)}; known: {words}'
+            )
+        return [
+            _apply(d, chips.get(d.common_word), f'HAMI["VENDORS"]["{block}"]["{d.common_word}"]')
+            for d in defaults
+        ]
 
     metax, enflame, kunlun = cfg("metax"), cfg("enflame"), cfg("kunlun")
-    vendors: list[Vendor] = [NvidiaVendor(nvidia), CambriconVendor(cfg("cambricon")), HygonVendor(cfg("hygon"))]
+    vendors: list[Vendor] = [
+        NvidiaVendor(nvidia),
+        CambriconVendor(cfg("cambricon")),
+        HygonVendor(cfg("hygon")),
+    ]
     iluvatar_defaults = tuple(IluvatarConfig.for_chip(chip) for chip in DEFAULT_ILUVATAR_CHIPS)
     vendors += [IluvatarVendor(c) for c in per_chip("iluvatar", iluvatar_defaults)]
     vendors += [

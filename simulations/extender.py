@@ -85,7 +85,9 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         annotations = meta.get("annotations")
         if annotations is not None:
             if type(annotations) is not dict:
-                raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object")
+                raise ExtenderArgsError(
+                    f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object"
+                )
             for key, value in annotations.items():
                 if type(value) is not str and value is not None:
                     raise ExtenderArgsError(

@@ -51,7 +51,9 @@ class SessionNode(models.Model):
     pair_scores = models.JSONField(default=dict, blank=True)
     cordoned = models.JSONField(default=list, blank=True)
     inventory_error = models.CharField(
-        max_length=500, blank=True, help_text="why the node has no usable devices (entered with a device-less pod)"
+        max_length=500,
+        blank=True,
+        help_text="why the node has no usable devices (entered with a device-less pod)",
     )
 
     class Meta:
@@ -76,7 +78,9 @@ class SessionPlacement(models.Model):
 
     class Meta:
         ordering = ["session", "seq"]
-        constraints = [models.UniqueConstraint(fields=["session", "pod_uid"], name="session_placement_unique_pod")]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "pod_uid"], name="session_placement_unique_pod")
+        ]
 
     def __str__(self) -> str:
         return f"{self.pod_uid} -> {self.node_name}"
@@ -92,7 +96,9 @@ class SessionCheckpoint(models.Model):
 
     class Meta:
         ordering = ["session", "depth"]
-        constraints = [models.UniqueConstraint(fields=["session", "depth"], name="session_checkpoint_unique_depth")]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "depth"], name="session_checkpoint_unique_depth")
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id} @ {self.depth}"

@@ -76,8 +76,14 @@ def _operation(op_id: str, summary: str, description: str, response: dict, tag: 
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ExtenderArgs"}}},
             },
             "responses": {
-                "200": {"description": "Answer (errors are carried in the body, as the extender protocol expects).", "content": {"application/json": {"schema": response}}},
-                "413": {"description": "Body over EXTENDER_MAX_BODY_BYTES; the same body shape, Error set.", "content": {"application/json": {"schema": response}}},
+                "200": {
+                    "description": "Answer (errors are carried in the body, as the extender protocol expects).",
+                    "content": {"application/json": {"schema": response}},
+                },
+                "413": {
+                    "description": "Body over EXTENDER_MAX_BODY_BYTES; the same body shape, Error set.",
+                    "content": {"application/json": {"schema": response}},
+                },
             },
         }
     }
@@ -102,8 +108,16 @@ def add_extender_paths(result: dict, generator, request, public) -> dict:
         prio,
     )
     session_param = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
-    for verb, op, response in (("filter-simulation", "session_filter_simulation", filter_ref), ("prioritize-simulation", "session_prioritize_simulation", prio)):
-        entry = _operation(op, f"Session-scoped {verb}", "The same contract, evaluated against the session's placements.", response)
+    for verb, op, response in (
+        ("filter-simulation", "session_filter_simulation", filter_ref),
+        ("prioritize-simulation", "session_prioritize_simulation", prio),
+    ):
+        entry = _operation(
+            op,
+            f"Session-scoped {verb}",
+            "The same contract, evaluated against the session's placements.",
+            response,
+        )
         entry["post"]["parameters"] = session_param
         paths[f"/sessions/{{id}}/{verb}"] = entry
     return result

@@ -180,9 +180,27 @@ def _device_from_stored(d: Mapping) -> DeviceUsage:
 
 
 def _public_device(d: Mapping) -> dict:
-    out = {k: d[k] for k in ("uuid", "index", "type", "count", "used", "devmem", "usedmem", "devcore", "usedcores", "numa", "mode", "health")}
+    out = {
+        k: d[k]
+        for k in (
+            "uuid",
+            "index",
+            "type",
+            "count",
+            "used",
+            "devmem",
+            "usedmem",
+            "devcore",
+            "usedcores",
+            "numa",
+            "mode",
+            "health",
+        )
+    }
     if d.get("migProfiles") or d.get("migInUse"):
-        out["migInUse"] = [{"profile": name, "start": start, "size": size} for name, start, size in d.get("migInUse") or []]
+        out["migInUse"] = [
+            {"profile": name, "start": start, "size": size} for name, start, size in d.get("migInUse") or []
+        ]
     return out
 
 
@@ -251,7 +269,9 @@ def parse_if_match(value: str | None) -> int | None:
 def _check_revision(session: SimulationSession, expected: int | None) -> None:
     if expected is not None and expected != session.revision:
         raise SessionError(
-            412, f"revision mismatch: If-Match {expected}, session is at {session.revision}", revision=session.revision
+            412,
+            f"revision mismatch: If-Match {expected}, session is at {session.revision}",
+            revision=session.revision,
         )
 
 
@@ -285,7 +305,11 @@ def session_state(session_id: object) -> dict:
     return {
         **_header(session),
         "nodes": [
-            {"name": n.name, "nodeGroup": n.node_group or None, "devices": [_public_device(d) for d in n.devices]}
+            {
+                "name": n.name,
+                "nodeGroup": n.node_group or None,
+                "devices": [_public_device(d) for d in n.devices],
+            }
             for n in nodes
         ],
         "placements": [_placement_json(p) for p in placements],
@@ -398,7 +422,9 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
     except PodError as exc:
         raise SessionError(400, f"malformed pod: {exc}") from None
     except WeightsError as exc:
-        raise SessionError(422, "pod does not fit", reason=f"calcScore failed {exc} for pod {_pod_name(data.pod)}") from None
+        raise SessionError(
+            422, "pod does not fit", reason=f"calcScore failed {exc} for pod {_pod_name(data.pod)}"
+        ) from None
     pod_uid = ctx.pod.key
     if len(pod_uid) > 300 or len(ctx.pod.name) > 253 or len(ctx.pod.namespace) > 253:
         raise SessionError(400, "pod uid must be at most 300 characters, name and namespace at most 253")
@@ -411,7 +437,9 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
         existing = SessionPlacement.objects.filter(session=session, pod_uid=pod_uid).first()
         row = SessionNode.objects.filter(session=session, name=data.node_name).first()
         if row is not None and data.node is not None and row.digest != digest:
-            raise SessionError(409, f"template changed: node {data.node_name} differs from the one this session first saw")
+            raise SessionError(
+                409, f"template changed: node {data.node_name} differs from the one this session first saw"
+            )
         if existing is not None:
             # An identical retry answers 200 even with a stale If-Match: its first attempt succeeded.
             if existing.node_name != data.node_name:
@@ -420,7 +448,9 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
         _check_revision(session, if_match)
         if row is None:
             if data.node is None:
-                raise SessionError(400, f"unknown nodeName {data.node_name!r}: send the Node object the first time")
+                raise SessionError(
+                    400, f"unknown nodeName {data.node_name!r}: send the Node object the first time"
+                )
             assert inventory is not None
             if inventory.error and ctx.pod.requests.has_requests:
                 raise SessionError(422, "pod does not fit", reason=inventory.error)
@@ -524,7 +554,9 @@ def fork(session_id: object, if_match: int | None) -> dict:
         _check_revision(session, if_match)
         if session.depth >= MAX_DEPTH:
             raise SessionError(409, f"checkpoint depth limit {MAX_DEPTH} reached: commit or revert first")
-        SessionCheckpoint.objects.create(session=session, depth=session.depth + 1, snapshot=_snapshot(session))
+        SessionCheckpoint.objects.create(
+            session=session, depth=session.depth + 1, snapshot=_snapshot(session)
+        )
         _bump(session, depth=session.depth + 1)
         return {"depth": session.depth, "revision": session.revision}
 
@@ -541,7 +573,9 @@ def revert(session_id: object, if_match: int | None) -> dict:
         SessionPlacement.objects.filter(session=session).delete()
         SessionNode.objects.filter(session=session).delete()
         SessionNode.objects.bulk_create(SessionNode(session=session, **n) for n in snap["nodes"])
-        SessionPlacement.objects.bulk_create(SessionPlacement(session=session, **p) for p in snap["placements"])
+        SessionPlacement.objects.bulk_create(
+            SessionPlacement(session=session, **p) for p in snap["placements"]
+        )
         checkpoint.delete()
         _bump(session, depth=session.depth - 1)
         return {"depth": session.depth, "revision": session.revision}

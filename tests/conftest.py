@@ -21,7 +21,10 @@ def _no_api_throttling(settings):
     passes 600 anonymous requests a minute. Off unless a test sets rates (tests/deploy/test_access.py)."""
     from django.core.cache import cache
 
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": None, "user": None}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": None, "user": None},
+    }
     cache.clear()
     yield
 

@@ -35,7 +35,13 @@ def gpu(
     return dev
 
 
-def node(name: str, devices: list[dict] | None = None, *, annotations: dict | None = None, labels: dict | None = None) -> dict:
+def node(
+    name: str,
+    devices: list[dict] | None = None,
+    *,
+    annotations: dict | None = None,
+    labels: dict | None = None,
+) -> dict:
     ann = dict(annotations or {})
     if devices is not None:
         ann[NVIDIA_REGISTER] = orjson.dumps(devices).decode()

@@ -79,7 +79,9 @@ class FakeKubeAPI:
         self.events: dict[str, list[dict]] = {}
         self.configmaps: dict[tuple[str, str], dict] = {}
         self.fail_status: int | None = None
-        self.fail_message = "nodes is forbidden: User \"system:serviceaccount:hami:hami-sim\" cannot list resource \"nodes\""
+        self.fail_message = (
+            'nodes is forbidden: User "system:serviceaccount:hami:hami-sim" cannot list resource "nodes"'
+        )
         self.fail_after_pages: int | None = None
         self.delay = 0.0
         self.requests: list[str] = []
@@ -167,7 +169,9 @@ class FakeKubeAPI:
             if cm is None:
                 return self._send(handler, 404, status_object(404, f'configmaps "{segments[5]}" not found'))
             return self._send(handler, 200, {"kind": "ConfigMap", "apiVersion": "v1", **cm})
-        return self._send(handler, 404, status_object(404, "the server could not find the requested resource"))
+        return self._send(
+            handler, 404, status_object(404, "the server could not find the requested resource")
+        )
 
     def _page(self, items: list[dict], query: dict, kind: str) -> tuple[int, dict]:
         offset = 0

@@ -20,7 +20,6 @@ REG = "hami.io/node-nvidia-register"
 SCORE = "hami.io/node-nvidia-score"
 
 
-
 def post(client, path, body):
     if not isinstance(body, bytes | str):
         body = orjson.dumps(body)
@@ -67,14 +66,23 @@ def test_pascal_and_lower_case_keys(client, casing):
 
 
 def test_camel_case_node_names_and_unknown_keys(client):
-    body = {"pod": pod(gpumem=100), "nodes": {"items": [a10("n1")]}, "nodeNames": None, "Extra": [1, 2], "kind": "x"}
+    body = {
+        "pod": pod(gpumem=100),
+        "nodes": {"items": [a10("n1")]},
+        "nodeNames": None,
+        "Extra": [1, 2],
+        "kind": "x",
+    }
     assert names(filter_(client, body)) == ["n1"]
 
 
 def test_exact_key_wins_over_other_casing(client):
     fits, too_big = pod("small", gpumem=100), pod("big", gpumem=30000)
     nodes = {"items": [a10("n1")]}
-    for body in ({"pod": too_big, "Pod": fits, "Nodes": nodes}, {"Pod": fits, "pod": too_big, "Nodes": nodes}):
+    for body in (
+        {"pod": too_big, "Pod": fits, "Nodes": nodes},
+        {"Pod": fits, "pod": too_big, "Nodes": nodes},
+    ):
         assert names(filter_(client, body)) == ["n1"]
 
 
@@ -176,7 +184,9 @@ def test_non_string_node_annotation_is_a_request_error(client, value):
         f"malformed extender args: Nodes.items[1].metadata.annotations[{REG}] must be a string"
     )
     assert answer["Nodes"] is None and decisions() == 0
-    answer = filter_(client, {"Pod": pod(), "Nodes": {"items": [{"metadata": {"name": "n", "annotations": []}}]}})
+    answer = filter_(
+        client, {"Pod": pod(), "Nodes": {"items": [{"metadata": {"name": "n", "annotations": []}}]}}
+    )
     assert answer["Error"] == "malformed extender args: Nodes.items[0].metadata.annotations must be an object"
 
 
@@ -196,7 +206,9 @@ def test_only_post_is_allowed(client, path):
 
 
 def test_k80_template_from_the_hami_design_doc(client):
-    k80 = node("tmpl-k80", [gpu(f"GPU-{i}", index=i, devmem=11441, type="NVIDIA-Tesla K80") for i in range(2)])
+    k80 = node(
+        "tmpl-k80", [gpu(f"GPU-{i}", index=i, devmem=11441, type="NVIDIA-Tesla K80") for i in range(2)]
+    )
     answer = filter_(client, extender_args(pod(gpumem=12000, gpucores=40), [k80]))
     assert answer["FailedNodes"] == {"tmpl-k80": "2/2 CardInsufficientMemory"}
     assert answer["Nodes"] is None
@@ -215,7 +227,10 @@ def test_unregistered_node(client):
     [
         ({REG: "[]"}, f"malformed {REG}: no gpu found on node"),
         ({REG: "not json"}, f"malformed {REG}: "),
-        ({REG: '[{"id":"GPU-0","count":"ten"}]'}, f"malformed {REG}: json: cannot unmarshal string into Go struct field"),
+        (
+            {REG: '[{"id":"GPU-0","count":"ten"}]'},
+            f"malformed {REG}: json: cannot unmarshal string into Go struct field",
+        ),
         (
             {REG: "GPU-0,10,32768,100,NVIDIA-Tesla V100-PCIE-32GB,0,true:"},
             f"malformed {REG}: pre-2.8 colon-separated format; HAMi 2.8+ reads JSON",
@@ -272,7 +287,9 @@ def test_many_nodes_mixed_verdicts_in_input_order_echoed_unchanged(client):
     assert answer["Nodes"]["items"] == fitting  # parsed equality: echoed as sent, in input order
     assert answer["FailedNodes"] == {f"node-{i:02d}": "2/2 CardInsufficientMemory" for i in range(0, 50, 5)}
     unresolvable = answer["FailedAndUnresolvableNodes"]
-    assert {k for k, v in unresolvable.items() if v == "node unregistered"} == {f"node-{i:02d}" for i in range(1, 50, 5)}
+    assert {k for k, v in unresolvable.items() if v == "node unregistered"} == {
+        f"node-{i:02d}" for i in range(1, 50, 5)
+    }
     assert len(unresolvable) == 20 and answer["NodeNames"] is None
 
 
@@ -352,7 +369,10 @@ def test_prioritize_pod_without_request_scores_every_node(client):
         {"Host": "cold", "Score": 0},
     ]
     spread = pod(gpu_count=None, annotations={"hami.io/node-scheduler-policy": "spread"})
-    assert prioritize(client, extender_args(spread, nodes)) == [{"Host": "n1", "Score": 10}, {"Host": "cold", "Score": 10}]
+    assert prioritize(client, extender_args(spread, nodes)) == [
+        {"Host": "n1", "Score": 10},
+        {"Host": "cold", "Score": 10},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -419,7 +439,9 @@ _pod_annotations = st.dictionaries(
             "nvidia.com/vgpu-mode",
         ]
     ),
-    st.sampled_from(["binpack", "spread", "topology-aware,binpack", "mutex", "numa", "true", "A10", "mig", ""]),
+    st.sampled_from(
+        ["binpack", "spread", "topology-aware,binpack", "mutex", "numa", "true", "A10", "mig", ""]
+    ),
     max_size=3,
 )
 
@@ -446,7 +468,9 @@ def test_every_node_answered_exactly_once(client, kinds, spec, annos):
     fitting = names(answer)
     answered = fitting + list(answer["FailedNodes"]) + list(answer["FailedAndUnresolvableNodes"])
     assert sorted(answered) == sorted(n["metadata"]["name"] for n in nodes)
-    assert fitting == [n["metadata"]["name"] for n in nodes if n["metadata"]["name"] in fitting]  # input order
+    assert fitting == [
+        n["metadata"]["name"] for n in nodes if n["metadata"]["name"] in fitting
+    ]  # input order
     scores = prioritize(client, extender_args(pod(annotations=annos, **spec), nodes))
     assert [s["Host"] for s in scores] == fitting
     assert all(0 <= s["Score"] <= 10 for s in scores)

@@ -65,9 +65,18 @@ def simulator(gpu_policy="spread"):
 def test_mock_device_plugin_a100_json():
     devices, scores = nvidia_devices(annotations("mockdp-a100-json.txt"))
     [d] = devices
-    assert (d.id, d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health, d.device_vendor) == (
-        "GPU-MOCK-0", 0, 10, 81920, 100, "NVIDIA-A100-SXM4-80GB", 0, "hami-core", True, "NVIDIA"
-    )
+    assert (
+        d.id,
+        d.index,
+        d.count,
+        d.devmem,
+        d.devcore,
+        d.type,
+        d.numa,
+        d.mode,
+        d.health,
+        d.device_vendor,
+    ) == ("GPU-MOCK-0", 0, 10, 81920, 100, "NVIDIA-A100-SXM4-80GB", 0, "hami-core", True, "NVIDIA")
     assert scores == {}
 
 
@@ -83,14 +92,22 @@ def test_mock_a100_template_fits_the_readme_request():
 def test_amd_mi300x_json_decodes_with_vendor_and_custom_info():
     [d] = decode_device_json(body("amd-mi300x-json.txt"))
     assert (d.id, d.count, d.devmem, d.devcore, d.type, d.health, d.device_vendor) == (
-        "8eff74b5-0000-1000-801b-b56457addd1b", 10, 196288, 304, "AMD Instinct MI300X VF", True, "amd"
+        "8eff74b5-0000-1000-801b-b56457addd1b",
+        10,
+        196288,
+        304,
+        "AMD Instinct MI300X VF",
+        True,
+        "amd",
     )
     assert d.custom_info == {"pciBDF": "0000:83:00.0"}
 
 
 def test_hygon_mock_value_is_the_9_field_legacy_format():
     devices = decode_legacy(annotations("mockdp-a100-json.txt")["hami.io/node-dcu-register"])
-    assert [(d.id, d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.index, d.mode) for d in devices] == [
+    assert [
+        (d.id, d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.index, d.mode) for d in devices
+    ] == [
         ("DCU-MOCK-0", 2, 16384, 100, "Z100L", 0, True, 0, "hami-core"),
         ("DCU-MOCK-1", 2, 16384, 100, "Z100L", 1, True, 1, "hami-core"),
     ]
@@ -126,7 +143,12 @@ def test_protocol_doc_v100_value_describes_two_v100s():
 def test_blog_3090_value_carries_memory_and_core_scaling():
     [d] = decode_legacy(annotations("blog-3090-legacy.txt")[REG])
     assert (d.id, d.count, d.devmem, d.devcore, d.type, d.health) == (
-        "GPU-7aebc545-cbd3-18a0-afce-76cae449702a", 10, 73728, 300, "NVIDIA-NVIDIA GeForce RTX 3090", True
+        "GPU-7aebc545-cbd3-18a0-afce-76cae449702a",
+        10,
+        73728,
+        300,
+        "NVIDIA-NVIDIA GeForce RTX 3090",
+        True,
     )
 
 
@@ -159,7 +181,9 @@ def test_protocol_doc_two_container_allocation_under_binpack():
         annotations={"hami.io/gpu-scheduler-policy": "binpack"},
     )
     sim = simulator()
-    [verdict] = sim.filter_nodes(sim.pod_context(p), [as_json_node("node67-4v100", "protocol-v100-legacy.txt")])
+    [verdict] = sim.filter_nodes(
+        sim.pod_context(p), [as_json_node("node67-4v100", "protocol-v100-legacy.txt")]
+    )
     got = [[(d.uuid, d.type, d.usedmem, d.usedcores) for d in c] for c in verdict.fit.containers]
     assert got == expected
 
@@ -167,7 +191,9 @@ def test_protocol_doc_two_container_allocation_under_binpack():
 def test_blog_3090_allocation():
     expected = allocation(annotations("blog-3090-legacy.txt")["hami.io/vgpu-devices-allocated"])
     sim = simulator()
-    [verdict] = sim.filter_nodes(sim.pod_context(pod(gpumem=20000, gpucores=80)), [as_json_node("node1", "blog-3090-legacy.txt")])
+    [verdict] = sim.filter_nodes(
+        sim.pod_context(pod(gpumem=20000, gpucores=80)), [as_json_node("node1", "blog-3090-legacy.txt")]
+    )
     got = [[(d.uuid, d.type, d.usedmem, d.usedcores) for d in c] for c in verdict.fit.containers]
     assert got == expected
 
@@ -176,14 +202,21 @@ def test_event_log_pod_request_and_unregistered_node():
     """scheduler-event-log.md: the pending pod's request, and '1 node unregistered' on a bare node."""
     text = body("event-log-pending-pod.txt")
     pending = yaml.safe_load(text)
-    log = next(line for line in (FIXTURES / "event-log-pending-pod.txt").read_text().splitlines() if line.startswith("# log:"))
+    log = next(
+        line
+        for line in (FIXTURES / "event-log-pending-pod.txt").read_text().splitlines()
+        if line.startswith("# log:")
+    )
     logged = orjson.loads(log.split("counts=", 1)[1])[0]["NVIDIA"]
     sim = simulator()
     ctx = sim.pod_context(pending)
     [[request]] = [list(c.values()) for c in ctx.pod.requests.containers]
     # Memreq, MemPercentagereq (101 = unset) and Coresreq as logged; the doc's Nums 2 is illustrative
     assert (request.type, request.memreq, request.mem_percentage_req, request.coresreq) == (
-        logged["Type"], logged["Memreq"], logged["MemPercentagereq"], logged["Coresreq"]
+        logged["Type"],
+        logged["Memreq"],
+        logged["MemPercentagereq"],
+        logged["Coresreq"],
     )
     assert request.nums == 1
     [verdict] = sim.filter_nodes(ctx, [node("gpu-node")])

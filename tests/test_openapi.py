@@ -13,7 +13,13 @@ def test_schema_lists_extender_verbs(client):
     for path in ("/filter-simulation", "/prioritize-simulation", "/sessions/{id}/filter-simulation"):
         assert "post" in schema["paths"][path], path
     result = schema["components"]["schemas"]["ExtenderFilterResult"]
-    assert set(result["required"]) == {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
+    assert set(result["required"]) == {
+        "Nodes",
+        "NodeNames",
+        "FailedNodes",
+        "FailedAndUnresolvableNodes",
+        "Error",
+    }
 
 
 def test_docs_page_renders(client):

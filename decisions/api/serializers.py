@@ -17,9 +17,24 @@ class DecisionListSerializer(serializers.ModelSerializer):
     class Meta:
         model = Decision
         fields = [
-            "id", "url", "pod_uid", "pod_namespace", "pod_name", "pod_owner", "caller", "session", "verdict",
-            "node_groups", "fit_groups", "node_count", "fit_count", "top_reason", "latency_ms", "count",
-            "first_seen", "last_seen",
+            "id",
+            "url",
+            "pod_uid",
+            "pod_namespace",
+            "pod_name",
+            "pod_owner",
+            "caller",
+            "session",
+            "verdict",
+            "node_groups",
+            "fit_groups",
+            "node_count",
+            "fit_count",
+            "top_reason",
+            "latency_ms",
+            "count",
+            "first_seen",
+            "last_seen",
         ]
         read_only_fields = fields
 
@@ -34,8 +49,20 @@ class CAEventSerializer(serializers.ModelSerializer):
     class Meta:
         model = CAEvent
         fields = [
-            "id", "event_uid", "reason", "source", "pod_uid", "pod_namespace", "pod_name", "message", "parsed",
-            "groups", "count", "first_seen", "last_seen", "synced_at",
+            "id",
+            "event_uid",
+            "reason",
+            "source",
+            "pod_uid",
+            "pod_namespace",
+            "pod_name",
+            "message",
+            "parsed",
+            "groups",
+            "count",
+            "first_seen",
+            "last_seen",
+            "synced_at",
         ]
         read_only_fields = fields
 

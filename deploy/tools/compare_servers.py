@@ -46,7 +46,9 @@ def pki(directory: Path) -> dict[str, str]:
     }
     files["cert"].write_bytes(b"".join(b.bytes() for b in server.cert_chain_pems))
     files["key"].write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
     )
     files["ca"].write_bytes(ca.cert_pem.bytes())
     files["client"].write_bytes(ca.issue_cert("cluster-autoscaler").private_key_and_cert_chain_pem.bytes())
@@ -79,7 +81,9 @@ def measure(port: int, ctx: ssl.SSLContext, n: int) -> list[float]:
 
 def refuses_without_certificate(port: int, files: dict[str, str]) -> bool:
     try:
-        conn = http.client.HTTPSConnection("127.0.0.1", port, context=client_context(files, False), timeout=10)
+        conn = http.client.HTTPSConnection(
+            "127.0.0.1", port, context=client_context(files, False), timeout=10
+        )
         conn.request("POST", "/filter-simulation", body=BODY, headers={"Content-Type": "application/json"})
         conn.getresponse().read()
     except (ssl.SSLError, ConnectionError, http.client.HTTPException):
@@ -91,11 +95,35 @@ def start_granian(files: dict[str, str], env: dict[str, str]) -> tuple[subproces
     port = free_port()
     granian = shutil.which("granian", path=str(Path(sys.executable).parent)) or "granian"
     proc = subprocess.Popen(
-        [granian, "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-         "--blocking-threads", "1", "--ssl-certificate", files["cert"], "--ssl-keyfile", files["key"],
-         "--ssl-ca", files["ca"], "--ssl-client-verify", "--ssl-protocol-min", "tls1.2",
-         "--log-level", "warning", "hami_sim.wsgi:application"],
-        env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            granian,
+            "--interface",
+            "wsgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--blocking-threads",
+            "1",
+            "--ssl-certificate",
+            files["cert"],
+            "--ssl-keyfile",
+            files["key"],
+            "--ssl-ca",
+            files["ca"],
+            "--ssl-client-verify",
+            "--ssl-protocol-min",
+            "tls1.2",
+            "--log-level",
+            "warning",
+            "hami_sim.wsgi:application",
+        ],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     wait_for_port(port, proc)
     return proc, port
@@ -103,17 +131,31 @@ def start_granian(files: dict[str, str], env: dict[str, str]) -> tuple[subproces
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    env = {"DECISION_RECORDING": "off", "LOG_LEVEL": "WARNING", "ACCESS_LOG": "false",
-           "HAMI_SIM_LISTENER": "extender", "PYTHONPATH": str(ROOT)}
+    env = {
+        "DECISION_RECORDING": "off",
+        "LOG_LEVEL": "WARNING",
+        "ACCESS_LOG": "false",
+        "HAMI_SIM_LISTENER": "extender",
+        "PYTHONPATH": str(ROOT),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         files = pki(Path(tmp))
         db = Path(tmp) / "db.sqlite3"
         env["DATABASE_URL"] = f"sqlite:///{db}"
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env={**os.environ, **env}, check=True)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env={**os.environ, **env}, check=True
+        )
         # Both servers run at once and are measured in alternating blocks, so load from anything
         # else on the machine hits both alike.
-        proc_g, url = start_server(cert=files["cert"], key=files["key"], client_ca=files["ca"], workers=1, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc_g, url = start_server(
+            cert=files["cert"],
+            key=files["key"],
+            client_ca=files["ca"],
+            workers=1,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         ports = {"gunicorn": int(url.rsplit(":", 1)[1])}
         proc_r, ports["granian"] = start_granian(files, env)
         results = {name: ([], refuses_without_certificate(port, files)) for name, port in ports.items()}
@@ -125,14 +167,18 @@ def main() -> None:
         finally:
             stop_server(proc_g)
             stop_server(proc_r)
-    print(f"/filter-simulation, 1 pod x 1 node, mTLS, 1 worker, keep-alive, {n} sequential requests each, "
-          f"interleaved in 10 blocks")
+    print(
+        f"/filter-simulation, 1 pod x 1 node, mTLS, 1 worker, keep-alive, {n} sequential requests each, "
+        f"interleaved in 10 blocks"
+    )
     base = statistics.median(results["gunicorn"][0])
     for name, (lat, refuses) in results.items():
         lat = sorted(lat)
         median, p99 = statistics.median(lat), lat[int(len(lat) * 0.99) - 1]
-        print(f"  {name:9s} median {median * 1000:.3f} ms  p99 {p99 * 1000:.3f} ms  "
-              f"median/gunicorn {median / base:.2f}  refuses client without certificate: {refuses}")
+        print(
+            f"  {name:9s} median {median * 1000:.3f} ms  p99 {p99 * 1000:.3f} ms  "
+            f"median/gunicorn {median / base:.2f}  refuses client without certificate: {refuses}"
+        )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ _DEVICE_FIELDS: tuple[tuple[str, str, str, tuple[int, int] | None], ...] = (
     ("device_vendor", "devicevendor", "string", None),
     ("custom_info", "custominfo", "map[string]interface {}", None),
 )
-_DEVICE_KEYS = {json_name.lower(): (attr, json_name, gotype, rng) for attr, json_name, gotype, rng in _DEVICE_FIELDS}
+_DEVICE_KEYS = {
+    json_name.lower(): (attr, json_name, gotype, rng) for attr, json_name, gotype, rng in _DEVICE_FIELDS
+}
 
 
 _GO_DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -95,7 +97,9 @@ def _go_int(value: Any, struct: str, field: str, gotype: str, rng: tuple[int, in
 
 def _go_str(value: Any, struct: str, field: str) -> str:
     if not isinstance(value, str):
-        raise AnnotationError(f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type string")
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type string"
+        )
     return value
 
 
@@ -163,7 +167,7 @@ def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
 def looks_legacy(value: str) -> bool:
     """True for a pre-2.8 colon/comma value (``id,count,devmem,...:``) rather than JSON."""
     text = value.strip()
-    return bool(text) and text[0] not in "[{\"" and ":" in text and "," in text
+    return bool(text) and text[0] not in '[{"' and ":" in text and "," in text
 
 
 def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
@@ -180,7 +184,9 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     if data is None:
         return []
     if not isinstance(data, list):
-        raise AnnotationError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo")
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo"
+        )
     devices: list[DeviceInfo] = []
     for item in data:
         fast = _fast_device(item, vendor)
@@ -190,7 +196,9 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         if item is None:
             raise AnnotationError("null device entry")
         if not isinstance(item, dict):
-            raise AnnotationError(f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo")
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo"
+            )
         info = DeviceInfo(id="")
         for key, raw in _fold(item).items():
             spec = _DEVICE_KEYS.get(key)
@@ -234,7 +242,13 @@ def _fast_device(item: object, vendor: str) -> DeviceInfo | None:
     if type(item) is not dict or not item.keys() <= _FAST_KEYS:
         return None
     get = item.get
-    uid, index, count, devmem, devcore = get("id", ""), get("index", 0), get("count", 0), get("devmem", 0), get("devcore", 0)
+    uid, index, count, devmem, devcore = (
+        get("id", ""),
+        get("index", 0),
+        get("count", 0),
+        get("devmem", 0),
+        get("devcore", 0),
+    )
     typ, numa, mode, health = get("type", ""), get("numa", 0), get("mode", ""), get("health", False)
     if not (
         type(uid) is str
@@ -324,7 +338,20 @@ def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
         devcore = num(fields[3], "core")
         numa = num(fields[5], "numa")
         health_text = fields[6]
-        if health_text not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+        if health_text not in (
+            "1",
+            "t",
+            "T",
+            "TRUE",
+            "true",
+            "True",
+            "0",
+            "f",
+            "F",
+            "FALSE",
+            "false",
+            "False",
+        ):
             raise AnnotationError("invalid health field")
         health = health_text in ("1", "t", "T", "TRUE", "true", "True")
         index, mode = 0, "hami-core"
@@ -367,11 +394,15 @@ def decode_pair_scores(value: str) -> dict[str, dict[str, int]]:
     if data is None:
         return {}
     if not isinstance(data, list):
-        raise AnnotationError(f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DevicePairScore")
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DevicePairScore"
+        )
     out: dict[str, dict[str, int]] = {}
     for item in data:
         if not isinstance(item, dict):
-            raise AnnotationError(f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DevicePairScore")
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DevicePairScore"
+            )
         lowered = {k.lower(): v for k, v in item.items()}
         uuid = _go_str(lowered.get("uuid", ""), "DevicePairScore", "uuid")
         scores = lowered.get("score") or {}
@@ -404,7 +435,16 @@ _DIGITS = frozenset(b"0123456789")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _ESCAPES = frozenset(b'bfnrt\\/"')
 _LITERALS = {0x74: "true", 0x66: "false", 0x6E: "null"}
-_NAMED_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x0B: "\\v", 0x5C: "\\\\"}
+_NAMED_ESCAPES = {
+    0x07: "\\a",
+    0x08: "\\b",
+    0x0C: "\\f",
+    0x0A: "\\n",
+    0x0D: "\\r",
+    0x09: "\\t",
+    0x0B: "\\v",
+    0x5C: "\\\\",
+}
 
 
 def _go_quote_char(c: int) -> str:

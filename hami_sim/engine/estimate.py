@@ -116,7 +116,7 @@ def parse_expander(value: object, priorities: object = None) -> Expander:
     table: list[tuple[int, re.Pattern[str]]] = []
     if priorities is not None:
         if not isinstance(priorities, Mapping):
-            raise EstimateError("priorities must be an object {\"<priority>\": [\"<regex>\", ...]}")
+            raise EstimateError('priorities must be an object {"<priority>": ["<regex>", ...]}')
         for key, val in priorities.items():
             if isinstance(val, list):
                 prio_raw, patterns = key, val

@@ -60,7 +60,11 @@ def _amounts(values: object, where: str) -> Resources:
     out = Resources()
     if not isinstance(values, Mapping):
         return out
-    for name, attr, scale in (("cpu", "cpu", 1000), ("memory", "memory", 1), ("ephemeral-storage", "ephemeral", 1)):
+    for name, attr, scale in (
+        ("cpu", "cpu", 1000),
+        ("memory", "memory", 1),
+        ("ephemeral-storage", "ephemeral", 1),
+    ):
         raw = values.get(name)
         if raw is None:
             continue
@@ -249,7 +253,11 @@ def _term_matches(term: Mapping, node: Mapping, labels: Mapping[str, str]) -> bo
             return False
     name = (node.get("metadata") or {}).get("name")
     for expr in fields:
-        if not isinstance(expr, Mapping) or expr.get("key") != "metadata.name" or not _requirement(expr, name):
+        if (
+            not isinstance(expr, Mapping)
+            or expr.get("key") != "metadata.name"
+            or not _requirement(expr, name)
+        ):
             return False
     return True
 
@@ -306,6 +314,8 @@ def node_problem(node: object) -> str:
     if spec is not None and not isinstance(spec, Mapping):
         return "spec must be an object"
     taints = spec.get("taints") if isinstance(spec, Mapping) else None
-    if taints is not None and (not isinstance(taints, list) or not all(isinstance(t, Mapping) for t in taints)):
+    if taints is not None and (
+        not isinstance(taints, list) or not all(isinstance(t, Mapping) for t in taints)
+    ):
         return "spec.taints must be a list of objects"
     return ""

@@ -111,8 +111,12 @@ def parse_pod(pod: object, vendors: Sequence[Vendor]) -> PodView:
         if isinstance(ref, Mapping) and ref.get("controller"):
             owner = f"{ref.get('kind', '')}/{ref.get('name', '')}"
             break
-    init = _container_requests(_sequence(spec.get("initContainers"), "pod.spec.initContainers"), "pod.spec.initContainers", vendors)
-    apps = _container_requests(_sequence(spec.get("containers"), "pod.spec.containers"), "pod.spec.containers", vendors)
+    init = _container_requests(
+        _sequence(spec.get("initContainers"), "pod.spec.initContainers"), "pod.spec.initContainers", vendors
+    )
+    apps = _container_requests(
+        _sequence(spec.get("containers"), "pod.spec.containers"), "pod.spec.containers", vendors
+    )
     return PodView(
         name=_string(meta.get("name"), "pod.metadata.name"),
         namespace=_string(meta.get("namespace"), "pod.metadata.namespace") or "default",

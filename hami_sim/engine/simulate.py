@@ -57,7 +57,9 @@ class Inventory:
     key: bytes = b""  # content digest, for memoising verdicts
 
     def state(self, name: str) -> NodeState:
-        return NodeState(name, [DeviceUsage.from_info(d) for d in self.devices], self.pair_scores, self.cordoned)
+        return NodeState(
+            name, [DeviceUsage.from_info(d) for d in self.devices], self.pair_scores, self.cordoned
+        )
 
 
 InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
@@ -262,7 +264,9 @@ class Simulator:
             devices.extend(found)
             pair_scores.update(scores)
         if devices:
-            inventory = Inventory(tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key)
+            inventory = Inventory(
+                tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key
+            )
         else:
             inventory = Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
         self._inventories.put(key, inventory)

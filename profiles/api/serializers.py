@@ -36,7 +36,18 @@ class DeviceRowSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DeviceRow
-        fields = ["type", "devmem", "devcore", "count", "numa", "mode", "mig_profiles", "health", "extra", "quantity"]
+        fields = [
+            "type",
+            "devmem",
+            "devcore",
+            "count",
+            "numa",
+            "mode",
+            "mig_profiles",
+            "health",
+            "extra",
+            "quantity",
+        ]
         extra_kwargs = {"type": {"required": False}, "devmem": {"required": False}}
 
 
@@ -63,7 +74,16 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DeviceProfile
-        fields = ["id", "vendor", "version", "pair_scores", "notes", "devices", "register_annotation", "registration"]
+        fields = [
+            "id",
+            "vendor",
+            "version",
+            "pair_scores",
+            "notes",
+            "devices",
+            "register_annotation",
+            "registration",
+        ]
         validators: list = []  # (group, vendor) uniqueness is checked where the group is known
         read_only_fields = ["id", "version", "register_annotation", "registration"]
 
@@ -74,7 +94,9 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
             rows = [row.as_dict() for row in obj.devices.all()]
             group = obj.node_group
             cache[key] = (
-                render_registration(group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type)
+                render_registration(
+                    group.name, obj.vendor, rows, obj.pair_scores, instance_type=group.machine_type
+                )
                 if rows
                 else None
             )
@@ -118,7 +140,9 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"vendor": f"unknown vendor {vendor!r}"})
         if attrs.get("pair_scores") and vendor != "NVIDIA":
             raise serializers.ValidationError(
-                {"pair_scores": f"pair_scores are NVIDIA topology scores (hami.io/node-nvidia-score); {vendor} has none"}
+                {
+                    "pair_scores": f"pair_scores are NVIDIA topology scores (hami.io/node-nvidia-score); {vendor} has none"
+                }
             )
         rows = attrs.get("devices")
         if rows is None and instance is not None:
@@ -139,7 +163,13 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
     node_group = serializers.SlugRelatedField(slug_field="name", queryset=NodeGroup.objects.all())
 
     class Meta(NestedDeviceProfileSerializer.Meta):
-        fields = ["id", "node_group", *NestedDeviceProfileSerializer.Meta.fields[1:], "created_at", "updated_at"]
+        fields = [
+            "id",
+            "node_group",
+            *NestedDeviceProfileSerializer.Meta.fields[1:],
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["id", "version", "register_annotation", "created_at", "updated_at"]
 
     def validate(self, attrs: dict) -> dict:
@@ -150,7 +180,9 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
         if self.instance is not None:
             twins = twins.exclude(pk=self.instance.pk)
         if group is not None and twins.exists():
-            raise serializers.ValidationError({"vendor": f"node group {group.name} already has a {vendor} profile"})
+            raise serializers.ValidationError(
+                {"vendor": f"node group {group.name} already has a {vendor} profile"}
+            )
         return attrs
 
     @transaction.atomic
@@ -178,7 +210,9 @@ class NodeGroupSerializer(serializers.ModelSerializer):
     profiles = NestedDeviceProfileSerializer(many=True, read_only=True)
     open_findings = serializers.IntegerField(read_only=True, required=False)
     template_url = serializers.SerializerMethodField()
-    instance_type = serializers.CharField(source="machine_type", required=False, allow_blank=True, max_length=100)
+    instance_type = serializers.CharField(
+        source="machine_type", required=False, allow_blank=True, max_length=100
+    )
 
     class Meta:
         model = NodeGroup
@@ -208,19 +242,32 @@ class NodeGroupSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance: NodeGroup) -> dict:
         data = super().to_representation(instance)
-        if "open_findings" not in data:  # a just created/updated group is not annotated; the schema requires it
+        if (
+            "open_findings" not in data
+        ):  # a just created/updated group is not annotated; the schema requires it
             data["open_findings"] = instance.findings.filter(resolved_at__isnull=True).count()
         return data
 
     def validate_name(self, value: str) -> str:
         if "/" in value or not value.strip() or value != value.strip():
-            raise serializers.ValidationError("name must be CA's node group id: no slashes or surrounding spaces")
+            raise serializers.ValidationError(
+                "name must be CA's node group id: no slashes or surrounding spaces"
+            )
         return value
 
     def validate(self, attrs: dict) -> dict:
         probe = NodeGroup(pk=getattr(self.instance, "pk", None))
         if self.instance is not None:  # partial updates validate against the stored values
-            for f in ("name", "match_labels", "machine_type", "min_size", "max_size", "labels", "taints", "capacity"):
+            for f in (
+                "name",
+                "match_labels",
+                "machine_type",
+                "min_size",
+                "max_size",
+                "labels",
+                "taints",
+                "capacity",
+            ):
                 setattr(probe, f, getattr(self.instance, f))
         for key, value in attrs.items():
             setattr(probe, key, value)
@@ -284,4 +331,14 @@ class DriftFindingSerializer(serializers.ModelSerializer):
 class TaskRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = TaskRun
-        fields = ["id", "task", "task_id", "started_at", "finished_at", "duration_ms", "outcome", "counts", "error"]
+        fields = [
+            "id",
+            "task",
+            "task_id",
+            "started_at",
+            "finished_at",
+            "duration_ms",
+            "outcome",
+            "counts",
+            "error",
+        ]

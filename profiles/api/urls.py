@@ -12,6 +12,7 @@ from .views import (
 
 __all__ = ["OptionalSlashRouter", "router", "urlpatterns"]
 
+
 class OptionalSlashRouter(DefaultRouter):
     """Routes answer with or without the trailing slash (design.md writes ``.../template`` bare)."""
 

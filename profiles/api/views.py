@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 
-
 class KwokYAMLRenderer(renderers.BaseRenderer):
     """``?format=kwok``: the template node as kwok-ready YAML (``kubectl apply -f``)."""
 
@@ -74,7 +73,9 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
         )
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["json", "kwok"], description="kwok: kwok-ready YAML")],
+        parameters=[
+            OpenApiParameter("format", str, enum=["json", "kwok"], description="kwok: kwok-ready YAML")
+        ],
         responses={200: dict},
     )
     @action(

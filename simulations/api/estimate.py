@@ -87,7 +87,9 @@ def _pods(raw: object) -> list[PendingPods]:
 
 def _groups(raw: object) -> list[GroupTemplate]:
     if not isinstance(raw, list) or not raw:
-        raise EstimateError('nodeGroups must be a non-empty list of names or {"name", "template", "maxNewNodes"}')
+        raise EstimateError(
+            'nodeGroups must be a non-empty list of names or {"name", "template", "maxNewNodes"}'
+        )
     if len(raw) > MAX_GROUPS:
         raise EstimateError(f"at most {MAX_GROUPS} node groups per estimate")
     out: list[GroupTemplate] = []
@@ -106,8 +108,12 @@ def _groups(raw: object) -> list[GroupTemplate]:
         if template is None:
             known = resolve_node_group(name)
             if known is None:
-                raise EstimateError(f"unknown node group {name!r}: give its template inline or create it first")
-            out.append(GroupTemplate(name, known.template, max_new if max_new is not None else known.max_new_nodes))
+                raise EstimateError(
+                    f"unknown node group {name!r}: give its template inline or create it first"
+                )
+            out.append(
+                GroupTemplate(name, known.template, max_new if max_new is not None else known.max_new_nodes)
+            )
             continue
         if not isinstance(template, Mapping) or not isinstance(template.get("metadata", {}), Mapping):
             raise EstimateError(f"nodeGroups[{i}].template must be a Node object")
@@ -128,7 +134,11 @@ def result_json(result: EstimateResult) -> dict:
                         "name": n.name,
                         "pods": n.pods,
                         "devices": [device_json(d) for d in n.devices],
-                        "requested": {"cpu": f"{n.requested.cpu}m", "memory": str(n.requested.memory), "pods": n.requested.pods},
+                        "requested": {
+                            "cpu": f"{n.requested.cpu}m",
+                            "memory": str(n.requested.memory),
+                            "pods": n.requested.pods,
+                        },
                     }
                     for n in o.nodes
                 ],
@@ -177,7 +187,11 @@ def record_decisions(pods: list[PendingPods], groups: list[GroupTemplate]) -> No
             verdicts = sim.filter_nodes(ctx, nodes)
             for verdict, group in zip(verdicts, groups, strict=True):
                 verdict.node_group = verdict.node_group or group.name
-            policies = {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
+            policies = {
+                "node": ctx.node_policy,
+                "gpu": ctx.gpu_policy.raw,
+                "numaBind": ctx.gpu_policy.numa_bind,
+            }
             recorder.record(ctx.pod, nodes, verdicts, caller="estimate", policies=policies)
     except Exception:
         log.exception("could not record estimate decisions")
@@ -200,7 +214,11 @@ class EstimateView(JsonAPIView):
             groups = _groups(body.get("nodeGroups"))
             expander = parse_expander(body.get("expander"), body.get("priorities"))
             limit = body.get("maxNodesPerScaleUp")
-            limit = DEFAULT_MAX_NODES_PER_SCALE_UP if limit is None else _int(limit, "maxNodesPerScaleUp", 0, MAX_PODS)
+            limit = (
+                DEFAULT_MAX_NODES_PER_SCALE_UP
+                if limit is None
+                else _int(limit, "maxNodesPerScaleUp", 0, MAX_PODS)
+            )
             result = estimate(get_simulator(), pods, groups, expander, limit)
         except EstimateError as exc:
             return Response({"error": str(exc)}, status=400)

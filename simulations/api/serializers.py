@@ -94,14 +94,19 @@ class RevisionSerializer(serializers.Serializer):
 
 
 class EstimateRequestSerializer(serializers.Serializer):
-    pods = serializers.ListField(child=serializers.JSONField(), help_text='Pod objects or {"pod": Pod, "count": n}')
+    pods = serializers.ListField(
+        child=serializers.JSONField(), help_text='Pod objects or {"pod": Pod, "count": n}'
+    )
     nodeGroups = serializers.ListField(  # noqa: N815
         child=serializers.JSONField(), help_text='group names or {"name", "template": Node, "maxNewNodes"}'
     )
     expander = serializers.JSONField(
-        required=False, help_text='least-waste (default), most-pods, least-nodes, priority, or a chain "priority,least-waste"'
+        required=False,
+        help_text='least-waste (default), most-pods, least-nodes, priority, or a chain "priority,least-waste"',
     )
-    priorities = serializers.DictField(required=False, help_text='{"<priority>": ["<regex>", ...]} (CA priority expander)')
+    priorities = serializers.DictField(
+        required=False, help_text='{"<priority>": ["<regex>", ...]} (CA priority expander)'
+    )
     maxNodesPerScaleUp = serializers.IntegerField(required=False, min_value=0, default=1000)  # noqa: N815
 
 

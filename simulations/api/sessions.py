@@ -44,7 +44,11 @@ __all__ = [
 ]
 
 IF_MATCH = OpenApiParameter(
-    "If-Match", str, OpenApiParameter.HEADER, required=False, description="expected session revision; 412 on mismatch"
+    "If-Match",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="expected session revision; 412 on mismatch",
 )
 
 
@@ -113,7 +117,9 @@ class SessionPlacementsView(JsonAPIView):
     )
     def post(self, request, session_id: str):
         try:
-            status, body = svc.place_pod(session_id, parse_json_body(request, stored=True), _if_match(request))
+            status, body = svc.place_pod(
+                session_id, parse_json_body(request, stored=True), _if_match(request)
+            )
         except svc.SessionError as exc:
             return _error(exc)
         return _answer(body, status, body["revision"])
@@ -189,7 +195,9 @@ def session_filter_simulation(request: HttpRequest, session_id: str) -> HttpResp
     except BodyTooLarge as exc:
         bind_rejected("too_large")
         EXTENDER_REQUESTS.labels("session-filter", "too_large").inc()
-        return HttpResponse(filter_result(None, {}, {}, str(exc)), content_type="application/json", status=413)
+        return HttpResponse(
+            filter_result(None, {}, {}, str(exc)), content_type="application/json", status=413
+        )
     states = svc.node_states(session_id)
     if states is None:
         bind_rejected("unknown_session", body=body)

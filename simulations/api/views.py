@@ -41,7 +41,9 @@ def add_filter_observer(observer: FilterObserver) -> None:
         _observers.append(observer)
 
 
-def _notify(ctx: PodContext, args: ExtenderArgs, verdicts: list[NodeVerdict], caller: str, seconds: float) -> None:
+def _notify(
+    ctx: PodContext, args: ExtenderArgs, verdicts: list[NodeVerdict], caller: str, seconds: float
+) -> None:
     for observer in _observers:
         try:
             observer(ctx, args, verdicts, caller, seconds)
@@ -89,7 +91,9 @@ def run_filter(
         return filter_result(None, {}, {}, f"malformed extender args: {exc}"), "bad_request"
     except WeightsError as exc:
         bind_rejected("pod_error", args.pod)
-        name = args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
+        name = (
+            args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
+        )
         return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)
     fitting: list[dict] = []
@@ -122,11 +126,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         log.warning("prioritize-simulation rejected: %s", exc)
         return b"[]", "bad_request"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states)
-    priorities = [
-        {"Host": v.name, "Score": simulator.prioritize_score(ctx, v)}
-        for v in verdicts
-        if v.fits
-    ]
+    priorities = [{"Host": v.name, "Score": simulator.prioritize_score(ctx, v)} for v in verdicts if v.fits]
     bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
     return orjson.dumps(priorities), "ok"
 

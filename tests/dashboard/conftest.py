@@ -26,4 +26,6 @@ def demo_data(db):
 
 @pytest.fixture
 def staff(django_user_model):
-    return django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall", is_staff=True)
+    return django_user_model.objects.create_user(
+        "oncall", "oncall@example.invalid", "pw-oncall", is_staff=True
+    )

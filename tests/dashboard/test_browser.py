@@ -21,17 +21,32 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
-POD_JSON = json.dumps({
-    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "what-if-12g", "namespace": "ml"},
-    "spec": {"containers": [{"name": "main", "image": "busybox", "resources": {
-        "limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "12000"},
-        "requests": {"cpu": "1", "memory": "1Gi"}}}]},
-}, indent=2)
+POD_JSON = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "what-if-12g", "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {
+                        "limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "12000"},
+                        "requests": {"cpu": "1", "memory": "1Gi"},
+                    },
+                }
+            ]
+        },
+    },
+    indent=2,
+)
 
 
 def _post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=30) as response:
         return json.loads(response.read())
 
@@ -53,7 +68,8 @@ def page(demo_live):
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         pg = context.new_page()

@@ -9,7 +9,15 @@ import pytest
 
 pytestmark = [pytest.mark.django_db]
 
-A10 = {"type": "NVIDIA A10G", "devmem": 23028, "devcore": 100, "count": 10, "numa": 0, "mode": "hami-core", "mig_profiles": []}
+A10 = {
+    "type": "NVIDIA A10G",
+    "devmem": 23028,
+    "devcore": 100,
+    "count": 10,
+    "numa": 0,
+    "mode": "hami-core",
+    "mig_profiles": [],
+}
 
 
 def _group(name: str, vendor: str, rows: list[dict], **fields):
@@ -51,6 +59,8 @@ def test_nvidia_keeps_memory_cores_and_slots(client, staff):
 
 
 def test_amd_cores_are_compute_units(client, staff):
-    _group("mi300", "AMD", [{"type": "AMD MI300X", "devmem": 196608, "devcore": 304, "count": 4, "quantity": 1}])
+    _group(
+        "mi300", "AMD", [{"type": "AMD MI300X", "devmem": 196608, "devcore": 304, "count": 4, "quantity": 1}]
+    )
     client.force_login(staff)
     assert _panel_titles(_capacity_figure(client, "mi300")) == ["memory (MiB)", "compute units", "slots"]

@@ -53,7 +53,9 @@ def test_pod_page_answers_why_it_scaled(client, staff, demo_data):
     assert d.count == 6
     html = client.get(f"/decisions/{d.pk}/").content.decode()
     answer = re.search(r'id="answer">(.*?)</div>', html, re.S).group(1)
-    assert answer.startswith("Scaled group gpu-h100 (0-&gt;1): the pod needs 40000 MiB and 50% cores on one card")
+    assert answer.startswith(
+        "Scaled group gpu-h100 (0-&gt;1): the pod needs 40000 MiB and 50% cores on one card"
+    )
     assert "gpu-a10 cards have 23028 MiB but 4/4 CardInsufficientMemory" in answer
     assert "no device profile for node group gpu-l4" in answer
     assert "pod triggered scale-up" in html and "FailedScheduling" in html
@@ -123,8 +125,10 @@ spec:
 
 def test_what_if_estimates_and_records(client, staff, demo_data):
     client.force_login(staff)
-    response = client.post("/what-if/", {"pod": POD_YAML, "count": 9, "groups": ["gpu-a10", "gpu-h100"],
-                                         "expander": "least-waste"})
+    response = client.post(
+        "/what-if/",
+        {"pod": POD_YAML, "count": 9, "groups": ["gpu-a10", "gpu-h100"], "expander": "least-waste"},
+    )
     assert response.status_code == 200
     html = response.content.decode()
     counts = dict(re.findall(r'data-group="([^"]+)">.*?class="node-count">(\d+)<', html, re.S))
@@ -149,9 +153,17 @@ def _more_decisions(n: int, start: int = 0) -> None:
 
     now = timezone.now()
     Decision.objects.bulk_create(
-        Decision(digest=f"bulk-{i}", pod_uid=f"bulk-{i}", pod_namespace="ml", pod_name=f"bulk-{i}",
-                 verdict="no_fit", top_reason="CardInsufficientMemory", node_groups=["gpu-a10", "gpu-h100"],
-                 first_seen=now, last_seen=now)
+        Decision(
+            digest=f"bulk-{i}",
+            pod_uid=f"bulk-{i}",
+            pod_namespace="ml",
+            pod_name=f"bulk-{i}",
+            verdict="no_fit",
+            top_reason="CardInsufficientMemory",
+            node_groups=["gpu-a10", "gpu-h100"],
+            first_seen=now,
+            last_seen=now,
+        )
         for i in range(start, start + n)
     )
 
@@ -172,8 +184,12 @@ def test_queries_do_not_grow_with_rows(client, staff, demo_data, django_assert_m
 
 def test_unknown_objects_are_404_not_500(client, staff, demo_data):
     client.force_login(staff)
-    for url in ("/decisions/999999/", "/sessions/00000000-0000-4000-8000-000000000000/", "/nodes/nope/",
-                "/sessions/not-a-uuid/"):
+    for url in (
+        "/decisions/999999/",
+        "/sessions/00000000-0000-4000-8000-000000000000/",
+        "/nodes/nope/",
+        "/sessions/not-a-uuid/",
+    ):
         assert client.get(url).status_code == 404, url
 
 
@@ -187,14 +203,18 @@ def test_unknown_objects_are_404_not_500(client, staff, demo_data):
 )
 def test_what_if_rejects_malformed_pods(client, staff, demo_data, pod_text, message):
     client.force_login(staff)
-    response = client.post("/what-if/", {"pod": pod_text, "count": 1, "groups": ["gpu-a10"], "expander": "least-waste"})
+    response = client.post(
+        "/what-if/", {"pod": pod_text, "count": 1, "groups": ["gpu-a10"], "expander": "least-waste"}
+    )
     assert response.status_code == 400 and message in response.content.decode()
 
 
 def test_what_if_pod_without_devices_fits_everywhere(client, staff, demo_data):
     client.force_login(staff)
     pod_text = '{"kind": "Pod", "metadata": {"name": "cpu-only"}, "spec": {"containers": [{"name": "c"}]}}'
-    response = client.post("/what-if/", {"pod": pod_text, "count": 2, "groups": ["gpu-a10"], "expander": "least-waste"})
+    response = client.post(
+        "/what-if/", {"pod": pod_text, "count": 2, "groups": ["gpu-a10"], "expander": "least-waste"}
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "one pod needs no HAMi-managed device" in html
@@ -245,10 +265,19 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
     parsed, groups = parse_event_message("TriggeredScaleUp", message)
     assert groups == [gce]
     d = Decision.objects.get(pod_name="giant-training-0")
-    CAEvent.objects.create(event_uid="gce", reason="TriggeredScaleUp", pod_uid=d.pod_uid, pod_namespace="ml",
-                           pod_name=d.pod_name, message=message, parsed=parsed, groups=groups)
-    AutoscalerStatus.objects.create(fetched_at=d.last_seen, raw="x", parsed={"nodeGroups": [{"health": {}}]},
-                                    digest="odd")
+    CAEvent.objects.create(
+        event_uid="gce",
+        reason="TriggeredScaleUp",
+        pod_uid=d.pod_uid,
+        pod_namespace="ml",
+        pod_name=d.pod_name,
+        message=message,
+        parsed=parsed,
+        groups=groups,
+    )
+    AutoscalerStatus.objects.create(
+        fetched_at=d.last_seen, raw="x", parsed={"nodeGroups": [{"health": {}}]}, digest="odd"
+    )
     client.force_login(staff)
     html = client.get(d.get_absolute_url()).content.decode()
     assert f'href="/node-groups/{gce}/"' in html
@@ -258,12 +287,20 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
 
 def test_answer_flags_a_scale_up_hami_sim_rejected(client, staff, demo_data):
     d = Decision.objects.get(pod_name="giant-training-0")
-    CAEvent.objects.create(event_uid="odd-scale", reason="TriggeredScaleUp", pod_uid=d.pod_uid, pod_namespace="ml",
-                           pod_name=d.pod_name, message="pod triggered scale-up: [{gpu-a10 2->3 (max: 10)}]",
-                           parsed={"scaleUps": [{"group": "gpu-a10", "from": 2, "to": 3, "max": 10}]},
-                           groups=["gpu-a10"])
+    CAEvent.objects.create(
+        event_uid="odd-scale",
+        reason="TriggeredScaleUp",
+        pod_uid=d.pod_uid,
+        pod_namespace="ml",
+        pod_name=d.pod_name,
+        message="pod triggered scale-up: [{gpu-a10 2->3 (max: 10)}]",
+        parsed={"scaleUps": [{"group": "gpu-a10", "from": 2, "to": 3, "max": 10}]},
+        groups=["gpu-a10"],
+    )
     client.force_login(staff)
     html = client.get(d.get_absolute_url()).content.decode()
     answer = re.search(r'id="answer">(.*?)</div>', html, re.S).group(1)
-    assert answer.startswith("Scaled group gpu-a10 (2-&gt;3): the pod needs 100000 MiB on one card; "
-                             "but hami-sim answered that gpu-a10 cannot take it")
+    assert answer.startswith(
+        "Scaled group gpu-a10 (2-&gt;3): the pod needs 100000 MiB on one card; "
+        "but hami-sim answered that gpu-a10 cannot take it"
+    )

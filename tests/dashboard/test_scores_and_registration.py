@@ -16,29 +16,82 @@ pytestmark = [pytest.mark.django_db]
 
 
 def _device(index: int, verdict: str) -> dict:
-    return {"uuid": f"SG-{index}", "index": index, "type": "MXC500", "devmem": 65536, "devcore": 100,
-            "count": 16, "numa": 0, "health": True, "mode": "sgpu", "verdict": verdict, "reason": "",
-            **({"usedmem": 65536, "usedcores": 100} if verdict == "chosen" else {})}
+    return {
+        "uuid": f"SG-{index}",
+        "index": index,
+        "type": "MXC500",
+        "devmem": 65536,
+        "devcore": 100,
+        "count": 16,
+        "numa": 0,
+        "health": True,
+        "mode": "sgpu",
+        "verdict": verdict,
+        "reason": "",
+        **({"usedmem": 65536, "usedcores": 100} if verdict == "chosen" else {}),
+    }
 
 
 def _sgpu_decision() -> Decision:
     """What MetaX sGPU's ScoreNode leaves in a record: +-10000 x topology next to plain HAMi scores."""
     now = timezone.now()
     nodes = [
-        {"name": "sgpu-a", "group": "sgpu", "source": "annotation", "fits": True, "unresolvable": False,
-         "reason": "", "score": 20012.5, "devices": [_device(0, "chosen"), _device(1, "free")]},
-        {"name": "sgpu-b", "group": "sgpu", "source": "annotation", "fits": True, "unresolvable": False,
-         "reason": "", "score": -9990.25, "devices": [_device(0, "chosen")]},
-        {"name": "plain", "group": "a10", "source": "annotation", "fits": True, "unresolvable": False,
-         "reason": "", "score": 12.5, "devices": [_device(0, "chosen")]},
-        {"name": "full", "group": "a10", "source": "annotation", "fits": False, "unresolvable": False,
-         "reason": "CardInsufficientMemory", "score": 0.0, "devices": [_device(0, "rejected")]},
+        {
+            "name": "sgpu-a",
+            "group": "sgpu",
+            "source": "annotation",
+            "fits": True,
+            "unresolvable": False,
+            "reason": "",
+            "score": 20012.5,
+            "devices": [_device(0, "chosen"), _device(1, "free")],
+        },
+        {
+            "name": "sgpu-b",
+            "group": "sgpu",
+            "source": "annotation",
+            "fits": True,
+            "unresolvable": False,
+            "reason": "",
+            "score": -9990.25,
+            "devices": [_device(0, "chosen")],
+        },
+        {
+            "name": "plain",
+            "group": "a10",
+            "source": "annotation",
+            "fits": True,
+            "unresolvable": False,
+            "reason": "",
+            "score": 12.5,
+            "devices": [_device(0, "chosen")],
+        },
+        {
+            "name": "full",
+            "group": "a10",
+            "source": "annotation",
+            "fits": False,
+            "unresolvable": False,
+            "reason": "CardInsufficientMemory",
+            "score": 0.0,
+            "devices": [_device(0, "rejected")],
+        },
     ]
     return Decision.objects.create(
-        digest="sgpu-scores", pod_uid="uid-sgpu", pod_namespace="ml", pod_name="sgpu-exclusive", caller="ui",
-        verdict="fit", node_groups=["a10", "sgpu"], fit_groups=["a10", "sgpu"], node_count=4, fit_count=3,
-        nodes=nodes, request=[{"Metax-SGPU": {"nums": 1, "memreq": 0, "mempercentage": 100, "coresreq": 100}}],
-        first_seen=now, last_seen=now,
+        digest="sgpu-scores",
+        pod_uid="uid-sgpu",
+        pod_namespace="ml",
+        pod_name="sgpu-exclusive",
+        caller="ui",
+        verdict="fit",
+        node_groups=["a10", "sgpu"],
+        fit_groups=["a10", "sgpu"],
+        node_count=4,
+        fit_count=3,
+        nodes=nodes,
+        request=[{"Metax-SGPU": {"nums": 1, "memreq": 0, "mempercentage": 100, "coresreq": 100}}],
+        first_seen=now,
+        last_seen=now,
     )
 
 
@@ -62,7 +115,9 @@ def test_vendor_scores_show_readably_with_bars_inside_their_cell(client, staff):
     assert widths == {"sgpu-a": 100.0, "sgpu-b": 0.0, "plain": pytest.approx(33.3, abs=0.1)}
     assert "score-bar" not in _row(html, "full")  # a node that does not fit has no score
     # the grid's colour scale stays the verdict scale; the score is in the hover text
-    fig = orjson.loads(html_lib.unescape(re.search(r'id="fig-grid"[^>]*>(.*?)</script>', html, re.S).group(1)))
+    fig = orjson.loads(
+        html_lib.unescape(re.search(r'id="fig-grid"[^>]*>(.*?)</script>', html, re.S).group(1))
+    )
     (heatmap,) = fig["data"]
     assert (heatmap["zmin"], heatmap["zmax"]) == (-1, 3)
     assert all(z in (None, -1, 0, 1, 2, 3) for row in heatmap["z"] for z in row)
@@ -92,19 +147,44 @@ def test_ui_caller_is_labelled_ui(client, staff):
 def test_node_group_page_shows_capacity_vendor_registrations(client, staff):
     from profiles.yamlio import dump_yaml, import_profiles
 
-    import_profiles(dump_yaml({"node_groups": [
-        {"name": "mlu", "match_labels": {"pool": "mlu"},
-         "profiles": [{"vendor": "MLU", "devices": [{"devmem": 24576, "quantity": 4}]}]},
-        {"name": "inf2", "match_labels": {"pool": "inf2"}, "instance_type": "inf2.24xlarge",
-         "profiles": [{"vendor": "AWSNeuron", "devices": [{"count": 2, "devcore": 3, "quantity": 4}]}]},
-    ]}))
+    import_profiles(
+        dump_yaml(
+            {
+                "node_groups": [
+                    {
+                        "name": "mlu",
+                        "match_labels": {"pool": "mlu"},
+                        "profiles": [{"vendor": "MLU", "devices": [{"devmem": 24576, "quantity": 4}]}],
+                    },
+                    {
+                        "name": "inf2",
+                        "match_labels": {"pool": "inf2"},
+                        "instance_type": "inf2.24xlarge",
+                        "profiles": [
+                            {"vendor": "AWSNeuron", "devices": [{"count": 2, "devcore": 3, "quantity": 4}]}
+                        ],
+                    },
+                ]
+            }
+        )
+    )
     client.force_login(staff)
     html = client.get("/node-groups/mlu/").content.decode()
     # Cambricon registers through status.capacity/allocatable only: 4 cards, 100 vcore each, 256 MiB units
-    for text in ("cambricon.com/vmlu", "cambricon.com/mlu.smlu.vcore", "400", "cambricon.com/mlu.smlu.vmemory", "384"):
+    for text in (
+        "cambricon.com/vmlu",
+        "cambricon.com/mlu.smlu.vcore",
+        "400",
+        "cambricon.com/mlu.smlu.vmemory",
+        "384",
+    ):
         assert text in html, text
     assert "no registration annotation" in html
     html = client.get("/node-groups/inf2/").content.decode()
-    for text in ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "node.kubernetes.io/instance-type",
-                 "inf2.24xlarge"):
+    for text in (
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+        "node.kubernetes.io/instance-type",
+        "inf2.24xlarge",
+    ):
         assert text in html, text

@@ -12,8 +12,17 @@ pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 def _decision(i: int, **kw) -> Decision:
     now = timezone.now()
-    fields = dict(digest=f"d{i}", pod_uid=f"uid-{i}", pod_namespace="ml", pod_name=f"pod-{i}", verdict="fit",
-                  node_groups=["gpu-a10"], nodes=[{"name": "n", "devices": []}], first_seen=now, last_seen=now)
+    fields = dict(
+        digest=f"d{i}",
+        pod_uid=f"uid-{i}",
+        pod_namespace="ml",
+        pod_name=f"pod-{i}",
+        verdict="fit",
+        node_groups=["gpu-a10"],
+        nodes=[{"name": "n", "devices": []}],
+        first_seen=now,
+        last_seen=now,
+    )
     fields.update(kw)
     return Decision.objects.create(**fields)
 
@@ -51,10 +60,23 @@ def test_read_only(client, django_user_model):
 
 
 def test_events_filter_by_group_and_reason(client):
-    CAEvent.objects.create(event_uid="1", reason="TriggeredScaleUp", pod_namespace="ml", pod_name="a",
-                           pod_uid="uid-a", message="m", groups=["gpu-a10"])
-    CAEvent.objects.create(event_uid="2", reason="FailedScheduling", pod_namespace="ml", pod_name="a",
-                           pod_uid="uid-a", message="0/1 nodes are available")
+    CAEvent.objects.create(
+        event_uid="1",
+        reason="TriggeredScaleUp",
+        pod_namespace="ml",
+        pod_name="a",
+        pod_uid="uid-a",
+        message="m",
+        groups=["gpu-a10"],
+    )
+    CAEvent.objects.create(
+        event_uid="2",
+        reason="FailedScheduling",
+        pod_namespace="ml",
+        pod_name="a",
+        pod_uid="uid-a",
+        message="0/1 nodes are available",
+    )
     assert client.get("/api/v1/ca-events/?group=gpu-a10").json()["count"] == 1
     assert client.get("/api/v1/ca-events/?reason=FailedScheduling&pod_uid=uid-a").json()["count"] == 1
     assert client.get("/api/v1/autoscaler-status/").json()["count"] == 0
@@ -62,6 +84,11 @@ def test_events_filter_by_group_and_reason(client):
 
 def test_paths_with_or_without_trailing_slash(client):
     d = _decision(1)
-    for url in ("/api/v1/decisions", "/api/v1/decisions/", f"/api/v1/decisions/{d.pk}", "/api/v1/ca-events",
-                "/api/v1/autoscaler-status"):
+    for url in (
+        "/api/v1/decisions",
+        "/api/v1/decisions/",
+        f"/api/v1/decisions/{d.pk}",
+        "/api/v1/ca-events",
+        "/api/v1/autoscaler-status",
+    ):
         assert client.get(url).status_code == 200, url

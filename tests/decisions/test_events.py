@@ -16,7 +16,9 @@ from decisions.events import (
 
 
 def test_triggered_scale_up_groups_and_sizes():
-    parsed = parse_triggered_scale_up("pod triggered scale-up: [{gpu-a10 0->1 (max: 10)} {gpu-t4 2->4 (max: 5)}]")
+    parsed = parse_triggered_scale_up(
+        "pod triggered scale-up: [{gpu-a10 0->1 (max: 10)} {gpu-t4 2->4 (max: 5)}]"
+    )
     assert parsed == {
         "scaleUps": [
             {"group": "gpu-a10", "from": 0, "to": 1, "max": 10},
@@ -38,7 +40,9 @@ def test_not_trigger_scale_up_reasons_with_counts():
             {"count": 1, "reason": "node(s) had untolerated taint {a: b, c: d}"},
         ],
     }
-    newer = "pod didn't trigger scale-up (it wouldn't fit if a new node is added): 3 2/2 CardInsufficientMemory"
+    newer = (
+        "pod didn't trigger scale-up (it wouldn't fit if a new node is added): 3 2/2 CardInsufficientMemory"
+    )
     assert parse_not_trigger_scale_up(newer) == {
         "note": "it wouldn't fit if a new node is added",
         "reasons": [{"count": 3, "reason": "2/2 CardInsufficientMemory"}],
@@ -88,7 +92,9 @@ def test_status_configmap_yaml_and_legacy_text():
     assert error == ""
     assert parsed["nodeGroups"][0]["name"] == "gpu-a10"
     assert parsed["nodeGroups"][0]["scaleUp"]["status"] == "InProgress"
-    parsed, error = parse_autoscaler_status("Cluster-autoscaler status at 2026-01-01 ...\nCluster-wide:\n  Health: Healthy")
+    parsed, error = parse_autoscaler_status(
+        "Cluster-autoscaler status at 2026-01-01 ...\nCluster-wide:\n  Health: Healthy"
+    )
     assert parsed == {} and "not the YAML status format" in error or error.startswith("not YAML")
 
 
@@ -100,10 +106,18 @@ _reason = st.from_regex(r"[A-Za-z(][A-Za-z0-9 ()'/:{},.-]{0,40}[A-Za-z)}]", full
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(_group, st.integers(0, 500), st.integers(1, 50), st.integers(1, 1000)), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.tuples(_group, st.integers(0, 500), st.integers(1, 50), st.integers(1, 1000)),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_triggered_scale_up_round_trip(ups):
     # CA: fmt.Sprintf("{%v %v->%v (max: %v)}", ...) joined by " " inside "[...]"
-    text = "pod triggered scale-up: [" + " ".join(f"{{{g} {c}->{c + d} (max: {m})}}" for g, c, d, m in ups) + "]"
+    text = (
+        "pod triggered scale-up: [" + " ".join(f"{{{g} {c}->{c + d} (max: {m})}}" for g, c, d, m in ups) + "]"
+    )
     parsed = parse_triggered_scale_up(text)
     assert parsed == {"scaleUps": [{"group": g, "from": c, "to": c + d, "max": m} for g, c, d, m in ups]}
 

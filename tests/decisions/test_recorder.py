@@ -17,7 +17,9 @@ T4 = [gpu("GPU-t4-0", devmem=15360, type="NVIDIA Tesla T4")]
 
 
 def _ask(client, pod_obj, nodes):
-    response = client.post("/filter-simulation", extender_args(pod_obj, nodes), content_type="application/json")
+    response = client.post(
+        "/filter-simulation", extender_args(pod_obj, nodes), content_type="application/json"
+    )
     assert response.status_code == 200
     return orjson.loads(response.content)
 
@@ -34,7 +36,12 @@ def test_filter_call_is_recorded_with_node_and_device_detail(client, sync_record
     assert answer["FailedNodes"] == {"tmpl-t4": "1/1 CardInsufficientMemory"}
 
     d = Decision.objects.get()
-    assert (d.pod_uid, d.pod_name, d.pod_namespace, d.caller) == ("uid-trainer", "trainer", "default", "extender")
+    assert (d.pod_uid, d.pod_name, d.pod_namespace, d.caller) == (
+        "uid-trainer",
+        "trainer",
+        "default",
+        "extender",
+    )
     assert d.verdict == "fit" and d.fit_count == 1 and d.node_count == 2
     assert d.top_reason == "CardInsufficientMemory"
     assert d.request == [{"NVIDIA": {"nums": 1, "memreq": 20000, "mem_percentage_req": 101, "coresreq": 30}}]
@@ -148,8 +155,17 @@ def test_concurrent_writers_fold_into_one_row():
     if connection.vendor != "postgresql":
         pytest.skip("SQLite's in-memory test database locks tables across threads; proven on PostgreSQL")
     now = timezone.now()
-    row = dict(digest="same", pod_uid="u", pod_namespace="ml", pod_name="p", verdict="fit", first_seen=now,
-               last_seen=now, latency_ms=1.0, count=1)
+    row = dict(
+        digest="same",
+        pod_uid="u",
+        pod_namespace="ml",
+        pod_name="p",
+        verdict="fit",
+        first_seen=now,
+        last_seen=now,
+        latency_ms=1.0,
+        count=1,
+    )
     barrier = threading.Barrier(6)
     errors = []
 

@@ -18,17 +18,31 @@ from tests.kubeapi import FakeKubeAPI
 
 pytestmark = [pytest.mark.django_db]
 
+
 def _ago(seconds: int) -> str:
     return (timezone.now() - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pod_event(uid, reason, message, *, pod, pod_uid, namespace="default", count=1, component="cluster-autoscaler"):
+def pod_event(
+    uid, reason, message, *, pod, pod_uid, namespace="default", count=1, component="cluster-autoscaler"
+):
     return {
-        "kind": "Event", "apiVersion": "v1",
+        "kind": "Event",
+        "apiVersion": "v1",
         "metadata": {"name": f"{pod}.{uid}", "namespace": namespace, "uid": uid},
-        "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod, "uid": pod_uid, "apiVersion": "v1"},
-        "reason": reason, "message": message, "source": {"component": component},
-        "firstTimestamp": _ago(300), "lastTimestamp": _ago(60), "count": count,
+        "involvedObject": {
+            "kind": "Pod",
+            "namespace": namespace,
+            "name": pod,
+            "uid": pod_uid,
+            "apiVersion": "v1",
+        },
+        "reason": reason,
+        "message": message,
+        "source": {"component": component},
+        "firstTimestamp": _ago(300),
+        "lastTimestamp": _ago(60),
+        "count": count,
         "type": "Normal" if reason == "TriggeredScaleUp" else "Warning",
     }
 
@@ -57,22 +71,58 @@ STATUS = "autoscalerStatus: Running\nnodeGroups:\n- name: gpu-a10\n  health:\n  
 
 def _events():
     return [
-        pod_event("e1", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-a10 0->1 (max: 10)}]",
-                  pod="trainer", pod_uid="uid-trainer"),
-        pod_event("e2", "FailedScheduling", "0/3 nodes are available: 3 2/2 CardInsufficientMemory.",
-                  pod="trainer", pod_uid="uid-trainer", component="default-scheduler"),
-        pod_event("e3", "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 2/2 CardInsufficientMemory",
-                  pod="giant", pod_uid="uid-giant", count=7),
-        pod_event("e5", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]", pod="w1", pod_uid="u-w1"),
-        pod_event("e6", "TriggeredScaleUp", "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]", pod="w2", pod_uid="u-w2"),
+        pod_event(
+            "e1",
+            "TriggeredScaleUp",
+            "pod triggered scale-up: [{gpu-a10 0->1 (max: 10)}]",
+            pod="trainer",
+            pod_uid="uid-trainer",
+        ),
+        pod_event(
+            "e2",
+            "FailedScheduling",
+            "0/3 nodes are available: 3 2/2 CardInsufficientMemory.",
+            pod="trainer",
+            pod_uid="uid-trainer",
+            component="default-scheduler",
+        ),
+        pod_event(
+            "e3",
+            "NotTriggerScaleUp",
+            "pod didn't trigger scale-up: 2 2/2 CardInsufficientMemory",
+            pod="giant",
+            pod_uid="uid-giant",
+            count=7,
+        ),
+        pod_event(
+            "e5",
+            "TriggeredScaleUp",
+            "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]",
+            pod="w1",
+            pod_uid="u-w1",
+        ),
+        pod_event(
+            "e6",
+            "TriggeredScaleUp",
+            "pod triggered scale-up: [{gpu-t4 1->2 (max: 4)}]",
+            pod="w2",
+            pod_uid="u-w2",
+        ),
         pod_event("e4", "Scheduled", "Successfully assigned default/x to n1", pod="x", pod_uid="uid-x"),
     ]
 
 
 def _decision(uid: str, **kw) -> Decision:
     now = timezone.now()
-    defaults = dict(digest=uid, pod_uid=uid, pod_namespace="default", pod_name=uid, verdict="fit",
-                    first_seen=now, last_seen=now)
+    defaults = dict(
+        digest=uid,
+        pod_uid=uid,
+        pod_namespace="default",
+        pod_name=uid,
+        verdict="fit",
+        first_seen=now,
+        last_seen=now,
+    )
     defaults.update(kw)
     return Decision.objects.create(**defaults)
 
@@ -134,8 +184,14 @@ def test_prune_drops_old_rows_only(settings, tmp_path):
     old = timezone.now() - timedelta(days=8)
     _decision("old", first_seen=old, last_seen=old)
     _decision("new")
-    CAEvent.objects.create(event_uid="old", reason="FailedScheduling", pod_namespace="d", pod_name="p",
-                           message="m", last_seen=old)
+    CAEvent.objects.create(
+        event_uid="old",
+        reason="FailedScheduling",
+        pod_namespace="d",
+        pod_name="p",
+        message="m",
+        last_seen=old,
+    )
     counts = prune_decisions.apply().get()
     assert counts["decisions"] == 1 and counts["events"] == 1
     assert list(Decision.objects.values_list("pod_uid", flat=True)) == ["new"]

@@ -23,8 +23,9 @@ def test_worker_syncs_events_and_prunes(tmp_path):
     require_worker_services(connection)
 
     old = timezone.now() - timedelta(days=30)
-    Decision.objects.create(digest="old", pod_namespace="ml", pod_name="gone", verdict="fit", first_seen=old,
-                            last_seen=old)
+    Decision.objects.create(
+        digest="old", pod_namespace="ml", pod_name="gone", verdict="fit", first_seen=old, last_seen=old
+    )
     runs: dict = {}
 
     def finished() -> bool:

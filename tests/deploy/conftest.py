@@ -31,7 +31,9 @@ class Pki:
         key = serialization.load_pem_private_key(server.private_key_pem.bytes(), password=None)
         self.server_key_pkcs8 = str(directory / "server-pkcs8.key")
         Path(self.server_key_pkcs8).write_bytes(
-            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
         )
         self.ca_cert = self._write("ca.crt", [self.ca.cert_pem])
         self.client = self.ca.issue_cert("cluster-autoscaler.kube-system")

@@ -79,8 +79,9 @@ def test_form_post_over_the_limit_is_refused_before_any_view(client, settings):
 
 
 def test_nonsense_content_length_is_400(client):
-    response = client.generic("POST", "/api/v1/node-groups/", b"{}", content_type="application/json",
-                              CONTENT_LENGTH="-5")
+    response = client.generic(
+        "POST", "/api/v1/node-groups/", b"{}", content_type="application/json", CONTENT_LENGTH="-5"
+    )
     assert response.status_code == 400 and "Content-Length" in response.json()["error"]
 
 
@@ -98,20 +99,31 @@ def test_simulation_paths_use_the_extender_limit_not_the_rest_limit(client, sett
 
 # -- throttling --------------------------------------------------------------------------------------------
 def test_anonymous_rest_clients_are_throttled_with_429(client, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "3/min", "user": "5/min"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "3/min", "user": "5/min"},
+    }
     codes = [client.get("/api/v1/node-groups/").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     assert "throttled" in client.get("/api/v1/node-groups/").json()["detail"].lower()
 
 
 def test_a_forged_forwarded_for_header_does_not_reset_the_anonymous_rate(client, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "5/min"}}
-    codes = [client.get("/api/v1/node-groups/", HTTP_X_FORWARDED_FOR=f"10.0.0.{i}").status_code for i in range(3)]
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "5/min"},
+    }
+    codes = [
+        client.get("/api/v1/node-groups/", HTTP_X_FORWARDED_FOR=f"10.0.0.{i}").status_code for i in range(3)
+    ]
     assert codes == [200, 200, 429]
 
 
 def test_simulation_endpoints_are_never_throttled(client, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "2/min"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/min", "user": "2/min"},
+    }
     for _ in range(5):
         assert _post_json(client, "/filter-simulation", FILTER_BODY).status_code == 200
     for _ in range(5):
@@ -127,7 +139,9 @@ def test_web_listener_serves_simulation_only_to_logged_in_users_or_tokens(client
     assert anonymous.status_code == 403 and "API token" in anonymous.json()["error"]
     assert _post_json(client, "/api/v1/estimate", b"{}").status_code == 403
     with_token = _post_json(client, "/filter-simulation", FILTER_BODY, HTTP_AUTHORIZATION=f"Token {key}")
-    assert with_token.status_code == 200 and with_token.json()["Nodes"]["items"][0]["metadata"]["name"] == "n1"
+    assert (
+        with_token.status_code == 200 and with_token.json()["Nodes"]["items"][0]["metadata"]["name"] == "n1"
+    )
     bad_token = _post_json(client, "/filter-simulation", FILTER_BODY, HTTP_AUTHORIZATION="Token nope")
     assert bad_token.status_code == 403
     client.force_login(user)

@@ -12,8 +12,6 @@ pytestmark = [pytest.mark.api, pytest.mark.django_db]
 NODES = [node("n1", [gpu("GPU-1")])]
 
 
-
-
 def _post(client, path: str, body: bytes):
     return client.generic("POST", path, body, content_type="application/json")
 
@@ -59,7 +57,9 @@ def test_unknown_session_logs_unknown_session_and_the_pod(client, access_log, ve
     assert line["status"] == 200
 
 
-@pytest.mark.parametrize("path", ["/filter-simulation", "/prioritize-simulation", "/sessions/s1/filter-simulation"])
+@pytest.mark.parametrize(
+    "path", ["/filter-simulation", "/prioritize-simulation", "/sessions/s1/filter-simulation"]
+)
 def test_body_over_the_extender_limit_logs_too_large(client, access_log, settings, path):
     settings.EXTENDER_MAX_BODY_BYTES = 256
     body = extender_args(pod("p", gpumem=1000), [node(f"n{i}", [gpu(f"GPU-{i}")]) for i in range(5)])

@@ -23,8 +23,6 @@ def _isolated():
     cache.clear()
 
 
-
-
 def _post(client, path, payload: bytes, **headers):
     return client.generic("POST", path, payload, content_type="application/json", **headers)
 
@@ -97,7 +95,9 @@ def test_malformed_host_is_a_json_400_too(client, settings):
 
 
 # -- other requests Django refuses as suspicious ----------------------------------------------------------------
-def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(client, settings, django_user_model):
+def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(
+    client, settings, django_user_model
+):
     from profiles.models import NodeGroup
 
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 2

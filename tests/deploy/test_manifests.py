@@ -131,7 +131,9 @@ CRD_SCHEMAS = {
                     "renewBefore": {"type": "string"},
                     "usages": {
                         "type": "array",
-                        "items": {"enum": ["server auth", "client auth", "digital signature", "key encipherment"]},
+                        "items": {
+                            "enum": ["server auth", "client auth", "digital signature", "key encipherment"]
+                        },
                     },
                     "privateKey": {"type": "object"},
                     "issuerRef": _ISSUER_REF,
@@ -212,7 +214,9 @@ def test_pods_are_hardened(rendered, kustomization):
             sc = c.get("securityContext", {})
             assert sc.get("allowPrivilegeEscalation") is False and not sc.get("privileged"), where
             assert sc.get("readOnlyRootFilesystem") is True, where
-            assert sc.get("capabilities", {}).get("drop") == ["ALL"] and not sc["capabilities"].get("add"), where
+            assert sc.get("capabilities", {}).get("drop") == ["ALL"] and not sc["capabilities"].get("add"), (
+                where
+            )
             assert {"cpu", "memory"} <= set(c["resources"]["requests"]) and {"cpu", "memory"} <= set(
                 c["resources"]["limits"]
             ), where
@@ -237,17 +241,26 @@ def test_no_secret_material_in_the_repository(rendered):
 @pytest.fixture(scope="module")
 def checkov() -> str:
     """checkov lives in its own venv (its pins would downgrade the app's packages)."""
-    candidates = [os.environ.get("CHECKOV", ""), shutil.which("checkov") or "", str(REPO / "var/checkov-venv/bin/checkov")]
+    candidates = [
+        os.environ.get("CHECKOV", ""),
+        shutil.which("checkov") or "",
+        str(REPO / "var/checkov-venv/bin/checkov"),
+    ]
     for candidate in candidates:
         if candidate and Path(candidate).exists():
             return candidate
     if not CI:
-        pytest.skip("checkov not installed: python3 -m venv var/checkov-venv && "
-                    "var/checkov-venv/bin/pip install -r deploy/requirements-checkov.txt")
+        pytest.skip(
+            "checkov not installed: python3 -m venv var/checkov-venv && "
+            "var/checkov-venv/bin/pip install -r deploy/requirements-checkov.txt"
+        )
     venv = REPO / "var/checkov-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", "-r", str(DEPLOY / "requirements-checkov.txt")],
-                   check=True, timeout=900)
+    subprocess.run(
+        [str(venv / "bin/pip"), "install", "-q", "-r", str(DEPLOY / "requirements-checkov.txt")],
+        check=True,
+        timeout=900,
+    )
     return str(venv / "bin/checkov")
 
 
@@ -258,9 +271,24 @@ def test_checkov_finds_nothing_in_manifests_and_dockerfile(rendered, checkov, tm
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump_all(objects))
     shutil.copy(DEPLOY / "Dockerfile", tmp_path / "Dockerfile")
     result = subprocess.run(
-        [checkov, "--directory", str(tmp_path), "--framework", "kubernetes", "dockerfile", "--output", "json",
-         "--quiet", "--compact", "--skip-download", "--skip-check", ",".join(CHECKOV_SKIPS)],
-        capture_output=True, text=True, timeout=600,
+        [
+            checkov,
+            "--directory",
+            str(tmp_path),
+            "--framework",
+            "kubernetes",
+            "dockerfile",
+            "--output",
+            "json",
+            "--quiet",
+            "--compact",
+            "--skip-download",
+            "--skip-check",
+            ",".join(CHECKOV_SKIPS),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.stdout.strip(), result.stderr[-2000:]
     report = json.loads(result.stdout)
@@ -276,10 +304,14 @@ def test_checkov_finds_nothing_in_manifests_and_dockerfile(rendered, checkov, tm
 
 
 def test_dockerfile_runs_as_non_root_from_a_slim_base():
-    lines = [ln.strip() for ln in (DEPLOY / "Dockerfile").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (DEPLOY / "Dockerfile").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     froms = [ln for ln in lines if ln.startswith("FROM ")]
     assert froms and all("slim" in ln for ln in froms)
-    final_stage = lines[lines.index(froms[-1]):]
+    final_stage = lines[lines.index(froms[-1]) :]
     users = [ln.split()[1] for ln in final_stage if ln.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in ("root", "0")
     assert any(ln.startswith("CMD ") and "hami_sim.serve" in ln for ln in final_stage)
@@ -294,8 +326,12 @@ def _allowed(policies, target_labels, port, source_ns_labels, source_pod_labels)
     def matches(selector, labels):
         return all(labels.get(k) == v for k, v in (selector or {}).get("matchLabels", {}).items())
 
-    selecting = [p for p in policies if matches(p["spec"]["podSelector"], target_labels)
-                 and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])]
+    selecting = [
+        p
+        for p in policies
+        if matches(p["spec"]["podSelector"], target_labels)
+        and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+    ]
     if not selecting:
         return True
     for policy in selecting:
@@ -326,7 +362,9 @@ def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
     assert not _allowed(policies, web, 8443, kube_system, {"app": "coredns"})
     assert not _allowed(policies, web, 8443, {"kubernetes.io/metadata.name": "hami-sim"}, {"app": "x"})
     assert _allowed(policies, web, 8080, other_ns, {"app": "ingress-nginx"})  # dashboard: TLS + login
-    worker = _objects(rendered, "base", "Deployment")["hami-sim-worker"]["spec"]["template"]["metadata"]["labels"]
+    worker = _objects(rendered, "base", "Deployment")["hami-sim-worker"]["spec"]["template"]["metadata"][
+        "labels"
+    ]
     assert not _allowed(policies, worker, 8080, other_ns, {})
 
 
@@ -350,9 +388,14 @@ def test_scheduler_config_extender_is_what_hami_sim_serves(scheduler_config, ren
     # urlPrefix names the extender Service, port and namespace that deploy/base creates.
     service = _objects(rendered, "base", "Service")["hami-sim"]
     port = next(p["port"] for p in service["spec"]["ports"] if p["name"] == "extender")
-    assert ext["urlPrefix"] == f"https://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}"
+    assert (
+        ext["urlPrefix"]
+        == f"https://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}"
+    )
     # The paths CA is told about are where the component mounts the client Secret.
-    ca = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]["spec"]["template"]["spec"]
+    ca = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]["spec"][
+        "template"
+    ]["spec"]
     mounts = {m["name"]: m["mountPath"] for m in ca["containers"][0]["volumeMounts"]}
     for key in ("caFile", "certFile", "keyFile"):
         assert Path(tls[key]).parent == Path(mounts["hami-sim-extender-client"])
@@ -366,8 +409,13 @@ def test_every_hami_resource_is_managed_and_ignored_by_the_scheduler(scheduler_c
     engine_names = set()
     for vendor in default_vendors():
         engine_names |= set(vendor.resource_names())
-    nvidia = {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
-              "nvidia.com/priority"}
+    nvidia = {
+        "nvidia.com/gpu",
+        "nvidia.com/gpumem",
+        "nvidia.com/gpumem-percentage",
+        "nvidia.com/gpucores",
+        "nvidia.com/priority",
+    }
     assert nvidia <= engine_names
     missing = engine_names - set(managed)
     assert not missing, f"HAMi resources CA would not send to hami-sim: {sorted(missing)}"
@@ -401,7 +449,10 @@ def test_cert_manager_issues_server_and_client_certificates_from_one_ca(rendered
     assert client["metadata"]["namespace"] == "kube-system" and "client auth" in client["spec"]["usages"]
     assert server["spec"]["issuerRef"] == client["spec"]["issuerRef"]
     web = _objects(rendered, "base", "Deployment")["hami-sim-web"]["spec"]["template"]["spec"]
-    assert {v["secret"]["secretName"] for v in web["volumes"] if "secret" in v} == {"hami-sim-tls", "hami-sim-secrets"}
+    assert {v["secret"]["secretName"] for v in web["volumes"] if "secret" in v} == {
+        "hami-sim-tls",
+        "hami-sim-secrets",
+    }
 
 
 def test_web_container_allows_its_pod_ip_as_host_for_prometheus(rendered):

@@ -23,8 +23,11 @@ PRODUCTION_ENV = {
 
 
 def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("SECRET_KEY", "SECURE_", "HAMI_SIM_", "DATABASE_URL"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SECRET_KEY", "SECURE_", "HAMI_SIM_", "DATABASE_URL"))
+    }
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=REPO,
@@ -40,7 +43,9 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     key_file.write_text(secrets.token_urlsafe(64) + "\n")  # as mounted from a Secret
     db_file = tmp_path / "database-url"
     db_file.write_text(f"sqlite:///{tmp_path / 'db.sqlite3'}\n")
-    result = _check_deploy({**PRODUCTION_ENV, "SECRET_KEY_FILE": str(key_file), "DATABASE_URL_FILE": str(db_file)})
+    result = _check_deploy(
+        {**PRODUCTION_ENV, "SECRET_KEY_FILE": str(key_file), "DATABASE_URL_FILE": str(db_file)}
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
@@ -54,14 +59,20 @@ def test_check_deploy_flags_a_forgotten_secret_and_http_settings():
 
 
 def test_check_deploy_flags_an_extender_listener_without_client_ca():
-    result = _check_deploy({**PRODUCTION_ENV, "HAMI_SIM_LISTENER": "extender", "SECRET_KEY": secrets.token_urlsafe(64)})
+    result = _check_deploy(
+        {**PRODUCTION_ENV, "HAMI_SIM_LISTENER": "extender", "SECRET_KEY": secrets.token_urlsafe(64)}
+    )
     assert result.returncode != 0 and "hami_sim.W003" in result.stdout + result.stderr
 
 
 @pytest.mark.slow
 def test_server_without_database_is_alive_but_not_ready():
     proc, url = start_server(
-        env={"DATABASE_URL": "postgres://postgres@127.0.0.1:1/nowhere", "LOG_LEVEL": "ERROR", "HAMI_SIM_LISTENER": "all"},
+        env={
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:1/nowhere",
+            "LOG_LEVEL": "ERROR",
+            "HAMI_SIM_LISTENER": "all",
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -86,15 +97,23 @@ def test_secrets_are_read_from_mounted_files(tmp_path):
     """``<NAME>_FILE`` (a Kubernetes Secret volume) supplies the setting, trailing newline dropped."""
     (tmp_path / "database-url").write_text("postgres://hami:pw@db.example.internal:5432/hami_sim\n")
     (tmp_path / "secret-key").write_text("k" * 60 + "\n")
-    code = ("from django.conf import settings; d = settings.DATABASES['default']; "
-            "print(d['HOST'], d['NAME'], len(settings.SECRET_KEY))")
+    code = (
+        "from django.conf import settings; d = settings.DATABASES['default']; "
+        "print(d['HOST'], d['NAME'], len(settings.SECRET_KEY))"
+    )
     result = subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
-        env={**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")},
-             "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
-             "DATABASE_URL_FILE": str(tmp_path / "database-url"), "SECRET_KEY_FILE": str(tmp_path / "secret-key")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")},
+            "PYTHONPATH": str(REPO),
+            "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
+            "DATABASE_URL_FILE": str(tmp_path / "database-url"),
+            "SECRET_KEY_FILE": str(tmp_path / "secret-key"),
+        },
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["db.example.internal", "hami_sim", "60"]
-

@@ -121,7 +121,9 @@ def test_requests_of_every_worker_show_up_on_the_metrics_port(pki, extender_serv
         conn.request("GET", "/metrics")
         text = conn.getresponse().read().decode()
         conn.close()
-        found = re.findall(r'^hami_sim_extender_requests_total\{(?=[^}]*verb="filter")[^}]*\} (\S+)$', text, re.M)
+        found = re.findall(
+            r'^hami_sim_extender_requests_total\{(?=[^}]*verb="filter")[^}]*\} (\S+)$', text, re.M
+        )
         return sum(float(v) for v in found)
 
     before = served()
@@ -158,8 +160,12 @@ def test_web_listener_over_tls_needs_no_client_certificate_but_login_for_simulat
         status, body, _ = _request(url, ctx, "GET", "/metrics")
         text = body.decode()
         assert status == 200
-        for family in ("hami_sim_sessions", "hami_sim_task_runs", "hami_sim_drift_findings",
-                       "django_http_requests_total_by_method_total"):
+        for family in (
+            "hami_sim_sessions",
+            "hami_sim_task_runs",
+            "hami_sim_drift_findings",
+            "django_http_requests_total_by_method_total",
+        ):
             assert f"# TYPE {family}" in text, family
     finally:
         stop_server(proc)
@@ -185,7 +191,9 @@ def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
     )
     try:
         status, body, _ = _request(url, _context(pki, pki.client_pem), "POST", "/filter-simulation", BODY)
-        assert status == 200 and [n["metadata"]["name"] for n in orjson.loads(body)["Nodes"]["items"]] == ["gpu-a"]
+        assert status == 200 and [n["metadata"]["name"] for n in orjson.loads(body)["Nodes"]["items"]] == [
+            "gpu-a"
+        ]
         for client_pem in (None, pki.stranger_pem):
             with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
                 _request(url, _context(pki, client_pem), "POST", "/filter-simulation", BODY)
@@ -197,7 +205,12 @@ def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extende
     url, _ = extender_server
     port = int(url.rsplit(":", 1)[1])
     conn = http.client.HTTPSConnection("127.0.0.1", port, context=_context(pki, pki.client_pem), timeout=20)
-    conn.request("POST", "/filter-simulation", body=BODY, headers={"X-Request-ID": "ca-loop-7", "Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        "/filter-simulation",
+        body=BODY,
+        headers={"X-Request-ID": "ca-loop-7", "Content-Type": "application/json"},
+    )
     assert conn.getresponse().read()
     conn.close()
     with pytest.raises((ssl.SSLError, ConnectionError, http.client.RemoteDisconnected)):
@@ -215,4 +228,3 @@ def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extende
     refused = [r for r in lines() if r["logger"] == "gunicorn.error" and "certificate" in r["message"]]
     assert refused and refused[-1]["level"] == "WARNING"
     assert not [ln for ln in server_log.read_bytes().splitlines() if ln.strip() and not ln.startswith(b"{")]
-

@@ -32,13 +32,18 @@ def _manage(*args: str, vendors_json: str | None) -> subprocess.CompletedProcess
 
 
 def test_vendor_overrides_from_the_environment_reach_the_engine():
-    result = _manage("shell", "-c", SHOW, vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}')
+    result = _manage(
+        "shell", "-c", SHOW, vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}'
+    )
     assert result.returncode == 0, result.stderr
     assert orjson.loads(result.stdout.strip().splitlines()[-1]) == {
         "DCU": "hygon.com/dcu-renamed",
         "MLU": "cambricon.com/vmlu",
     }
-    assert _manage("check", vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}').returncode == 0
+    assert (
+        _manage("check", vendors_json='{"hygon": {"resourceCountName": "hygon.com/dcu-renamed"}}').returncode
+        == 0
+    )
 
 
 def test_without_the_variable_the_helm_defaults_apply():

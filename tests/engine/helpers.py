@@ -52,7 +52,9 @@ def dev(
     )
 
 
-def req(nums: int = 1, mem: int = 0, pct: int = 101, cores: int = 0, type: str = NVIDIA) -> ContainerDeviceRequest:
+def req(
+    nums: int = 1, mem: int = 0, pct: int = 101, cores: int = 0, type: str = NVIDIA
+) -> ContainerDeviceRequest:
     return ContainerDeviceRequest(nums=nums, type=type, memreq=mem, mem_percentage_req=pct, coresreq=cores)
 
 

@@ -68,7 +68,16 @@ def test_example_13_round_trips_byte_for_byte():
 def test_omitempty_drops_zero_fields_and_missing_fields_decode_to_zero():
     assert encode_device_json([DeviceInfo(id="GPU-0")]) == '[{"id":"GPU-0"}]'
     [d] = decode_device_json('[{"id":"GPU-0"}]')
-    assert (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) == (0, 0, 0, 0, "", 0, "", False)
+    assert (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) == (
+        0,
+        0,
+        0,
+        0,
+        "",
+        0,
+        "",
+        False,
+    )
 
 
 def test_mig_profiles_decode_and_use_the_compact_wire_form():
@@ -76,8 +85,9 @@ def test_mig_profiles_decode_and_use_the_compact_wire_form():
     [profile] = d.mig_profiles
     assert (profile.name, profile.memory_mb, profile.core, profile.slice_count) == ("1g.5gb", 5120, 14, 1)
     assert profile.placements == (MigPlacement(6, 1),)
-    assert '"migProfiles":[{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,"placements":[{"start":6,"size":1}]}]' in (
-        encode_device_json([d])
+    assert (
+        '"migProfiles":[{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,"placements":[{"start":6,"size":1}]}]'
+        in (encode_device_json([d]))
     )
 
 
@@ -88,7 +98,9 @@ def test_null_mig_profile_elements_are_zero_values():
 
 
 def test_keys_match_case_insensitively_and_unknown_keys_are_ignored():
-    [d] = decode_device_json('[{"ID":"GPU-0","Count":4,"DEVMEM":100,"Health":true,"colour":"blue","devicepairscore":{}}]')
+    [d] = decode_device_json(
+        '[{"ID":"GPU-0","Count":4,"DEVMEM":100,"Health":true,"colour":"blue","devicepairscore":{}}]'
+    )
     assert (d.id, d.count, d.devmem, d.health) == ("GPU-0", 4, 100, True)
 
 
@@ -102,7 +114,10 @@ def test_repeated_keys_last_one_wins_and_null_keeps_the_value():
 
 def test_nvidia_sets_vendor_and_attaches_pair_scores():
     devices, scores = nvidia_devices(
-        {REG: EXAMPLE_13, SCORE: '[{"uuid":"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8","score":{"GPU-1":100}}]'}
+        {
+            REG: EXAMPLE_13,
+            SCORE: '[{"uuid":"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8","score":{"GPU-1":100}}]',
+        }
     )
     assert {d.device_vendor for d in devices} == {"NVIDIA"}
     assert scores == {"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8": {"GPU-1": 100}}
@@ -114,14 +129,26 @@ def test_nvidia_sets_vendor_and_attaches_pair_scores():
         ('{"id":"GPU-0"}', "json: cannot unmarshal object into Go value of type []*device.DeviceInfo"),
         ('"GPU-0"', "json: cannot unmarshal string into Go value of type []*device.DeviceInfo"),
         ('[{"id":5}]', "json: cannot unmarshal number into Go struct field DeviceInfo.id of type string"),
-        ('[{"id":"g","count":"10"}]', "json: cannot unmarshal string into Go struct field DeviceInfo.count of type int32"),
-        ('[{"id":"g","devmem":1.5}]', "json: cannot unmarshal number 1.5 into Go struct field DeviceInfo.devmem of type int32"),
+        (
+            '[{"id":"g","count":"10"}]',
+            "json: cannot unmarshal string into Go struct field DeviceInfo.count of type int32",
+        ),
+        (
+            '[{"id":"g","devmem":1.5}]',
+            "json: cannot unmarshal number 1.5 into Go struct field DeviceInfo.devmem of type int32",
+        ),
         (
             '[{"id":"g","devmem":2147483648}]',
             "json: cannot unmarshal number 2147483648 into Go struct field DeviceInfo.devmem of type int32",
         ),
-        ('[{"id":"g","index":-1}]', "json: cannot unmarshal number -1 into Go struct field DeviceInfo.index of type uint"),
-        ('[{"id":"g","health":"true"}]', "json: cannot unmarshal string into Go struct field DeviceInfo.health of type bool"),
+        (
+            '[{"id":"g","index":-1}]',
+            "json: cannot unmarshal number -1 into Go struct field DeviceInfo.index of type uint",
+        ),
+        (
+            '[{"id":"g","health":"true"}]',
+            "json: cannot unmarshal string into Go struct field DeviceInfo.health of type bool",
+        ),
         ("[]", "no gpu found on node"),
         ("null", "no gpu found on node"),
     ],
@@ -169,7 +196,10 @@ def test_pair_score_errors_name_the_score_annotation():
     message = nvidia_error({REG: EXAMPLE_13, SCORE: "not-valid-json"})
     assert message == f"malformed {SCORE}: invalid character 'o' in literal null (expecting 'u')"
     message = nvidia_error({REG: EXAMPLE_13, SCORE: '{"uuid":"GPU-0"}'})
-    assert message == f"malformed {SCORE}: json: cannot unmarshal object into Go value of type []*device.DevicePairScore"
+    assert (
+        message
+        == f"malformed {SCORE}: json: cannot unmarshal object into Go value of type []*device.DevicePairScore"
+    )
     message = nvidia_error({REG: EXAMPLE_13, SCORE: '[{"uuid":"GPU-0","score":{"GPU-1":"x"}}]'})
     assert "cannot unmarshal string" in message
 
@@ -195,7 +225,9 @@ def test_missing_registration_is_unregistered_in_the_simulator():
 
 def test_legacy_9_field_decodes_and_encodes():
     devices = decode_legacy(LEGACY_13)
-    assert [(d.id[:8], d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.index, d.mode) for d in devices] == [
+    assert [
+        (d.id[:8], d.count, d.devmem, d.devcore, d.type, d.numa, d.health, d.index, d.mode) for d in devices
+    ] == [
         ("GPU-8f3a", 10, 23028, 100, "NVIDIA A10", 0, True, 0, "hami-core"),
         ("GPU-1a2b", 10, 23028, 100, "NVIDIA A10", 1, True, 1, "hami-core"),
     ]
@@ -251,7 +283,15 @@ def test_cordon_list_is_trimmed_and_empties_ignored():
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("11000", 11000), ("16Gi", 17179869184), ("16.0Gi", 17179869184), ("1e3", 1000), ("1k", 1000), ("2Mi", 2097152), (7, 7)],
+    [
+        ("11000", 11000),
+        ("16Gi", 17179869184),
+        ("16.0Gi", 17179869184),
+        ("1e3", 1000),
+        ("1k", 1000),
+        ("2Mi", 2097152),
+        (7, 7),
+    ],
 )
 def test_quantities_parse_exactly(text, value):
     assert as_int64(parse_quantity(text)) == value
@@ -265,7 +305,9 @@ def test_fractional_and_out_of_range_quantities_are_not_int64():
     assert as_int64(parse_quantity("2000m")) == 2
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "10 Gi", " 1", "1 ", "Gi", "--1", "1e", "1_000", True, None, [1]])
+@pytest.mark.parametrize(
+    "text", ["", "abc", "1.2.3", "10 Gi", " 1", "1 ", "Gi", "--1", "1e", "1_000", True, None, [1]]
+)
 def test_bad_quantities_are_rejected(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)
@@ -275,14 +317,43 @@ def test_bad_quantities_are_rejected(text):
 
 
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(
-        st.sampled_from(["id", "ID", "count", "devmem", "devcore", "type", "numa", "mode", "health", "index",
-                         "migProfiles", "placements", "name", "memoryMB", "core", "sliceCount", "start", "size",
-                         "custominfo", "uuid", "score", "x"]),
-        children,
-        max_size=6,
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "ID",
+                    "count",
+                    "devmem",
+                    "devcore",
+                    "type",
+                    "numa",
+                    "mode",
+                    "health",
+                    "index",
+                    "migProfiles",
+                    "placements",
+                    "name",
+                    "memoryMB",
+                    "core",
+                    "sliceCount",
+                    "start",
+                    "size",
+                    "custominfo",
+                    "uuid",
+                    "score",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=6,
+        )
     ),
     max_leaves=20,
 )

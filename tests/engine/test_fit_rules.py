@@ -56,7 +56,9 @@ def test_cordon_annotation_is_read_by_the_simulator():
     from tests.factories import gpu, node, pod
 
     sim = Simulator(EngineConfig(vendors=(NvidiaVendor(),)))
-    n = node("n", [gpu("GPU-0"), gpu("GPU-1", index=1)], annotations={"hami.io/device-cordon": " GPU-0 , ,GPU-1"})
+    n = node(
+        "n", [gpu("GPU-0"), gpu("GPU-1", index=1)], annotations={"hami.io/device-cordon": " GPU-0 , ,GPU-1"}
+    )
     [verdict] = sim.filter_nodes(sim.pod_context(pod(gpumem=100)), [n])
     assert verdict.reason == "2/2 CardCordoned"
 
@@ -154,7 +156,10 @@ def test_mutex_rejects_any_shared_device():
     devices = [dev("idle"), dev("busy", used=1, usedmem=10)]
     out = fit(devices, req(1, 100), gpu_policy="mutex")
     assert out.ok and uuids(out) == ["idle"]
-    assert fit([dev("busy", used=1)], req(1, 100), gpu_policy="mutex").reason == "1/1 ExclusiveDeviceAllocateConflict"
+    assert (
+        fit([dev("busy", used=1)], req(1, 100), gpu_policy="mutex").reason
+        == "1/1 ExclusiveDeviceAllocateConflict"
+    )
     assert fit([dev("busy", used=1)], req(1, 100), gpu_policy="binpack,mutex").reason == (
         "1/1 ExclusiveDeviceAllocateConflict"
     )
@@ -210,7 +215,9 @@ def test_exclusive_100_only_on_100_core_cards():
 
 
 def test_compute_exhausted_only_for_zero_core_requests():
-    assert fit([dev("g0", used=1, usedcores=100)], req(1, 100, 101, 0)).reason == "1/1 CardComputeUnitsExhausted"
+    assert (
+        fit([dev("g0", used=1, usedcores=100)], req(1, 100, 101, 0)).reason == "1/1 CardComputeUnitsExhausted"
+    )
     assert fit([dev("g0", used=1, usedcores=90)], req(1, 100, 101, 0)).ok
     # a core request on a full card fails the core check first
     assert fit([dev("g0", used=1, usedcores=100)], req(1, 100, 101, 1)).reason == "1/1 CardInsufficientCore"
@@ -344,7 +351,10 @@ def test_topology_exact_collection_and_shortfall():
 
 
 def test_reasons_sorted_as_whole_strings():
-    devices = [dev(f"bad{i}", health=False) for i in range(10)] + [dev("s0", totalmem=10), dev("s1", totalmem=10)]
+    devices = [dev(f"bad{i}", health=False) for i in range(10)] + [
+        dev("s0", totalmem=10),
+        dev("s1", totalmem=10),
+    ]
     out = fit(devices, req(1, 100))
     assert out.reason == "10/12 CardNotHealth, 2/12 CardInsufficientMemory"
 

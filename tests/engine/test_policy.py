@@ -32,7 +32,11 @@ def _np_device_score(d, request, w):
     used = f(d.used + 1)
     cores = f(d.usedcores + request.coresreq)
     mem = f(d.usedmem + request.memreq)
-    total = f(w.slot) * (used / f(d.count)) + f(w.core) * (cores / f(d.totalcore)) + f(w.memory) * (mem / f(d.totalmem))
+    total = (
+        f(w.slot) * (used / f(d.count))
+        + f(w.core) * (cores / f(d.totalcore))
+        + f(w.memory) * (mem / f(d.totalmem))
+    )
     return f(10) * total
 
 
@@ -173,7 +177,7 @@ def test_node_policy_annotation_is_taken_verbatim():
 
 # -- 4.5 device scoring weights ------------------------------------------------------------------------
 
-PREFIX = 'invalid hami.io/device-scoring-weights annotation '
+PREFIX = "invalid hami.io/device-scoring-weights annotation "
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,9 @@ def fit71(devices, request, annotations=None):
 
 
 def test_7_1_01_fit_success_chooses_last_device():
-    out = fit71([dev("dev-0", 100, 0, 128, 0, 100, 0), dev("dev-1", 100, 0, 128, 0, 100, 0)], req(1, 64, 0, 50))
+    out = fit71(
+        [dev("dev-0", 100, 0, 128, 0, 100, 0), dev("dev-1", 100, 0, 128, 0, 100, 0)], req(1, 64, 0, 50)
+    )
     assert out.ok and out.reason == ""
     assert [(d.uuid, d.usedmem, d.usedcores) for d in out.devices] == [("dev-1", 64, 50)]
 
@@ -48,12 +50,16 @@ def test_7_1_04_request_type_mismatch():
 
 
 def test_7_1_05_use_uuid_mismatch():
-    out = fit71([dev("dev-1", 100, 0, 1280, 0, 100, 0)], req(2, 512, 0, 50), {"nvidia.com/use-gpuuuid": "dev-0"})
+    out = fit71(
+        [dev("dev-1", 100, 0, 1280, 0, 100, 0)], req(2, 512, 0, 50), {"nvidia.com/use-gpuuuid": "dev-0"}
+    )
     assert not out.ok and out.reason == "1/1 CardUuidMismatch"
 
 
 def test_7_1_06_nouse_uuid_mismatch():
-    out = fit71([dev("dev-0", 100, 0, 1280, 0, 100, 0)], req(2, 512, 0, 50), {"nvidia.com/nouse-gpuuuid": "dev-0"})
+    out = fit71(
+        [dev("dev-0", 100, 0, 1280, 0, 100, 0)], req(2, 512, 0, 50), {"nvidia.com/nouse-gpuuuid": "dev-0"}
+    )
     assert not out.ok and out.reason == "1/1 CardUuidMismatch"
 
 
@@ -161,7 +167,13 @@ def _sim(gpu_policy="", node_policy="binpack"):
 def _node(name, *devices):
     from tests.factories import gpu, node
 
-    return node(name, [gpu(d.id, index=d.index, count=d.count, devmem=d.totalmem, devcore=d.totalcore, type="NVIDIA") for d in devices])
+    return node(
+        name,
+        [
+            gpu(d.id, index=d.index, count=d.count, devmem=d.totalmem, devcore=d.totalcore, type="NVIDIA")
+            for d in devices
+        ],
+    )
 
 
 def test_7_5_50_two_nodes_one_idle_device_each():
@@ -204,7 +216,9 @@ def test_7_5_55_two_failing_nodes():
 
     sim = _sim()
     ctx = sim.pod_context(pod(gpumem=1000, gpucores=30))
-    verdicts = sim.filter_nodes(ctx, [_node("node1", dev("uuid1", 10, 0, 50)), _node("node2", dev("uuid2", 10, 0, 50))])
+    verdicts = sim.filter_nodes(
+        ctx, [_node("node1", dev("uuid1", 10, 0, 50)), _node("node2", dev("uuid2", 10, 0, 50))]
+    )
     assert [(v.name, v.fits, v.reason) for v in verdicts] == [
         ("node1", False, "1/1 CardInsufficientMemory"),
         ("node2", False, "1/1 CardInsufficientMemory"),
@@ -306,7 +320,10 @@ TEMPLATE_A = '[{"id":"GPU-0","count":10,"devmem":8192,"devcore":100,"type":"NVID
 
 def _hami_pod(gpu, cores, mem):
     limits = {"hami.io/gpu": str(gpu), "hami.io/gpucores": str(cores), "hami.io/gpumem": str(mem)}
-    return {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}}
+    return {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]},
+    }
 
 
 def _template(name, annotations):
@@ -315,7 +332,10 @@ def _template(name, annotations):
 
 def test_5_filter_uses_template_nodes():
     sim = Simulator(EngineConfig(vendors=(NvidiaVendor(HAMI_NAMES),)))
-    [v] = sim.filter_nodes(sim.pod_context(_hami_pod(1, 20, 1024)), [_template("template-node-a", {"hami.io/node-nvidia-register": TEMPLATE_A})])
+    [v] = sim.filter_nodes(
+        sim.pod_context(_hami_pod(1, 20, 1024)),
+        [_template("template-node-a", {"hami.io/node-nvidia-register": TEMPLATE_A})],
+    )
     assert v.fits and [d.uuid for d in v.fit.containers[0]] == ["GPU-0"]
 
 

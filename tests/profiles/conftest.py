@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-A10 = {"type": "NVIDIA A10G", "devmem": 23028, "devcore": 100, "count": 10, "numa": 0, "mode": "hami-core", "mig_profiles": []}
+A10 = {
+    "type": "NVIDIA A10G",
+    "devmem": 23028,
+    "devcore": 100,
+    "count": 10,
+    "numa": 0,
+    "mode": "hami-core",
+    "mig_profiles": [],
+}
 H100 = {
     "type": "NVIDIA H100 80GB HBM3",
     "devmem": 81559,
@@ -21,7 +29,9 @@ def make_group(db):
     """``make_group("gpu-a10", rows=[{**A10, "quantity": 4}], source="profile-only", labels={...})``."""
     from profiles.models import DeviceProfile, NodeGroup
 
-    def make(name: str, rows: list[dict] | None = None, *, source: str = "annotation-first", labels=None, **fields):
+    def make(
+        name: str, rows: list[dict] | None = None, *, source: str = "annotation-first", labels=None, **fields
+    ):
         group = NodeGroup.objects.create(
             name=name,
             match_labels=labels if labels is not None else {"eks.amazonaws.com/nodegroup": name},
@@ -56,4 +66,3 @@ def kube_api():
 
     with FakeKubeAPI() as api:
         yield api
-

@@ -59,7 +59,9 @@ def test_add_node_group_valid_and_duplicate_labels(admin_client, make_group):
     response = admin_client.post(url, group_form(name="gpu-h100-copy"))
     assert response.status_code == 200
     assert "match_labels are the same as node group &#x27;gpu-h100&#x27;" in response.content.decode()
-    response = admin_client.post(url, group_form(name="other", match_labels='{"a": 1}', min_size="9", max_size="2"))
+    response = admin_client.post(
+        url, group_form(name="other", match_labels='{"a": 1}', min_size="9", max_size="2")
+    )
     assert "match_labels must be an object of string keys to string values" in response.content.decode()
     assert NodeGroup.objects.count() == 1
 
@@ -70,7 +72,11 @@ def test_add_node_group_valid_and_duplicate_labels(admin_client, make_group):
         ({**A10, "devmem": -1}, "devmem must be a positive number of MiB, got -1"),
         ({**A10, "count": 0}, "count (split count) must be at least 1, got 0"),
         (
-            {**A10, "mode": "mig", "mig_profiles": [{"name": "7g.80gb", "memoryMB": 81920, "core": 100, "sliceCount": 7}]},
+            {
+                **A10,
+                "mode": "mig",
+                "mig_profiles": [{"name": "7g.80gb", "memoryMB": 81920, "core": 100, "sliceCount": 7}],
+            },
             "MIG profile 7g.80gb has memoryMB 81920, larger than the card&#x27;s devmem 23028",
         ),
         ({**A10, "mode": "turbo"}, "mode must be one of hami-core, mig, mps"),
@@ -80,7 +86,9 @@ def test_profile_with_invalid_row_is_rejected_with_a_named_message(admin_client,
     from profiles.models import DeviceProfile
 
     group = make_group("gpu-a10")
-    response = admin_client.post(reverse("admin:profiles_deviceprofile_add"), profile_form(group.pk, [{**row, "quantity": 1}]))
+    response = admin_client.post(
+        reverse("admin:profiles_deviceprofile_add"), profile_form(group.pk, [{**row, "quantity": 1}])
+    )
     assert response.status_code == 200
     assert message in response.content.decode()
     assert DeviceProfile.objects.count() == 0
@@ -96,7 +104,9 @@ def test_profile_needs_a_row_and_valid_profile_renders_its_annotation(admin_clie
     response = admin_client.post(url, profile_form(group.pk, [{**A10, "quantity": 4}]))
     assert response.status_code == 302
     profile = DeviceProfile.objects.get()
-    page = admin_client.get(reverse("admin:profiles_deviceprofile_change", args=[profile.pk])).content.decode()
+    page = admin_client.get(
+        reverse("admin:profiles_deviceprofile_change", args=[profile.pk])
+    ).content.decode()
     assert "Rendered hami.io/node-nvidia-register" in page
     assert "&quot;devmem&quot;:23028" in page or '"devmem":23028' in page
     listing = admin_client.get(reverse("admin:profiles_nodegroup_changelist")).content.decode()
@@ -119,7 +129,9 @@ def test_history_revert_restores_the_device_rows(admin_client, make_group):
     assert profile.devices.get().quantity == 2
     history_url = reverse("admin:profiles_deviceprofile_simple_history", args=[profile.pk, first.history_id])
     assert admin_client.get(history_url).status_code == 200
-    response = admin_client.post(history_url, {"node_group": str(group.pk), "vendor": "NVIDIA", "pair_scores": "{}", "notes": ""})
+    response = admin_client.post(
+        history_url, {"node_group": str(group.pk), "vendor": "NVIDIA", "pair_scores": "{}", "notes": ""}
+    )
     assert response.status_code == 302
     assert [r["quantity"] for r in DeviceProfile.objects.get().rows_data()] == [8]
     # and the extender sees the restored profile at once
@@ -138,7 +150,9 @@ def test_create_profile_from_a_nodes_inventory_and_drift_column(admin_client, ma
     make_group("gpu-l4")
     make_group("gpu-a10", [{**A10, "quantity": 2}])
     labels = {"eks.amazonaws.com/nodegroup": "gpu-l4"}
-    l4 = node("l4-1", [gpu(f"GPU-{i}", index=i, type="NVIDIA L4", devmem=22491) for i in range(2)], labels=labels)
+    l4 = node(
+        "l4-1", [gpu(f"GPU-{i}", index=i, type="NVIDIA L4", devmem=22491) for i in range(2)], labels=labels
+    )
     sick = node(
         "a10-1",
         [gpu("GPU-a", type="NVIDIA A10G"), gpu("GPU-b", index=1, type="NVIDIA A10G", health=False)],
@@ -150,17 +164,31 @@ def test_create_profile_from_a_nodes_inventory_and_drift_column(admin_client, ma
     assert "1 open" in page  # the drift column of the sick node
     inv = NodeInventory.objects.get(name="l4-1")
     response = admin_client.post(
-        changelist, {"action": "create_profile_from_inventory", "_selected_action": [str(inv.pk)]}, follow=True
+        changelist,
+        {"action": "create_profile_from_inventory", "_selected_action": [str(inv.pk)]},
+        follow=True,
     )
     assert "created the profile of node group gpu-l4" in response.content.decode()
     profile = DeviceProfile.objects.get(node_group__name="gpu-l4")
     assert profile.rows_data() == [
-        {"type": "NVIDIA L4", "devmem": 22491, "devcore": 100, "count": 10, "numa": 0, "mode": "hami-core", "mig_profiles": [], "quantity": 2}
+        {
+            "type": "NVIDIA L4",
+            "devmem": 22491,
+            "devcore": 100,
+            "count": 10,
+            "numa": 0,
+            "mode": "hami-core",
+            "mig_profiles": [],
+            "quantity": 2,
+        }
     ]
     # a group that already has a profile is not overwritten
     response = admin_client.post(
         changelist,
-        {"action": "create_profile_from_inventory", "_selected_action": [str(NodeInventory.objects.get(name="a10-1").pk)]},
+        {
+            "action": "create_profile_from_inventory",
+            "_selected_action": [str(NodeInventory.objects.get(name="a10-1").pk)],
+        },
         follow=True,
     )
     assert "already has a profile" in response.content.decode()
@@ -177,10 +205,25 @@ def test_findings_and_task_runs_are_listed_for_operators(admin_client, make_grou
     from tests.factories import gpu, node
 
     make_group("gpu-a10", [{**A10, "quantity": 1}])
-    sync_nodes([node("a10-1", [gpu("GPU-a", type="NVIDIA A10G", devmem=16000)], labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})])
-    page = admin_client.get(reverse("admin:profiles_driftfinding_changelist") + "?open=yes&kind__exact=mismatch").content.decode()
+    sync_nodes(
+        [
+            node(
+                "a10-1",
+                [gpu("GPU-a", type="NVIDIA A10G", devmem=16000)],
+                labels={"eks.amazonaws.com/nodegroup": "gpu-a10"},
+            )
+        ]
+    )
+    page = admin_client.get(
+        reverse("admin:profiles_driftfinding_changelist") + "?open=yes&kind__exact=mismatch"
+    ).content.decode()
     assert "a10-1" in page and "devmem" in page and "23028 MiB" in page and "16000 MiB" in page
-    assert "a10-1" not in admin_client.get(reverse("admin:profiles_driftfinding_changelist") + "?open=no").content.decode()
+    assert (
+        "a10-1"
+        not in admin_client.get(
+            reverse("admin:profiles_driftfinding_changelist") + "?open=no"
+        ).content.decode()
+    )
     from profiles.tasks import check_drift
 
     check_drift.apply()

@@ -28,8 +28,12 @@ def test_admin_edit_and_revert_each_bump_once_and_recheck_drift(
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             change_url,
-            profile_form(group.pk, [{**A10, "devmem": 40000, "quantity": 4}], initial=[profile.devices.get().pk],
-                         notes="bigger cards"),
+            profile_form(
+                group.pk,
+                [{**A10, "devmem": 40000, "quantity": 4}],
+                initial=[profile.devices.get().pk],
+                notes="bigger cards",
+            ),
         )
     assert response.status_code == 302
     profile.refresh_from_db()
@@ -42,8 +46,12 @@ def test_admin_edit_and_revert_each_bump_once_and_recheck_drift(
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
             change_url,
-            profile_form(group.pk, [{**A10, "devmem": 40000, "quantity": 4}], initial=[profile.devices.get().pk],
-                         notes="bigger cards"),
+            profile_form(
+                group.pk,
+                [{**A10, "devmem": 40000, "quantity": 4}],
+                initial=[profile.devices.get().pk],
+                notes="bigger cards",
+            ),
         )
     profile.refresh_from_db()
     assert profile.version == 2

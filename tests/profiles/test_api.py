@@ -23,7 +23,10 @@ GROUP = {
 
 
 def test_token_user_creates_group_and_profile_anonymous_cannot(client, token_client):
-    assert client.post("/api/v1/node-groups/", GROUP, content_type="application/json").status_code in (401, 403)
+    assert client.post("/api/v1/node-groups/", GROUP, content_type="application/json").status_code in (
+        401,
+        403,
+    )
     created = token_client.post("/api/v1/node-groups/", GROUP, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["instance_type"] == "p5.48xlarge"
@@ -45,7 +48,11 @@ def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, make_group):
     make_group("gpu-a10", [{**A10, "quantity": 4}])
     before = (NodeGroup.objects.count(), DeviceProfile.objects.count(), DeviceRow.objects.count())
     cases = [
-        ("/api/v1/node-groups/", {**GROUP, "match_labels": {"eks.amazonaws.com/nodegroup": "gpu-a10"}}, "match_labels"),
+        (
+            "/api/v1/node-groups/",
+            {**GROUP, "match_labels": {"eks.amazonaws.com/nodegroup": "gpu-a10"}},
+            "match_labels",
+        ),
         ("/api/v1/node-groups/", {**GROUP, "match_labels": ["not", "a", "map"]}, "match_labels"),
         ("/api/v1/node-groups/", {**GROUP, "min_size": 5, "max_size": 2}, "min_size"),
         ("/api/v1/node-groups/", {**GROUP, "inventory_source": "sometimes"}, "inventory_source"),
@@ -63,15 +70,24 @@ def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, make_group):
         ({**A10, "devmem": -1}, "devmem must be a positive number of MiB, got -1"),
         ({**A10, "count": 0}, "count (split count) must be at least 1, got 0"),
         (
-            {**A10, "mode": "mig", "mig_profiles": [{"name": "7g.80gb", "memoryMB": 81920, "core": 100, "sliceCount": 7}]},
+            {
+                **A10,
+                "mode": "mig",
+                "mig_profiles": [{"name": "7g.80gb", "memoryMB": 81920, "core": 100, "sliceCount": 7}],
+            },
             "MIG profile 7g.80gb has memoryMB 81920, larger than the card's devmem 23028",
         ),
     ]
     for row, message in bad_rows:
-        response = token_client.post("/api/v1/device-profiles/", {"node_group": "gpu-l4", "devices": [row]}, format="json")
+        response = token_client.post(
+            "/api/v1/device-profiles/", {"node_group": "gpu-l4", "devices": [row]}, format="json"
+        )
         assert response.status_code == 400
         assert message in str(response.json()["devices"])
-    assert token_client.post("/api/v1/node-groups/", b"{not json", content_type="application/json").status_code == 400
+    assert (
+        token_client.post("/api/v1/node-groups/", b"{not json", content_type="application/json").status_code
+        == 400
+    )
     assert (NodeGroup.objects.count() - 1, DeviceProfile.objects.count(), DeviceRow.objects.count()) == before
 
 
@@ -111,9 +127,10 @@ def test_template_node_and_kwok_yaml(client, make_group):
     assert response.status_code == 200 and response["Content-Type"].startswith("application/yaml")
     kwok = yaml.safe_load(response.content)
     assert kwok["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
-    assert kwok["metadata"]["annotations"]["hami.io/node-nvidia-register"] == node["metadata"]["annotations"][
-        "hami.io/node-nvidia-register"
-    ]
+    assert (
+        kwok["metadata"]["annotations"]["hami.io/node-nvidia-register"]
+        == node["metadata"]["annotations"]["hami.io/node-nvidia-register"]
+    )
     assert client.get("/api/v1/node-groups/nope/template").status_code == 404
 
 
@@ -128,13 +145,19 @@ def test_template_answers_the_extender_like_the_cold_template(client, make_group
     assert answer["Nodes"]["items"][0]["metadata"]["name"] == node["metadata"]["name"]
 
 
-def test_inventory_findings_and_task_runs_are_read_only_and_paginated(client, token_client, make_group, django_assert_max_num_queries):
+def test_inventory_findings_and_task_runs_are_read_only_and_paginated(
+    client, token_client, make_group, django_assert_max_num_queries
+):
     from profiles.sync import sync_nodes
     from tests.factories import gpu, node
 
     make_group("gpu-a10", [{**A10, "quantity": 1}])
     nodes = [
-        node(f"n{i}", [gpu(f"GPU-{i}", type="NVIDIA A10G", health=i != 0)], labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
+        node(
+            f"n{i}",
+            [gpu(f"GPU-{i}", type="NVIDIA A10G", health=i != 0)],
+            labels={"eks.amazonaws.com/nodegroup": "gpu-a10"},
+        )
         for i in range(12)
     ]
     sync_nodes(nodes)
@@ -149,11 +172,15 @@ def test_inventory_findings_and_task_runs_are_read_only_and_paginated(client, to
     assert "node-groups" in client.get("/api/v1/").json()
 
 
-def test_list_queries_do_not_grow_with_the_number_of_groups(client, make_group, django_assert_max_num_queries):
+def test_list_queries_do_not_grow_with_the_number_of_groups(
+    client, make_group, django_assert_max_num_queries
+):
     for i in range(15):
         make_group(f"g{i}", [{**A10, "quantity": 2}, {**A10, "numa": 1, "quantity": 2}])
     with django_assert_max_num_queries(6):
         body = client.get("/api/v1/node-groups/?limit=50").json()
-    assert body["count"] == 15 and all(len(orjson.loads(g["profiles"][0]["register_annotation"])) == 4 for g in body["results"])
+    assert body["count"] == 15 and all(
+        len(orjson.loads(g["profiles"][0]["register_annotation"])) == 4 for g in body["results"]
+    )
     with django_assert_max_num_queries(5):
         assert client.get("/api/v1/device-profiles/?type=a10g").json()["count"] == 15

@@ -56,7 +56,12 @@ def test_first_registration_matching_the_profile_has_no_findings(a10_group):
         ({1: {"numa": 1}}, {("mismatch", "numa", "1")}),
         ({0: {"id": "GPU-other-uuid"}}, set()),  # UUIDs are ignored
         (
-            {0: {"mode": "mig", "migProfiles": [{"name": "1g.6gb", "memoryMB": 5888, "core": 25, "sliceCount": 1}]}},
+            {
+                0: {
+                    "mode": "mig",
+                    "migProfiles": [{"name": "1g.6gb", "memoryMB": 5888, "core": 25, "sliceCount": 1}],
+                }
+            },
             {("mismatch", "mode", "0"), ("mismatch", "mig_profiles", "0")},
         ),
     ],
@@ -105,7 +110,9 @@ def test_malformed_and_unregistered(a10_group, settings):
     bare = node("n2", annotations={}, labels=LABELS)
     sync_nodes([bad, bare])
     assert open_findings("n1") == {("malformed", "annotation", "")}
-    assert NodeInventory.objects.get(name="n1").parse_error.startswith("malformed hami.io/node-nvidia-register: ")
+    assert NodeInventory.objects.get(name="n1").parse_error.startswith(
+        "malformed hami.io/node-nvidia-register: "
+    )
     assert open_findings("n2") == set()  # still within the grace period
     NodeInventory.objects.filter(name="n2").update(first_seen=timezone.now() - timedelta(seconds=700))
     check_inventories()
@@ -121,7 +128,11 @@ def test_gone_nodes_resolve_and_nodes_without_group_or_profile_are_not_judged(ma
     make_group("gpu-a10", [{**A10, "quantity": 4}])
     make_group("gpu-l4")
     sick = _with({0: {"health": False}})
-    other = node("l4-1", [gpu("GPU-l4", type="NVIDIA L4", health=False)], labels={"eks.amazonaws.com/nodegroup": "gpu-l4"})
+    other = node(
+        "l4-1",
+        [gpu("GPU-l4", type="NVIDIA L4", health=False)],
+        labels={"eks.amazonaws.com/nodegroup": "gpu-l4"},
+    )
     stray = node("stray", [gpu("GPU-s", health=False)])
     sync_nodes([sick, other, stray])
     assert DriftFinding.objects.filter(resolved_at__isnull=True).count() == 1

@@ -35,14 +35,18 @@ def test_devmem_edit_via_the_api_opens_then_resolves_a_finding(
     url = f"/api/v1/device-profiles/{group.profiles.get().pk}/"
     n2_before = list(DriftFinding.objects.filter(inventory__name="n2").values_list("pk", "resolved_at"))
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        response = token_client.patch(url, {"devices": [{**A10, "devmem": 40000, "quantity": 4}]}, format="json")
+        response = token_client.patch(
+            url, {"devices": [{**A10, "devmem": 40000, "quantity": 4}]}, format="json"
+        )
     assert response.status_code == 200, response.content
     assert len(callbacks) == 1  # one check for the group, however many saves the edit made
     assert open_findings() == {("mismatch", "devmem", str(i)) for i in range(4)}
     finding = DriftFinding.objects.filter(inventory__name="n1", resolved_at__isnull=True).first()
     assert (finding.expected, finding.actual) == ("40000 MiB", "23028 MiB")
     # the other group's node was not touched
-    assert list(DriftFinding.objects.filter(inventory__name="n2").values_list("pk", "resolved_at")) == n2_before
+    assert (
+        list(DriftFinding.objects.filter(inventory__name="n2").values_list("pk", "resolved_at")) == n2_before
+    )
     listed = token_client.get("/api/v1/drift-findings/?node=n1&open=true").json()
     assert listed["count"] == 4 and {f["field"] for f in listed["results"]} == {"devmem"}
 
@@ -62,7 +66,9 @@ def test_a_rejected_edit_checks_nothing(registered, token_client, django_capture
     assert callbacks == [] and open_findings() == set()
 
 
-def test_a_yaml_import_rechecks_each_changed_group_once(registered, tmp_path, django_capture_on_commit_callbacks):
+def test_a_yaml_import_rechecks_each_changed_group_once(
+    registered, tmp_path, django_capture_on_commit_callbacks
+):
     from io import StringIO
 
     import yaml

@@ -31,8 +31,24 @@ def test_rendered_annotation_is_what_the_device_plugin_writes(make_group):
 def test_mig_rows_and_pair_scores_render_through_the_engine_codecs():
     from profiles.render import render_annotations
 
-    mig = [{"name": "1g.10gb", "memoryMB": 9856, "core": 14, "sliceCount": 1, "placements": [{"start": 0, "size": 1}]}]
-    row = {**A10, "type": "NVIDIA A100-SXM4-80GB", "devmem": 81920, "count": 7, "mode": "mig", "mig_profiles": mig, "quantity": 2}
+    mig = [
+        {
+            "name": "1g.10gb",
+            "memoryMB": 9856,
+            "core": 14,
+            "sliceCount": 1,
+            "placements": [{"start": 0, "size": 1}],
+        }
+    ]
+    row = {
+        **A10,
+        "type": "NVIDIA A100-SXM4-80GB",
+        "devmem": 81920,
+        "count": 7,
+        "mode": "mig",
+        "mig_profiles": mig,
+        "quantity": 2,
+    }
     out = render_annotations("g", "NVIDIA", [row], {"0": {"1": 100}, "1": {"0": 100}})
     devices = orjson.loads(out["hami.io/node-nvidia-register"])
     assert devices[0]["migProfiles"] == mig
@@ -49,7 +65,9 @@ def test_group_validation_names_the_field(make_group):
     assert "match_labels" in raised.value.message_dict
     with pytest.raises(ValidationError) as raised:
         NodeGroup(name="c", match_labels={"pool": 1}).full_clean()
-    assert raised.value.message_dict["match_labels"] == ["match_labels must be an object of string keys to string values"]
+    assert raised.value.message_dict["match_labels"] == [
+        "match_labels must be an object of string keys to string values"
+    ]
     with pytest.raises(ValidationError) as raised:
         NodeGroup(name="d", min_size=3, max_size=1).full_clean()
     assert raised.value.message_dict["min_size"] == ["min_size 3 is larger than max_size 1"]
@@ -76,7 +94,10 @@ def test_rows_from_devices_collapses_identical_cards():
     from hami_sim.engine.model import DeviceInfo
     from profiles.render import rows_from_devices
 
-    devices = [DeviceInfo(f"GPU-{i}", index=i, count=10, devmem=23028, devcore=100, type="NVIDIA A10G", numa=i // 2) for i in range(4)]
+    devices = [
+        DeviceInfo(f"GPU-{i}", index=i, count=10, devmem=23028, devcore=100, type="NVIDIA A10G", numa=i // 2)
+        for i in range(4)
+    ]
     rows = rows_from_devices(devices)
     assert [(r["numa"], r["quantity"]) for r in rows] == [(0, 2), (1, 2)]
 

@@ -19,7 +19,9 @@ def cold(name: str, labels: dict | None = None) -> dict:
 
 
 def ask(client, pod_obj: dict, nodes: list[dict]) -> dict:
-    response = client.post("/filter-simulation", extender_args(pod_obj, nodes), content_type="application/json")
+    response = client.post(
+        "/filter-simulation", extender_args(pod_obj, nodes), content_type="application/json"
+    )
     assert response.status_code == 200
     return orjson.loads(response.content)
 
@@ -36,9 +38,13 @@ def test_cold_zero_template_gets_exact_verdicts_from_its_profile(client, make_gr
     assert answer["Nodes"]["items"][0] == tmpl  # echoed unchanged
     # 9 whole cards on an 8-card node: HAMi's own reason, from the profile's devices
     answer = ask(client, pod(gpu_count=9), [tmpl])
-    assert answer["FailedNodes"] == {"template-node-for-gpu-h100-5577006791947779410": "NodeInsufficientDevice"}
+    assert answer["FailedNodes"] == {
+        "template-node-for-gpu-h100-5577006791947779410": "NodeInsufficientDevice"
+    }
     answer = ask(client, pod(gpumem=90000), [tmpl])
-    assert answer["FailedNodes"] == {"template-node-for-gpu-h100-5577006791947779410": "8/8 CardInsufficientMemory"}
+    assert answer["FailedNodes"] == {
+        "template-node-for-gpu-h100-5577006791947779410": "8/8 CardInsufficientMemory"
+    }
 
 
 def test_estimator_copies_and_label_matching_find_the_group(client, make_group):
@@ -67,7 +73,10 @@ def test_annotation_first_warm_template_uses_its_own_annotation(client, make_gro
 
 def test_malformed_annotation_is_reported_not_replaced_by_the_profile(client, make_group):
     make_group("gpu-a10", [{**A10, "quantity": 4}])
-    bad = node("template-node-for-gpu-a10-9", annotations={"hami.io/node-nvidia-register": "GPU-0,10,23028,100,A10,0,true:"})
+    bad = node(
+        "template-node-for-gpu-a10-9",
+        annotations={"hami.io/node-nvidia-register": "GPU-0,10,23028,100,A10,0,true:"},
+    )
     answer = ask(client, pod(), [bad])
     reason = answer["FailedAndUnresolvableNodes"]["template-node-for-gpu-a10-9"]
     assert reason.startswith("malformed hami.io/node-nvidia-register: ")
@@ -97,7 +106,9 @@ def test_profile_only_without_profile_and_annotation_only(client, make_group):
 def test_saving_a_profile_changes_the_next_answer(client, make_group):
     group = make_group("gpu-h100", [{**H100, "quantity": 1}])
     tmpl = cold("template-node-for-gpu-h100-1")
-    assert ask(client, pod(gpu_count=2), [tmpl])["FailedNodes"] == {"template-node-for-gpu-h100-1": "NodeInsufficientDevice"}
+    assert ask(client, pod(gpu_count=2), [tmpl])["FailedNodes"] == {
+        "template-node-for-gpu-h100-1": "NodeInsufficientDevice"
+    }
     profile = group.profiles.get()
     profile.set_rows([{**H100, "quantity": 2}])
     assert fitting(ask(client, pod(gpu_count=2), [tmpl])) == ["template-node-for-gpu-h100-1"]

@@ -14,7 +14,11 @@ LABELS = {"eks.amazonaws.com/nodegroup": "gpu-a10"}
 
 
 def a10(name: str, healthy: bool = True) -> dict:
-    n = node(name, [gpu(f"GPU-{name}-{i}", index=i, type="NVIDIA A10G", health=healthy or i != 0) for i in range(4)], labels=dict(LABELS))
+    n = node(
+        name,
+        [gpu(f"GPU-{name}-{i}", index=i, type="NVIDIA A10G", health=healthy or i != 0) for i in range(4)],
+        labels=dict(LABELS),
+    )
     n["metadata"]["uid"] = f"uid-{name}"
     return n
 
@@ -45,7 +49,12 @@ def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_a
     inv = NodeInventory.objects.get(name="n0")
     assert inv.node_group.name == "gpu-a10" and len(inv.devices) == 4 and inv.uid == "uid-n0"
     assert set(inv.annotations) == {"hami.io/node-nvidia-register"}
-    assert DriftFinding.objects.filter(inventory__name="sick", kind="degradation", resolved_at__isnull=True).count() == 1
+    assert (
+        DriftFinding.objects.filter(
+            inventory__name="sick", kind="degradation", resolved_at__isnull=True
+        ).count()
+        == 1
+    )
 
     # second run: nothing changed; then two nodes disappear
     assert run_sync(source)["unchanged"] == 6
@@ -168,6 +177,8 @@ def test_label_selector_reaches_the_api(kube_api, source, make_group):
 
     other = node("cpu-1", None, labels={"role": "cpu"})
     kube_api.nodes = [a10("n0"), other]
-    sync_cluster_inventory.apply(kwargs={"source": source, "label_selector": "eks.amazonaws.com/nodegroup=gpu-a10"}).get()
+    sync_cluster_inventory.apply(
+        kwargs={"source": source, "label_selector": "eks.amazonaws.com/nodegroup=gpu-a10"}
+    ).get()
     assert list(NodeInventory.objects.values_list("name", flat=True)) == ["n0"]
     assert any("labelSelector=" in r for r in kube_api.requests)

@@ -39,18 +39,47 @@ PROFILES: dict[str, list[dict]] = {
     "Metax-GPU": [{"quantity": 4}],
     "Metax-SGPU": [{"devmem": 65536, "count": 16, "quantity": 2, "extra": {"qosPolicy": "best-effort"}}],
     "GCU": [{"quantity": 4}],
-    "Enflame": [{"devmem": 40960, "count": 6, "quantity": 2, "extra": {"profiles": {"1g.6gb": "0", "3g.20gb": "1", "6g.40gb": "2"}}}],
+    "Enflame": [
+        {
+            "devmem": 40960,
+            "count": 6,
+            "quantity": 2,
+            "extra": {"profiles": {"1g.6gb": "0", "3g.20gb": "1", "6g.40gb": "2"}},
+        }
+    ],
     "kunlun": [{"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 1}],
     "XPU": [{"type": "XPU", "devmem": 98304, "quantity": 2}],
     "AWSNeuron": [{"count": 2, "devcore": 3, "quantity": 4, "extra": {"instance_type": "inf2.24xlarge"}}],
-    "AMD": [{"type": "AMD MI300X", "devmem": 196608, "devcore": 304, "quantity": 2, "extra": {"custominfo": {"pciBDF": "0000:0c:00.0"}}}],
+    "AMD": [
+        {
+            "type": "AMD MI300X",
+            "devmem": 196608,
+            "devcore": 304,
+            "quantity": 2,
+            "extra": {"custominfo": {"pciBDF": "0000:0c:00.0"}},
+        }
+    ],
     "Ascend910A": [{"type": "Ascend910A", "devmem": 32768, "count": 4, "devcore": 30, "quantity": 2}],
     "Ascend910B2": [{"type": "Ascend910B2", "devmem": 65536, "count": 4, "devcore": 24, "quantity": 2}],
     "Ascend910B3": [{"type": "Ascend910B3", "devmem": 65536, "count": 4, "devcore": 20, "quantity": 2}],
     "Ascend910B4-1": [{"type": "Ascend910B4-1", "devmem": 65536, "count": 4, "devcore": 20, "quantity": 2}],
     "Ascend910B4": [
-        {"type": "Ascend910B4", "devmem": 32768, "count": 4, "devcore": 20, "quantity": 4, "extra": {"custominfo": {"NetworkID": 0}}},
-        {"type": "Ascend910B4", "devmem": 32768, "count": 4, "devcore": 20, "quantity": 4, "extra": {"custominfo": {"NetworkID": 1}}},
+        {
+            "type": "Ascend910B4",
+            "devmem": 32768,
+            "count": 4,
+            "devcore": 20,
+            "quantity": 4,
+            "extra": {"custominfo": {"NetworkID": 0}},
+        },
+        {
+            "type": "Ascend910B4",
+            "devmem": 32768,
+            "count": 4,
+            "devcore": 20,
+            "quantity": 4,
+            "extra": {"custominfo": {"NetworkID": 1}},
+        },
     ],
     "Ascend910C": [{"type": "Ascend910C", "devmem": 65536, "count": 4, "devcore": 20, "quantity": 4}],
     "Ascend310P": [{"type": "Ascend310P", "devmem": 21527, "count": 7, "devcore": 8, "quantity": 2}],
@@ -94,7 +123,9 @@ def test_rendered_registration_round_trips_through_the_engine(vendor):
 
 def test_capacity_vendors_render_hamis_units():
     def capacity(vendor: str) -> dict:
-        return template_node("g", match_labels={}, profiles=[(vendor, full(vendor, PROFILES[vendor]), {})])["status"]
+        return template_node("g", match_labels={}, profiles=[(vendor, full(vendor, PROFILES[vendor]), {})])[
+            "status"
+        ]
 
     mlu = capacity("MLU")
     assert mlu["capacity"]["cambricon.com/mlu.smlu.vcore"] == "400"  # 100 per card
@@ -103,7 +134,9 @@ def test_capacity_vendors_render_hamis_units():
     mt = capacity("Mthreads")["capacity"]
     assert (mt["mthreads.com/sgpu-core"], mt["mthreads.com/sgpu-memory"]) == ("32", str(2 * 49152 // 512))
     assert capacity("kunlun")["capacity"]["kunlunxin.com/xpu"] == "8"
-    neuron = template_node("g", match_labels={}, profiles=[("AWSNeuron", full("AWSNeuron", PROFILES["AWSNeuron"]), {})])
+    neuron = template_node(
+        "g", match_labels={}, profiles=[("AWSNeuron", full("AWSNeuron", PROFILES["AWSNeuron"]), {})]
+    )
     assert neuron["status"]["capacity"]["aws.amazon.com/neuron"] == "4"
     assert neuron["status"]["capacity"]["aws.amazon.com/neuroncore"] == "8"
     assert neuron["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "inf2.24xlarge"
@@ -121,9 +154,20 @@ def test_legacy_and_vendor_json_formats():
     )
     ann = node["metadata"]["annotations"]
     dcu = ann["hami.io/node-dcu-register"]
-    assert dcu.count(":") == 2 and dcu.split(":")[0].split(",")[1:] == ["4", "65536", "100", "DCU-K100_AI", "0", "true", "0", "hami-core"]
+    assert dcu.count(":") == 2 and dcu.split(":")[0].split(",")[1:] == [
+        "4",
+        "65536",
+        "100",
+        "DCU-K100_AI",
+        "0",
+        "true",
+        "0",
+        "hami-core",
+    ]
     sgpu = orjson.loads(ann["metax-tech.com/node-gpu-devices"])
-    assert sgpu[0]["totalVRam"] == 65536 and sgpu[0]["qosPolicy"] == "best-effort" and sgpu[0]["healthy"] is True
+    assert (
+        sgpu[0]["totalVRam"] == 65536 and sgpu[0]["qosPolicy"] == "best-effort" and sgpu[0]["healthy"] is True
+    )
     drs = orjson.loads(ann["enflame.com/gcu-drs-capacity"])
     assert drs["profiles"] == {"1g.6gb": "0", "3g.20gb": "1", "6g.40gb": "2"} and len(drs["devices"]) == 2
 
@@ -133,12 +177,23 @@ def test_profile_from_a_realistic_registration_reproduces_it():
     from simulations.engine import get_simulator
 
     sim = get_simulator()
-    real = {"metadata": {"name": "n1", "annotations": {"hami.io/node-register-Ascend910B4": mock_annotation("hami.io/node-register-Ascend910B4")}}}
+    real = {
+        "metadata": {
+            "name": "n1",
+            "annotations": {
+                "hami.io/node-register-Ascend910B4": mock_annotation("hami.io/node-register-Ascend910B4")
+            },
+        }
+    }
     devices = sim.annotation_inventory(real).devices
     rows = rows_from_devices(devices, "Ascend910B4")
     assert [r["quantity"] for r in rows] == [2] and not row_errors(rows[0], "Ascend910B4")
-    again = sim.annotation_inventory(template_node("g", match_labels={}, profiles=[("Ascend910B4", rows, {})])).devices
-    assert [(d.devmem, d.devcore, d.count, d.type) for d in again] == [(d.devmem, d.devcore, d.count, d.type) for d in devices]
+    again = sim.annotation_inventory(
+        template_node("g", match_labels={}, profiles=[("Ascend910B4", rows, {})])
+    ).devices
+    assert [(d.devmem, d.devcore, d.count, d.type) for d in again] == [
+        (d.devmem, d.devcore, d.count, d.type) for d in devices
+    ]
 
 
 @pytest.mark.parametrize(
@@ -147,11 +202,26 @@ def test_profile_from_a_realistic_registration_reproduces_it():
         ("MLU", {"devmem": 1000}, "devmem", "multiple of 256"),
         ("MLU", {"devmem": 24576, "count": 10}, "count", "must be 100 for MLU"),
         ("kunlun", {"devmem": 1}, "devmem", "must be 98304"),
-        ("Ascend910B4", {"type": "Ascend910B4", "devmem": 32768, "extra": {"custominfo": {"NetworkID": "a"}}}, "extra", "NetworkID must be a number"),
+        (
+            "Ascend910B4",
+            {"type": "Ascend910B4", "devmem": 32768, "extra": {"custominfo": {"NetworkID": "a"}}},
+            "extra",
+            "NetworkID must be a number",
+        ),
         ("Ascend910B4", {"type": "NPU", "devmem": 32768}, "type", "must contain 'Ascend910B4'"),
         ("DCU", {"type": "DCU,K100", "devmem": 1024}, "type", "legacy annotation format"),
-        ("DCU", {"type": "DCU", "devmem": 1024, "extra": {"custominfo": {}}}, "extra", "extra.custominfo is not a DCU field"),
-        ("Enflame", {"devmem": 1024, "count": 6, "extra": {"profiles": {"3g.20gb": "1"}}}, "devmem", "must be 20480"),
+        (
+            "DCU",
+            {"type": "DCU", "devmem": 1024, "extra": {"custominfo": {}}},
+            "extra",
+            "extra.custominfo is not a DCU field",
+        ),
+        (
+            "Enflame",
+            {"devmem": 1024, "count": 6, "extra": {"profiles": {"3g.20gb": "1"}}},
+            "devmem",
+            "must be 20480",
+        ),
         ("Enflame", {"devmem": 1024, "count": 6}, "extra", "extra.profiles"),
         ("AWSNeuron", {"count": 2, "devcore": 1}, "devcore", "must be 3"),
         ("Biren", {"type": "Biren", "devmem": 1024, "devcore": 50}, "devcore", "must be 100 for Biren"),
@@ -170,18 +240,39 @@ def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, make_
 
     make_group("npu")
     bad = [
-        ({"vendor": "MLU", "devices": [{"devmem": 24576, "quantity": 2}, {"devmem": 49152}]}, "differs from rows[0]"),
-        ({"vendor": "kunlun", "devices": [{"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0}]}, "rows[1].numa must be 1"),
-        ({"vendor": "Ascend910B4", "pair_scores": {"0": {"1": 5}}, "devices": PROFILES["Ascend910B4"]}, "NVIDIA topology"),
-        ({"vendor": "Ascend910B4", "devices": [{"type": "Ascend910B4", "devmem": 1, "extra": {"NetworkID": 1}}]}, "extra.NetworkID is not"),
+        (
+            {"vendor": "MLU", "devices": [{"devmem": 24576, "quantity": 2}, {"devmem": 49152}]},
+            "differs from rows[0]",
+        ),
+        (
+            {"vendor": "kunlun", "devices": [{"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0}]},
+            "rows[1].numa must be 1",
+        ),
+        (
+            {"vendor": "Ascend910B4", "pair_scores": {"0": {"1": 5}}, "devices": PROFILES["Ascend910B4"]},
+            "NVIDIA topology",
+        ),
+        (
+            {
+                "vendor": "Ascend910B4",
+                "devices": [{"type": "Ascend910B4", "devmem": 1, "extra": {"NetworkID": 1}}],
+            },
+            "extra.NetworkID is not",
+        ),
         ({"vendor": "Ascend999", "devices": PROFILES["Ascend910B4"]}, "not a valid choice"),
     ]
     for payload, text in bad:
-        response = token_client.post("/api/v1/device-profiles/", {"node_group": "npu", **payload}, format="json")
+        response = token_client.post(
+            "/api/v1/device-profiles/", {"node_group": "npu", **payload}, format="json"
+        )
         assert response.status_code == 400, response.content
         assert text in response.content.decode(), response.content
     assert DeviceProfile.objects.count() == 0
-    ok = token_client.post("/api/v1/device-profiles/", {"node_group": "npu", "vendor": "Ascend910B4", "devices": PROFILES["Ascend910B4"]}, format="json")
+    ok = token_client.post(
+        "/api/v1/device-profiles/",
+        {"node_group": "npu", "vendor": "Ascend910B4", "devices": PROFILES["Ascend910B4"]},
+        format="json",
+    )
     assert ok.status_code == 201, ok.content
     body = ok.json()
     assert body["devices"][0]["extra"] == {"custominfo": {"NetworkID": 0}}
@@ -203,7 +294,11 @@ def test_template_and_kwok_carry_every_vendors_registration(client, make_group):
     for vendor in ("NVIDIA", "Ascend910B4", "DCU", "MLU", "AWSNeuron", "Metax-SGPU"):
         _create(group, vendor)
     tmpl = client.get("/api/v1/node-groups/mixed/template").json()
-    ann, cap, alloc = tmpl["metadata"]["annotations"], tmpl["status"]["capacity"], tmpl["status"]["allocatable"]
+    ann, cap, alloc = (
+        tmpl["metadata"]["annotations"],
+        tmpl["status"]["capacity"],
+        tmpl["status"]["allocatable"],
+    )
     for key in (
         "hami.io/node-nvidia-register",
         "hami.io/node-register-Ascend910B4",
@@ -237,10 +332,15 @@ def test_template_and_kwok_carry_every_vendors_registration(client, make_group):
 
 # ---- cold-zero groups end to end over HTTP ---------------------------------------------------------
 
+
 def _pod(**res) -> dict:
     return {
         "metadata": {"name": "p", "namespace": "default", "annotations": {}},
-        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {k: str(v) for k, v in res.items()}}}]},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"limits": {k: str(v) for k, v in res.items()}}}
+            ]
+        },
     }
 
 
@@ -248,12 +348,17 @@ def _cold(group: str, rand: str = "5577006791947779410") -> dict:
     """A CA scale-from-zero template: no HAMi registration at all."""
     name = f"template-node-for-{group}-{rand}"
     cap = {"cpu": "32", "memory": "128Gi", "pods": "110"}
-    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}, "annotations": {}}, "status": {"capacity": cap, "allocatable": cap}}
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}, "annotations": {}},
+        "status": {"capacity": cap, "allocatable": cap},
+    }
 
 
 def _filter(base_url: str, pod: dict, nodes: list[dict]) -> dict:
     data = orjson.dumps({"Pod": pod, "Nodes": {"metadata": {}, "items": nodes}, "NodeNames": None})
-    req = urllib.request.Request(f"{base_url}/filter-simulation", data=data, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"{base_url}/filter-simulation", data=data, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback live server
         assert resp.status == 200
         return orjson.loads(resp.read())
@@ -261,16 +366,43 @@ def _filter(base_url: str, pod: dict, nodes: list[dict]) -> dict:
 
 COLD_CASES = [
     # vendor, a pod that fits, a pod that does not, HAMi's reason for it
-    ("Ascend910B4", _pod(**{"huawei.com/Ascend910B4": 2, "huawei.com/Ascend910B4-memory": 8000}),
-     _pod(**{"huawei.com/Ascend910B4": 9}), "NodeInsufficientDevice"),
-    ("DCU", _pod(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 30000, "hygon.com/dcucores": 50}),
-     _pod(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 70000}), "2/2 CardInsufficientMemory"),
-    ("MLU", _pod(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 20, "cambricon.com/mlu.smlu.vcore": 10}),
-     _pod(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 97}), "4/4 CardInsufficientMemory"),
+    (
+        "Ascend910B4",
+        _pod(**{"huawei.com/Ascend910B4": 2, "huawei.com/Ascend910B4-memory": 8000}),
+        _pod(**{"huawei.com/Ascend910B4": 9}),
+        "NodeInsufficientDevice",
+    ),
+    (
+        "DCU",
+        _pod(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 30000, "hygon.com/dcucores": 50}),
+        _pod(**{"hygon.com/dcunum": 1, "hygon.com/dcumem": 70000}),
+        "2/2 CardInsufficientMemory",
+    ),
+    (
+        "MLU",
+        _pod(
+            **{
+                "cambricon.com/vmlu": 1,
+                "cambricon.com/mlu.smlu.vmemory": 20,
+                "cambricon.com/mlu.smlu.vcore": 10,
+            }
+        ),
+        _pod(**{"cambricon.com/vmlu": 1, "cambricon.com/mlu.smlu.vmemory": 97}),
+        "4/4 CardInsufficientMemory",
+    ),
     ("kunlun", _pod(**{"kunlunxin.com/xpu": 4}), _pod(**{"kunlunxin.com/xpu": 9}), "NodeInsufficientDevice"),
-    ("Mthreads", _pod(**{"mthreads.com/vgpu": 1, "mthreads.com/sgpu-memory": 8, "mthreads.com/sgpu-core": 4}),
-     _pod(**{"mthreads.com/vgpu": 1, "mthreads.com/sgpu-memory": 97}), "2/2 CardInsufficientMemory"),
-    ("AWSNeuron", _pod(**{"aws.amazon.com/neuroncore": 2}), _pod(**{"aws.amazon.com/neuron": 5}), "NodeInsufficientDevice"),
+    (
+        "Mthreads",
+        _pod(**{"mthreads.com/vgpu": 1, "mthreads.com/sgpu-memory": 8, "mthreads.com/sgpu-core": 4}),
+        _pod(**{"mthreads.com/vgpu": 1, "mthreads.com/sgpu-memory": 97}),
+        "2/2 CardInsufficientMemory",
+    ),
+    (
+        "AWSNeuron",
+        _pod(**{"aws.amazon.com/neuroncore": 2}),
+        _pod(**{"aws.amazon.com/neuron": 5}),
+        "NodeInsufficientDevice",
+    ),
 ]
 
 
@@ -297,7 +429,9 @@ def test_cold_zero_groups_of_every_kind_get_exact_verdicts_over_http(live_server
 
 
 @pytest.mark.api
-def test_resolver_serves_vendor_profiles_without_queries(client, make_group, django_assert_max_num_queries, settings):
+def test_resolver_serves_vendor_profiles_without_queries(
+    client, make_group, django_assert_max_num_queries, settings
+):
     from profiles.inventory import resolve
     from simulations.engine import get_simulator
 
@@ -305,7 +439,9 @@ def test_resolver_serves_vendor_profiles_without_queries(client, make_group, dja
     for vendor in ("MLU", "Ascend910B4"):
         group = make_group(f"g-{vendor.lower()}")
         _create(group, vendor)
-    nodes = [_cold("g-mlu", str(i)) for i in range(30)] + [_cold("g-ascend910b4", f"{i}-e-{i}") for i in range(30)]
+    nodes = [_cold("g-mlu", str(i)) for i in range(30)] + [
+        _cold("g-ascend910b4", f"{i}-e-{i}") for i in range(30)
+    ]
     sim = get_simulator()
     resolve(nodes[0], sim)  # load the catalog
     with django_assert_max_num_queries(0):
@@ -315,6 +451,7 @@ def test_resolver_serves_vendor_profiles_without_queries(client, make_group, dja
 
 
 # ---- YAML --------------------------------------------------------------------------------------
+
 
 def test_yaml_names_the_bad_vendor_entry_and_round_trips_extras():
     from profiles.models import DeviceProfile, NodeGroup
@@ -331,7 +468,9 @@ def test_yaml_names_the_bad_vendor_entry_and_round_trips_extras():
     bad = {"name": "mlu", "profiles": [{"vendor": "MLU", "devices": [{"devmem": 1000, "quantity": 2}]}]}
     with pytest.raises(ProfileImportError) as exc:
         import_profiles(dump_yaml({"node_groups": [good, bad]}))
-    assert "node_groups[1] (mlu): profiles[0].devices[0].devmem: devmem must be a multiple of 256" in str(exc.value)
+    assert "node_groups[1] (mlu): profiles[0].devices[0].devmem: devmem must be a multiple of 256" in str(
+        exc.value
+    )
     assert NodeGroup.objects.count() == 0
     assert import_profiles(dump_yaml({"node_groups": [good]}))["profiles"] == 2
     exported = export_profiles()
@@ -344,6 +483,7 @@ def test_yaml_names_the_bad_vendor_entry_and_round_trips_extras():
 
 # ---- drift ---------------------------------------------------------------------------------------
 
+
 def test_drift_compares_every_vendor(make_group, settings):
     from profiles.models import DriftFinding
     from profiles.sync import sync_nodes
@@ -352,23 +492,34 @@ def test_drift_compares_every_vendor(make_group, settings):
     group = make_group("mix", labels={"pool": "mix"})
     _create(group, "Ascend910B4")
     _create(group, "kunlun")
-    good = template_node("mix", match_labels={"pool": "mix"}, profiles=[
-        ("Ascend910B4", full("Ascend910B4", PROFILES["Ascend910B4"]), {}),
-        ("kunlun", full("kunlun", PROFILES["kunlun"]), {}),
-    ])
+    good = template_node(
+        "mix",
+        match_labels={"pool": "mix"},
+        profiles=[
+            ("Ascend910B4", full("Ascend910B4", PROFILES["Ascend910B4"]), {}),
+            ("kunlun", full("kunlun", PROFILES["kunlun"]), {}),
+        ],
+    )
     good["metadata"]["name"] = "node-good"
     sync_nodes([good])
     assert DriftFinding.objects.count() == 0
     # a node with smaller NPUs, four missing XPUs and an extra DCU registration
     small = [{**r, "devmem": 16384} for r in PROFILES["Ascend910B4"]]
-    bad = template_node("mix", match_labels={"pool": "mix"}, profiles=[
-        ("Ascend910B4", full("Ascend910B4", small), {}),
-        ("kunlun", full("kunlun", [{"quantity": 2, "numa": 0}, {"quantity": 2, "numa": 1}]), {}),
-        ("DCU", full("DCU", PROFILES["DCU"]), {}),
-    ])
+    bad = template_node(
+        "mix",
+        match_labels={"pool": "mix"},
+        profiles=[
+            ("Ascend910B4", full("Ascend910B4", small), {}),
+            ("kunlun", full("kunlun", [{"quantity": 2, "numa": 0}, {"quantity": 2, "numa": 1}]), {}),
+            ("DCU", full("DCU", PROFILES["DCU"]), {}),
+        ],
+    )
     bad["metadata"]["name"] = "node-bad"
     sync_nodes([good, bad])
-    found = {(f.field, f.device.split(" ")[0], f.expected, f.actual) for f in DriftFinding.objects.filter(inventory__name="node-bad")}
+    found = {
+        (f.field, f.device.split(" ")[0], f.expected, f.actual)
+        for f in DriftFinding.objects.filter(inventory__name="node-bad")
+    }
     assert ("device count", "kunlun", "8", "4") in found
     assert ("devmem", "Ascend910B4", "32768 MiB", "16384 MiB") in found
     assert ("vendor", "DCU", "no DCU devices", "2 devices") in found
@@ -378,13 +529,20 @@ def test_drift_compares_every_vendor(make_group, settings):
 
     assert NodeInventory.objects.get(name="node-bad").capacity == {"kunlunxin.com/xpu": "4"}
     # a group node that registers nothing names what the profiles expect
-    bare = {"metadata": {"name": "node-bare", "labels": {"pool": "mix"}, "annotations": {}}, "status": {"capacity": {"cpu": "8"}}}
+    bare = {
+        "metadata": {"name": "node-bare", "labels": {"pool": "mix"}, "annotations": {}},
+        "status": {"capacity": {"cpu": "8"}},
+    }
     sync_nodes([good, bad, bare])
     finding = DriftFinding.objects.get(inventory__name="node-bare")
-    assert (finding.kind, finding.expected) == ("unregistered", "hami.io/node-register-Ascend910B4, status.capacity[kunlunxin.com/xpu]")
+    assert (finding.kind, finding.expected) == (
+        "unregistered",
+        "hami.io/node-register-Ascend910B4, status.capacity[kunlunxin.com/xpu]",
+    )
 
 
 # ---- vendor config from settings ---------------------------------------------------------------
+
 
 @pytest.mark.api
 def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(client, settings):
@@ -393,7 +551,10 @@ def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(
     from simulations.engine import get_simulator
 
     dcu = "DCU-0,4,65536,100,DCU-K100,0,true,0,hami-core:"
-    n = {"metadata": {"name": "n1", "annotations": {"hami.io/node-dcu-register": dcu}}, "status": {"capacity": {}}}
+    n = {
+        "metadata": {"name": "n1", "annotations": {"hami.io/node-dcu-register": dcu}},
+        "status": {"capacity": {}},
+    }
     renamed = _pod(**{"hygon.com/dcu-renamed": 1, "hygon.com/dcumem": 70000})
 
     def ask(pod):
@@ -411,7 +572,10 @@ def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(
     node = template_node("g", match_labels={}, profiles=[("DCU", full("DCU", PROFILES["DCU"]), {})])
     assert node["status"]["capacity"]["hygon.com/dcu-renamed"] == "8"
     # per-chip overrides and typos
-    settings.HAMI = {**settings.HAMI, "VENDORS": {"ascend": {"Ascend910B4": {"resourceMemoryName": "huawei.com/b4-mem"}}}}
+    settings.HAMI = {
+        **settings.HAMI,
+        "VENDORS": {"ascend": {"Ascend910B4": {"resourceMemoryName": "huawei.com/b4-mem"}}},
+    }
     get_simulator.cache_clear()
     assert "huawei.com/b4-mem" in get_simulator().managed_resources()
     settings.HAMI = {**settings.HAMI, "VENDORS": {"hygon": {"resourceCountNam": "x"}}}
@@ -432,6 +596,7 @@ def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(
 
 # ---- admin ---------------------------------------------------------------------------------------
 
+
 def _admin_form(group_id: int, vendor: str, rows: list[dict]) -> dict:
     data = {
         "node_group": str(group_id),
@@ -445,7 +610,9 @@ def _admin_form(group_id: int, vendor: str, rows: list[dict]) -> dict:
     }
     for i, row in enumerate(rows):
         for key, value in {"position": i, "health": "on", **row}.items():
-            data[f"devices-{i}-{key}"] = orjson.dumps(value).decode() if key in ("mig_profiles", "extra") else str(value)
+            data[f"devices-{i}-{key}"] = (
+                orjson.dumps(value).decode() if key in ("mig_profiles", "extra") else str(value)
+            )
     return data
 
 
@@ -456,7 +623,9 @@ def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
 
     group = make_group("xpu")
     url = reverse("admin:profiles_deviceprofile_add")
-    kunlun = [{**row_defaults("kunlun"), **r} for r in ({"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0})]
+    kunlun = [
+        {**row_defaults("kunlun"), **r} for r in ({"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0})
+    ]
     for row in kunlun:
         row.pop("extra"), row.pop("health")
     page = admin_client.post(url, _admin_form(group.pk, "kunlun", kunlun)).content.decode()
@@ -468,7 +637,9 @@ def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
     kunlun[1]["numa"] = 1
     assert admin_client.post(url, _admin_form(group.pk, "kunlun", kunlun)).status_code == 302
     profile = DeviceProfile.objects.get()
-    page = admin_client.get(reverse("admin:profiles_deviceprofile_change", args=[profile.pk])).content.decode()
+    page = admin_client.get(
+        reverse("admin:profiles_deviceprofile_change", args=[profile.pk])
+    ).content.decode()
     assert "status.capacity[kunlunxin.com/xpu]" in page and "extra.profiles" in page  # the per-vendor help
     ascend = [{**row_defaults("Ascend910B4"), **PROFILES["Ascend910B4"][0]}]
     ascend[0].pop("health")
@@ -476,7 +647,9 @@ def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
     assert response.status_code == 302
     profile = DeviceProfile.objects.get(vendor="Ascend910B4")
     assert profile.rows_data()[0]["extra"] == {"custominfo": {"NetworkID": 0}}
-    page = admin_client.get(reverse("admin:profiles_deviceprofile_change", args=[profile.pk])).content.decode()
+    page = admin_client.get(
+        reverse("admin:profiles_deviceprofile_change", args=[profile.pk])
+    ).content.decode()
     assert "hami.io/node-register-Ascend910B4" in page and "NetworkID" in page
 
 
@@ -491,7 +664,9 @@ def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, mak
         "metadata": {
             "name": "npu-1",
             "labels": {"pool": "npu"},
-            "annotations": {"hami.io/node-register-Ascend910B4": mock_annotation("hami.io/node-register-Ascend910B4")},
+            "annotations": {
+                "hami.io/node-register-Ascend910B4": mock_annotation("hami.io/node-register-Ascend910B4")
+            },
         },
         "status": {"capacity": {"kunlunxin.com/xpu": "2"}},
     }
@@ -514,6 +689,7 @@ def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, mak
 
 # ---- property: every row the validators accept round-trips -----------------------------------
 
+
 def test_every_accepted_profile_round_trips():
     from hypothesis import HealthCheck, given
     from hypothesis import settings as hsettings
@@ -527,7 +703,9 @@ def test_every_accepted_profile_round_trips():
         {},
         optional={
             "type_suffix": st.sampled_from(["", "-X", " PCIe", ",bad"]),
-            "devmem": st.one_of(st.integers(min_value=1, max_value=400).map(lambda k: k * 512), st.integers(-1, 200000)),
+            "devmem": st.one_of(
+                st.integers(min_value=1, max_value=400).map(lambda k: k * 512), st.integers(-1, 200000)
+            ),
             "devcore": st.sampled_from([100, 3, 20, 304, 7, 0]),
             "count": st.integers(min_value=0, max_value=16),
             "numa": st.integers(min_value=0, max_value=2),
@@ -554,7 +732,11 @@ def test_every_accepted_profile_round_trips():
         inventory = sim.annotation_inventory(node)
         assert inventory.error == "", (vendor, rows, inventory.error)
         expected = [{**r, "quantity": 1} for r in rows for _ in range(r["quantity"])]
-        got = [{**r, "quantity": 1} for r in rows_from_devices(inventory.devices, vendor) for _ in range(r["quantity"])]
+        got = [
+            {**r, "quantity": 1}
+            for r in rows_from_devices(inventory.devices, vendor)
+            for _ in range(r["quantity"])
+        ]
         assert got == expected
 
     ACCEPTED: list[str] = []

@@ -63,7 +63,9 @@ def test_each_changed_import_bumps_by_exactly_one(tmp_path):
 def test_api_create_is_version_1_and_each_update_one_more(token_client, make_group):
     make_group("gpu-a10")
     created = token_client.post(
-        "/api/v1/device-profiles/", {"node_group": "gpu-a10", "devices": [{**A10, "quantity": 4}]}, format="json"
+        "/api/v1/device-profiles/",
+        {"node_group": "gpu-a10", "devices": [{**A10, "quantity": 4}]},
+        format="json",
     )
     assert created.status_code == 201, created.content
     assert created.json()["version"] == 1

@@ -22,8 +22,16 @@ def test_worker_writes_the_inventory(make_group, kube_api, tmp_path):
     make_group("gpu-a10", [{**A10, "quantity": 2}])
     labels = {"eks.amazonaws.com/nodegroup": "gpu-a10"}
     kube_api.nodes = [
-        node("w1", [gpu("GPU-1", type="NVIDIA A10G"), gpu("GPU-2", index=1, type="NVIDIA A10G")], labels=dict(labels)),
-        node("w2", [gpu("GPU-3", type="NVIDIA A10G"), gpu("GPU-4", index=1, type="NVIDIA A10G", health=False)], labels=dict(labels)),
+        node(
+            "w1",
+            [gpu("GPU-1", type="NVIDIA A10G"), gpu("GPU-2", index=1, type="NVIDIA A10G")],
+            labels=dict(labels),
+        ),
+        node(
+            "w2",
+            [gpu("GPU-3", type="NVIDIA A10G"), gpu("GPU-4", index=1, type="NVIDIA A10G", health=False)],
+            labels=dict(labels),
+        ),
         node("w3", None, labels={"role": "cpu"}),
     ]
     kubeconfig = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
@@ -42,7 +50,10 @@ def test_worker_writes_the_inventory(make_group, kube_api, tmp_path):
     assert run is not None, f"the worker recorded no run; its output:\n{output}"
     assert run.outcome == "success", run.error
     assert run.counts["nodes"] == 3 and run.counts["created"] == 3
-    assert {i.name: (i.node_group.name if i.node_group else None, len(i.devices)) for i in NodeInventory.objects.all()} == {
+    assert {
+        i.name: (i.node_group.name if i.node_group else None, len(i.devices))
+        for i in NodeInventory.objects.all()
+    } == {
         "w1": ("gpu-a10", 2),
         "w2": ("gpu-a10", 2),
         "w3": (None, 0),

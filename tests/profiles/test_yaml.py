@@ -24,7 +24,11 @@ def snapshot() -> list:
 
     return [
         list(NodeGroup.objects.order_by("name").values()),
-        list(DeviceProfile.objects.order_by("id").values("node_group__name", "vendor", "pair_scores", "version")),
+        list(
+            DeviceProfile.objects.order_by("id").values(
+                "node_group__name", "vendor", "pair_scores", "version"
+            )
+        ),
         list(DeviceRow.objects.order_by("id").values()),
     ]
 
@@ -51,12 +55,30 @@ def test_round_trip_through_a_file(tmp_path):
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d["node_groups"][1]["profiles"][0]["devices"][1].update(devmem=-5), "node_groups[1] (gpu-h100): profiles[0].devices[1].devmem: devmem must be a positive number of MiB, got -5"),
-        (lambda d: d["node_groups"][0]["profiles"][0]["devices"][0].update(count=0), "node_groups[0] (gpu-a10): profiles[0].devices[0].count: count (split count) must be at least 1, got 0"),
-        (lambda d: d["node_groups"][2].update(match_labels=d["node_groups"][0]["match_labels"]), "node_groups[2] (gpu-l4): match_labels"),
-        (lambda d: d["node_groups"][2].update(inventory_source="bogus"), "node_groups[2] (gpu-l4): inventory_source"),
-        (lambda d: d["node_groups"][2].update(colour="blue"), "node_groups[2] (gpu-l4): unknown fields colour"),
-        (lambda d: d["node_groups"].append(dict(d["node_groups"][0])), "node_groups[3] (gpu-a10): node group listed twice"),
+        (
+            lambda d: d["node_groups"][1]["profiles"][0]["devices"][1].update(devmem=-5),
+            "node_groups[1] (gpu-h100): profiles[0].devices[1].devmem: devmem must be a positive number of MiB, got -5",
+        ),
+        (
+            lambda d: d["node_groups"][0]["profiles"][0]["devices"][0].update(count=0),
+            "node_groups[0] (gpu-a10): profiles[0].devices[0].count: count (split count) must be at least 1, got 0",
+        ),
+        (
+            lambda d: d["node_groups"][2].update(match_labels=d["node_groups"][0]["match_labels"]),
+            "node_groups[2] (gpu-l4): match_labels",
+        ),
+        (
+            lambda d: d["node_groups"][2].update(inventory_source="bogus"),
+            "node_groups[2] (gpu-l4): inventory_source",
+        ),
+        (
+            lambda d: d["node_groups"][2].update(colour="blue"),
+            "node_groups[2] (gpu-l4): unknown fields colour",
+        ),
+        (
+            lambda d: d["node_groups"].append(dict(d["node_groups"][0])),
+            "node_groups[3] (gpu-a10): node group listed twice",
+        ),
     ],
 )
 def test_invalid_file_names_the_entry_and_changes_nothing(tmp_path, mutate, message):

@@ -74,7 +74,9 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
-def _args(pod_obj: object = None, nodes: object = None, *, names: object = None, raw: dict | None = None) -> bytes:
+def _args(
+    pod_obj: object = None, nodes: object = None, *, names: object = None, raw: dict | None = None
+) -> bytes:
     body = raw if raw is not None else {"Pod": pod_obj, "Nodes": nodes, "NodeNames": names}
     return orjson.dumps(body)
 
@@ -129,14 +131,24 @@ FILTER_ERRORS: list[Case] = [
     Case("deeply-nested-top-level", deep(100_000), _MALFORMED),
     Case("single-quoted", b"{'Pod': {}, 'Nodes': {'items': []}}", _MALFORMED),
     Case("json-with-comments", b'{"Pod": {} /* a pod */, "Nodes": {"items": []}}', _MALFORMED),
-    Case("form-urlencoded", b"Pod=%7B%7D&Nodes=%7B%7D", _MALFORMED, content_type="application/x-www-form-urlencoded"),
+    Case(
+        "form-urlencoded",
+        b"Pod=%7B%7D&Nodes=%7B%7D",
+        _MALFORMED,
+        content_type="application/x-www-form-urlencoded",
+    ),
     Case(
         "multipart",
         b'--b\r\nContent-Disposition: form-data; name="Pod"\r\n\r\n{}\r\n--b--\r\n',
         _MALFORMED,
         content_type="multipart/form-data; boundary=b",
     ),
-    Case("yaml-body", b"Pod:\n  metadata:\n    name: p\nNodes:\n  items: []\n", _MALFORMED, content_type="application/yaml"),
+    Case(
+        "yaml-body",
+        b"Pod:\n  metadata:\n    name: p\nNodes:\n  items: []\n",
+        _MALFORMED,
+        content_type="application/yaml",
+    ),
     # -- top-level fields --------------------------------------------------------------------------------
     Case("empty-object", b"{}", "missing pod"),
     Case("pod-null", _args(None, GOOD_LIST), "missing pod"),
@@ -159,31 +171,58 @@ FILTER_ERRORS: list[Case] = [
     Case("node-name-missing", _args(GOOD_POD, _list({"metadata": {"labels": {}}})), "metadata.name"),
     Case("node-name-empty", _args(GOOD_POD, _list(node(""))), "metadata.name"),
     Case("node-name-number", _args(GOOD_POD, _list({"metadata": {"name": 17}})), "metadata.name"),
-    Case("duplicate-node-names", _args(GOOD_POD, _list(GOOD_NODE, node("tmpl-good", [gpu("GPU-x")]))), "duplicate node name"),
+    Case(
+        "duplicate-node-names",
+        _args(GOOD_POD, _list(GOOD_NODE, node("tmpl-good", [gpu("GPU-x")]))),
+        "duplicate node name",
+    ),
     Case(
         "duplicate-unicode-node-names",
         _args(GOOD_POD, _list(node("tmpl-ü", [gpu("GPU-a")]), node("tmpl-ü", [gpu("GPU-b")]))),
         "duplicate node name",
     ),
     # Go decodes annotations into map[string]string: anything else fails the whole request
-    Case("node-annotations-list", _args(GOOD_POD, _list({"metadata": {"name": "tmpl-odd", "annotations": ["x"]}})), "annotations"),
+    Case(
+        "node-annotations-list",
+        _args(GOOD_POD, _list({"metadata": {"name": "tmpl-odd", "annotations": ["x"]}})),
+        "annotations",
+    ),
     Case(
         "node-annotation-value-number",
-        _args(GOOD_POD, _list({"metadata": {"name": "tmpl-odd", "annotations": {"hami.io/node-nvidia-register": 5}}})),
+        _args(
+            GOOD_POD,
+            _list({"metadata": {"name": "tmpl-odd", "annotations": {"hami.io/node-nvidia-register": 5}}}),
+        ),
         "annotations",
     ),
     # -- wrong types inside the pod --------------------------------------------------------------------
     Case("pod-metadata-list", _args(_pod_with(metadata=["good"]), GOOD_LIST), "pod.metadata"),
     Case("pod-name-number", _args(_pod_with(metadata__name=12), GOOD_LIST), "pod.metadata.name"),
     Case("pod-annotations-list", _args(_pod_with(metadata__annotations=["a=b"]), GOOD_LIST), "annotations"),
-    Case("pod-annotation-value-number", _args(_pod_with(metadata__annotations={"a": 1}), GOOD_LIST), "annotations"),
-    Case("pod-owner-refs-object", _args(_pod_with(metadata__ownerReferences={"kind": "Job"}), GOOD_LIST), "ownerReferences"),
+    Case(
+        "pod-annotation-value-number",
+        _args(_pod_with(metadata__annotations={"a": 1}), GOOD_LIST),
+        "annotations",
+    ),
+    Case(
+        "pod-owner-refs-object",
+        _args(_pod_with(metadata__ownerReferences={"kind": "Job"}), GOOD_LIST),
+        "ownerReferences",
+    ),
     Case("pod-spec-string", _args(_pod_with(spec="containers"), GOOD_LIST), "pod.spec"),
     Case("containers-object", _args(_pod_with(spec__containers={"c": {}}), GOOD_LIST), "containers"),
     Case("container-string", _args(_pod_with(spec__containers=["busybox"]), GOOD_LIST), "containers[0]"),
-    Case("init-containers-string", _args(_pod_with(spec__initContainers="busybox"), GOOD_LIST), "initContainers"),
+    Case(
+        "init-containers-string",
+        _args(_pod_with(spec__initContainers="busybox"), GOOD_LIST),
+        "initContainers",
+    ),
     Case("resources-list", _args(_pod_with(spec__containers__0__resources=[]), GOOD_LIST), "resources"),
-    Case("limits-list", _args(_pod_with(spec__containers__0__resources={"limits": ["nvidia.com/gpu"]}), GOOD_LIST), "limits"),
+    Case(
+        "limits-list",
+        _args(_pod_with(spec__containers__0__resources={"limits": ["nvidia.com/gpu"]}), GOOD_LIST),
+        "limits",
+    ),
     Case("quantity-garbage", _args(_limits("lots"), GOOD_LIST), "nvidia.com/gpu"),
     Case("quantity-bool", _args(_limits(True), GOOD_LIST), "nvidia.com/gpu"),
     Case("quantity-object", _args(_limits({"value": 1}), GOOD_LIST), "nvidia.com/gpu"),
@@ -191,7 +230,10 @@ FILTER_ERRORS: list[Case] = [
     Case("quantity-too-long", _args(_limits("1" * 200), GOOD_LIST), "nvidia.com/gpu"),
     Case(
         "bad-scoring-weights",
-        _args(_pod_with(metadata__annotations={"hami.io/device-scoring-weights": "slot=1,core=x,memory=1"}), GOOD_LIST),
+        _args(
+            _pod_with(metadata__annotations={"hami.io/device-scoring-weights": "slot=1,core=x,memory=1"}),
+            GOOD_LIST,
+        ),
         "calcScore failed invalid hami.io/device-scoring-weights",
     ),
 ]
@@ -220,45 +262,96 @@ FILTER_DEFINED: list[tuple[Case, dict[str, str]]] = [
     (Case("fractional-gpu-count", _args(_limits("500m"), GOOD_LIST)), {"tmpl-good": "fit"}),
     # a decodable pod asking for more than any device has: HAMi's detailed reason
     (Case("gpumem-beyond-int32", _args(pod(gpumem=str(2**40)), GOOD_LIST)), {"tmpl-good": "fit"}),
-    (Case("gpu-count-1000", _args(pod(gpu_count=1000), GOOD_LIST)), {"tmpl-good": "failed: NodeInsufficientDevice"}),
-    (Case("gpumem-too-big", _args(pod(gpumem=10**6), GOOD_LIST)), {"tmpl-good": "failed: 2/2 CardInsufficientMemory"}),
+    (
+        Case("gpu-count-1000", _args(pod(gpu_count=1000), GOOD_LIST)),
+        {"tmpl-good": "failed: NodeInsufficientDevice"},
+    ),
+    (
+        Case("gpumem-too-big", _args(pod(gpumem=10**6), GOOD_LIST)),
+        {"tmpl-good": "failed: 2/2 CardInsufficientMemory"},
+    ),
     # unicode everywhere: echoed back byte for byte
     (
-        Case("unicode-node-names", _args(pod(name="пoд-🚀"), _list(*[node(n, [gpu(f"GPU-{i}")]) for i, n in enumerate(UNICODE_NAMES)]))),
+        Case(
+            "unicode-node-names",
+            _args(
+                pod(name="пoд-🚀"), _list(*[node(n, [gpu(f"GPU-{i}")]) for i, n in enumerate(UNICODE_NAMES)])
+            ),
+        ),
         dict.fromkeys(UNICODE_NAMES, "fit"),
     ),
     # registrations that are broken, hostile or huge: the node is unresolvable with a precise reason
     (
-        Case("ten-mb-annotation", _args(GOOD_POD, _list(GOOD_NODE, node("tmpl-huge", annotations={"hami.io/node-nvidia-register": TEN_MB})))),
+        Case(
+            "ten-mb-annotation",
+            _args(
+                GOOD_POD,
+                _list(GOOD_NODE, node("tmpl-huge", annotations={"hami.io/node-nvidia-register": TEN_MB})),
+            ),
+        ),
         {"tmpl-good": "fit", "tmpl-huge": "unresolvable: malformed hami.io/node-nvidia-register"},
     ),
     (
-        Case("empty-registration", _args(GOOD_POD, _list(node("tmpl-empty", annotations={"hami.io/node-nvidia-register": "[]"})))),
+        Case(
+            "empty-registration",
+            _args(GOOD_POD, _list(node("tmpl-empty", annotations={"hami.io/node-nvidia-register": "[]"}))),
+        ),
         {"tmpl-empty": "unresolvable: malformed hami.io/node-nvidia-register: no gpu found on node"},
     ),
     (
-        Case("legacy-registration", _args(GOOD_POD, _list(node("tmpl-old", annotations={"hami.io/node-nvidia-register": "GPU-0,10,23028,100,NVIDIA A10,0,true,0,hami-core:"})))),
+        Case(
+            "legacy-registration",
+            _args(
+                GOOD_POD,
+                _list(
+                    node(
+                        "tmpl-old",
+                        annotations={
+                            "hami.io/node-nvidia-register": "GPU-0,10,23028,100,NVIDIA A10,0,true,0,hami-core:"
+                        },
+                    )
+                ),
+            ),
+        ),
         {"tmpl-old": "unresolvable: pre-2.8"},
     ),
     (
-        Case("registration-int32-overflow", _args(GOOD_POD, _list(node("tmpl-big", [gpu("GPU-0", devmem=2**31)])))),
+        Case(
+            "registration-int32-overflow",
+            _args(GOOD_POD, _list(node("tmpl-big", [gpu("GPU-0", devmem=2**31)]))),
+        ),
         {"tmpl-big": "unresolvable: of type int32"},
     ),
     (
-        Case("registration-negative-memory", _args(GOOD_POD, _list(node("tmpl-neg", [gpu("GPU-0", devmem=-5)])))),
+        Case(
+            "registration-negative-memory",
+            _args(GOOD_POD, _list(node("tmpl-neg", [gpu("GPU-0", devmem=-5)]))),
+        ),
         {"tmpl-neg": "failed: 1/1 CardInsufficientMemory"},
     ),
     (
-        Case("registration-deeply-nested", _args(GOOD_POD, _list(node("tmpl-deep", annotations={"hami.io/node-nvidia-register": deep(3000).decode()})))),
+        Case(
+            "registration-deeply-nested",
+            _args(
+                GOOD_POD,
+                _list(node("tmpl-deep", annotations={"hami.io/node-nvidia-register": deep(3000).decode()})),
+            ),
+        ),
         {"tmpl-deep": "unresolvable: malformed hami.io/node-nvidia-register"},
     ),
-    (Case("no-annotation", _args(GOOD_POD, _list(node("tmpl-cold")))), {"tmpl-cold": "unresolvable: node unregistered"}),
+    (
+        Case("no-annotation", _args(GOOD_POD, _list(node("tmpl-cold")))),
+        {"tmpl-cold": "unresolvable: node unregistered"},
+    ),
     # hostile shapes around what we read, and the Go client's own variations
     (
         Case("deep-json-in-unread-field", good_filter_body()[:-1] + b', "Extra": ' + deep(900) + b"}"),
         {"tmpl-good": "fit"},
     ),
-    (Case("lowercase-keys", orjson.dumps({"pod": GOOD_POD, "nodes": GOOD_LIST, "nodenames": None})), {"tmpl-good": "fit"}),
+    (
+        Case("lowercase-keys", orjson.dumps({"pod": GOOD_POD, "nodes": GOOD_LIST, "nodenames": None})),
+        {"tmpl-good": "fit"},
+    ),
     (Case("empty-items", _args(GOOD_POD, _list())), {}),
     # HAMi's route decodes the body whatever the Content-Type says; so do we (CA always sends JSON)
     (Case("json-as-text-plain", good_filter_body(), content_type="text/plain"), {"tmpl-good": "fit"}),
@@ -279,13 +372,29 @@ SESSION_ERRORS: list[Case] = [
     Case("s-nan", b'{"pod": NaN}', "malformed JSON", statuses=(400,)),
     Case("s-invalid-utf8", b'{"pod": "\xff"}', "malformed JSON", statuses=(400,)),
     Case("s-deeply-nested", b'{"pod": ' + deep(5000) + b"}", "malformed JSON", statuses=(400,)),
-    Case("s-form-encoded", b"pod=x&node=y", "", content_type="application/x-www-form-urlencoded", statuses=(400, 415)),
+    Case(
+        "s-form-encoded",
+        b"pod=x&node=y",
+        "",
+        content_type="application/x-www-form-urlencoded",
+        statuses=(400, 415),
+    ),
     Case("s-pod-missing", orjson.dumps({"node": SESSION_NODE}), "pod", statuses=(400,)),
     Case("s-pod-string", orjson.dumps({"pod": "sp", "node": SESSION_NODE}), "pod", statuses=(400,)),
     Case("s-node-and-nodename-missing", orjson.dumps({"pod": _session_pod()}), "node", statuses=(400,)),
     Case("s-node-string", orjson.dumps({"pod": _session_pod(), "node": "tmpl-s"}), "node", statuses=(400,)),
-    Case("s-node-without-name", orjson.dumps({"pod": _session_pod(), "node": {"metadata": {}}}), "metadata.name", statuses=(400,)),
-    Case("s-unknown-nodename", orjson.dumps({"pod": _session_pod(), "nodeName": "never-seen"}), "nodeName", statuses=(400,)),
+    Case(
+        "s-node-without-name",
+        orjson.dumps({"pod": _session_pod(), "node": {"metadata": {}}}),
+        "metadata.name",
+        statuses=(400,),
+    ),
+    Case(
+        "s-unknown-nodename",
+        orjson.dumps({"pod": _session_pod(), "nodeName": "never-seen"}),
+        "nodeName",
+        statuses=(400,),
+    ),
     Case(
         "s-nodename-mismatch",
         orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE, "nodeName": "other"}),
@@ -300,7 +409,12 @@ SESSION_ERRORS: list[Case] = [
     ),
     Case(
         "s-containers-wrong-type",
-        orjson.dumps({"pod": {"metadata": {"name": "sp", "uid": "u"}, "spec": {"containers": {}}}, "node": SESSION_NODE}),
+        orjson.dumps(
+            {
+                "pod": {"metadata": {"name": "sp", "uid": "u"}, "spec": {"containers": {}}},
+                "node": SESSION_NODE,
+            }
+        ),
         "malformed pod",
         statuses=(400,),
     ),
@@ -318,13 +432,23 @@ SESSION_ERRORS: list[Case] = [
     ),
     Case(
         "s-bad-weights",
-        orjson.dumps({"pod": _session_pod(annotations={"hami.io/device-scoring-weights": "slot=-1"}), "node": SESSION_NODE}),
+        orjson.dumps(
+            {
+                "pod": _session_pod(annotations={"hami.io/device-scoring-weights": "slot=-1"}),
+                "node": SESSION_NODE,
+            }
+        ),
         "does not fit",
         statuses=(422,),
     ),
     Case(
         "s-ten-mb-annotation",
-        orjson.dumps({"pod": _session_pod(), "node": node("tmpl-huge", annotations={"hami.io/node-nvidia-register": TEN_MB})}),
+        orjson.dumps(
+            {
+                "pod": _session_pod(),
+                "node": node("tmpl-huge", annotations={"hami.io/node-nvidia-register": TEN_MB}),
+            }
+        ),
         "does not fit",
         statuses=(422,),
     ),
@@ -334,21 +458,98 @@ SESSION_ERRORS: list[Case] = [
         "does not fit",
         statuses=(422,),
     ),
-    Case("s-if-match-garbage", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "If-Match", statuses=(400,), extra={"headers": {"HTTP_IF_MATCH": "abc"}}),
-    Case("s-if-match-stale", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "", statuses=(412,), extra={"headers": {"HTTP_IF_MATCH": "99"}}),
-    Case("s-unknown-session", orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}), "unknown or expired", statuses=(404,), extra={"path": "/api/v1/sessions/does-not-exist/placements"}),
+    Case(
+        "s-if-match-garbage",
+        orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}),
+        "If-Match",
+        statuses=(400,),
+        extra={"headers": {"HTTP_IF_MATCH": "abc"}},
+    ),
+    Case(
+        "s-if-match-stale",
+        orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}),
+        "",
+        statuses=(412,),
+        extra={"headers": {"HTTP_IF_MATCH": "99"}},
+    ),
+    Case(
+        "s-unknown-session",
+        orjson.dumps({"pod": _session_pod(), "node": SESSION_NODE}),
+        "unknown or expired",
+        statuses=(404,),
+        extra={"path": "/api/v1/sessions/does-not-exist/placements"},
+    ),
     # session creation
-    Case("s-create-negative-ttl", orjson.dumps({"ttlSeconds": -5}), "ttlSeconds", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-huge-ttl", b'{"ttlSeconds": 1000000000000000000000000000000}', "ttlSeconds", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-ttl-string", orjson.dumps({"ttlSeconds": "900"}), "ttlSeconds", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-ttl-float", orjson.dumps({"ttlSeconds": 1.5}), "ttlSeconds", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-ttl-bool", orjson.dumps({"ttlSeconds": True}), "ttlSeconds", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-name-number", orjson.dumps({"name": 5}), "name", statuses=(400,), extra={"path": "/api/v1/sessions"}),
-    Case("s-create-name-huge", orjson.dumps({"name": "n" * 10_000}), "name", statuses=(400,), extra={"path": "/api/v1/sessions"}),
+    Case(
+        "s-create-negative-ttl",
+        orjson.dumps({"ttlSeconds": -5}),
+        "ttlSeconds",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-huge-ttl",
+        b'{"ttlSeconds": 1000000000000000000000000000000}',
+        "ttlSeconds",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-ttl-string",
+        orjson.dumps({"ttlSeconds": "900"}),
+        "ttlSeconds",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-ttl-float",
+        orjson.dumps({"ttlSeconds": 1.5}),
+        "ttlSeconds",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-ttl-bool",
+        orjson.dumps({"ttlSeconds": True}),
+        "ttlSeconds",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-name-number",
+        orjson.dumps({"name": 5}),
+        "name",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
+    Case(
+        "s-create-name-huge",
+        orjson.dumps({"name": "n" * 10_000}),
+        "name",
+        statuses=(400,),
+        extra={"path": "/api/v1/sessions"},
+    ),
     Case("s-create-array", b"[1, 2]", "JSON object", statuses=(400,), extra={"path": "/api/v1/sessions"}),
     # checkpoints
-    Case("s-revert-without-fork", b"", "checkpoint", statuses=(409,), extra={"path": "/api/v1/sessions/{id}/revert"}),
-    Case("s-commit-without-fork", b"", "checkpoint", statuses=(409,), extra={"path": "/api/v1/sessions/{id}/commit"}),
-    Case("s-remove-unplaced-pod", b"", "not placed", statuses=(404,), extra={"path": "/api/v1/sessions/{id}/placements/uid-nobody", "method": "delete"}),
+    Case(
+        "s-revert-without-fork",
+        b"",
+        "checkpoint",
+        statuses=(409,),
+        extra={"path": "/api/v1/sessions/{id}/revert"},
+    ),
+    Case(
+        "s-commit-without-fork",
+        b"",
+        "checkpoint",
+        statuses=(409,),
+        extra={"path": "/api/v1/sessions/{id}/commit"},
+    ),
+    Case(
+        "s-remove-unplaced-pod",
+        b"",
+        "not placed",
+        statuses=(404,),
+        extra={"path": "/api/v1/sessions/{id}/placements/uid-nobody", "method": "delete"},
+    ),
 ]
-

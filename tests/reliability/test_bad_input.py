@@ -25,9 +25,10 @@ from .corpus import (
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
-
 def _post(client, path: str, case: Case):
-    return client.generic("POST", path, case.body, content_type=case.content_type, **case.extra.get("headers", {}))
+    return client.generic(
+        "POST", path, case.body, content_type=case.content_type, **case.extra.get("headers", {})
+    )
 
 
 def _assert_good_filter_still_answered(client) -> None:
@@ -107,10 +108,14 @@ def test_body_over_the_limit_is_refused_before_parsing(client, settings):
 
 
 def test_unknown_session_verbs_answer_in_extender_shape(client):
-    response = client.post("/sessions/nope/filter-simulation", good_filter_body(), content_type="application/json")
+    response = client.post(
+        "/sessions/nope/filter-simulation", good_filter_body(), content_type="application/json"
+    )
     assert response.status_code == 200
     assert orjson.loads(response.content)["Error"] == "unknown or expired session nope"
-    response = client.post("/sessions/nope/prioritize-simulation", good_filter_body(), content_type="application/json")
+    response = client.post(
+        "/sessions/nope/prioritize-simulation", good_filter_body(), content_type="application/json"
+    )
     assert response.status_code == 200
     assert orjson.loads(response.content) == []
 
@@ -145,7 +150,9 @@ def test_session_api_rejects_bad_input_clearly(client, session_id, case):
     before = row_counts()
     path = case.extra.get("path", "/api/v1/sessions/{id}/placements").format(id=session_id)
     method = case.extra.get("method", "post").upper()
-    response = client.generic(method, path, case.body, content_type=case.content_type, **case.extra.get("headers", {}))
+    response = client.generic(
+        method, path, case.body, content_type=case.content_type, **case.extra.get("headers", {})
+    )
     assert response.status_code in case.statuses, response.content
     answer = orjson.loads(response.content)
     assert isinstance(answer.get("error"), str) and answer["error"]
@@ -174,16 +181,22 @@ def test_session_filter_verb_rejects_bad_input_clearly(client, session_id, case)
     assert answer["Nodes"] is None
     assert row_counts() == before
     assert _session_state(client, session_id) == state
-    good = client.post(f"/sessions/{session_id}/filter-simulation", good_filter_body(), content_type="application/json")
+    good = client.post(
+        f"/sessions/{session_id}/filter-simulation", good_filter_body(), content_type="application/json"
+    )
     assert orjson.loads(good.content)["Error"] == ""
 
 
 def test_unicode_names_round_trip_through_a_session(client, session_id):
     name = "节点-🚀-ü"
-    body = orjson.dumps({"pod": pod("пoд", gpu_count=1, gpumem=1000, uid="uid-ü"), "node": node(name, [gpu("GPU-ü")])})
+    body = orjson.dumps(
+        {"pod": pod("пoд", gpu_count=1, gpumem=1000, uid="uid-ü"), "node": node(name, [gpu("GPU-ü")])}
+    )
     placed = client.post(f"/api/v1/sessions/{session_id}/placements", body, content_type="application/json")
     assert placed.status_code == 201, placed.content
     assert orjson.loads(placed.content)["nodeName"] == name
     state = _session_state(client, session_id)
     assert name in [n["name"] for n in state["nodes"]]
-    assert {"podUID": "uid-ü", "nodeName": name}.items() <= next(p for p in state["placements"] if p["podUID"] == "uid-ü").items()
+    assert {"podUID": "uid-ü", "nodeName": name}.items() <= next(
+        p for p in state["placements"] if p["podUID"] == "uid-ü"
+    ).items()

@@ -149,7 +149,11 @@ def test_pair_scores_round_trip(scores):
 
 
 @PROPS
-@given(st.lists(st.text(st.characters(exclude_categories=("Cs",), exclude_characters=","), max_size=8), max_size=6))
+@given(
+    st.lists(
+        st.text(st.characters(exclude_categories=("Cs",), exclude_characters=","), max_size=8), max_size=6
+    )
+)
 def test_cordon_parse_is_set_of_trimmed_ids(ids):
     assert parse_cordon(",".join(ids)) == frozenset(i.strip() for i in ids if i.strip())
 
@@ -199,7 +203,10 @@ def node_states(draw, min_devices: int = 1, max_devices: int = 4) -> NodeState:
 @st.composite
 def device_requests(draw) -> dict:
     """One container's NVIDIA request in pod form; memory either absolute or a percentage."""
-    out = {"gpu_count": draw(st.sampled_from([1, 1, 1, 2, 3])), "gpucores": draw(st.none() | st.integers(0, 120))}
+    out = {
+        "gpu_count": draw(st.sampled_from([1, 1, 1, 2, 3])),
+        "gpucores": draw(st.none() | st.integers(0, 120)),
+    }
     if draw(st.booleans()):
         out["gpumem"] = draw(st.integers(1, 16000))
     else:
@@ -216,7 +223,9 @@ def pod_annotations(draw) -> dict:
 
 
 def _pod(app: dict, inits: list[dict], annotations: dict, extra_plain: int = 0) -> dict:
-    containers = [container("app", **app)] + [container(f"side{i}", gpu_count=None) for i in range(extra_plain)]
+    containers = [container("app", **app)] + [
+        container(f"side{i}", gpu_count=None) for i in range(extra_plain)
+    ]
     init = [container(f"init{i}", **r) for i, r in enumerate(inits)]
     return pod("p", containers=containers, init=init or None, annotations=annotations)
 
@@ -291,7 +300,9 @@ def test_a_larger_request_never_turns_a_failure_into_a_fit(data):
     big_verdict = _evaluate(sim, big, state)
     event(f"small fits={small_verdict.fits} big fits={big_verdict.fits}")
     if big_verdict.fits:
-        assert small_verdict.fits, f"{big} fits but smaller {small} fails with {small_verdict.reason!r} on {state}"
+        assert small_verdict.fits, (
+            f"{big} fits but smaller {small} fails with {small_verdict.reason!r} on {state}"
+        )
 
 
 def test_capacity_monotonicity_needs_a_single_app_container():
@@ -303,8 +314,12 @@ def test_capacity_monotonicity_needs_a_single_app_container():
     """
 
     def node_with(y_usedcores: int) -> NodeState:
-        x = DeviceUsage("X", 0, 10, 5, 100, "NVIDIA A10", 0, "hami-core", True, "NVIDIA", used=1, usedcores=20)
-        y = DeviceUsage("Y", 1, 10, 10, 100, "NVIDIA A10", 0, "hami-core", True, "NVIDIA", used=1, usedcores=y_usedcores)
+        x = DeviceUsage(
+            "X", 0, 10, 5, 100, "NVIDIA A10", 0, "hami-core", True, "NVIDIA", used=1, usedcores=20
+        )
+        y = DeviceUsage(
+            "Y", 1, 10, 10, 100, "NVIDIA A10", 0, "hami-core", True, "NVIDIA", used=1, usedcores=y_usedcores
+        )
         return NodeState("n", [x, y])
 
     two = pod(
@@ -353,7 +368,9 @@ def test_reason_counts_never_exceed_the_device_count(data):
     annotations = data.draw(pod_annotations())
     if data.draw(st.booleans()):
         annotations["nvidia.com/use-gputype"] = data.draw(st.sampled_from(["A10", "H100", "NVIDIA"]))
-    pod_obj = _pod(data.draw(device_requests()), data.draw(st.lists(device_requests(), max_size=1)), annotations)
+    pod_obj = _pod(
+        data.draw(device_requests()), data.draw(st.lists(device_requests(), max_size=1)), annotations
+    )
     verdict = _evaluate(sim, pod_obj, state)
     event(verdict.reason.split(" ")[0] if not verdict.fits else "fits")
     if verdict.fits:
@@ -375,7 +392,9 @@ def test_reason_counts_never_exceed_the_device_count(data):
 def test_mig_revisit_is_the_documented_exception_to_reason_counts():
     """One MIG GPU with two free 1g placements, three instances asked: ``2/1`` allocated, as HAMi."""
     profile = MigProfile("1g.5gb", 5120, 14, 1, (MigPlacement(5, 1), MigPlacement(6, 1)))
-    dev = DeviceUsage("GPU-0", 0, 7, 40960, 100, "NVIDIA A100-SXM4-40GB", 0, "mig", True, "NVIDIA", (profile,))
+    dev = DeviceUsage(
+        "GPU-0", 0, 7, 40960, 100, "NVIDIA A100-SXM4-40GB", 0, "mig", True, "NVIDIA", (profile,)
+    )
     verdict = _evaluate(Simulator(), pod(gpu_count=3, gpumem=4000), NodeState("mig", [dev]))
     assert not verdict.fits
     assert verdict.reason == "1/1 CardMigTopologyInfeasible, 2/1 AllocatedCardsInsufficientRequest"
@@ -412,7 +431,11 @@ def test_a_fit_never_overcommits_a_device(data):
 
 def _choice(verdict) -> tuple:
     containers = verdict.fit.containers if verdict.fit and verdict.fits else []
-    return verdict.fits, verdict.reason, tuple(tuple((d.uuid, d.usedmem, d.usedcores) for d in c) for c in containers)
+    return (
+        verdict.fits,
+        verdict.reason,
+        tuple(tuple((d.uuid, d.usedmem, d.usedcores) for d in c) for c in containers),
+    )
 
 
 @PROPS
@@ -420,7 +443,10 @@ def _choice(verdict) -> tuple:
 def test_device_choice_is_deterministic_and_input_is_not_mutated(data):
     state = data.draw(node_states(max_devices=6))
     apps = data.draw(st.lists(device_requests(), min_size=1, max_size=2))
-    pod_obj = pod(containers=[container(f"c{i}", **r) for i, r in enumerate(apps)], annotations=data.draw(pod_annotations()))
+    pod_obj = pod(
+        containers=[container(f"c{i}", **r) for i, r in enumerate(apps)],
+        annotations=data.draw(pod_annotations()),
+    )
     snapshot = copy.deepcopy(state)
     pod_snapshot = copy.deepcopy(pod_obj)
     warm = Simulator()
@@ -437,7 +463,13 @@ def template_nodes(draw, name: str) -> dict:
     n = draw(st.integers(1, 4))
     devmem = draw(st.sampled_from([8192, 16384, 23028, 81920]))
     devices = [
-        gpu(f"{name}-GPU-{i}", index=i, devmem=devmem, numa=draw(st.integers(0, 1)), health=draw(st.booleans() | st.just(True)))
+        gpu(
+            f"{name}-GPU-{i}",
+            index=i,
+            devmem=devmem,
+            numa=draw(st.integers(0, 1)),
+            health=draw(st.booleans() | st.just(True)),
+        )
         for i in range(n)
     ]
     return node(name, devices)
@@ -468,7 +500,9 @@ def test_a_nodes_verdict_does_not_depend_on_the_other_nodes(data):
 def test_filter_simulation_answers_are_deterministic_over_http(client, data):
     """The same ExtenderArgs twice: byte-identical answers (the memo caches never change an answer)."""
     nodes = [data.draw(template_nodes(n)) for n in ("tmpl-a", "tmpl-b")]
-    pod_obj = pod(containers=[container("c", **data.draw(device_requests()))], annotations=data.draw(pod_annotations()))
+    pod_obj = pod(
+        containers=[container("c", **data.draw(device_requests()))], annotations=data.draw(pod_annotations())
+    )
     body = extender_args(pod_obj, nodes)
     first = client.post("/filter-simulation", body, content_type="application/json")
     second = client.post("/filter-simulation", body, content_type="application/json")

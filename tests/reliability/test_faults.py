@@ -47,7 +47,9 @@ WARM = [
 
 
 def _filter_body() -> bytes:
-    return orjson.dumps({"Pod": pod("p", gpumem=8000, uid="uid-fault"), "Nodes": {"metadata": {}, "items": WARM}})
+    return orjson.dumps(
+        {"Pod": pod("p", gpumem=8000, uid="uid-fault"), "Nodes": {"metadata": {}, "items": WARM}}
+    )
 
 
 @pytest.mark.django_db
@@ -97,7 +99,9 @@ def test_postgres_unreachable_extender_answers_readyz_503_sessions_clean_503(cli
 def test_broker_down_extender_and_sessions_keep_answering(child_database_url):
     """No request path waits on Celery: with the broker gone, simulation works as before."""
     dead_broker = f"redis://127.0.0.1:{_closed_port()}/9"
-    proc, url, cleanup = start(child_database_url, workers=1, threads=2, extra_env={"CELERY_BROKER_URL": dead_broker})
+    proc, url, cleanup = start(
+        child_database_url, workers=1, threads=2, extra_env={"CELERY_BROKER_URL": dead_broker}
+    )
     try:
         status, _, body = _call(url, "POST", "/filter-simulation", _filter_body())
         assert status == 200 and orjson.loads(body)["Error"] == ""
@@ -108,16 +112,23 @@ def test_broker_down_extender_and_sessions_keep_answering(child_database_url):
         status, _, body = _call(url, "POST", f"/api/v1/sessions/{sid}/placements", placement)
         assert status == 201, body
         # the session remembers the placement: a second 20000 MiB pod must go to the other GPU
-        second = orjson.dumps({"pod": pod("p2", gpumem=20000, uid="u2"), "nodeName": WARM[0]["metadata"]["name"]})
+        second = orjson.dumps(
+            {"pod": pod("p2", gpumem=20000, uid="u2"), "nodeName": WARM[0]["metadata"]["name"]}
+        )
         status, _, body = _call(url, "POST", f"/api/v1/sessions/{sid}/placements", second)
         assert status == 201, body
-        third = orjson.dumps({"pod": pod("p3", gpumem=20000, uid="u3"), "nodeName": WARM[0]["metadata"]["name"]})
+        third = orjson.dumps(
+            {"pod": pod("p3", gpumem=20000, uid="u3"), "nodeName": WARM[0]["metadata"]["name"]}
+        )
         status, _, body = _call(url, "POST", f"/api/v1/sessions/{sid}/placements", third)
         assert status == 422 and "CardInsufficientMemory" in orjson.loads(body)["reason"]
         status, _, body = _call(url, "POST", f"/sessions/{sid}/filter-simulation", _filter_body())
         assert status == 200 and orjson.loads(body)["Nodes"] is None
         estimate = orjson.dumps(
-            {"pods": [{"pod": pod("e", gpumem=20000), "count": 3}], "nodeGroups": [{"name": "x", "template": WARM[0]}]}
+            {
+                "pods": [{"pod": pod("e", gpumem=20000), "count": 3}],
+                "nodeGroups": [{"name": "x", "template": WARM[0]}],
+            }
         )
         status, _, body = _call(url, "POST", "/api/v1/estimate", estimate)
         assert status == 200, body
@@ -156,10 +167,12 @@ def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database
         cases = {
             "content-length-not-a-number": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}",
             "negative-content-length": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{}",
-            "body-shorter-than-declared": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"Pod\":",
+            "body-shorter-than-declared": b'POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"Pod":',
             "request-line-garbage": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 TLS hello on a plain port\r\n\r\n",
             "huge-header": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70000 + b"\r\n\r\n",
-            "too-many-headers": b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"\r\n",
+            "too-many-headers": b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+            + b"".join(b"X-%d: 1\r\n" % i for i in range(150))
+            + b"\r\n",
             "request-line-too-long": b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
             "chunked-garbage": b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
             "http-0.9": b"GET /healthz\r\n\r\n",
@@ -167,7 +180,10 @@ def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database
         for name, payload in cases.items():
             answer = _raw(url, payload)
             status_line = answer.split(b"\r\n", 1)[0]
-            assert not status_line.startswith(b"HTTP/1.1 5") and not status_line.startswith(b"HTTP/1.0 5"), (name, answer[:300])
+            assert not status_line.startswith(b"HTTP/1.1 5") and not status_line.startswith(b"HTTP/1.0 5"), (
+                name,
+                answer[:300],
+            )
             if status_line.startswith(b"HTTP/1.1 200"):  # the app saw a broken body: the extender says so
                 assert b"malformed extender args" in answer, (name, answer[-300:])
             else:
@@ -176,7 +192,11 @@ def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database
             assert _call(url, "POST", "/filter-simulation", body) == good, name
         # a client that opens connections and goes away mid-request does not wedge the workers
         for _ in range(20):
-            _raw(url, b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{", read=False)
+            _raw(
+                url,
+                b"POST /filter-simulation HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{",
+                read=False,
+            )
         assert _call(url, "POST", "/filter-simulation", body) == good
         assert proc.poll() is None
     finally:

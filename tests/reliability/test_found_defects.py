@@ -33,6 +33,8 @@ def test_unknown_node_group_template_as_kwok_is_a_json_404(client):
 
 def test_created_node_group_answer_has_open_findings(admin_client):
     """The create answer lacked ``open_findings``, which the schema marks required."""
-    response = admin_client.post("/api/v1/node-groups/", {"name": "fuzz-group"}, content_type="application/json")
+    response = admin_client.post(
+        "/api/v1/node-groups/", {"name": "fuzz-group"}, content_type="application/json"
+    )
     assert response.status_code == 201, response.content
     assert orjson.loads(response.content)["open_findings"] == 0

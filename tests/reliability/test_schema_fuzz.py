@@ -64,7 +64,9 @@ def token(db) -> str:
 def _fuzz_operation(operation, token: str | None, max_examples: int = MAX_EXAMPLES) -> None:
     """Run one operation's generated cases; raises the first failure hypothesis shrinks to."""
 
-    @settings(max_examples=max_examples, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=max_examples, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     @given(case=operation.as_strategy())
     def run(case):
         headers = {"Authorization": f"Token {token}"} if token else {}
@@ -101,7 +103,9 @@ def test_every_operation_holds_its_schema(api_schema, token, caller):
             continue
         labels.append(operation.label)
         try:
-            _fuzz_operation(operation, token if caller == "token" else None, MAX_EXAMPLES if caller == "token" else 4)
+            _fuzz_operation(
+                operation, token if caller == "token" else None, MAX_EXAMPLES if caller == "token" else 4
+            )
         except (Exception, BaseExceptionGroup) as exc:  # collect: one bad operation must not hide the others
             failures[operation.label] = f"{type(exc).__name__}: {exc}"[:3000]
     assert len(labels) >= 4, labels

@@ -35,7 +35,11 @@ LABELS = {"eks.amazonaws.com/nodegroup": "gpu-a10"}
 
 def _cluster() -> list[dict]:
     return [
-        node("n1", [gpu("GPU-1", type="NVIDIA A10G"), gpu("GPU-2", index=1, type="NVIDIA A10G")], labels=dict(LABELS)),
+        node(
+            "n1",
+            [gpu("GPU-1", type="NVIDIA A10G"), gpu("GPU-2", index=1, type="NVIDIA A10G")],
+            labels=dict(LABELS),
+        ),
         node("n2", [gpu("GPU-3", type="NVIDIA A10G")], labels=dict(LABELS)),
         node("n3", [gpu("GPU-4", type="NVIDIA A10G")], labels=dict(LABELS)),
         node("cpu-1", None, labels={"role": "cpu"}),
@@ -46,7 +50,11 @@ def _inventories() -> dict[str, tuple]:
     from profiles.models import NodeInventory
 
     return {
-        inv.name: (inv.node_group.name if inv.node_group else None, [d.get("id") for d in inv.devices], inv.gone_at is not None)
+        inv.name: (
+            inv.node_group.name if inv.node_group else None,
+            [d.get("id") for d in inv.devices],
+            inv.gone_at is not None,
+        )
         for inv in NodeInventory.objects.select_related("node_group").order_by("name")
     }
 
@@ -78,7 +86,9 @@ def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp
         assert set(good) == {"n1", "n2", "n3", "cpu-1"} and not any(s for s, _ in _stale().values())
 
         # the next read would drop n2, n3, cpu-1 and add n9, n10: a failed or partial read must do neither
-        api.nodes = _cluster()[:1] + [node(f"n{i}", [gpu(f"GPU-{i}", type="NVIDIA A10G")], labels=dict(LABELS)) for i in (9, 10)]
+        api.nodes = _cluster()[:1] + [
+            node(f"n{i}", [gpu(f"GPU-{i}", type="NVIDIA A10G")], labels=dict(LABELS)) for i in (9, 10)
+        ]
         if fault == "unreachable":
             api.stop()
         else:
@@ -205,7 +215,12 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
             api.delay = 2.0
             api.requests.clear()
             sender.send_task("profiles.tasks.sync_cluster_inventory", queue=queue)
-            _wait_for(lambda: any(r.startswith("/api/v1/nodes") for r in api.requests), 60, "the task to call the API", worker)
+            _wait_for(
+                lambda: any(r.startswith("/api/v1/nodes") for r in api.requests),
+                60,
+                "the task to call the API",
+                worker,
+            )
             pool = _children(worker.pid)
             assert pool, "prefork worker without a pool process"
             for pid in pool:
@@ -220,12 +235,19 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
             #    message the dead worker held comes back after the visibility timeout and runs again
             api.requests.clear()
             sender.send_task("profiles.tasks.sync_cluster_inventory", queue=queue)
-            _wait_for(lambda: any(r.startswith("/api/v1/nodes") for r in api.requests), 60, "the task to call the API", worker)
+            _wait_for(
+                lambda: any(r.startswith("/api/v1/nodes") for r in api.requests),
+                60,
+                "the task to call the API",
+                worker,
+            )
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait()
             killed.append(worker)
             worker = start_worker()
-            _wait_for(lambda: runs("success") >= 3, 90, "the task held by the dead worker to run again", worker)
+            _wait_for(
+                lambda: runs("success") >= 3, 90, "the task held by the dead worker to run again", worker
+            )
             assert sum(r.startswith("/api/v1/nodes") for r in api.requests) >= 2, "the task was not run again"
             assert _inventories() == reference
             # the killed attempts never finished their TaskRun rows (reported in docs/reliability.md)

@@ -26,7 +26,9 @@ class Api:
         assert status == 201, payload
         return payload
 
-    def place(self, sid: str, pod: dict, node_obj: dict | None = None, node_name: str | None = None, **headers):
+    def place(
+        self, sid: str, pod: dict, node_obj: dict | None = None, node_name: str | None = None, **headers
+    ):
         body: dict = {"pod": pod}
         if node_obj is not None:
             body["node"] = node_obj
@@ -38,7 +40,6 @@ class Api:
         status, payload = self.call("get", f"/api/v1/sessions/{sid}")
         assert status == 200, payload
         return payload
-
 
 
 @pytest.fixture

@@ -31,7 +31,10 @@ NODE_COUNT = 50  # 2 cards x split 10 = 20 slots a node; 8 threads x 2 pods per 
 
 
 def _nodes() -> list[dict]:
-    return [node(f"n{i:02d}", [gpu(f"GPU-{i:02d}-a", count=10), gpu(f"GPU-{i:02d}-b", index=1, count=10)]) for i in range(NODE_COUNT)]
+    return [
+        node(f"n{i:02d}", [gpu(f"GPU-{i:02d}-a", count=10), gpu(f"GPU-{i:02d}-b", index=1, count=10)])
+        for i in range(NODE_COUNT)
+    ]
 
 
 def _worker(sid: str, tag: str, nodes: list[dict], out: dict, errors: list) -> None:
@@ -55,7 +58,9 @@ def _worker(sid: str, tag: str, nodes: list[dict], out: dict, errors: list) -> N
 def _run(assignments: list[tuple[str, str]], nodes: list[dict]) -> tuple[dict, list]:
     out: dict[str, list[int]] = {}
     errors: list = []
-    threads = [threading.Thread(target=_worker, args=(sid, tag, nodes, out, errors)) for sid, tag in assignments]
+    threads = [
+        threading.Thread(target=_worker, args=(sid, tag, nodes, out, errors)) for sid, tag in assignments
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -73,7 +73,10 @@ def test_mutex_takes_only_idle_cards(api):
 def _numa_node() -> dict:
     return node(
         "numa",
-        [gpu(f"GPU-N{i}", index=i, numa=i // 2, type="NVIDIA A100-SXM4-80GB", devmem=81920) for i in range(4)],
+        [
+            gpu(f"GPU-N{i}", index=i, numa=i // 2, type="NVIDIA A100-SXM4-80GB", devmem=81920)
+            for i in range(4)
+        ],
     )
 
 
@@ -94,6 +97,13 @@ def test_numa_binding_keeps_a_pod_on_one_numa_node(api):
     status, body = api.place(sid, bound, tmpl)
     assert status == 201 and sorted(chosen(body)) == ["GPU-N0", "GPU-N1"]
     # a second 2-GPU exclusive pod finds one idle card per NUMA node: HAMi's NumaNotFit
-    whole = pod("whole", uid="whole", gpu_count=2, mem_pct=100, gpucores=100, annotations={"nvidia.com/numa-bind": "1"})
+    whole = pod(
+        "whole",
+        uid="whole",
+        gpu_count=2,
+        mem_pct=100,
+        gpucores=100,
+        annotations={"nvidia.com/numa-bind": "1"},
+    )
     status, body = api.place(sid, whole, tmpl)
     assert status == 422 and "NumaNotFit" in body["reason"], body

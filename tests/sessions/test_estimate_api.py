@@ -14,7 +14,9 @@ pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
 def owned(p: dict, owner: str = "rs-1") -> dict:
-    p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": f"uid-{owner}", "controller": True}]
+    p["metadata"]["ownerReferences"] = [
+        {"kind": "ReplicaSet", "name": owner, "uid": f"uid-{owner}", "controller": True}
+    ]
     return p
 
 
@@ -31,10 +33,15 @@ def group(name: str, tmpl: dict, **extra) -> dict:
 def test_a10_group_needs_the_nodes_hami_would_fill(client, mem, nodes, per_card):
     tmpl = a10_node("template-node-for-a10-x")
     # a stateless per-pod check accepts the template for every one of these pods: "1 node"
-    one = client.post("/filter-simulation", extender_args(pod(gpumem=mem), [tmpl]), content_type="application/json")
+    one = client.post(
+        "/filter-simulation", extender_args(pod(gpumem=mem), [tmpl]), content_type="application/json"
+    )
     assert orjson.loads(one.content)["Nodes"]["items"][0]["metadata"]["name"] == "template-node-for-a10-x"
 
-    status, body = estimate(client, {"pods": [{"pod": owned(pod("w", gpumem=mem)), "count": 16}], "nodeGroups": [group("a10", tmpl)]})
+    status, body = estimate(
+        client,
+        {"pods": [{"pod": owned(pod("w", gpumem=mem)), "count": 16}], "nodeGroups": [group("a10", tmpl)]},
+    )
     assert status == 200, body
     [option] = body["options"]
     assert option["nodeGroup"] == "a10" and option["nodeCount"] == nodes
@@ -65,9 +72,14 @@ def test_pod_that_fits_no_group(client):
         "default/huge#1": "2/2 CardInsufficientMemory",
     }
     assert option["scheduledPods"] == ["ok"] and option["nodeCount"] == 1
-    status, body = estimate(client, {"pods": [pod("huge", gpumem=30000)], "nodeGroups": [group("a10", a10_node())]})
+    status, body = estimate(
+        client, {"pods": [pod("huge", gpumem=30000)], "nodeGroups": [group("a10", a10_node())]}
+    )
     assert body["chosen"] is None and body["options"][0]["nodeCount"] == 0
-    assert "No node group can schedule" in body["explanation"] and "CardInsufficientMemory" in body["explanation"]
+    assert (
+        "No node group can schedule" in body["explanation"]
+        and "CardInsufficientMemory" in body["explanation"]
+    )
 
 
 def test_taint_without_toleration(client):
@@ -76,9 +88,13 @@ def test_taint_without_toleration(client):
     body = {"pods": [pod("p", uid="p", gpumem=1000)], "nodeGroups": [group("tainted", tainted)]}
     status, answer = estimate(client, body)
     assert status == 200 and answer["chosen"] is None
-    assert answer["options"][0]["unschedulablePods"] == {"p": "node(s) had untolerated taint {nvidia.com/gpu: present}"}
+    assert answer["options"][0]["unschedulablePods"] == {
+        "p": "node(s) had untolerated taint {nvidia.com/gpu: present}"
+    }
     tolerant = pod("p", uid="p", gpumem=1000)
-    tolerant["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    tolerant["spec"]["tolerations"] = [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
     status, answer = estimate(client, {**body, "pods": [tolerant]})
     assert answer["chosen"] == "tainted" and answer["options"][0]["nodeCount"] == 1
 
@@ -90,7 +106,9 @@ def test_node_selector_picks_one_group(client):
     p["spec"]["nodeSelector"] = {"pool": "b"}
     status, body = estimate(client, {"pods": [p], "nodeGroups": [group("a", a), group("b", b)]})
     assert status == 200 and body["chosen"] == "b"
-    assert body["options"][0]["unschedulablePods"] == {"sel": "node(s) didn't match Pod's node affinity/selector"}
+    assert body["options"][0]["unschedulablePods"] == {
+        "sel": "node(s) didn't match Pod's node affinity/selector"
+    }
     assert body["options"][1]["scheduledPods"] == ["sel"]
     assert "'a': no pod fits" in body["explanation"]
 
@@ -102,7 +120,9 @@ def test_required_node_affinity(client):
     p["spec"]["affinity"] = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu-gen", "operator": "Gt", "values": ["4"]}]}]
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "gpu-gen", "operator": "Gt", "values": ["4"]}]}
+                ]
             }
         }
     }
@@ -136,20 +156,35 @@ def test_expanders_choose_as_ca_would(client):
     assert body["chosen"] == "gpu-big"
 
     prio = {"10": ["^gpu-small$"], "50": [".*big.*"]}
-    status, body = estimate(client, {"pods": pods, "nodeGroups": groups, "expander": "priority", "priorities": prio})
+    status, body = estimate(
+        client, {"pods": pods, "nodeGroups": groups, "expander": "priority", "priorities": prio}
+    )
     assert body["chosen"] == "gpu-big" and "priority" in body["explanation"]
     same = {"10": ["^gpu-"]}
     status, body = estimate(
-        client, {"pods": pods, "nodeGroups": groups, "expander": {"name": "priority,least-waste", "priorities": same}}
+        client,
+        {
+            "pods": pods,
+            "nodeGroups": groups,
+            "expander": {"name": "priority,least-waste", "priorities": same},
+        },
     )
     assert body["chosen"] == "gpu-small"
 
 
 def test_max_nodes_per_scale_up(client):
-    body = {"pods": [{"pod": pod("w", gpumem=12000), "count": 16}], "nodeGroups": [group("a10", a10_node())], "maxNodesPerScaleUp": 3}
+    body = {
+        "pods": [{"pod": pod("w", gpumem=12000), "count": 16}],
+        "nodeGroups": [group("a10", a10_node())],
+        "maxNodesPerScaleUp": 3,
+    }
     status, answer = estimate(client, body)
     [option] = answer["options"]
-    assert option["nodeCount"] == 3 and len(option["scheduledPods"]) == 6 and len(option["unschedulablePods"]) == 10
+    assert (
+        option["nodeCount"] == 3
+        and len(option["scheduledPods"]) == 6
+        and len(option["unschedulablePods"]) == 10
+    )
 
 
 def test_cpu_memory_and_pod_count_limit_a_node(client):
@@ -157,16 +192,22 @@ def test_cpu_memory_and_pod_count_limit_a_node(client):
     tmpl["status"]["allocatable"] = {"cpu": "31", "memory": "120Gi", "pods": "110"}
     p = pod("cpu", gpumem=100)
     p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "10", "memory": "1Gi"}
-    status, body = estimate(client, {"pods": [{"pod": owned(p), "count": 7}], "nodeGroups": [group("a10", tmpl)]})
+    status, body = estimate(
+        client, {"pods": [{"pod": owned(p), "count": 7}], "nodeGroups": [group("a10", tmpl)]}
+    )
     assert body["options"][0]["nodeCount"] == 3  # 3 pods of 10 cpu on a 31 cpu node
     assert [len(n["pods"]) for n in body["options"][0]["nodes"]] == [3, 3, 1]
     tmpl["status"]["allocatable"]["pods"] = "2"
-    status, body = estimate(client, {"pods": [{"pod": owned(p), "count": 4}], "nodeGroups": [group("a10", tmpl)]})
+    status, body = estimate(
+        client, {"pods": [{"pod": owned(p), "count": 4}], "nodeGroups": [group("a10", tmpl)]}
+    )
     assert body["options"][0]["nodeCount"] == 2
 
 
 def test_named_group_from_the_database(client):
-    ng = NodeGroup.objects.create(name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=5)
+    ng = NodeGroup.objects.create(
+        name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=5
+    )
     profile = DeviceProfile.objects.create(node_group=ng)
     DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
     pods = [{"pod": pod("w", gpumem=12000), "count": 16}]
@@ -189,18 +230,41 @@ def test_named_group_from_the_database(client):
         ({"pods": [], "nodeGroups": []}, "nodeGroups"),
         ({"pods": [1], "nodeGroups": [{"name": "a", "template": {}}]}, "pods[0]"),
         ({"pods": [{"pod": {}, "count": -1}], "nodeGroups": [{"name": "a", "template": {}}]}, "count"),
-        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "random"}, "unknown expander"),
+        (
+            {"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "random"},
+            "unknown expander",
+        ),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "priority"}, "priorities"),
-        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "priority", "priorities": {"1": ["("]}}, "regex"),
-        ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "maxNodesPerScaleUp": -1}, "maxNodesPerScaleUp"),
+        (
+            {
+                "pods": [],
+                "nodeGroups": [{"name": "a", "template": {}}],
+                "expander": "priority",
+                "priorities": {"1": ["("]},
+            },
+            "regex",
+        ),
+        (
+            {"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "maxNodesPerScaleUp": -1},
+            "maxNodesPerScaleUp",
+        ),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": "x"}]}, "template"),
         ({"pods": [], "nodeGroups": [{"template": {}}]}, "no name"),
-        ({"pods": [], "nodeGroups": [{"name": "a", "template": {"metadata": {"annotations": {"k": 5}}}}]}, "must be a string"),
+        (
+            {"pods": [], "nodeGroups": [{"name": "a", "template": {"metadata": {"annotations": {"k": 5}}}}]},
+            "must be a string",
+        ),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {"spec": {"taints": "x"}}}]}, "spec.taints"),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}, {"name": "a", "template": {}}]}, "twice"),
         ({"pods": [pod("d"), pod("d")], "nodeGroups": [{"name": "a", "template": {}}]}, "duplicate pod id"),
         ({"pods": [pod("m", gpumem="lots")], "nodeGroups": [{"name": "a", "template": {}}]}, "pod default/m"),
-        ({"pods": [pod("w", annotations={"hami.io/device-scoring-weights": "x"})], "nodeGroups": [{"name": "a", "template": {}}]}, "calcScore failed"),
+        (
+            {
+                "pods": [pod("w", annotations={"hami.io/device-scoring-weights": "x"})],
+                "nodeGroups": [{"name": "a", "template": {}}],
+            },
+            "calcScore failed",
+        ),
     ],
 )
 def test_bad_input_is_400_json(client, body, text):
@@ -219,7 +283,9 @@ def test_estimate_leaves_decision_records(client):
     from decisions.models import Decision
 
     pods = [{"pod": owned(pod("rec", gpumem=30000)), "count": 3}, pod("ok", uid="ok-uid", gpumem=1000)]
-    status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node()), {"name": "noname", "template": {}}]})
+    status, body = estimate(
+        client, {"pods": pods, "nodeGroups": [group("a10", a10_node()), {"name": "noname", "template": {}}]}
+    )
     assert status == 200
     rows = {d.pod_name: d for d in Decision.objects.filter(caller="estimate")}
     assert set(rows) == {"rec", "ok"}

@@ -17,8 +17,16 @@ def _one_card_template() -> dict:
         "tmpl-sgpu",
         annotations={
             "metax-tech.com/node-gpu-devices": json_register(
-                [{"uuid": "Q-0", "totalDevCount": 16, "totalCompute": 100, "totalVRam": 65536, "healthy": True,
-                  "qosPolicy": "best-effort"}]
+                [
+                    {
+                        "uuid": "Q-0",
+                        "totalDevCount": 16,
+                        "totalCompute": 100,
+                        "totalVRam": 65536,
+                        "healthy": True,
+                        "qosPolicy": "best-effort",
+                    }
+                ]
             )
         },
     )
@@ -27,7 +35,9 @@ def _one_card_template() -> dict:
 def _sgpu(owner: str, qos: str) -> dict:
     half = limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 50, "metax-tech.com/vmemory": 4})
     p = pod(half, annotations={QOS: qos}, name=owner)
-    p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": owner, "controller": True}]
+    p["metadata"]["ownerReferences"] = [
+        {"kind": "ReplicaSet", "name": owner, "uid": owner, "controller": True}
+    ]
     return p
 
 

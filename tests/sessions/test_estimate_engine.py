@@ -25,7 +25,9 @@ from .conftest import a10_node
 
 
 def _owned(p: dict, owner: str) -> dict:
-    p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": owner, "controller": True}]
+    p["metadata"]["ownerReferences"] = [
+        {"kind": "ReplicaSet", "name": owner, "uid": owner, "controller": True}
+    ]
     return p
 
 
@@ -85,7 +87,10 @@ def test_pods_without_devices_fit_by_cpu_only():
 
 
 def test_unregistered_template_rejects_device_pods_only():
-    cold = {"metadata": {"name": "cold"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}
+    cold = {
+        "metadata": {"name": "cold"},
+        "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}},
+    }
     gpu_pod = PendingPods(pod("g", uid="g", gpumem=10))
     plain = pod("p", uid="p", gpu_count=None)
     [option] = estimate(Simulator(), [gpu_pod, PendingPods(plain)], [GroupTemplate("cold", cold)]).options
@@ -120,9 +125,17 @@ def _with(spec: dict) -> dict:
         ([], {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
         ([], {"key": "k", "value": "v", "effect": "PreferNoSchedule"}, True),
         ([{"operator": "Exists"}], {"key": "k", "value": "v", "effect": "NoExecute"}, True),
-        ([{"key": "k", "operator": "Equal", "value": "v"}], {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
+        (
+            [{"key": "k", "operator": "Equal", "value": "v"}],
+            {"key": "k", "value": "v", "effect": "NoSchedule"},
+            True,
+        ),
         ([{"key": "k", "value": "w"}], {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
-        ([{"key": "k", "operator": "Exists", "effect": "NoExecute"}], {"key": "k", "effect": "NoSchedule"}, False),
+        (
+            [{"key": "k", "operator": "Exists", "effect": "NoExecute"}],
+            {"key": "k", "effect": "NoSchedule"},
+            False,
+        ),
         ([{"key": "other", "operator": "Exists"}], {"key": "k", "effect": "NoSchedule"}, False),
     ],
 )
@@ -148,7 +161,15 @@ def test_tolerations(tolerations, taint, tolerated):
 )
 def test_required_affinity_operators(expr, labels, matches):
     p = _with(
-        {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}}}
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [expr]}]
+                    }
+                }
+            }
+        }
     )
     assert matches_required_affinity(p, _node(labels)) is matches
 
@@ -163,9 +184,20 @@ def test_affinity_terms_are_ored_and_empty_terms_match_nothing():
     p = _with({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}})
     assert matches_required_affinity(p, _node(name="n"))
     assert not matches_required_affinity(p, _node(name="m"))
-    empty = _with({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}})
+    empty = _with(
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}
+                }
+            }
+        }
+    )
     assert not matches_required_affinity(empty, _node())
-    assert static_mismatch(_with({"nodeSelector": {"a": "1"}}), _node({"a": "2"})) == "node(s) didn't match Pod's node affinity/selector"
+    assert (
+        static_mismatch(_with({"nodeSelector": {"a": "1"}}), _node({"a": "2"}))
+        == "node(s) didn't match Pod's node affinity/selector"
+    )
 
 
 def test_pod_demand_uses_init_peak_overhead_and_limits():
@@ -185,7 +217,9 @@ def test_pod_demand_uses_init_peak_overhead_and_limits():
 
 def test_pods_without_a_controller_pack_like_replicas():
     """Each ownerless pod is its own equivalence group (as in CA); the packing is the same."""
-    owned = estimate(Simulator(), [PendingPods(_owned(pod("w", gpumem=5000), "rs"), 16)], [GroupTemplate("g", _tmpl())])
+    owned = estimate(
+        Simulator(), [PendingPods(_owned(pod("w", gpumem=5000), "rs"), 16)], [GroupTemplate("g", _tmpl())]
+    )
     loose = [PendingPods(pod(f"w{i}", uid=f"u{i}", gpumem=5000)) for i in range(16)]
     alone = estimate(Simulator(), loose, [GroupTemplate("g", _tmpl())])
     assert alone.options[0].node_count == owned.options[0].node_count == 2

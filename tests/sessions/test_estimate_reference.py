@@ -28,7 +28,9 @@ def reference(sim: Simulator, entries: list[PendingPods], template: dict, limit:
         total = 0
         for requests in g.ctx.pod.requests.containers:
             for r in requests.values():
-                total += r.nums * (r.memreq if r.memreq > 0 else inventory.devices[0].devmem * r.mem_percentage_req // 100)
+                total += r.nums * (
+                    r.memreq if r.memreq > 0 else inventory.devices[0].devmem * r.mem_percentage_req // 100
+                )
         return total
 
     def share(g) -> float:
@@ -100,17 +102,29 @@ POD = st.fixed_dictionaries(
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(specs=st.lists(POD, min_size=1, max_size=5), cards=st.sampled_from([2, 4]), limit=st.sampled_from([3, 1000]))
+@given(
+    specs=st.lists(POD, min_size=1, max_size=5),
+    cards=st.sampled_from([2, 4]),
+    limit=st.sampled_from([3, 1000]),
+)
 def test_fast_estimator_matches_the_reference(specs, cards, limit):
     template = node("tmpl", [gpu(f"G{i}", index=i, numa=i // 2) for i in range(cards)])
     template["status"]["allocatable"] = {"cpu": "16", "memory": "64Gi", "pods": "30"}
     entries = []
     for k, spec in enumerate(specs):
         annotations = {"hami.io/gpu-scheduler-policy": spec["policy"]} if spec["policy"] else {}
-        p = pod(f"p{k}", gpu_count=spec["gpus"], gpumem=spec["mem"], gpucores=spec["cores"] or None, annotations=annotations)
+        p = pod(
+            f"p{k}",
+            gpu_count=spec["gpus"],
+            gpumem=spec["mem"],
+            gpucores=spec["cores"] or None,
+            annotations=annotations,
+        )
         p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": spec["cpu"], "memory": "1Gi"}
         if spec["owned"]:
-            p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": f"rs{k % 2}", "uid": f"rs{k % 2}", "controller": True}]
+            p["metadata"]["ownerReferences"] = [
+                {"kind": "ReplicaSet", "name": f"rs{k % 2}", "uid": f"rs{k % 2}", "controller": True}
+            ]
             entries.append(PendingPods(p, spec["count"]))
         else:
             for j in range(spec["count"]):

@@ -23,15 +23,36 @@ from .conftest import Api
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 MIG_PROFILES = [
-    {"name": "1g.5gb", "memoryMB": 5120, "core": 14, "sliceCount": 1, "placements": [{"start": s, "size": 1} for s in range(7)]},
-    {"name": "2g.10gb", "memoryMB": 10240, "core": 28, "sliceCount": 2, "placements": [{"start": s, "size": 2} for s in (0, 2, 4)]},
+    {
+        "name": "1g.5gb",
+        "memoryMB": 5120,
+        "core": 14,
+        "sliceCount": 1,
+        "placements": [{"start": s, "size": 1} for s in range(7)],
+    },
+    {
+        "name": "2g.10gb",
+        "memoryMB": 10240,
+        "core": 28,
+        "sliceCount": 2,
+        "placements": [{"start": s, "size": 2} for s in (0, 2, 4)],
+    },
 ]
 NODES = {
     "a10-x": node("a10-x", [gpu("GPU-X0", count=4), gpu("GPU-X1", index=1, count=4, numa=1)]),
     "a10-y": node("a10-y", [gpu("GPU-Y0", count=4)]),
     "mig-z": node(
         "mig-z",
-        [gpu("GPU-Z0", count=7, devmem=40960, type="NVIDIA A100-SXM4-40GB", mode="mig", migProfiles=MIG_PROFILES)],
+        [
+            gpu(
+                "GPU-Z0",
+                count=7,
+                devmem=40960,
+                type="NVIDIA A100-SXM4-40GB",
+                mode="mig",
+                migProfiles=MIG_PROFILES,
+            )
+        ],
     ),
 }
 PODS = [f"p{i}" for i in range(5)]
@@ -52,13 +73,20 @@ class SessionMachine(RuleBasedStateMachine):
     def _state(self) -> dict:
         return self.api.get(self.sid)
 
-    @rule(uid=st.sampled_from(PODS), where=st.sampled_from(["mig-z", "a10-x", "a10-y"]), mem=SIZES["gpumem"], cores=SIZES["gpucores"])
+    @rule(
+        uid=st.sampled_from(PODS),
+        where=st.sampled_from(["mig-z", "a10-x", "a10-y"]),
+        mem=SIZES["gpumem"],
+        cores=SIZES["gpucores"],
+    )
     def place(self, uid, where, mem, cores):
         before = self.last  # the invariant read it right after the previous step
         known = any(n["name"] == where for n in before["nodes"])
         p = pod(uid, uid=uid, gpumem=mem, gpucores=cores)
         status, body = (
-            self.api.place(self.sid, p, node_name=where) if known else self.api.place(self.sid, p, NODES[where])
+            self.api.place(self.sid, p, node_name=where)
+            if known
+            else self.api.place(self.sid, p, NODES[where])
         )
         if uid in self.placed:
             if self.placed[uid] == where:
@@ -144,7 +172,9 @@ class SessionMachine(RuleBasedStateMachine):
                         mig_held[dev["uuid"]].append((dev["migProfile"], slot["start"], slot["size"]))
         for n in state["nodes"]:
             for dev in n["devices"]:
-                assert [dev["used"], dev["usedmem"], dev["usedcores"]] == held.get(dev["uuid"], [0, 0, 0]), dev
+                assert [dev["used"], dev["usedmem"], dev["usedcores"]] == held.get(dev["uuid"], [0, 0, 0]), (
+                    dev
+                )
                 assert dev["used"] <= dev["count"] and dev["usedmem"] <= dev["devmem"]
                 if "migInUse" in dev:
                     in_use = sorted((m["profile"], m["start"], m["size"]) for m in dev["migInUse"])

@@ -46,7 +46,10 @@ def test_create_defaults_and_bad_input(api):
     ):
         status, payload = api.call("post", "/api/v1/sessions", body)
         assert status == 400 and text in payload["error"], (body, payload)
-    status, payload = api.client.post("/api/v1/sessions", b"{nope", content_type="application/json").status_code, None
+    status, payload = (
+        api.client.post("/api/v1/sessions", b"{nope", content_type="application/json").status_code,
+        None,
+    )
     assert status == 400
     assert SimulationSession.objects.count() == 1
 
@@ -73,7 +76,9 @@ def test_placement_uses_hami_device_choice_and_carries_usage(api):
     status, first = api.place(sid, pod("a", uid="a", gpumem=12000), tmpl)
     assert status == 201, first
     assert first["podUID"] == "a" and first["nodeName"] == "tmpl-a10" and first["revision"] == 1
-    assert first["containers"] == [[{"uuid": chosen(first)[0], "type": "NVIDIA", "usedmem": 12000, "usedcores": 0}]]
+    assert first["containers"] == [
+        [{"uuid": chosen(first)[0], "type": "NVIDIA", "usedmem": 12000, "usedcores": 0}]
+    ]
     status, second = api.place(sid, pod("b", uid="b", gpumem=12000), node_name="tmpl-a10")
     assert status == 201 and second["revision"] == 2
     assert chosen(second) != chosen(first), "the second 12000 MiB pod must take the other card"
@@ -88,8 +93,24 @@ def test_placement_uses_hami_device_choice_and_carries_usage(api):
         ("GPU-tmpl-a10-0", 1, 12000),
         ("GPU-tmpl-a10-1", 1, 12000),
     ]
-    assert set(n["devices"][0]) >= {"uuid", "index", "type", "count", "used", "devmem", "usedmem", "devcore", "usedcores", "numa", "mode", "health"}
-    assert [(p["podUID"], p["name"], p["namespace"]) for p in state["placements"]] == [("a", "a", "default"), ("b", "b", "default")]
+    assert set(n["devices"][0]) >= {
+        "uuid",
+        "index",
+        "type",
+        "count",
+        "used",
+        "devmem",
+        "usedmem",
+        "devcore",
+        "usedcores",
+        "numa",
+        "mode",
+        "health",
+    }
+    assert [(p["podUID"], p["name"], p["namespace"]) for p in state["placements"]] == [
+        ("a", "a", "default"),
+        ("b", "b", "default"),
+    ]
 
 
 def test_identical_retry_is_noop_and_conflicts_are_409(api):
@@ -130,7 +151,13 @@ def test_bad_placement_input_is_400_and_changes_nothing(api):
         ({"node": tmpl}, "pod"),
         ({"pod": "x", "node": tmpl}, "pod"),
         ({"pod": pod(uid="p"), "node": {"metadata": {}}}, "metadata.name"),
-        ({"pod": pod(uid="p"), "node": {"metadata": {"name": "n", "annotations": {"hami.io/node-nvidia-register": 5}}}}, "must be a string"),
+        (
+            {
+                "pod": pod(uid="p"),
+                "node": {"metadata": {"name": "n", "annotations": {"hami.io/node-nvidia-register": 5}}},
+            },
+            "must be a string",
+        ),
         ({"pod": {"metadata": {"uid": "p"}, "spec": {"containers": "no"}}, "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p", gpumem="lots"), "node": tmpl}, "malformed pod"),
         ({"pod": pod(uid="p"), "node": tmpl, "nodeName": "other"}, "differs"),
@@ -141,7 +168,9 @@ def test_bad_placement_input_is_400_and_changes_nothing(api):
     for body, text in cases:
         status, payload = api.call("post", f"/api/v1/sessions/{sid}/placements", body)
         assert status == 400 and text in payload["error"], (body, payload)
-    status = api.client.post(f"/api/v1/sessions/{sid}/placements", b"[", content_type="application/json").status_code
+    status = api.client.post(
+        f"/api/v1/sessions/{sid}/placements", b"[", content_type="application/json"
+    ).status_code
     assert status == 400
     assert api.get(sid)["revision"] == 0
 
@@ -151,7 +180,9 @@ def test_bad_scoring_weights_is_422_with_hami_text(api):
     bad = pod("w", uid="w", annotations={"hami.io/device-scoring-weights": "slot=1"})
     status, body = api.place(sid, bad, a10_node())
     assert status == 422
-    assert body["reason"].startswith('calcScore failed invalid hami.io/device-scoring-weights annotation "slot=1"')
+    assert body["reason"].startswith(
+        'calcScore failed invalid hami.io/device-scoring-weights annotation "slot=1"'
+    )
 
 
 def test_remove_placement_restores_usage(api):
@@ -184,7 +215,12 @@ def test_if_match_revisions(api):
     assert status == 412 and body["revision"] == 1
     status, body = api.place(sid, pod("b", uid="b"), node_name="tmpl-a10", **{"If-Match": '"1"'})
     assert status == 201 and body["revision"] == 2
-    for method, path in (("post", "fork"), ("post", "commit"), ("post", "revert"), ("delete", "placements/a")):
+    for method, path in (
+        ("post", "fork"),
+        ("post", "commit"),
+        ("post", "revert"),
+        ("delete", "placements/a"),
+    ):
         status, body = api.call(method, f"/api/v1/sessions/{sid}/{path}", **{"If-Match": "1"})
         assert status == 412, path
     status, body = api.call("post", f"/api/v1/sessions/{sid}/fork", **{"If-Match": "abc"})
@@ -221,10 +257,25 @@ def test_fork_revert_commit_restore_exact_state(api):
 
 def test_revert_restores_mig_placements(api):
     profiles = [
-        {"name": "1g.5gb", "memoryMB": 5120, "core": 14, "sliceCount": 1, "placements": [{"start": s, "size": 1} for s in range(7)]},
-        {"name": "3g.20gb", "memoryMB": 20480, "core": 42, "sliceCount": 3, "placements": [{"start": 0, "size": 4}, {"start": 4, "size": 4}]},
+        {
+            "name": "1g.5gb",
+            "memoryMB": 5120,
+            "core": 14,
+            "sliceCount": 1,
+            "placements": [{"start": s, "size": 1} for s in range(7)],
+        },
+        {
+            "name": "3g.20gb",
+            "memoryMB": 20480,
+            "core": 42,
+            "sliceCount": 3,
+            "placements": [{"start": 0, "size": 4}, {"start": 4, "size": 4}],
+        },
     ]
-    tmpl = node("mig", [gpu("GPU-M", count=7, devmem=40960, type="NVIDIA A100-SXM4-40GB", mode="mig", migProfiles=profiles)])
+    tmpl = node(
+        "mig",
+        [gpu("GPU-M", count=7, devmem=40960, type="NVIDIA A100-SXM4-40GB", mode="mig", migProfiles=profiles)],
+    )
     sid = api.create()["id"]
     status, first = api.place(sid, pod("m1", uid="m1", gpumem=4000), tmpl)
     assert status == 201, first
@@ -265,7 +316,9 @@ def test_session_scoped_filter_and_prioritize_see_session_usage(api):
     assert record.session == sid and record.fit_count == 1
     small = extender_args(pod("d", uid="d", gpumem=1000), [tmpl, fresh])
     scores = orjson.loads(
-        api.client.post(f"/sessions/{sid}/prioritize-simulation", small, content_type="application/json").content
+        api.client.post(
+            f"/sessions/{sid}/prioritize-simulation", small, content_type="application/json"
+        ).content
     )
     by_host = {s["Host"]: s["Score"] for s in scores}
     assert by_host["tmpl-a10"] > by_host["tmpl-fresh"]  # binpack prefers the node the session already uses
@@ -279,7 +332,9 @@ def test_session_scoped_verbs_for_unknown_session(api):
     assert response.status_code == 200
     answer = orjson.loads(response.content)
     assert answer["Error"] == f"unknown or expired session {sid}" and answer["Nodes"] is None
-    response = api.client.post(f"/sessions/{sid}/prioritize-simulation", body, content_type="application/json")
+    response = api.client.post(
+        f"/sessions/{sid}/prioritize-simulation", body, content_type="application/json"
+    )
     assert response.status_code == 200 and orjson.loads(response.content) == []
 
 
@@ -290,7 +345,9 @@ def test_expired_sessions_are_gone_and_the_task_deletes_them(api):
     status, _ = api.call("get", f"/api/v1/sessions/{old}")
     assert status == 404
     body = extender_args(pod(uid="c"), [a10_node()])
-    answer = orjson.loads(api.client.post(f"/sessions/{old}/filter-simulation", body, content_type="application/json").content)
+    answer = orjson.loads(
+        api.client.post(f"/sessions/{old}/filter-simulation", body, content_type="application/json").content
+    )
     assert answer["Error"] == f"unknown or expired session {old}"
     assert expire_sessions.apply().get() == 1
     assert list(SimulationSession.objects.values_list("pk", flat=True)) == [uuid.UUID(live)]

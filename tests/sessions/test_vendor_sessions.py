@@ -13,7 +13,16 @@ DRS = '{"devices":[{"index":"0","minor":"0","capacity":6}],"profiles":{"1g.6gb":
 def drs_pod(name: str, uid: str) -> dict:
     return {
         "metadata": {"name": name, "namespace": "default", "uid": uid},
-        "spec": {"containers": [{"name": "c", "resources": {"limits": {"enflame.com/gcu-memory": "20480", "enflame.com/gcu-core": "40"}}}]},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {
+                        "limits": {"enflame.com/gcu-memory": "20480", "enflame.com/gcu-core": "40"}
+                    },
+                }
+            ]
+        },
     }
 
 

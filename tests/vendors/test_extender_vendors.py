@@ -12,7 +12,6 @@ from tests.vendors.helpers import FIXTURES, body, json_register, limits, node, p
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
-
 def doc_json(filename: str, start: str) -> str:
     """The JSON block of a HAMi doc fixture that starts with ``start`` (e.g. ``[``)."""
     text = (FIXTURES / filename).read_text()

@@ -134,7 +134,10 @@ def test_simulator_reads_exactly_the_registered_vendors():
     [
         ({"kunlunxin.com/xpu": "8e9"}, "status.capacity[kunlunxin.com/xpu]"),
         ({"cambricon.com/mlu.smlu.vcore": "1G"}, "status.capacity[cambricon.com/mlu.smlu.vcore]"),
-        ({"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "1000"}, "status.capacity[aws.amazon.com/neuroncore]"),
+        (
+            {"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "1000"},
+            "status.capacity[aws.amazon.com/neuroncore]",
+        ),
     ],
 )
 def test_absurd_capacities_are_refused_not_allocated(capacity, source):

@@ -69,7 +69,16 @@ def test_kunlun_score_is_zero_on_a_node_with_other_vendors():
         capacity={"kunlunxin.com/xpu": "8"},
         annotations={
             "hami.io/node-amd-register": json_register(
-                [{"id": "AMD-0", "count": 10, "devmem": 1024, "devcore": 100, "type": "AMD-MI300X", "health": True}]
+                [
+                    {
+                        "id": "AMD-0",
+                        "count": 10,
+                        "devmem": 1024,
+                        "devcore": 100,
+                        "type": "AMD-MI300X",
+                        "health": True,
+                    }
+                ]
             )
         },
     )
@@ -166,7 +175,9 @@ def mthreads_node():
 
 
 def mt(mem_units: int, gpus: int = 1) -> dict:
-    return limits(**{"mthreads.com/vgpu": gpus, "mthreads.com/sgpu-memory": mem_units, "mthreads.com/sgpu-core": 2})
+    return limits(
+        **{"mthreads.com/vgpu": gpus, "mthreads.com/sgpu-memory": mem_units, "mthreads.com/sgpu-core": 2}
+    )
 
 
 def test_mthreads_containers_share_one_gpu_even_under_spread():
@@ -204,7 +215,9 @@ def test_mthreads_init_containers_are_held_to_their_own_phase():
 @pytest.mark.django_db
 def test_metax_gpu_second_container_is_refused_over_http(client):
     template = metax_node("tmpl-metax-two", cards=2)
-    answer = filter_(client, pod(limits(**{"metax-tech.com/gpu": 1}), limits(**{"metax-tech.com/gpu": 1})), [template])
+    answer = filter_(
+        client, pod(limits(**{"metax-tech.com/gpu": 1}), limits(**{"metax-tech.com/gpu": 1})), [template]
+    )
     assert answer["Nodes"] is None
     assert answer["FailedNodes"] == {
         "tmpl-metax-two": "1/2 CardNotFoundCustomFilterRule, 1/2 CardTimeSlicingExhausted"
@@ -250,7 +263,9 @@ def test_sgpu_crosses_zones_smallest_first_then_unlinked_cards():
 def test_sgpu_app_class_and_shared_pods_keep_the_policy_order():
     sim = simulator()
     # an offline pod is not prioritised; a shared (vcore < 100) pod neither
-    assert chosen_ids(only(sim, sgpu(1, **{"metax-tech.com/sgpu-app-class": "offline"}), sgpu_node())) == [["S-3"]]
+    assert chosen_ids(only(sim, sgpu(1, **{"metax-tech.com/sgpu-app-class": "offline"}), sgpu_node())) == [
+        ["S-3"]
+    ]
     shared = pod(limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 50}))
     assert chosen_ids(only(sim, shared, sgpu_node())) == [["S-3"]]
 
@@ -264,7 +279,10 @@ def test_sgpu_topology_aware_score_is_policy_neutral_times_10000():
     assert spread.fit.vendor_score == -1_000_000.0
     # off by default (config topologyAware false) and for an unparsable flag
     assert only(sim, sgpu(2), sgpu_node()).fit.vendor_score == 0.0
-    assert only(sim, sgpu(2, **{"metax-tech.com/sgpu-topology-aware": "yes"}), sgpu_node()).fit.vendor_score == 0.0
+    assert (
+        only(sim, sgpu(2, **{"metax-tech.com/sgpu-topology-aware": "yes"}), sgpu_node()).fit.vendor_score
+        == 0.0
+    )
     # online pods score by the pods already on their cards: none on a template
     online = {"metax-tech.com/sgpu-app-class": "online", **aware}
     assert only(sim, sgpu(1, **online), sgpu_node()).fit.vendor_score == 0.0
@@ -272,7 +290,8 @@ def test_sgpu_topology_aware_score_is_policy_neutral_times_10000():
 
 def test_sgpu_topology_aware_from_the_vendor_config():
     vendors = tuple(
-        MetaxSgpuVendor(MetaxConfig(topology_aware=True)) if v.common_word == "Metax-SGPU" else v for v in VENDORS
+        MetaxSgpuVendor(MetaxConfig(topology_aware=True)) if v.common_word == "Metax-SGPU" else v
+        for v in VENDORS
     )
     from hami_sim.engine.simulate import EngineConfig, Simulator
 
@@ -282,7 +301,12 @@ def test_sgpu_topology_aware_from_the_vendor_config():
     # breaking the zone-2 pair costs: chosen S-0 alone on a node with zones (2, 2): loss 10
     assert only(sim, sgpu(1), sgpu_node(zones=(2, 2))).fit.vendor_score == -100_000.0
     # an explicit annotation wins over the config
-    assert only(sim, sgpu(1, **{"metax-tech.com/sgpu-topology-aware": "false"}), sgpu_node(zones=(2, 2))).fit.vendor_score == 0.0
+    assert (
+        only(
+            sim, sgpu(1, **{"metax-tech.com/sgpu-topology-aware": "false"}), sgpu_node(zones=(2, 2))
+        ).fit.vendor_score
+        == 0.0
+    )
 
 
 def test_link_score_counts_pairs_in_the_same_nonzero_zone():
@@ -347,7 +371,16 @@ def test_nvidia_node_score_has_no_vendor_part():
         "tmpl-a10",
         annotations={
             "hami.io/node-nvidia-register": json_register(
-                [{"id": "GPU-0", "count": 10, "devmem": 23028, "devcore": 100, "type": "NVIDIA A10", "health": True}]
+                [
+                    {
+                        "id": "GPU-0",
+                        "count": 10,
+                        "devmem": 23028,
+                        "devcore": 100,
+                        "type": "NVIDIA A10",
+                        "health": True,
+                    }
+                ]
             )
         },
     )
@@ -378,11 +411,15 @@ def test_sgpu_second_container_joins_the_card_its_first_container_retagged():
         },
     )
     half = limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 50, "metax-tech.com/vmemory": 4})
-    verdict = only(simulator(), pod(half, half, annotations={"metax-tech.com/sgpu-qos-policy": "fixed-share"}), one_card)
+    verdict = only(
+        simulator(), pod(half, half, annotations={"metax-tech.com/sgpu-qos-policy": "fixed-share"}), one_card
+    )
     assert verdict.fits, verdict.reason
     assert chosen_ids(verdict) == [["Q-0"], ["Q-0"]]
     # the node's own inventory is untouched: a fresh pod of another policy still finds the card idle
-    other = only(simulator(), pod(half, annotations={"metax-tech.com/sgpu-qos-policy": "burst-share"}), one_card)
+    other = only(
+        simulator(), pod(half, annotations={"metax-tech.com/sgpu-qos-policy": "burst-share"}), one_card
+    )
     assert other.fits
 
 
@@ -402,8 +439,16 @@ def test_sgpu_card_policy_persists_in_a_session(client):
         "tmpl-sgpu-session",
         annotations={
             "metax-tech.com/node-gpu-devices": json_register(
-                [{"uuid": "Q-0", "totalDevCount": 16, "totalCompute": 100, "totalVRam": 65536, "healthy": True,
-                  "qosPolicy": "best-effort"}]
+                [
+                    {
+                        "uuid": "Q-0",
+                        "totalDevCount": 16,
+                        "totalCompute": 100,
+                        "totalVRam": 65536,
+                        "healthy": True,
+                        "qosPolicy": "best-effort",
+                    }
+                ]
             )
         },
     )
@@ -414,9 +459,17 @@ def test_sgpu_card_policy_persists_in_a_session(client):
         p["metadata"]["uid"] = f"uid-{name}"
         return p
 
-    status, first = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("a", "fixed-share"), "node": card})
+    status, first = call(
+        f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("a", "fixed-share"), "node": card}
+    )
     assert status == 201, first
-    status, refused = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("b", "burst-share"), "nodeName": card["metadata"]["name"]})
+    status, refused = call(
+        f"/api/v1/sessions/{sid}/placements",
+        {"pod": sgpu_pod("b", "burst-share"), "nodeName": card["metadata"]["name"]},
+    )
     assert status != 201 and "CardQosPolicyMismatch" in orjson.dumps(refused).decode()
-    status, joined = call(f"/api/v1/sessions/{sid}/placements", {"pod": sgpu_pod("c", "fixed-share"), "nodeName": card["metadata"]["name"]})
+    status, joined = call(
+        f"/api/v1/sessions/{sid}/placements",
+        {"pod": sgpu_pod("c", "fixed-share"), "nodeName": card["metadata"]["name"]},
+    )
     assert status == 201, joined

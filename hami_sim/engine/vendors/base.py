@@ -130,7 +130,9 @@ class Vendor(ABC):
     ) -> FitOutcome:
         """``Fit``: choose devices from ``devices`` (sorted by policy) or explain why not."""
 
-    def is_mig_request(self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView) -> bool:
+    def is_mig_request(
+        self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView
+    ) -> bool:
         return False
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:

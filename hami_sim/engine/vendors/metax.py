@@ -104,8 +104,20 @@ TOPOLOGY_AWARE = "metax-tech.com/sgpu-topology-aware"
 LINK_ZONE = "LinkZone"
 DIRECT_LINK_SCORE = 10
 POLICY_NEUTRAL_WEIGHT = 10000
-_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+_GO_BOOLS = {
+    "1": True,
+    "t": True,
+    "T": True,
+    "TRUE": True,
+    "true": True,
+    "True": True,
+    "0": False,
+    "f": False,
+    "F": False,
+    "FALSE": False,
+    "false": False,
+    "False": False,
+}
 
 
 @dataclass(slots=True, frozen=True)
@@ -190,7 +202,12 @@ class MetaxGpuVendor(CountRequestVendor, SameDeviceVendor):
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         devices = self.capacity_devices(
-            node, self.config.resource_count_name, id_infix="metax", split=1, devmem=METAX_GPU_MEMORY, devcore=100
+            node,
+            self.config.resource_count_name,
+            id_infix="metax",
+            split=1,
+            devmem=METAX_GPU_MEMORY,
+            devcore=100,
         )
         if not devices:
             return [], {}
@@ -437,7 +454,11 @@ class MetaxSgpuVendor(ConfiguredVendor):
         self.add_usage(dev, chosen)
         annotations = pod.annotations
         info = dev.custom_info
-        if annotations.get(APP_CLASS) != ONLINE and isinstance(info, dict) and isinstance(info.get("QosPolicy"), str):
+        if (
+            annotations.get(APP_CLASS) != ONLINE
+            and isinstance(info, dict)
+            and isinstance(info.get("QosPolicy"), str)
+        ):
             expected = "" if chosen.usedcores == 100 else annotations.get(QOS_POLICY, "")
             if info["QosPolicy"] != expected:
                 dev.custom_info = {**info, "QosPolicy": expected}  # copies share the dict: replace it
@@ -480,7 +501,9 @@ class MetaxSgpuVendor(ConfiguredVendor):
         return dev_qos == "" or dev_qos == req_qos
 
 
-def _prioritize_exclusive(candidates: list[tuple[DeviceUsage, int]], nums: int) -> list[tuple[DeviceUsage, int]]:
+def _prioritize_exclusive(
+    candidates: list[tuple[DeviceUsage, int]], nums: int
+) -> list[tuple[DeviceUsage, int]]:
     """``prioritizeExclusiveDevices``: MetaXLink zones first, smallest zone that holds the request.
 
     HAMi groups the candidates by ``LinkZone`` in a Go map (random order) and sorts the zones by size

@@ -161,7 +161,9 @@ class NvidiaVendor(ConfiguredVendor):
         )
 
     # -- fit --------------------------------------------------------------------------------------
-    def is_mig_request(self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView) -> bool:
+    def is_mig_request(
+        self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView
+    ) -> bool:
         if request.type != NVIDIA:
             return False
         mode = pod.annotations.get(ALLOCATE_MODE)
@@ -280,7 +282,9 @@ class NvidiaVendor(ConfiguredVendor):
         return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
 
     @staticmethod
-    def _topology_pick(collected: list[ContainerDevice], origin: int, node: NodeState) -> list[ContainerDevice]:
+    def _topology_pick(
+        collected: list[ContainerDevice], origin: int, node: NodeState
+    ) -> list[ContainerDevice]:
         """Best-connected subset by pair scores (missing scores count 0; HAMi would crash)."""
         scores = node.pair_scores
 
@@ -306,7 +310,9 @@ class NvidiaVendor(ConfiguredVendor):
         if dev.mode == MIG_MODE:
             slot = choose_mig_slot(dev.mig_profiles, [p for _, p in dev.mig_in_use], chosen.usedmem)
             if slot is None:
-                return f"AddResourceUsage failed for device {dev.id}: no MIG placement fits {chosen.usedmem} MiB"
+                return (
+                    f"AddResourceUsage failed for device {dev.id}: no MIG placement fits {chosen.usedmem} MiB"
+                )
             profile, placement = slot
             chosen.usedmem = profile.memory_mb
             chosen.usedcores = profile.core

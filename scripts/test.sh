@@ -26,6 +26,7 @@ if [ "${CI:-}" = "true" ] && [ -z "${DATABASE_URL:-}" ]; then
 fi
 
 "$PY" -m ruff check .
+"$PY" -m ruff format --check .
 echo "== full suite on ${DATABASE_URL:-sqlite}"
 "$PY" -m pytest "$@"
 if [ -n "${DATABASE_URL:-}" ]; then

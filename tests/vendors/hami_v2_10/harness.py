@@ -1,0 +1,184 @@
+"""The one adapter between HAMi v2.10.0's Go test tables and the engine's vendor interface.
+
+Every module in this folder goes through these functions (never the vendor methods directly), so a
+change of the vendor interface (``fit``'s arguments, vendor descriptors) is one edit here.
+
+Conventions, matching what the Go tests compare:
+
+- ``usage(...)`` builds a device with Go ``DeviceUsage`` field names (``totalmem``, ``usedcores``...).
+- ``request_of`` answers Go's ``ContainerDeviceRequest`` as a tuple
+  ``(nums, type, memreq, mem_percentage_req, coresreq)``; ``EMPTY`` is Go's zero request. The engine
+  answers "asks nothing" with None, and drops a request of 0 devices when it parses a pod
+  (``requests._container_requests``), so both read as ``EMPTY`` here.
+- ``fit`` runs a vendor Fit with the pod annotations, the devices earlier containers already got
+  (Go's ``allocated *PodDevices``) and a GPU policy read from the pod like HAMi's
+  ``GetGPUSchedulerPolicyByPod`` (no default: the Go tests leave ``device.GPUSchedulerPolicy`` unset).
+- ``node_devices`` answers Go's ``GetNodeDevices`` result; a registration the engine refuses
+  (``InventoryError``) reads as ``[]``: the Go tests compare the device list, errors are only logged.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+
+from hami_sim.engine.model import (
+    ContainerDevice,
+    ContainerDeviceRequest,
+    DeviceInfo,
+    DeviceUsage,
+    InventoryError,
+    NodeState,
+    PodRequests,
+)
+from hami_sim.engine.policy import resolve_gpu_policy
+from hami_sim.engine.requests import PodView
+from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
+
+__all__ = [
+    "EMPTY",
+    "usage",
+    "cdev",
+    "pod_view",
+    "request_of",
+    "fit",
+    "fit_ids",
+    "node_devices",
+    "node",
+    "add_usage",
+    "score_node",
+]
+
+#: Go's zero ``ContainerDeviceRequest{}``
+EMPTY = (0, "", 0, 0, 0)
+
+
+def usage(
+    id: str,
+    *,
+    type: str = "",
+    index: int = 0,
+    count: int = 0,
+    totalmem: int = 0,
+    totalcore: int = 0,
+    used: int = 0,
+    usedmem: int = 0,
+    usedcores: int = 0,
+    numa: int = 0,
+    health: bool = True,
+    mode: str = "",
+    vendor: str = "",
+    custom_info: dict | None = None,
+) -> DeviceUsage:
+    """A Go ``DeviceUsage`` literal (unset fields are Go zero values, except ``health``)."""
+    return DeviceUsage(
+        id,
+        index,
+        count,
+        totalmem,
+        totalcore,
+        type,
+        numa,
+        mode,
+        health,
+        vendor or type,
+        (),
+        used,
+        usedmem,
+        usedcores,
+        [],
+        0.0,
+        custom_info,
+    )
+
+
+def cdev(uuid: str, type: str = "", *, idx: int = 0, usedmem: int = 0, usedcores: int = 0) -> ContainerDevice:
+    """A Go ``ContainerDevice`` literal."""
+    return ContainerDevice(idx, uuid, type, usedmem, usedcores)
+
+
+def pod_view(annotations: Mapping[str, str] | None = None) -> PodView:
+    return PodView("pod", "default", "", dict(annotations or {}), PodRequests((), 0))
+
+
+def request_of(
+    vendor: Vendor, limits: Mapping[str, str] | None = None, requests: Mapping[str, str] | None = None
+) -> tuple:
+    """``GenerateResourceRequests`` of one container (quantities as strings), as a tuple."""
+    req = vendor.container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
+    if req is None or req.nums <= 0:
+        return EMPTY
+    return (req.nums, req.type, req.memreq, req.mem_percentage_req, req.coresreq)
+
+
+def _request(value: ContainerDeviceRequest | tuple) -> ContainerDeviceRequest:
+    return value if isinstance(value, ContainerDeviceRequest) else ContainerDeviceRequest(*value)
+
+
+def _fit_takes_allocated(vendor: Vendor) -> bool:
+    return "allocated" in inspect.signature(vendor.fit).parameters
+
+
+def fit(
+    vendor: Vendor,
+    devices: list[DeviceUsage],
+    request: ContainerDeviceRequest | tuple,
+    annotations: Mapping[str, str] | None = None,
+    *,
+    allocated: Sequence[Sequence[ContainerDevice]] = (),
+    cordoned: Sequence[str] = (),
+    default_policy: str = "",
+) -> FitOutcome:
+    """``Fit(devices, request, pod, nodeInfo, allocated)``; ``request`` as a tuple or a request."""
+    pod = pod_view(annotations)
+    state = NodeState("node", list(devices), {}, frozenset(cordoned))
+    policy = resolve_gpu_policy(pod.annotations, default_policy, False)
+    if _fit_takes_allocated(vendor):
+        return vendor.fit(devices, _request(request), pod, state, policy, allocated=allocated)
+    return vendor.fit(devices, _request(request), pod, state, policy)
+
+
+def fit_ids(outcome: FitOutcome) -> list[str]:
+    return [d.uuid for d in outcome.devices]
+
+
+def node(
+    name: str = "node",
+    *,
+    annotations: Mapping[str, str] | None = None,
+    capacity: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict:
+    """A Kubernetes Node object as the engine reads it."""
+    return {
+        "metadata": {"name": name, "annotations": dict(annotations or {}), "labels": dict(labels or {})},
+        "status": {"capacity": dict(capacity or {}), "allocatable": dict(capacity or {})},
+    }
+
+
+def node_devices(vendor: Vendor, node_obj: Mapping) -> list[DeviceInfo]:
+    """``GetNodeDevices``; an inventory the engine refuses reads as no devices."""
+    meta = node_obj.get("metadata") or {}
+    try:
+        devices, _pairs = vendor.node_devices(meta.get("annotations") or {}, node_obj)
+    except InventoryError:
+        return []
+    return devices
+
+
+def add_usage(
+    vendor: Vendor, dev: DeviceUsage, chosen: ContainerDevice, annotations: Mapping[str, str] | None = None
+) -> str | None:
+    """``AddResourceUsage(pod, device, containerDevice)``: mutates ``dev``; an error text or None."""
+    return vendor.add_pod_usage(dev, chosen, pod_view(annotations))
+
+
+def score_node(
+    vendor: Vendor,
+    pod_devices: Sequence[Sequence[ContainerDevice]],
+    previous: Sequence[DeviceUsage],
+    policy: str,
+    annotations: Mapping[str, str] | None = None,
+) -> float:
+    """``ScoreNode(node, podDevices, previous, policy)``."""
+    return vendor.score_node(pod_devices, previous, policy, pod_view(annotations))

@@ -40,6 +40,7 @@ __all__ = [
     "usage",
     "cdev",
     "pod_view",
+    "request",
     "request_of",
     "fit",
     "fit_ids",
@@ -109,6 +110,12 @@ def request_of(
     if req is None or req.nums <= 0:
         return EMPTY
     return (req.nums, req.type, req.memreq, req.mem_percentage_req, req.coresreq)
+
+
+def request(type: str, nums: int = 1, memreq: int = 0, pct: int = 0, cores: int = 0) -> tuple:
+    """A Go ``ContainerDeviceRequest{Type, Nums, Memreq, MemPercentagereq, Coresreq}`` as the tuple
+    ``fit`` takes (argument order: the fields the Go tables set most)."""
+    return (nums, type, memreq, pct, cores)
 
 
 def _request(value: ContainerDeviceRequest | tuple) -> ContainerDeviceRequest:

@@ -14,7 +14,7 @@ import pytest
 
 from hami_sim.engine.vendors.awsneuron import AwsNeuronConfig, AwsNeuronVendor
 
-from .harness import as_tuple, container_request, device, fit, node_devices, node_object, request
+from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
 
 AWS = "AWSNeuron"
 MAX32 = 2**31 - 1
@@ -25,7 +25,7 @@ vendor = AwsNeuronVendor(AwsNeuronConfig("aws.amazon.com/neuron", "aws.amazon.co
 
 def neuron(id, index, used, count, totalcore, usedcores, node_type, health=True):
     """``makeAWSDeviceUsage``."""
-    return device(
+    return usage(
         id,
         index=index,
         used=used,
@@ -43,7 +43,7 @@ def sixteen(node_type, used=None, health=True):
     2-core mask so each passes Fit's per-device checks)."""
     used = used or {}
     return [
-        device(
+        usage(
             f"d{i}",
             index=i,
             count=2,
@@ -59,12 +59,12 @@ def sixteen(node_type, used=None, health=True):
 
 def test_get_node_devices():
     """Test_GetNodeDevices/get node device: 1 neuron, 2 cores, instance type inf2."""
-    node = node_object(
+    n = node(
         "test",
         capacity={"aws.amazon.com/neuron": 1, "aws.amazon.com/neuroncore": 2},
         labels={"node.kubernetes.io/instance-type": "inf2"},
     )
-    [got] = node_devices(vendor, node)
+    [got] = node_devices(vendor, n)
     assert (got.index, got.id, got.count, got.devmem, got.devcore, got.type, got.numa, got.health) == (
         0,
         "test-AWSNeuron-0",
@@ -92,9 +92,6 @@ def test_get_node_devices():
             {"aws.amazon.com/neuron": MAX32 + 1},
             None,
             id="Test_GenerateResourceRequests/reject request-only neuron number that overflows device count",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 validateResourceRequest rejects a count above MaxInt32"
-            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": "1"},
@@ -125,28 +122,29 @@ def test_get_node_devices():
             {},
             None,
             id="Test_GenerateResourceRequests/reject zero neuron core request when admission is bypassed",
-            marks=pytest.mark.xfail(strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"),
+            marks=pytest.mark.xfail(
+                strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"
+            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": "-2"},
             {},
             None,
             id="Test_GenerateResourceRequests/reject negative neuron core request when admission is bypassed",
-            marks=pytest.mark.xfail(strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"),
+            marks=pytest.mark.xfail(
+                strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"
+            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": MAX32 * 2 + 2},
             {},
             None,
             id="Test_GenerateResourceRequests/reject neuron core request that overflows device count",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 validateResourceRequest bounds the core count (maxAWSNeuronCoreCount)"
-            ),
         ),
     ],
 )
 def test_generate_resource_requests(limits, requests, want):
-    assert as_tuple(container_request(vendor, limits, requests)) == want
+    assert request_of(vendor, limits, requests) == (want or EMPTY)
 
 
 SPLIT_XFAIL = pytest.mark.xfail(
@@ -173,21 +171,26 @@ SPLIT_XFAIL = pytest.mark.xfail(
             4, 4, (2, 2), id="Test_splitCoreRequest/per-device cores above the addressable limit are bounded"
         ),
         pytest.param(
-            0, 4, (2, 2), id="Test_splitCoreRequest/unknown per-device cores falls back to the addressable limit"
+            0,
+            4,
+            (2, 2),
+            id="Test_splitCoreRequest/unknown per-device cores falls back to the addressable limit",
         ),
         pytest.param(
             1,
             MAX32 + 1,
             None,
             id="Test_splitCoreRequest/device count stays within int32",
-            marks=pytest.mark.xfail(strict=True, reason="v2.10.0 splitCoreRequest bounds the device count to int32"),
+            marks=pytest.mark.xfail(
+                strict=True, reason="v2.10.0 splitCoreRequest bounds the device count to int32"
+            ),
         ),
     ],
 )
 def test_split_core_request(per_device, cores, want):
     split = AwsNeuronVendor(AwsNeuronConfig("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", per_device))
-    got = container_request(split, {"aws.amazon.com/neuroncore": cores})
-    assert (None if got is None else (got.nums, got.coresreq)) == want
+    got = request_of(split, {"aws.amazon.com/neuroncore": cores})
+    assert got == (EMPTY if want is None else (want[0], AWS, 0, 0, want[1]))
 
 
 @pytest.mark.parametrize(
@@ -301,7 +304,9 @@ FIT_CASES = [
         [],
         "1/1 ExclusiveDeviceAllocateConflict",
         id="TestDevices_Fit/mutex policy rejects used device",
-        marks=pytest.mark.xfail(strict=True, reason="v2.10.0 AWS Neuron Fit rejects a used device under mutex"),
+        marks=pytest.mark.xfail(
+            strict=True, reason="v2.10.0 AWS Neuron Fit rejects a used device under mutex"
+        ),
     ),
     pytest.param(
         [neuron("dev-0", 0, 0, 2, 3, 0, "trn"), neuron("dev-1", 1, 0, 2, 3, 0, "trn")],
@@ -328,7 +333,13 @@ FIT_CASES = [
         marks=pytest.mark.xfail(strict=True, reason="v2.10.0 AWS Neuron Fit rejects unhealthy devices first"),
     ),
     pytest.param(
-        [neuron("d", 0, 0, 2, 3, 0, "trn")], request(AWS, 1, 0, 0, 1), {}, True, 1, ["d"], "",
+        [neuron("d", 0, 0, 2, 3, 0, "trn")],
+        request(AWS, 1, 0, 0, 1),
+        {},
+        True,
+        1,
+        ["d"],
+        "",
         id="Test_checkType/the same type",
     ),
     pytest.param(

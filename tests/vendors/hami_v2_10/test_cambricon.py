@@ -12,7 +12,7 @@ import pytest
 
 from hami_sim.engine.vendors.cambricon import CambriconConfig, CambriconVendor
 
-from .harness import add_usage, as_tuple, chosen, container_request, device, fit, node_devices, node_object, request
+from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request, request_of, usage
 
 MLU = "MLU"
 POLICY = "hami.io/gpu-scheduler-policy"
@@ -28,7 +28,7 @@ vendor = CambriconVendor(
 
 
 def mlu(id, *, index=0, used=0, totalmem=1280, usedmem=0, usedcores=0, health=True):
-    return device(
+    return usage(
         id,
         index=index,
         count=100,
@@ -44,8 +44,8 @@ def mlu(id, *, index=0, used=0, totalmem=1280, usedmem=0, usedcores=0, health=Tr
 
 def test_get_node_devices_from_capacity():
     """Test_GetNodeDevices/test with valid configuration: vcore 1, vmemory 1 -> one MLU."""
-    node = node_object("test", capacity={"cambricon.com/mlu.smlu.vcore": 1, "cambricon.com/mlu.smlu.vmemory": 1})
-    [got] = node_devices(vendor, node)
+    n = node("test", capacity={"cambricon.com/mlu.smlu.vcore": 1, "cambricon.com/mlu.smlu.vmemory": 1})
+    [got] = node_devices(vendor, n)
     assert (got.index, got.id, got.count, got.devmem, got.devcore, got.type, got.numa, got.health) == (
         0,
         "test-cambricon-mlu-0",
@@ -64,8 +64,16 @@ def test_get_node_devices_from_capacity():
     [
         pytest.param({}, {}, None, id="Test_GenerateResourceRequests/don't set to limits and request"),
         pytest.param(
-            {"cambricon.com/mlu": "1", "cambricon.com/mlu.smlu.vmemory": "1000", "cambricon.com/mlu.smlu.vcore": "2"},
-            {"cambricon.com/mlu": "1", "cambricon.com/mlu.smlu.vmemory": "1000", "cambricon.com/mlu.smlu.vcore": "2"},
+            {
+                "cambricon.com/mlu": "1",
+                "cambricon.com/mlu.smlu.vmemory": "1000",
+                "cambricon.com/mlu.smlu.vcore": "2",
+            },
+            {
+                "cambricon.com/mlu": "1",
+                "cambricon.com/mlu.smlu.vmemory": "1000",
+                "cambricon.com/mlu.smlu.vcore": "2",
+            },
             (1, MLU, 256000, 0, 2),
             id="Test_GenerateResourceRequests/count, memory and cores set",
         ),
@@ -98,7 +106,7 @@ def test_get_node_devices_from_capacity():
     ],
 )
 def test_generate_resource_requests(limits, requests, want):
-    assert as_tuple(container_request(vendor, limits, requests)) == want
+    assert request_of(vendor, limits, requests) == (want or EMPTY)
 
 
 # (devices, request, annotations, ok, devices returned, chosen ids when ok, reason)
@@ -294,6 +302,6 @@ def test_check_type(req, want):
 
 def test_add_resource_usage():
     """TestDevices_AddResourceUsage/test add resource usage."""
-    dev = device("dev-0", usedcores=15, usedmem=2000)
-    assert add_usage(vendor, dev, chosen("dev-0", MLU, 1024, 50)) is None
+    dev = usage("dev-0", usedcores=15, usedmem=2000)
+    assert add_usage(vendor, dev, cdev("dev-0", MLU, usedmem=1024, usedcores=50)) is None
     assert (dev.used, dev.usedcores, dev.usedmem) == (1, 65, 3024)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from hami_sim.engine.model import InventoryError
 from hami_sim.engine.vendors.iluvatar import IluvatarConfig, IluvatarVendor
 
-from .harness import as_tuple, container_request, device, fit, node_devices, node_object, request
+from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
 
 CHIP = "MR-V100"
 REGISTER = "hami.io/node-MR-V100-register"
@@ -28,15 +27,22 @@ vendor = IluvatarVendor(
 
 
 def card(id, *, used=0, count=100, totalmem=128, usedcores=0, health=True):
-    return device(
-        id, count=count, used=used, totalmem=totalmem, totalcore=100, usedcores=usedcores, type=CHIP, health=health
+    return usage(
+        id,
+        count=count,
+        used=used,
+        totalmem=totalmem,
+        totalcore=100,
+        usedcores=usedcores,
+        type=CHIP,
+        health=health,
     )
 
 
-def test_get_node_devices_exist_device():
+def test_get_node_devices_exist_usage():
     """TestGetNodeDevices/exist device: the legacy 7-field format."""
     raw = "GPU-bad51c5a-ed4c-591d-91bf-c04a12e19eae,10,8192,100,MR-V100,0,true:"
-    [got] = node_devices(vendor, node_object("node-01", {REGISTER: raw}))
+    [got] = node_devices(vendor, node("node-01", annotations={REGISTER: raw}))
     assert (got.index, got.id, got.count, got.devcore, got.devmem, got.type, got.numa, got.health) == (
         0,
         "GPU-bad51c5a-ed4c-591d-91bf-c04a12e19eae",
@@ -59,26 +65,35 @@ def test_get_node_devices_exist_device():
 )
 def test_get_node_devices_error(raw):
     """Go returns an error and no devices: the node is unregistered for this chip."""
-    with pytest.raises(InventoryError):
-        node_devices(vendor, node_object("node-02", {REGISTER: raw}))
+    assert node_devices(vendor, node("node-02", annotations={REGISTER: raw})) == []
 
 
 def test_get_node_devices_no_annotation():
     """TestGetNodeDevices/no annotation: Go errors ``annos not found``; hami-sim answers "no devices of
     this chip" (the node is simply not an Iluvatar node; same effect: no devices)."""
-    assert node_devices(vendor, node_object("node-03")) == []
+    assert node_devices(vendor, node("node-03")) == []
 
 
 @pytest.mark.parametrize(
     ("limits", "requests", "want"),
     [
         pytest.param(
-            {"iluvatar.ai/MR-V100-vgpu": "1", "iluvatar.ai/MR-V100.vMem": "1000", "iluvatar.ai/MR-V100.vCore": "100"},
-            {"iluvatar.ai/MR-V100-vgpu": "1", "iluvatar.ai/MR-V100.vMem": "1000", "iluvatar.ai/MR-V100.vCore": "100"},
+            {
+                "iluvatar.ai/MR-V100-vgpu": "1",
+                "iluvatar.ai/MR-V100.vMem": "1000",
+                "iluvatar.ai/MR-V100.vCore": "100",
+            },
+            {
+                "iluvatar.ai/MR-V100-vgpu": "1",
+                "iluvatar.ai/MR-V100.vMem": "1000",
+                "iluvatar.ai/MR-V100.vCore": "100",
+            },
             (1, CHIP, 256000, 0, 100),
             id="Test_GenerateResourceRequests/all resources set to limits and requests",
         ),
-        pytest.param({}, {}, None, id="Test_GenerateResourceRequests/all resources don't set to limits and requests"),
+        pytest.param(
+            {}, {}, None, id="Test_GenerateResourceRequests/all resources don't set to limits and requests"
+        ),
         pytest.param(
             {"iluvatar.ai/MR-V100-vgpu": "1"},
             {"iluvatar.ai/MR-V100-vgpu": "1"},
@@ -102,7 +117,7 @@ def test_get_node_devices_no_annotation():
     ],
 )
 def test_generate_resource_requests(limits, requests, want):
-    assert as_tuple(container_request(vendor, limits, requests)) == want
+    assert request_of(vendor, limits, requests) == (want or EMPTY)
 
 
 FIT_CASES = [

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from hami_sim.engine.model import (
     ContainerDevice,
@@ -135,10 +136,19 @@ def fit(
     allocated: Sequence[Sequence[ContainerDevice]] = (),
     cordoned: Sequence[str] = (),
     default_policy: str = "",
+    pair_scores: Mapping[str, Mapping[str, int]] | None = None,
+    node_annotations: Mapping[str, str] | None = None,
 ) -> FitOutcome:
-    """``Fit(devices, request, pod, nodeInfo, allocated)``; ``request`` as a tuple or a request."""
+    """``Fit(devices, request, pod, nodeInfo, allocated)``; ``request`` as a tuple or a request.
+
+    ``pair_scores`` and ``node_annotations`` are what Go's ``NodeInfo`` carries besides the devices
+    (NVIDIA's topology scores; the node object's annotations, e.g. Ascend's ``hami-vnpu-core``).
+    """
     pod = pod_view(annotations)
-    state = NodeState("node", list(devices), {}, frozenset(cordoned))
+    scores = {uuid: dict(row) for uuid, row in (pair_scores or {}).items()}
+    state = NodeState("node", list(devices), scores, frozenset(cordoned))
+    if node_annotations and "annotations" in NodeState.__dataclass_fields__:
+        state = replace(state, annotations=dict(node_annotations))
     policy = resolve_gpu_policy(pod.annotations, default_policy, False)
     if _fit_takes_allocated(vendor):
         return vendor.fit(devices, _request(request), pod, state, policy, allocated=allocated)

@@ -18,6 +18,7 @@ import pytest
 from hami_sim.engine.vendors import HygonConfig, HygonVendor
 
 from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, request_of, usage
+from .sliced_fit import sliced_fit_cases
 
 DCU = "DCU"
 HYGON = HygonVendor()
@@ -177,165 +178,18 @@ def test_generate_resource_requests_memory_factor_overflow():
 
 
 # ---- TestDevices_Fit ------------------------------------------------------------------------------
-# (devices, request (nums, type, memreq, mem%, cores), annotations, fit, collected, ids, reason)
-def _two(totalmem):
-    return [dcu("dev-0", totalmem=totalmem), dcu("dev-1", index=1, totalmem=totalmem)]
-
-
-FIT_CASES = [
-    pytest.param(
-        [dcu("dev-0", totalmem=128), dcu("dev-1", totalmem=128)],
-        (1, DCU, 64, 0, 50),
-        {},
-        True,
-        1,
-        ["dev-1"],
-        "",
-        id="TestDevices_Fit/fit success",
-    ),
-    pytest.param(
-        [dcu(totalmem=128)],
-        (1, DCU, 512, 0, 50),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardInsufficientMemory",
-        id="TestDevices_Fit/fit fail: memory not enough",
-    ),
-    pytest.param(
-        [dcu(totalmem=1024, usedcores=100)],
-        (1, DCU, 512, 0, 50),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardInsufficientCore",
-        id="TestDevices_Fit/fit fail: core not enough",
-    ),
-    pytest.param(
-        [dcu(totalmem=128)],
-        (1, "OtherType", 512, 0, 50),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardTypeMismatch",
-        id="TestDevices_Fit/fit fail: type mismatch",
-    ),
-    pytest.param(
-        [dcu("dev-1")],
-        (2, DCU, 512, 0, 50),
-        {"hygon.com/use-gpuuuid": "dev-0"},
-        False,
-        0,
-        [],
-        "1/1 CardUuidMismatch",
-        id="TestDevices_Fit/fit fail: user assign use uuid mismatch",
-    ),
-    pytest.param(
-        [dcu("dev-0")],
-        (2, DCU, 512, 0, 50),
-        {"hygon.com/nouse-gpuuuid": "dev-0"},
-        False,
-        0,
-        [],
-        "1/1 CardUuidMismatch",
-        id="TestDevices_Fit/fit fail: user assign no use uuid match",
-    ),
-    pytest.param(
-        [dcu(used=100)],
-        (1, DCU, 512, 0, 50),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardTimeSlicingExhausted",
-        id="TestDevices_Fit/fit fail: card overused",
-    ),
-    pytest.param(
-        [dcu()],
-        (1, DCU, 512, 0, 120),
-        {},
-        True,
-        1,
-        ["dev-0"],
-        "",
-        id="TestDevices_Fit/fit success: but core limit can't exceed 100",
-    ),
-    pytest.param(
-        [dcu(used=20)],
-        (1, DCU, 512, 0, 100),
-        {},
-        False,
-        0,
-        [],
-        "1/1 ExclusiveDeviceAllocateConflict",
-        id="TestDevices_Fit/fit fail:  card exclusively",
-    ),
-    pytest.param(
-        [dcu(used=20, usedcores=100)],
-        (1, DCU, 512, 0, 0),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardComputeUnitsExhausted",
-        id="TestDevices_Fit/fit fail:  CardComputeUnitsExhausted",
-    ),
-    pytest.param(
-        [dcu(used=20, usedcores=10)],
-        (2, DCU, 512, 0, 20),
-        {},
-        False,
-        1,
-        [],
-        "1/1 AllocatedCardsInsufficientRequest",
-        id="TestDevices_Fit/fit fail:  AllocatedCardsInsufficientRequest",
-    ),
-    pytest.param(
-        [dcu(used=20, usedcores=10)],
-        (1, DCU, 0, 10, 20),
-        {},
-        True,
-        1,
-        ["dev-0"],
-        "",
-        id="TestDevices_Fit/fit success:  memory percentage",
-    ),
-    pytest.param(
-        [dcu(used=1, count=2, totalmem=128)],
-        (1, DCU, 64, 0, 50),
-        {"hami.io/gpu-scheduler-policy": "mutex"},
-        False,
-        0,
-        [],
-        "1/1 ExclusiveDeviceAllocateConflict",
-        id="TestDevices_Fit/mutex policy rejects used device",
-    ),
-    pytest.param(
-        _two(1280),
-        (3, DCU, 512, 0, 20),
-        {},
-        False,
-        2,
-        [],
-        "2/2 AllocatedCardsInsufficientRequest",
-        id="TestDevices_Fit/fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
-        marks=XFAIL(strict=True, reason="v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"),
-    ),
-    pytest.param(
-        [dcu(health=False)],
-        (1, DCU, 512, 0, 50),
-        {},
-        False,
-        0,
-        [],
-        "1/1 CardNotHealth",
-        id="TestDevices_Fit/fit fail: CardNotHealth",
-        marks=XFAIL(strict=True, reason="v2.10.0 Hygon Fit rejects an unhealthy device (CardNotHealth)"),
-    ),
-]
+FIT_CASES = sliced_fit_cases(
+    "TestDevices_Fit",
+    DCU,
+    "hygon.com/use-gpuuuid",
+    "hygon.com/nouse-gpuuuid",
+    xfail={
+        "fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards": (
+            "v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"
+        ),
+        "fit fail: CardNotHealth": "v2.10.0 Hygon Fit rejects an unhealthy device (CardNotHealth)",
+    },
+)
 
 
 @pytest.mark.parametrize(("devices", "request_", "annotations", "fits", "length", "ids", "reason"), FIT_CASES)

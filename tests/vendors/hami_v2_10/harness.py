@@ -49,6 +49,7 @@ __all__ = [
     "node",
     "add_usage",
     "score_node",
+    "registered",
 ]
 
 #: Go's zero ``ContainerDeviceRequest{}``
@@ -199,3 +200,8 @@ def score_node(
 ) -> float:
     """``ScoreNode(node, podDevices, previous, policy)``."""
     return vendor.score_node(pod_devices, previous, policy, pod_view(annotations))
+
+
+def registered(vendor: Vendor, node_obj: Mapping) -> list[DeviceUsage]:
+    """The node's devices of ``vendor`` as the scheduler's usage view (HAMi ``previous``)."""
+    return [DeviceUsage.from_info(info) for info in node_devices(vendor, node_obj)]

@@ -33,6 +33,7 @@ from hami_sim.engine.model import (
     PodRequests,
 )
 from hami_sim.engine.policy import resolve_gpu_policy
+from hami_sim.engine.reasons import gen_reason, parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
 
@@ -50,6 +51,8 @@ __all__ = [
     "add_usage",
     "score_node",
     "registered",
+    "gen_reason",
+    "parse_reason",
 ]
 
 #: Go's zero ``ContainerDeviceRequest{}``

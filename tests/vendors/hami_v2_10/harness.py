@@ -23,6 +23,8 @@ import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from hami_sim.engine.fit import PodFit, fit_pod
+from hami_sim.engine.fit import fit_in_devices as engine_fit_in_devices
 from hami_sim.engine.model import (
     ContainerDevice,
     ContainerDeviceRequest,
@@ -32,7 +34,7 @@ from hami_sim.engine.model import (
     NodeState,
     PodRequests,
 )
-from hami_sim.engine.policy import resolve_gpu_policy
+from hami_sim.engine.policy import pod_weights, resolve_gpu_policy
 from hami_sim.engine.reasons import gen_reason, parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
@@ -53,6 +55,8 @@ __all__ = [
     "registered",
     "gen_reason",
     "parse_reason",
+    "fit_in_devices",
+    "calc_score",
 ]
 
 #: Go's zero ``ContainerDeviceRequest{}``
@@ -208,3 +212,57 @@ def score_node(
 def registered(vendor: Vendor, node_obj: Mapping) -> list[DeviceUsage]:
     """The node's devices of ``vendor`` as the scheduler's usage view (HAMi ``previous``)."""
     return [DeviceUsage.from_info(info) for info in node_devices(vendor, node_obj)]
+
+
+def _vendor_map(vendors: Sequence[Vendor]) -> dict[str, Vendor]:
+    return {v.common_word: v for v in vendors}
+
+
+def fit_in_devices(
+    vendors: Sequence[Vendor],
+    devices: list[DeviceUsage],
+    requests: Mapping[str, ContainerDeviceRequest | tuple],
+    annotations: Mapping[str, str] | None = None,
+    *,
+    gpu_policy: str = "",
+) -> tuple[str, dict[str, list[list[ContainerDevice]]]]:
+    """``fitInDevices(node, requests, pod, nodeInfo, devinput, weights)`` for one container: the
+    reason ("" = fits) and the devices per vendor type (Go's ``devinput``). Mutates ``devices``."""
+    pod = pod_view(annotations)
+    state = NodeState("node-1", devices, {}, frozenset())
+    policy = resolve_gpu_policy(pod.annotations, gpu_policy, False)
+    reqs = {key: _request(value) for key, value in requests.items()}
+    allocated: dict[str, list[list[ContainerDevice]]] = {}
+    reason = engine_fit_in_devices(
+        state, reqs, pod, _vendor_map(vendors), policy, pod_weights(pod.annotations), [], {}, allocated
+    )
+    return reason, allocated
+
+
+def calc_score(
+    vendors: Sequence[Vendor],
+    nodes: Mapping[str, tuple[list[DeviceUsage], str]],
+    containers: Sequence[Mapping[str, ContainerDeviceRequest | tuple]],
+    *,
+    init_count: int = 0,
+    annotations: Mapping[str, str] | None = None,
+    pair_scores: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+    node_policy: str = "binpack",
+) -> dict[str, PodFit]:
+    """``calcScore(nodes, requests, pod, failedNodes)``: one ``PodFit`` per node.
+
+    ``nodes`` maps a node name to (devices, the node's GPU policy: Go's ``DeviceUsageList.Policy``);
+    ``containers`` holds one ``{type: request}`` per container, init containers first (Go's
+    ``PodDeviceRequests``). Raises the engine's ``WeightsError`` for a bad weights annotation.
+    """
+    annotations = dict(annotations or {})
+    weights = pod_weights(annotations)
+    reqs = tuple({key: _request(value) for key, value in c.items()} for c in containers)
+    pod = PodView("pod", "default", "", annotations, PodRequests(reqs, init_count))
+    out: dict[str, PodFit] = {}
+    for name, (devices, gpu_policy) in nodes.items():
+        scores = {uuid: dict(row) for uuid, row in ((pair_scores or {}).get(name) or {}).items()}
+        state = NodeState(name, list(devices), scores, frozenset())
+        policy = resolve_gpu_policy(annotations, gpu_policy, False)
+        out[name] = fit_pod(state, pod, _vendor_map(vendors), policy, weights, node_policy)
+    return out

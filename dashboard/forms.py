@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 from django import forms
 
+from hami_sim import safeyaml
 from profiles.models import NodeGroup
 
 __all__ = ["WhatIfForm"]
@@ -15,6 +16,7 @@ EXPANDERS = [("least-waste", "least-waste"), ("most-pods", "most-pods"), ("least
 class WhatIfForm(forms.Form):
     pod = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
+        max_length=256 * 1024,  # pure-Python YAML: bound the parse work (issue 16)
         help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).",
     )
     count = forms.IntegerField(min_value=1, max_value=10000, initial=1, help_text="replicas")
@@ -29,7 +31,7 @@ class WhatIfForm(forms.Form):
     def clean_pod(self) -> dict:
         text = self.cleaned_data["pod"]
         try:
-            data = yaml.safe_load(text)  # JSON is YAML
+            data = safeyaml.load(text)  # JSON is YAML; no aliases, bounded depth
         except yaml.YAMLError as exc:
             raise forms.ValidationError(f"not YAML or JSON: {str(exc).splitlines()[0]}") from None
         if not isinstance(data, dict):

@@ -22,6 +22,8 @@ from typing import Any
 import orjson
 import yaml
 
+from hami_sim import safeyaml
+
 __all__ = [
     "parse_reason_counts",
     "parse_triggered_scale_up",
@@ -115,7 +117,7 @@ def parse_autoscaler_status(text: str) -> tuple[dict[str, Any], str]:
     Returns (parsed mapping or {}, error text or "").
     """
     try:
-        data = yaml.safe_load(text or "")
+        data = safeyaml.load(text or "")
     except yaml.YAMLError as exc:
         return {}, f"not YAML: {exc}".splitlines()[0]
     if not isinstance(data, dict):

@@ -19,8 +19,12 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from simple_history.models import HistoricalRecords
 
+from hami_sim.engine.quantity import QuantityError, parse_quantity
+
 from .choices import DriftKind, InventorySource, Severity, Vendor
 from .constants import DEFAULT_CAPACITY
+
+_INT64_MAX = 2**63 - 1
 
 __all__ = [
     "TaskRun",
@@ -72,6 +76,27 @@ def _check_str_map(value: object, field: str) -> None:
         raise ValidationError({field: f"{field} must be an object of string keys to string values"})
 
 
+def _check_quantities(value: dict, field: str) -> None:
+    """Every value a non-negative Kubernetes quantity within int64, as the API server would demand.
+
+    Without this ``"1e309"`` or ``"-1Gi"`` was stored and rendered into every template node
+    (issue 16 item 11); the engine then refused those nodes at request time, far from the edit.
+    """
+    problems = []
+    for key, text in value.items():
+        try:
+            number = parse_quantity(text)
+        except QuantityError as exc:
+            problems.append(f"{key}: {text[:40]!r} is not a Kubernetes quantity ({exc})")
+            continue
+        if number < 0:
+            problems.append(f"{key}: {text!r} is negative; capacities are zero or more")
+        elif number > _INT64_MAX:
+            problems.append(f"{key}: {text!r} is larger than a node can report (int64)")
+    if problems:
+        raise ValidationError({field: problems})
+
+
 class NodeGroup(models.Model):
     """A CA node group (``name`` = CA's node group id) and the rule for its template inventories."""
 
@@ -117,6 +142,7 @@ class NodeGroup(models.Model):
         _check_str_map(self.match_labels, "match_labels")
         _check_str_map(self.labels, "labels")
         _check_str_map(self.capacity, "capacity")
+        _check_quantities(self.capacity, "capacity")
         if not isinstance(self.taints, list) or not all(
             isinstance(t, dict) and t.get("key") for t in self.taints
         ):

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 import yaml
 from django.db import transaction
 
+from hami_sim import safeyaml
+
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, replace_rows
 from .models import DeviceProfile, NodeGroup, profile_edit
 
@@ -109,12 +111,12 @@ def export_profiles(queryset=None) -> dict:
 
 
 def dump_yaml(data: dict) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return safeyaml.dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 def _load(text: str) -> list:
     try:
-        data = yaml.safe_load(text)
+        data = safeyaml.load(text)  # no aliases, bounded depth (issue 16)
     except yaml.YAMLError as exc:
         raise ProfileImportError(f"not valid YAML: {exc}") from None
     if isinstance(data, Mapping):

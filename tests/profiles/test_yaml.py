@@ -9,6 +9,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from hami_sim import safeyaml
+
 pytestmark = [pytest.mark.django_db]
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "profiles.yaml"
 
@@ -87,7 +89,7 @@ def test_invalid_file_names_the_entry_and_changes_nothing(tmp_path, mutate, mess
     data["node_groups"][0]["description"] = "edited"  # a valid change that must not land either
     mutate(data)
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(safeyaml.dump(data))  # plain YAML: the importer refuses aliases
     before = snapshot()
     with pytest.raises(CommandError) as raised:
         call_command("import_profiles", str(path), stdout=StringIO())

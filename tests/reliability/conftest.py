@@ -25,3 +25,34 @@ def child_database_url(transactional_db) -> str | None:
     if name and ":memory:" not in name and "mode=memory" not in name:
         return f"sqlite:///{name}"
     return None
+
+
+@pytest.fixture
+def make_probe_world(db, django_user_model):
+    """What the hardening probes expect to exist: a node group ``gpu-a10`` with a profile, a viewer
+    (logged in, no permissions) and an operator (member of the ``operators`` group). Returns
+    (viewer, operator)."""
+    from django.contrib.auth.models import Group
+
+    from profiles.models import DeviceProfile, NodeGroup
+
+    group = NodeGroup.objects.create(name="gpu-a10", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
+    profile = DeviceProfile.objects.create(node_group=group, vendor="NVIDIA")
+    profile.set_rows(
+        [
+            {
+                "type": "NVIDIA A10G",
+                "devmem": 23028,
+                "devcore": 100,
+                "count": 10,
+                "numa": 0,
+                "mode": "hami-core",
+                "mig_profiles": [],
+                "quantity": 4,
+            }
+        ]
+    )
+    viewer = django_user_model.objects.create_user("probe-viewer", password="probe-viewer-pw-1")
+    operator = django_user_model.objects.create_user("probe-operator", password="probe-operator-pw-1")
+    operator.groups.add(Group.objects.get_or_create(name="operators")[0])
+    return viewer, operator

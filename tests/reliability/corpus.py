@@ -553,3 +553,64 @@ SESSION_ERRORS: list[Case] = [
         extra={"path": "/api/v1/sessions/{id}/placements/uid-nobody", "method": "delete"},
     ),
 ]
+
+
+# -- issue 16: hostile requests against the whole HTTP surface ----------------------------------------
+#
+# Each ``Probe`` is one request from the hardening issue (its item number in ``item``), sent as
+# ``auth``: "anon" (no credentials), "viewer" (logged in, no model permissions), "operator" (in the
+# ``operators`` group). ``statuses`` are the acceptable answers (never a 5xx); ``expect`` is a fragment
+# the answer must contain. tests/reliability/test_hardening.py replays them through Django's test
+# client; test_gunicorn_corpus.py replays every case of this file against gunicorn.
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    item: int
+    method: str
+    path: str
+    body: bytes | dict = b""
+    statuses: tuple[int, ...] = (400,)
+    expect: str = ""
+    auth: str = "operator"
+    content_type: str = JSON
+
+
+def _alias_bomb(levels: int = 9, fan: int = 10) -> str:
+    """``levels`` anchors, each a list of ``fan`` aliases of the previous one: fan**levels leaves."""
+    lines = ['a0: &a0 ["lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fan) + "]")
+    return "kind: Pod\nspec: {containers: []}\n" + "\n".join(lines) + "\n"
+
+
+def _deep_yaml(depth: int) -> str:
+    return "kind: Pod\nspec: {containers: []}\nx: " + "[" * depth + "1" + "]" * depth + "\n"
+
+
+def _what_if(pod_text: str) -> dict:
+    return {"pod": pod_text, "count": "1", "groups": ["gpu-a10"], "expander": "least-waste"}
+
+
+def _group(**capacity: str) -> bytes:
+    return orjson.dumps({"name": "probe-group", "capacity": {"cpu": "8", **capacity}})
+
+
+HARDENING: list[Probe] = [
+    # item 6: YAML alias bombs are refused before they expand
+    Probe("what-if-alias-bomb", 6, "POST", "/what-if/", _what_if(_alias_bomb()), expect="aliases"),
+    Probe("what-if-merge-key-alias", 6, "POST", "/what-if/",
+          _what_if("base: &b {name: c}\nkind: Pod\nspec:\n  containers: [{<<: *b}]\n"), expect="aliases"),
+    # item 5 (YAML part): deep nesting is a 400, not a RecursionError
+    Probe("what-if-yaml-900-deep", 5, "POST", "/what-if/", _what_if(_deep_yaml(900)), expect="nested deeper"),
+    # item 11: capacities must be Kubernetes quantities, non-negative, within int64
+    Probe("group-capacity-1e309", 11, "POST", "/api/v1/node-groups/", _group(memory="1e309"),
+          expect="not a Kubernetes quantity"),
+    Probe("group-capacity-negative", 11, "POST", "/api/v1/node-groups/", _group(memory="-1Gi"),
+          expect="negative"),
+    Probe("group-capacity-beyond-int64", 11, "POST", "/api/v1/node-groups/", _group(memory="9Ei"),
+          expect="int64"),
+    Probe("group-capacity-garbage", 11, "POST", "/api/v1/node-groups/", _group(pods="lots"),
+          expect="not a Kubernetes quantity"),
+]  # fmt: skip

@@ -28,6 +28,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy hami_sim/engine
 
 bench: $(STAMP)
 	$(PY) bench/filter_bench.py

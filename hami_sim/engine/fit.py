@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import reasons as R
-from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState, PodView
 from .policy import GpuPolicy, Weights, compute_device_scores, f32, node_score, sort_devices
-from .requests import PodView
 from .vendors.base import Vendor
 
 __all__ = ["PodFit", "fit_in_devices", "fit_pod", "vendor_node_score"]
@@ -55,8 +54,9 @@ def fit_in_devices(
 ) -> str:
     """Fit one container on ``node`` (mutating its usage). Returns "" on success, else the reason.
 
-    ``allocated`` (optional) holds the earlier containers' devices per vendor type; vendors with
-    ``needs_allocated`` read it, and this container's devices are appended to it on success.
+    ``allocated`` (optional) holds the earlier containers' devices per vendor type; every vendor's
+    Fit gets its own type's list (HAMi's ``allocated``), and this container's devices are appended
+    to it on success.
     """
     devices = node.devices
     compute_device_scores(devices, requests, weights)
@@ -69,11 +69,8 @@ def fit_in_devices(
         type_devices = [dev for dev in devices if needle in dev.type.lower()]
         if request.nums > len(type_devices) and not vendor.is_mig_request(request, type_devices, pod):
             return R.NODE_INSUFFICIENT_DEVICE
-        if vendor.needs_allocated:
-            earlier = allocated.get(vtype, ()) if allocated is not None else ()
-            outcome = vendor.fit(type_devices, request, pod, node, policy, allocated=earlier)
-        else:
-            outcome = vendor.fit(type_devices, request, pod, node, policy)
+        earlier = allocated.get(vtype, ()) if allocated is not None else ()
+        outcome = vendor.fit(type_devices, request, pod, node, policy, earlier)
         if not outcome.ok:
             device_reasons.update(outcome.device_reasons)
             return outcome.reason

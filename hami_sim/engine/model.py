@@ -15,6 +15,7 @@ __all__ = [
     "ContainerDeviceRequest",
     "ContainerDevice",
     "PodRequests",
+    "PodView",
     "NodeState",
     "InventoryError",
 ]
@@ -163,6 +164,27 @@ class PodRequests:
     @property
     def has_requests(self) -> bool:
         return any(self.containers)
+
+
+@dataclass(slots=True)
+class PodView:
+    """What the engine needs of a pod: identity, annotations and parsed device requests.
+
+    Lives here, beside the requests it carries, so that both ``requests.py`` (which builds it) and
+    the vendors (whose Fit reads it) import it from below instead of from each other.
+    """
+
+    name: str
+    namespace: str
+    uid: str
+    annotations: dict[str, str]
+    requests: PodRequests
+    owner: str = ""
+
+    @property
+    def key(self) -> str:
+        """The pod's id in sessions and estimates: ``metadata.uid``, else ``<namespace>/<name>``."""
+        return self.uid or f"{self.namespace}/{self.name}"
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ Scores are float32 in HAMi. We compute each operation in double and round to flo
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .model import ContainerDeviceRequest, DeviceUsage
@@ -41,7 +41,8 @@ _F32 = struct.Struct("f")
 
 def f32(value: float) -> float:
     """Round a double to the nearest float32 (as Go's ``float32(x)``)."""
-    return _F32.unpack(_F32.pack(value))[0]
+    rounded: float = _F32.unpack(_F32.pack(value))[0]
+    return rounded
 
 
 def go_quote(text: str) -> str:
@@ -196,9 +197,9 @@ def compute_device_scores(
         dev.score = device_score(dev, requests, weights)
 
 
-def _chain_key(chain: tuple[str, ...]):
-    def key(dev: DeviceUsage):
-        parts = []
+def _chain_key(chain: tuple[str, ...]) -> Callable[[DeviceUsage], tuple[float, ...]]:
+    def key(dev: DeviceUsage) -> tuple[float, ...]:
+        parts: list[float] = []
         for token in chain:
             if token == "binpack":
                 parts.append(dev.score)

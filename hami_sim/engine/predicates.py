@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .quantity import QuantityError, as_int64, parse_quantity
 from .requests import PodError
@@ -51,7 +52,7 @@ class Resources:
         return Resources(self.cpu, self.memory, self.ephemeral, self.pods)
 
 
-def _ceil(value) -> int:
+def _ceil(value: Fraction) -> int:
     """``Quantity.Value()``/``MilliValue()`` round up, as kube-scheduler reads them."""
     return math.ceil(value)
 

@@ -7,34 +7,17 @@ not have decoded them), never an exception deeper in the engine.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from .model import ContainerDeviceRequest, PodRequests
+from .model import ContainerDeviceRequest, PodRequests, PodView
 from .quantity import QuantityError, parse_quantity
 from .vendors.base import ResourceGetter, Vendor
 
+# ``PodView`` is re-exported: it lives in ``model`` (the vendors read it too)
 __all__ = ["PodError", "PodView", "parse_pod", "pod_id"]
 
 
 class PodError(ValueError):
     """A pod that cannot be decoded as a Kubernetes Pod."""
-
-
-@dataclass(slots=True)
-class PodView:
-    """What the engine needs of a pod: identity, annotations and parsed device requests."""
-
-    name: str
-    namespace: str
-    uid: str
-    annotations: dict[str, str]
-    requests: PodRequests
-    owner: str = ""
-
-    @property
-    def key(self) -> str:
-        """The pod's id in sessions and estimates: ``metadata.uid``, else ``<namespace>/<name>``."""
-        return self.uid or f"{self.namespace}/{self.name}"
 
 
 def _mapping(value: object, where: str) -> Mapping:

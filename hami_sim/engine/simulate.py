@@ -20,8 +20,6 @@ from .model import DeviceInfo, DeviceUsage, InventoryError, NodeState
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import PodView, parse_pod
 from .vendors import Vendor, default_vendors
-from .vendors.base import go_parse_bool
-from .vendors.nvidia import NUMA_BIND
 
 __all__ = [
     "EngineConfig",
@@ -190,7 +188,7 @@ class Simulator:
         # HAMi reads the weights only for pods that request a device (calcScore runs after the
         # no-request early return), so a bad annotation on such a pod is not an error.
         weights = pod_weights(annotations) if view.requests.has_requests else Weights()
-        numa_bind = go_parse_bool(annotations.get(NUMA_BIND))
+        numa_bind = any(vendor.binds_numa(annotations) for vendor in self._vendor_list)
         gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind)
         node_policy = resolve_node_policy(annotations, self.config.node_policy)
         key = _digest(repr(view.requests), sorted(annotations.items()), node_policy)

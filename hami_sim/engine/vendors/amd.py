@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter, check_type, check_uuid
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_type, check_uuid
 from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, Rejections, go_div, quantity_int
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = ["AmdConfig", "AmdVendor", "AMD", "AMD_REGISTER"]
 
@@ -41,7 +41,7 @@ class AmdConfig:
     resource_core_name: str = "amd.com/gpucores"
 
 
-class AmdVendor(ConfiguredVendor, RegisteredVendor):
+class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
     common_word = AMD
     config_class = AmdConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
@@ -81,6 +81,7 @@ class AmdVendor(ConfiguredVendor, RegisteredVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         """AMD's own Fit, not ``common_fit``: a case-insensitive type, memory 0 = the whole card, cores
         as a CU percentage (a whole-memory request takes every CU), the model recorded as the type."""

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from ..policy import f32
-from .base import FitOutcome, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import ChipVendor, common_fit, int32, requested_count, resource_value, sliced_request
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = ["VnpuTemplate", "AscendConfig", "AscendVendor", "DEFAULT_ASCEND_CONFIGS", "ascend_vendors"]
 
@@ -147,7 +147,7 @@ def _network_id(dev: DeviceUsage) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-class AscendVendor(ChipVendor):
+class AscendVendor(ChipVendor[AscendConfig]):
     empty_error = "no device found on node"
     register_format = "hami.io/node-register-{}"
     resource_fields = ("resource_name", "resource_memory_name", "resource_core_name")
@@ -172,6 +172,7 @@ class AscendVendor(ChipVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         topology = self.common_word.startswith(ASCEND_910_PREFIX) and all(
             _network_id(dev) is not None for dev in devices
@@ -203,7 +204,14 @@ class AscendVendor(ChipVendor):
             return FitOutcome(False, [], R.gen_reason(counts, len(devices)), outcome.device_reasons)
         return FitOutcome(True, chosen, "", outcome.device_reasons)
 
-    def _partial_reason(self, devices, request, pod, node, policy) -> str:
+    def _partial_reason(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+    ) -> str:
         # the normal run gives the same per-device reasons plus the partial-collection count
         return common_fit(self.common_word, self.rules, devices, request, pod, node, policy).reason
 

@@ -23,7 +23,7 @@ from ..model import (
     InventoryError,
     NodeState,
 )
-from .base import FitOutcome, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import (
     CapacityVendor,
     ConfiguredVendor,
@@ -41,8 +41,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = ["AwsNeuronConfig", "AwsNeuronVendor", "AWS_NEURON", "INSTANCE_TYPE_LABEL"]
 
@@ -110,7 +110,7 @@ def _core_usage(usage: int, require: int) -> int:
     return 3 - usage
 
 
-class AwsNeuronVendor(ConfiguredVendor, CapacityVendor):
+class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
     common_word = AWS_NEURON
     config_class = AwsNeuronConfig
     resource_fields = ("resource_count_name", "resource_core_name")
@@ -174,12 +174,13 @@ class AwsNeuronVendor(ConfiguredVendor, CapacityVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         if request.nums > 1:
             alloc = graph_select(devices, request.nums, node.cordoned)
             if not alloc:
                 return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
-            by_index = {}
+            by_index: dict[int, DeviceUsage] = {}
             for dev in devices:
                 by_index.setdefault(dev.index, dev)
             chosen = [

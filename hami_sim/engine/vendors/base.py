@@ -8,15 +8,26 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
-__all__ = ["FitOutcome", "Vendor", "ResourceGetter", "go_parse_bool", "check_uuid", "check_type"]
+__all__ = [
+    "FitOutcome",
+    "PriorDevices",
+    "Vendor",
+    "ResourceGetter",
+    "go_parse_bool",
+    "check_uuid",
+    "check_type",
+]
+
+#: HAMi's ``allocated``: per earlier container of the pod, the devices this vendor gave it
+PriorDevices: TypeAlias = Sequence[Sequence[ContainerDevice]]
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
@@ -84,11 +95,6 @@ class Vendor(ABC):
 
     #: the request/device Type key (HAMi ``CommonWord``), e.g. ``NVIDIA``
     common_word: str = ""
-    #: True: ``fit`` takes ``allocated=`` (HAMi's ``allocated *PodDevices``), the devices this
-    #: vendor already gave the pod's earlier containers of the same phase (init containers among
-    #: themselves, app containers among themselves). Only vendors whose ``CustomFilterRule`` reads
-    #: it set this, so every other ``fit`` keeps its five-argument signature.
-    needs_allocated: bool = False
 
     @abstractmethod
     def resource_names(self) -> frozenset[str]:
@@ -127,8 +133,23 @@ class Vendor(ABC):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
-        """``Fit``: choose devices from ``devices`` (sorted by policy) or explain why not."""
+        """``Fit``: choose devices from ``devices`` (sorted by policy) or explain why not.
+
+        One signature for every vendor, as HAMi's ``Fit(devices, request, pod, nodeInfo, allocated)``:
+        ``allocated`` is what this vendor already gave the pod's earlier containers of the same phase
+        (init containers among themselves, app containers among themselves), one list per container.
+        The engine always passes it; only vendors whose ``CustomFilterRule`` reads it look at it.
+        """
+
+    def binds_numa(self, annotations: Mapping[str, str]) -> bool:
+        """Whether the pod's annotations ask this vendor for single-NUMA placement.
+
+        The simulator puts the ``numa`` GPU policy first when any vendor says so (NVIDIA's
+        ``nvidia.com/numa-bind``), so it never has to name a vendor's annotation itself.
+        """
+        return False
 
     def is_mig_request(
         self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView

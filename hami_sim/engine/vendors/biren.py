@@ -24,7 +24,7 @@ class BirenConfig:
     resource_count_name: str = "birentech.com/gpu"
 
 
-class BirenVendor(WholeDeviceVendor):
+class BirenVendor(WholeDeviceVendor[BirenConfig]):
     common_word = BIREN
     config_class = BirenConfig
     register_key = BIREN_REGISTER

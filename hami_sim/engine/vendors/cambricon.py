@@ -34,7 +34,7 @@ class CambriconConfig:
     resource_core_name: str = "cambricon.com/mlu.smlu.vcore"
 
 
-class CambriconVendor(ConfiguredVendor, CapacityVendor):
+class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     common_word = MLU
     config_class = CambriconConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
@@ -46,7 +46,7 @@ class CambriconVendor(ConfiguredVendor, CapacityVendor):
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         return self.core_split_devices(
-            node, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"
+            node, self.config, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:

@@ -17,9 +17,9 @@ type check, the exact UUID lists), the vendor module keeps its own code and says
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from .. import reasons as R
 from ..annotations import AnnotationError, decode_device_json, decode_legacy
@@ -32,11 +32,11 @@ from ..model import (
     NodeState,
 )
 from ..quantity import QuantityError, as_int64, parse_quantity
-from .base import FitOutcome, ResourceGetter, Vendor, check_type, check_uuid
+from .base import FitOutcome, PriorDevices, ResourceGetter, Vendor, check_type, check_uuid
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = [
     "MAX_INT32",
@@ -58,6 +58,36 @@ __all__ = [
 ]
 
 MAX_INT32 = 2**31 - 1
+
+
+class CountConfig(Protocol):
+    """A config block naming the pod resource that counts devices (every count-request vendor)."""
+
+    @property
+    def resource_count_name(self) -> str: ...
+
+
+class CountMemoryCoreConfig(CountConfig, Protocol):
+    """A config block with count, memory and core resource names (Cambricon, Hygon, Iluvatar)."""
+
+    @property
+    def resource_memory_name(self) -> str: ...
+
+    @property
+    def resource_core_name(self) -> str: ...
+
+
+class ChipConfig(Protocol):
+    """One chip entry of a per-chip family (Ascend ``vnpus:``, Iluvatar ``iluvatars:``)."""
+
+    @property
+    def common_word(self) -> str: ...
+
+
+#: a vendor's config block (a frozen dataclass of HAMi device-config fields)
+C = TypeVar("C")
+CountC = TypeVar("CountC", bound=CountConfig)
+ChipC = TypeVar("ChipC", bound=ChipConfig)
 
 
 def go_div(a: int, b: int) -> int:
@@ -317,7 +347,7 @@ def common_fit(
 
 
 def same_device_rule(
-    allocated: Sequence[Sequence[ContainerDevice]],
+    allocated: PriorDevices,
 ) -> Callable[[DeviceUsage, ContainerDeviceRequest], str] | None:
     """Moore Threads' and MetaX's ``customFilterRule`` ("needs all devices on a device").
 
@@ -336,22 +366,23 @@ def same_device_rule(
     return accept
 
 
-class ConfiguredVendor(Vendor):
+class ConfiguredVendor(Vendor, Generic[C]):
     """A vendor configured by one HAMi device-config block (a frozen dataclass of resource names).
 
+    Generic over the config class, so each backend reads its own fields with their types.
     ``resource_fields`` names the config fields holding pod resource names (``resource_names``);
     ``capacity_fields`` those also read from ``node.status.capacity`` (capacity vendors). Vendors whose
     HAMi backend treats an unset (empty) name as "not configured" set ``drop_unset_names``; the others
     report every configured name as HAMi's ``ResourceNames`` does.
     """
 
-    config_class: type
+    config_class: type[C]
     resource_fields: tuple[str, ...] = ()
     capacity_fields: tuple[str, ...] = ()
     drop_unset_names: bool = False
 
-    def __init__(self, config: object | None = None) -> None:
-        self.config = config or self.config_class()
+    def __init__(self, config: C | None = None) -> None:
+        self.config: C = config if config is not None else self.config_class()
         if self.capacity_fields:
             self.capacity_names = tuple(getattr(self.config, name) for name in self.capacity_fields)
 
@@ -374,6 +405,7 @@ class CommonFitVendor(Vendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
 
@@ -409,7 +441,7 @@ class RegisteredVendor(CommonFitVendor):
         """Per-vendor fix-ups HAMi applies after decoding (e.g. Biren/Vastai force devcore 100)."""
 
 
-class ChipVendor(ConfiguredVendor, RegisteredVendor):
+class ChipVendor(ConfiguredVendor[ChipC], RegisteredVendor):
     """One backend per configured chip (Ascend ``vnpus:``, Iluvatar ``iluvatars:``), named by the chip.
 
     The registration key follows ``register_format``; UUID selection is ``hami.io/use-<chip>-uuid`` /
@@ -418,9 +450,9 @@ class ChipVendor(ConfiguredVendor, RegisteredVendor):
 
     register_format: str = ""
 
-    def __init__(self, config: object) -> None:  # a chip is always configured: no default config
+    def __init__(self, config: ChipC) -> None:  # a chip is always configured: no default config
         self.config = config
-        cw = config.common_word  # type: ignore[attr-defined]
+        cw = config.common_word
         self.common_word = cw
         self.register_key = self.register_format.format(cw)
         self.rules = FitRules(f"hami.io/use-{cw}-uuid", f"hami.io/no-use-{cw}-uuid")
@@ -463,12 +495,12 @@ class CapacityVendor(CommonFitVendor):
         )
 
     def core_split_devices(
-        self, node: Mapping, *, per_card: int, memory_unit: int, id_infix: str
+        self, node: Mapping, config: CountMemoryCoreConfig, *, per_card: int, memory_unit: int, id_infix: str
     ) -> list[DeviceInfo]:
         """Cambricon's and Moore Threads' shared layout: ``capacity[cores] / per_card`` cards (rounded
         up: HAMi loops while ``i * per_card < cores``), split count 100, ``per_card`` cores each and
         ``capacity[memory] x memory_unit`` MiB spread over them (int32, as HAMi computes it)."""
-        c = self.config  # type: ignore[attr-defined]
+        c = config
         cores = capacity_int(node, c.resource_core_name)
         if cores <= 0:
             return []
@@ -489,8 +521,6 @@ class SameDeviceVendor(CapacityVendor):
     """A capacity vendor whose Fit adds HAMi's "needs all devices on a device" ``customFilterRule``
     (Moore Threads, MetaX GPU): ``fit`` reads the devices earlier containers of the pod got."""
 
-    needs_allocated = True
-
     def fit(
         self,
         devices: list[DeviceUsage],
@@ -498,7 +528,7 @@ class SameDeviceVendor(CapacityVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
-        allocated: Sequence[Sequence[ContainerDevice]] = (),
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         return common_fit(
             self.common_word,
@@ -512,7 +542,7 @@ class SameDeviceVendor(CapacityVendor):
         )
 
 
-class CountRequestVendor(ConfiguredVendor):
+class CountRequestVendor(ConfiguredVendor[CountC]):
     """A vendor whose only pod resource is a device count (``resource_count_name``): every container
     asking ``N`` gets the fixed (memory, memory %, cores) of ``count_request`` per device."""
 
@@ -521,13 +551,13 @@ class CountRequestVendor(ConfiguredVendor):
     count_request: tuple[int, int, int] = (0, 100, 0)
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        nums = requested_count(resources, self.config.resource_count_name)  # type: ignore[attr-defined]
+        nums = requested_count(resources, self.config.resource_count_name)
         if nums is None:
             return None
         return ContainerDeviceRequest(nums, self.common_word, *self.count_request)
 
 
-class WholeDeviceVendor(CountRequestVendor, RegisteredVendor):
+class WholeDeviceVendor(CountRequestVendor[CountC], RegisteredVendor):
     """The count-only JSON vendors (Biren, Vastai): a ``[]DeviceInfo`` registration whose ``devcore``
     HAMi forces to 100, and ``N`` whole devices per request (0 MiB, 100 %, 0 cores)."""
 
@@ -561,7 +591,7 @@ def sliced_request(nums: int, vendor: str, memnum: int, corenum: int) -> Contain
 def count_memory_core_request(
     resources: ResourceGetter,
     vendor: str,
-    config: object,
+    config: CountMemoryCoreConfig,
     *,
     memory_scale: int = 1,
     default_cores: int = 0,
@@ -572,11 +602,11 @@ def count_memory_core_request(
 
     ``config`` carries ``resource_count_name``, ``resource_memory_name`` and ``resource_core_name``.
     """
-    nums = requested_count(resources, config.resource_count_name)  # type: ignore[attr-defined]
+    nums = requested_count(resources, config.resource_count_name)
     if nums is None:
         return None
-    memnum = resource_int32(resources, config.resource_memory_name, scale=memory_scale)  # type: ignore[attr-defined]
-    corenum = resource_int32(resources, config.resource_core_name, default=default_cores)  # type: ignore[attr-defined]
+    memnum = resource_int32(resources, config.resource_memory_name, scale=memory_scale)
+    corenum = resource_int32(resources, config.resource_core_name, default=default_cores)
     return sliced_request(nums, vendor, memnum, corenum)
 
 
@@ -639,6 +669,9 @@ __all__ += [
     "Rejections",
     "core_reason",
     "ConfiguredVendor",
+    "CountConfig",
+    "CountMemoryCoreConfig",
+    "ChipConfig",
     "CommonFitVendor",
     "ChipVendor",
     "SameDeviceVendor",

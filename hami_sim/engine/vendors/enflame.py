@@ -29,7 +29,7 @@ from ..model import (
     NodeState,
 )
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import (
     MAX_INT32,
     CapacityVendor,
@@ -44,8 +44,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = [
     "EnflameConfig",
@@ -78,7 +78,7 @@ class EnflameConfig:
     resource_core_name: str = "enflame.com/gcu-core"
 
 
-class EnflameGcuVendor(CountRequestVendor, CapacityVendor):
+class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
     """Whole, exclusive Enflame GCUs from node capacity (HAMi ``gcu.go``)."""
 
     common_word = GCU
@@ -101,6 +101,7 @@ class EnflameGcuVendor(CountRequestVendor, CapacityVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         """Only the type and "is the GCU idle" are checked; a placement takes the whole card.
 
@@ -208,7 +209,7 @@ def _quantity_value(raw: object) -> int | None:
         return None
 
 
-class EnflameDrsVendor(ConfiguredVendor):
+class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
     """Enflame DRS slices (vGCU)."""
 
     common_word = ENFLAME
@@ -313,6 +314,7 @@ class EnflameDrsVendor(ConfiguredVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         profile = _select_profile(devices, request)
         if profile is None:

@@ -49,7 +49,7 @@ def check_dcu_type(annotations: Mapping[str, str], card_type: str) -> bool:
     return True
 
 
-class HygonVendor(ConfiguredVendor, RegisteredVendor):
+class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
     common_word = DCU
     config_class = HygonConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")

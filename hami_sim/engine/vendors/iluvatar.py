@@ -35,7 +35,7 @@ class IluvatarConfig:
         return cls(chip, f"iluvatar.ai/{chip}-vgpu", f"iluvatar.ai/{chip}.vMem", f"iluvatar.ai/{chip}.vCore")
 
 
-class IluvatarVendor(ChipVendor):
+class IluvatarVendor(ChipVendor[IluvatarConfig]):
     legacy = True
     register_format = "hami.io/node-{}-register"
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import (
     CapacityVendor,
     ConfiguredVendor,
@@ -35,8 +35,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = [
     "KunlunConfig",
@@ -163,7 +163,7 @@ class KunlunConfig:
     resource_vmemory_name: str = "kunlunxin.com/vxpu-memory"
 
 
-class KunlunVendor(CountRequestVendor, CapacityVendor):
+class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
     """Whole Kunlunxin cards from node capacity."""
 
     common_word = KUNLUN
@@ -194,6 +194,7 @@ class KunlunVendor(CountRequestVendor, CapacityVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         return _select(devices, request, node, lambda d, _r: d.used == 0, full=True)
 
@@ -265,7 +266,7 @@ def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
     return dev.usedmem // dev.used == request.memreq
 
 
-class KunlunVxpuVendor(ConfiguredVendor, RegisteredVendor):
+class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
     """vXPU slices from the ``hami.io/node-register-xpu`` JSON registration."""
 
     common_word = XPU
@@ -295,6 +296,7 @@ class KunlunVxpuVendor(ConfiguredVendor, RegisteredVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         # HAMi declares hami.io/use-xpu-uuid / no-use-xpu-uuid but its vXPU Fit never reads them
         return _select(devices, request, node, _fits_vxpu, full=False)

@@ -50,7 +50,7 @@ from ..model import (
 )
 from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, ResourceGetter, check_uuid
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import (
     ConfiguredVendor,
     CountRequestVendor,
@@ -64,8 +64,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = [
     "MetaxConfig",
@@ -183,7 +183,7 @@ def link_score(devices: Sequence[tuple[str, int]]) -> int:
     return score
 
 
-class MetaxGpuVendor(CountRequestVendor, SameDeviceVendor):
+class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
     """Exclusive MetaX GPUs from node capacity, with the topology-loss node score."""
 
     common_word = METAX_GPU
@@ -336,7 +336,7 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
     return devices
 
 
-class MetaxSgpuVendor(ConfiguredVendor):
+class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
     """MetaX sGPU: shared slices with QoS policies."""
 
     common_word = METAX_SGPU
@@ -384,6 +384,7 @@ class MetaxSgpuVendor(ConfiguredVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         # not ``common_fit``: the sGPU Fit checks health (as CardUnhealthy), app class and QoS first,
         # resolves memory without the 101 "unset" case, skips core checks for online pods and collects

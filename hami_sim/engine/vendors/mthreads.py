@@ -37,7 +37,7 @@ class MthreadsConfig:
     resource_core_name: str = "mthreads.com/sgpu-core"
 
 
-class MthreadsVendor(ConfiguredVendor, SameDeviceVendor):
+class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
     common_word = MTHREADS
     config_class = MthreadsConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
@@ -48,7 +48,7 @@ class MthreadsVendor(ConfiguredVendor, SameDeviceVendor):
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         return self.core_split_devices(
-            node, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"
+            node, self.config, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:

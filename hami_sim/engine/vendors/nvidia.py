@@ -25,15 +25,15 @@ from ..model import (
     NodeState,
 )
 from ..quantity import as_int64, parse_quantity
-from .base import FitOutcome, ResourceGetter, check_type, check_uuid, go_parse_bool
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_type, check_uuid, go_parse_bool
 from .common import MAX_INT32 as _MAX_INT32
 from .common import ConfiguredVendor, json_devices
 from .common import go_div as _go_div
 from .common import int32 as _int32
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = [
     "NvidiaConfig",
@@ -88,7 +88,7 @@ def choose_mig_slot(
     return None
 
 
-class NvidiaVendor(ConfiguredVendor):
+class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
     common_word = NVIDIA
     config_class = NvidiaConfig
     resource_fields = (
@@ -161,6 +161,9 @@ class NvidiaVendor(ConfiguredVendor):
         )
 
     # -- fit --------------------------------------------------------------------------------------
+    def binds_numa(self, annotations: Mapping[str, str]) -> bool:
+        return go_parse_bool(annotations.get(NUMA_BIND))
+
     def is_mig_request(
         self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView
     ) -> bool:
@@ -189,6 +192,7 @@ class NvidiaVendor(ConfiguredVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         annotations = pod.annotations
         nums = origin = request.nums

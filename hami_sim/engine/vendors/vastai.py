@@ -24,7 +24,7 @@ class VastaiConfig:
     resource_count_name: str = "vastaitech.com/va"
 
 
-class VastaiVendor(WholeDeviceVendor):
+class VastaiVendor(WholeDeviceVendor[VastaiConfig]):
     common_word = VASTAI
     config_class = VastaiConfig
     register_key = VASTAI_REGISTER

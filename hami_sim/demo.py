@@ -79,6 +79,9 @@ def create_admin(demo: Demo) -> None:
     user.is_staff = user.is_superuser = True
     user.set_password(demo.password)
     user.save()
+    from django.contrib.auth.models import Group
+
+    user.groups.add(Group.objects.get_or_create(name="operators")[0])  # the role, not just superuser
     print(f"  admin user {demo.user!r} ready")
 
 

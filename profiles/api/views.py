@@ -10,6 +10,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from hami_sim.permissions import ModelWritePermissions
+
 from ..filtersets import (
     DeviceProfileFilterSet,
     DriftFindingFilterSet,
@@ -58,7 +60,9 @@ def _profiles_prefetch() -> Prefetch:
 
 
 class NodeGroupViewSet(viewsets.ModelViewSet):
-    """Node groups by CA id (``/api/v1/node-groups/<name>/``); writes need a user or token."""
+    """Node groups by CA id (``/api/v1/node-groups/<name>/``); writes need the model permission (``operators``)."""
+
+    permission_classes = [*viewsets.ModelViewSet.permission_classes, ModelWritePermissions]
 
     serializer_class = NodeGroupSerializer
     filterset_class = NodeGroupFilterSet
@@ -101,6 +105,7 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
 
 
 class DeviceProfileViewSet(viewsets.ModelViewSet):
+    permission_classes = [*viewsets.ModelViewSet.permission_classes, ModelWritePermissions]
     serializer_class = DeviceProfileSerializer
     filterset_class = DeviceProfileFilterSet
 

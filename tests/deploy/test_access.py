@@ -30,7 +30,10 @@ def _isolated():
 
 @pytest.fixture
 def operator(db):
+    from django.contrib.auth.models import Group
+
     user = get_user_model().objects.create_user("operator", password="s3cret-pass-word")
+    user.groups.add(Group.objects.get(name="operators"))
     return user, Token.objects.create(user=user).key
 
 

@@ -54,5 +54,5 @@ def make_probe_world(db, django_user_model):
     )
     viewer = django_user_model.objects.create_user("probe-viewer", password="probe-viewer-pw-1")
     operator = django_user_model.objects.create_user("probe-operator", password="probe-operator-pw-1")
-    operator.groups.add(Group.objects.get_or_create(name="operators")[0])
+    operator.groups.add(Group.objects.get(name="operators"))  # made by a migration
     return viewer, operator

@@ -53,3 +53,64 @@ def test_probe_gets_its_clear_refusal_and_changes_nothing(clients, probe):
     assert probe.expect.lower() in response.content.decode(errors="replace").lower()
     if response.status_code >= 400:
         assert row_counts() == before
+
+
+# -- item 9: writes need the model permission, not just a login -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/api/v1/node-groups/", {"name": "new-group"}),
+        ("PATCH", "/api/v1/node-groups/gpu-a10/", {"description": "edited"}),
+        ("DELETE", "/api/v1/node-groups/gpu-a10/", None),
+        ("POST", "/api/v1/device-profiles/", {"node_group": "gpu-a10", "vendor": "NVIDIA", "devices": []}),
+        ("DELETE", "/api/v1/device-profiles/{profile}/", None),
+    ],
+)
+def test_a_login_or_token_without_the_role_cannot_write(make_probe_world, method, path, body):
+    import orjson
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from profiles.models import DeviceProfile
+
+    viewer, _ = make_probe_world
+    path = path.format(profile=DeviceProfile.objects.get().pk)
+    for auth in ("session", "token"):
+        api = APIClient()
+        if auth == "session":
+            api.force_login(viewer)
+        else:
+            api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=viewer)[0].key}")
+        before = row_counts()
+        response = api.generic(
+            method, path, orjson.dumps(body) if body else b"", content_type="application/json"
+        )
+        assert response.status_code == 403, (auth, response.content)
+        assert row_counts() == before
+        assert api.get("/api/v1/node-groups/gpu-a10/").status_code == 200  # reading stays open
+
+
+def test_operators_group_exists_with_catalog_permissions_and_operators_can_write(make_probe_world):
+    from django.contrib.auth.models import Group
+    from rest_framework.test import APIClient
+
+    perms = set(Group.objects.get(name="operators").permissions.values_list("codename", flat=True))
+    assert {"add_nodegroup", "change_nodegroup", "delete_nodegroup", "change_deviceprofile"} <= perms
+    _, operator = make_probe_world
+    api = APIClient()
+    api.force_login(operator)
+    response = api.patch("/api/v1/node-groups/gpu-a10/", {"description": "edited"}, format="json")
+    assert response.status_code == 200, response.content
+    assert api.delete("/api/v1/node-groups/gpu-a10/").status_code == 204
+
+
+def test_demo_admin_is_an_operator():
+    from django.contrib.auth import get_user_model
+
+    from hami_sim.demo import Demo, create_admin
+
+    create_admin(Demo())
+    admin = get_user_model().objects.get(username=Demo().user)
+    assert admin.groups.filter(name="operators").exists()

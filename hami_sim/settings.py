@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "hami_sim",
     "profiles",
+    "usage",
     "simulations",
     "decisions",
     "dashboard",
@@ -257,6 +258,14 @@ DECISION_RECORDING = env.str("DECISION_RECORDING", default="async")
 DECISION_QUEUE_MAX_NODES = env.int("DECISION_QUEUE_MAX_NODES", default=50000)  # queued nodes, not calls
 DECISION_FLUSH_SECONDS = env.float("DECISION_FLUSH_SECONDS", default=0.5)  # fold CA bursts per write
 KUBE_EVENTS_SOURCE = env.str("KUBE_EVENTS_SOURCE", default="")  # default: KUBE_SOURCE
+# Live usage (docs/usage.md): a live node whose usage is older than USAGE_STALE_SECONDS answers per
+# USAGE_STALE_POLICY ("fail": the node fails the filter, so CA scales up rather than trusting old data)
+USAGE_STALE_SECONDS = env.int("USAGE_STALE_SECONDS", default=180)
+USAGE_STALE_POLICY = env.str("USAGE_STALE_POLICY", default="fail")  # "fail" or "last-known"
+USAGE_CACHE_SECONDS = env.float(
+    "USAGE_CACHE_SECONDS", default=0.5
+)  # how often a replica checks for new usage
+USAGE_WATCH_SECONDS = env.int("USAGE_WATCH_SECONDS", default=60)  # server-side timeout of one watch request
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["SourceError", "list_nodes", "nodes_from_snapshot", "match_selector"]
+__all__ = [
+    "SourceError",
+    "list_nodes",
+    "nodes_from_snapshot",
+    "match_selector",
+    "read_snapshot",
+    "api_client",
+    "status_message",
+]
 
 
 class SourceError(Exception):
@@ -46,7 +54,8 @@ def nodes_from_snapshot(data: object) -> list[dict]:
     """Nodes of ``kubectl get nodes -o json`` (a NodeList), a bare list, or CA's ``/snapshotz`` JSON.
 
     In a CA snapshot ``NodeList`` holds ``{"Node": ..., "Pods": [...]}`` entries; its template nodes
-    are not real nodes and are skipped.
+    are not real nodes and are skipped. Items of another ``kind`` (the Pods of
+    ``kubectl get nodes,pods -A -o json``) are not nodes either: the usage sync reads those.
     """
     if isinstance(data, Mapping):
         if isinstance(data.get("items"), list):
@@ -59,6 +68,7 @@ def nodes_from_snapshot(data: object) -> list[dict]:
         items = data
     else:
         raise SourceError("snapshot must be a JSON object or list")
+    items = [i for i in items if not (isinstance(i, Mapping) and i.get("kind") not in (None, "", "Node"))]
     for i, node in enumerate(items):
         meta = node.get("metadata") if isinstance(node, Mapping) else None
         if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
@@ -66,7 +76,7 @@ def nodes_from_snapshot(data: object) -> list[dict]:
     return list(items)
 
 
-def _status_message(body: object) -> str:
+def status_message(body: object) -> str:
     try:
         status = orjson.loads(body) if body else {}
         return str(status.get("message") or status.get("reason") or "")
@@ -74,7 +84,8 @@ def _status_message(body: object) -> str:
         return str(body)[:300] if body else ""
 
 
-def _api_client(source: str):
+def api_client(source: str):
+    """A ``kubernetes`` ApiClient for ``in-cluster`` or ``kubeconfig:<path>`` (not for ``file://``)."""
     from kubernetes import client, config
 
     cfg = client.Configuration()
@@ -91,19 +102,23 @@ def _api_client(source: str):
     return client.ApiClient(cfg)
 
 
+def read_snapshot(source: str) -> object:
+    """The parsed JSON of a ``file://<path>`` source; ``SourceError`` when unreadable."""
+    path = Path(source[len("file://") :])
+    try:
+        return orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise SourceError(f"cannot read snapshot {path}: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise SourceError(f"snapshot {path} is not JSON: {exc}") from None
+
+
 def list_nodes(
     source: str, label_selector: str = "", page_size: int = 500, timeout: float = 30.0
 ) -> list[dict]:
     """All Nodes as raw dicts. Raises ``SourceError`` and never returns a partial list."""
     if source.startswith("file://"):
-        path = Path(source[len("file://") :])
-        try:
-            data = orjson.loads(path.read_bytes())
-        except OSError as exc:
-            raise SourceError(f"cannot read snapshot {path}: {exc.strerror or exc}") from None
-        except orjson.JSONDecodeError as exc:
-            raise SourceError(f"snapshot {path} is not JSON: {exc}") from None
-        nodes = nodes_from_snapshot(data)
+        nodes = nodes_from_snapshot(read_snapshot(source))
         if label_selector:
             nodes = [n for n in nodes if match_selector(n["metadata"].get("labels") or {}, label_selector)]
         return nodes
@@ -114,10 +129,10 @@ def list_nodes(
     from urllib3.exceptions import HTTPError
 
     try:
-        api_client = _api_client(source)
+        client_ = api_client(source)
     except ConfigException as exc:
         raise SourceError(f"cannot configure the Kubernetes client: {exc}") from None
-    api = client.CoreV1Api(api_client)
+    api = client.CoreV1Api(client_)
     nodes: list[dict] = []
     token: str | None = None
     try:
@@ -134,11 +149,11 @@ def list_nodes(
             if not token:
                 return nodes
     except ApiException as exc:
-        detail = _status_message(exc.body) or exc.reason
+        detail = status_message(exc.body) or exc.reason
         raise SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status) from None
     except HTTPError as exc:
         raise SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}") from None
     except (OSError, orjson.JSONDecodeError) as exc:
         raise SourceError(f"Kubernetes API read failed: {exc}") from None
     finally:
-        api_client.close()
+        client_.close()

@@ -10,6 +10,7 @@ import hashlib
 
 import orjson
 from django.db import connection, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from hami_sim.engine import reasons as R
@@ -18,7 +19,11 @@ from .constants import REGISTRATION_PREFIX
 from .drift import check_inventories, devices_to_json
 from .inventory import Catalog, match_group
 
-__all__ = ["sync_nodes", "mark_stale"]
+__all__ = ["sync_nodes", "mark_stale", "cluster_synced"]
+
+#: Sent by the periodic sync after a successful node sync, with ``source`` and ``counts`` (a dict the
+#: receivers may add to). Apps above ``profiles`` hook in here (the usage app relists pods).
+cluster_synced = Signal()
 
 
 def _digest(*parts: object) -> str:

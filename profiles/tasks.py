@@ -13,7 +13,7 @@ from django.conf import settings
 
 from .drift import check_inventories
 from .kube import SourceError, list_nodes
-from .sync import mark_stale, sync_nodes
+from .sync import cluster_synced, mark_stale, sync_nodes
 from .taskruns import record_run
 
 __all__ = ["sync_cluster_inventory", "check_drift", "backoff_seconds"]
@@ -49,6 +49,7 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
                 exc=exc, countdown=backoff_seconds(self.request.retries), max_retries=max_retries
             ) from None
         counts.update(sync_nodes(nodes))
+        cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts)
     return counts
 
 

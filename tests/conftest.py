@@ -8,11 +8,14 @@ def _fresh_simulator():
     """Each test sees a simulator built from its own settings, with empty memo caches."""
     from profiles.inventory import reset as reset_profile_catalog
     from simulations.engine import get_simulator
+    from usage.store import reset as reset_usage_store
 
     get_simulator.cache_clear()
     reset_profile_catalog()  # node-group profiles are cached per process; tests roll the database back
+    reset_usage_store()  # so is live usage
     yield
     get_simulator.cache_clear()
+    reset_usage_store()
 
 
 @pytest.fixture(autouse=True)

@@ -6,12 +6,22 @@ Drive it with the real ``kubernetes`` client through a kubeconfig that points at
         kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
         ...  # KUBE_SOURCE = f"kubeconfig:{kubeconfig}"
 
-Serves ``GET /api/v1/nodes`` (``limit``/``continue``, equality ``labelSelector``),
-``GET /api/v1/namespaces/<ns>/events`` and ``/api/v1/events`` (``fieldSelector`` equality on
-``involvedObject.*`` and ``reason``), ``GET /api/v1/namespaces/<ns>/configmaps/<name>``.
+Serves ``GET /api/v1/nodes`` and ``GET /api/v1/pods`` (``limit``/``continue``, equality
+``labelSelector``; the list's ``resourceVersion`` is the current one), their watches (``?watch=true``,
+see below), ``GET /api/v1/namespaces/<ns>/events`` and ``/api/v1/events`` (``fieldSelector`` equality
+on ``involvedObject.*`` and ``reason``), ``GET /api/v1/namespaces/<ns>/configmaps/<name>``.
 Failures come back as ``Status`` objects (``fail_status=403`` or ``500``; ``fail_after_pages`` to
 fail mid-list); ``delay`` makes every response slow. ``requests`` records each path+query, and a
 wrong bearer token gets 401.
+
+Watches behave like kube-apiserver's: a chunked stream of ``{"type": ..., "object": ...}`` lines
+from the requested ``resourceVersion`` (none or ``"0"``: synthetic ``ADDED`` events for what exists
+now first), ``BOOKMARK`` events when ``allowWatchBookmarks=true`` (``send_bookmark()``, or every
+``bookmark_every`` seconds), the stream ends after ``timeoutSeconds``. Change the cluster through
+``add_pod``/``modify_pod``/``delete_pod``/``add_node``/``modify_node``/``delete_node`` (each bumps the
+resourceVersion and notifies watchers); ``compact()`` makes older resourceVersions answer an ``ERROR``
+event with a 410 ``Expired`` Status (open watches too), ``drop_watches()`` cuts open streams mid-chunk
+(a broken connection) and ``watch_fail_status`` makes new watches fail with that HTTP status.
 """
 
 from __future__ import annotations
@@ -74,8 +84,9 @@ class FakeKubeAPI:
 
     token = "test-token"
 
-    def __init__(self, nodes: list[dict] | None = None) -> None:
+    def __init__(self, nodes: list[dict] | None = None, pods: list[dict] | None = None) -> None:
         self.nodes: list[dict] = list(nodes or [])
+        self.pods: list[dict] = list(pods or [])
         self.events: dict[str, list[dict]] = {}
         self.configmaps: dict[tuple[str, str], dict] = {}
         self.fail_status: int | None = None
@@ -86,6 +97,7 @@ class FakeKubeAPI:
         self.delay = 0.0
         self.requests: list[str] = []
         self._lock = threading.Lock()
+        self._init_watch()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -109,6 +121,9 @@ class FakeKubeAPI:
         return self
 
     def stop(self) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -157,8 +172,15 @@ class FakeKubeAPI:
         if handler.headers.get("Authorization") != f"Bearer {self.token}":
             return self._send(handler, 401, status_object(401, "Unauthorized"))
         segments = [s for s in parts.path.split("/") if s]
+        if segments in (["api", "v1", "nodes"], ["api", "v1", "pods"]) and query.get("watch") in (
+            "true",
+            "1",
+        ):
+            return self._watch(handler, segments[2], query)
         if segments == ["api", "v1", "nodes"]:
             return self._list_nodes(handler, query)
+        if segments == ["api", "v1", "pods"]:
+            return self._list_pods(handler, query)
         if segments == ["api", "v1", "events"] or (
             len(segments) == 5 and segments[:3] == ["api", "v1", "namespaces"] and segments[4] == "events"
         ):
@@ -183,7 +205,7 @@ class FakeKubeAPI:
                 return 410, status_object(410, "The provided continue parameter is too old")
         limit = int(query.get("limit") or 0)
         end = offset + limit if limit else len(items)
-        meta: dict = {"resourceVersion": "12345"}
+        meta: dict = {"resourceVersion": str(self._rv)}
         if end < len(items):
             meta["continue"] = base64.urlsafe_b64encode(str(end).encode()).decode()
             meta["remainingItemCount"] = len(items) - end
@@ -202,6 +224,18 @@ class FakeKubeAPI:
             node.setdefault("apiVersion", "v1")
         self._send(handler, code, body)
 
+    def _list_pods(self, handler: BaseHTTPRequestHandler, query: dict) -> None:
+        if self.fail_status and self.fail_after_pages is None:
+            return self._send(handler, self.fail_status, status_object(self.fail_status, self.fail_message))
+        pods = list(self.pods)
+        if query.get("labelSelector"):
+            pods = [p for p in pods if _selector_match(p, query["labelSelector"], _label)]
+        code, body = self._page(pods, query, "PodList")
+        for pod in body.get("items", []):
+            pod.setdefault("kind", "Pod")
+            pod.setdefault("apiVersion", "v1")
+        self._send(handler, code, body)
+
     def _list_events(self, handler: BaseHTTPRequestHandler, namespace: str | None, query: dict) -> None:
         if namespace is None:
             events = [e for evs in self.events.values() for e in evs]
@@ -211,3 +245,194 @@ class FakeKubeAPI:
             events = [e for e in events if _selector_match(e, query["fieldSelector"], _field)]
         code, body = self._page(events, query, "EventList")
         self._send(handler, code, body)
+
+    # -- watches -----------------------------------------------------------------------------------
+    def _init_watch(self) -> None:
+        self._changed = threading.Condition()
+        self._rv = 1000
+        self._log: list[tuple[int, str, str, dict]] = []  # (resourceVersion, resource, type, object)
+        self._compacted = 0  # a watch from a resourceVersion below this gets 410 Expired
+        self._drops = self._expiries = self._bookmarks = 0
+        self._stopping = False
+        self.bookmark_every: float | None = None
+        self.watch_fail_status: int | None = None
+        self.open_watches = 0
+
+    @property
+    def resource_version(self) -> str:
+        return str(self._rv)
+
+    def _record(self, resource: str, kind: str, event: str, obj: dict) -> dict:
+        with self._changed:
+            self._rv += 1
+            obj = orjson.loads(orjson.dumps(obj))  # the server's copy: later edits by the test do not leak
+            obj.setdefault("kind", kind)
+            obj.setdefault("apiVersion", "v1")
+            obj.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
+            items = self.nodes if resource == "nodes" else self.pods
+            key = _object_key(obj)
+            index = next((i for i, o in enumerate(items) if _object_key(o) == key), None)
+            if event == "DELETED":
+                if index is not None:
+                    del items[index]
+            elif index is None:
+                items.append(obj)
+            else:
+                items[index] = obj
+            self._log.append((self._rv, resource, event, obj))
+            self._changed.notify_all()
+            return obj
+
+    def add_pod(self, pod: dict) -> dict:
+        return self._record("pods", "Pod", "ADDED", pod)
+
+    def modify_pod(self, pod: dict) -> dict:
+        return self._record("pods", "Pod", "MODIFIED", pod)
+
+    def delete_pod(self, namespace: str, name: str) -> dict:
+        current = next(p for p in self.pods if _object_key(p) == (namespace, name))
+        return self._record("pods", "Pod", "DELETED", current)
+
+    def add_node(self, node: dict) -> dict:
+        return self._record("nodes", "Node", "ADDED", node)
+
+    def modify_node(self, node: dict) -> dict:
+        return self._record("nodes", "Node", "MODIFIED", node)
+
+    def delete_node(self, name: str) -> dict:
+        current = next(n for n in self.nodes if _object_key(n) == ("", name))
+        return self._record("nodes", "Node", "DELETED", current)
+
+    def compact(self) -> None:
+        """Forget history: every resourceVersion so far is too old (open watches get 410 as well)."""
+        with self._changed:
+            self._compacted = self._rv
+            self._expiries += 1
+            self._changed.notify_all()
+
+    def drop_watches(self) -> None:
+        """Cut every open watch connection without ending the chunked stream (a network failure)."""
+        with self._changed:
+            self._drops += 1
+            self._changed.notify_all()
+
+    def send_bookmark(self) -> None:
+        with self._changed:
+            self._bookmarks += 1
+            self._changed.notify_all()
+
+    def wait_for_watches(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` watches are open (a test's way to know the watcher is listening)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self.open_watches < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def _chunk(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+        line = orjson.dumps(body) + b"\n"
+        handler.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+        handler.wfile.flush()
+
+    def _watch(self, handler: BaseHTTPRequestHandler, resource: str, query: dict) -> None:
+        if self.watch_fail_status:
+            code = self.watch_fail_status
+            return self._send(handler, code, status_object(code, f"watch {resource} failed"))
+        kind = "Node" if resource == "nodes" else "Pod"
+        selector = query.get("labelSelector") or ""
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+        timeout = float(query.get("timeoutSeconds") or 0)
+        deadline = time.monotonic() + timeout if timeout else None
+        requested = query.get("resourceVersion") or ""
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        with self._changed:
+            self.open_watches += 1
+            self._changed.notify_all()
+        try:
+            self._stream(handler, resource, kind, selector, bookmarks, deadline, requested)
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        finally:
+            with self._changed:
+                self.open_watches -= 1
+
+    def _stream(self, handler, resource, kind, selector, bookmarks, deadline, requested) -> None:  # noqa: C901
+        with self._changed:
+            drops, expiries, marks = self._drops, self._expiries, self._bookmarks
+            if requested in ("", "0"):
+                cursor = self._rv
+                initial = [o for o in (self.nodes if resource == "nodes" else self.pods)]
+            else:
+                cursor, initial = int(requested), []
+                if cursor < self._compacted:
+                    initial = None
+        if initial is None:
+            self._chunk(
+                handler,
+                {"type": "ERROR", "object": status_object(410, f"too old resource version: {requested}")},
+            )
+            return self._end(handler)
+        for obj in initial:
+            if not selector or _selector_match(obj, selector, _label):
+                self._chunk(handler, {"type": "ADDED", "object": obj})
+        last_mark = time.monotonic()
+        while True:
+            with self._changed:
+                pending = [e for e in self._log if e[0] > cursor and e[1] == resource]
+                if (
+                    not pending
+                    and self._drops == drops
+                    and self._expiries == expiries
+                    and self._bookmarks == marks
+                ):
+                    self._changed.wait(0.05)
+                    pending = [e for e in self._log if e[0] > cursor and e[1] == resource]
+                stopping, dropped, expired = self._stopping, self._drops != drops, self._expiries != expiries
+                mark, marks = self._bookmarks != marks, self._bookmarks
+                rv = self._rv
+            if stopping or dropped:
+                handler.wfile.write(b'40\r\n{"type":')  # half a chunk, then the connection goes
+                handler.wfile.flush()
+                handler.close_connection = True
+                return
+            if expired:
+                self._chunk(
+                    handler, {"type": "ERROR", "object": status_object(410, "too old resource version")}
+                )
+                return self._end(handler)
+            for event_rv, _res, event, obj in pending:
+                cursor = event_rv
+                if not selector or _selector_match(obj, selector, _label):
+                    self._chunk(handler, {"type": event, "object": obj})
+            periodic = self.bookmark_every is not None and time.monotonic() - last_mark >= self.bookmark_every
+            if bookmarks and (mark or periodic):
+                cursor = max(cursor, rv)
+                self._chunk(
+                    handler,
+                    {
+                        "type": "BOOKMARK",
+                        "object": {
+                            "kind": kind,
+                            "apiVersion": "v1",
+                            "metadata": {"resourceVersion": str(cursor)},
+                        },
+                    },
+                )
+                last_mark = time.monotonic()
+            if deadline is not None and time.monotonic() >= deadline:
+                return self._end(handler)
+
+    def _end(self, handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
+
+
+def _object_key(obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")

@@ -114,6 +114,47 @@ CRD_SCHEMAS = {
             }
         },
     },
+    ("monitoring.coreos.com/v1", "PrometheusRule"): {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "spec": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["groups"],
+                "properties": {
+                    "groups": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["name", "rules"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "rules": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "required": ["alert", "expr"],
+                                        "properties": {
+                                            "alert": {"type": "string"},
+                                            "expr": {"type": "string"},
+                                            "for": {"type": "string", "pattern": r"^\d+[smh]$"},
+                                            "labels": {"type": "object"},
+                                            "annotations": {"type": "object"},
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    }
+                },
+            }
+        },
+    },
     ("cert-manager.io/v1", "Certificate"): {
         "type": "object",
         "required": ["spec"],
@@ -186,6 +227,8 @@ def test_base_has_every_part_the_issue_lists(rendered):
         ("Deployment", "hami-sim-web"),
         ("Deployment", "hami-sim-worker"),
         ("Deployment", "hami-sim-beat"),
+        ("Deployment", "hami-sim-watcher"),
+        ("PrometheusRule", "hami-sim-usage"),
         ("Job", "hami-sim-migrate"),
         ("Service", "hami-sim"),
         ("Service", "hami-sim-web"),
@@ -467,3 +510,34 @@ def test_web_container_allows_its_pod_ip_as_host_for_prometheus(rendered):
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
         headers = {h["name"]: h["value"] for h in container[probe]["httpGet"]["httpHeaders"]}
         assert headers["Host"] == "localhost"  # kubelet probes by IP; localhost is an allowed host
+
+
+def test_the_watcher_may_watch_nodes_and_pods_and_its_age_is_alerted_on(rendered):
+    """One watcher (Recreate) running watch_cluster with a token bound to a read-only role that can
+    list and watch pods and nodes; the usage-age alert fires at the stale threshold the app uses."""
+    from django.conf import settings
+
+    watcher = _objects(rendered, "base", "Deployment")["hami-sim-watcher"]
+    spec = watcher["spec"]["template"]["spec"]
+    assert watcher["spec"]["replicas"] == 1 and watcher["spec"]["strategy"]["type"] == "Recreate"
+    assert spec["containers"][0]["command"] == ["python", "manage.py", "watch_cluster"]
+    assert spec["automountServiceAccountToken"] is True
+    binding = _objects(rendered, "base", "ClusterRoleBinding")["hami-sim-reader"]
+    assert {"kind": "ServiceAccount", "name": spec["serviceAccountName"], "namespace": "hami-sim"} in binding[
+        "subjects"
+    ]
+    role = _objects(rendered, "base", "ClusterRole")[binding["roleRef"]["name"]]
+    allowed = {
+        (r, v)
+        for rule in role["rules"]
+        if rule["apiGroups"] == [""]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+    assert {(r, v) for r in ("pods", "nodes") for v in ("list", "watch")} <= allowed
+    assert not any(
+        v in ("create", "update", "patch", "delete") for rule in role["rules"] for v in rule["verbs"]
+    )
+    rules = _objects(rendered, "base", "PrometheusRule")["hami-sim-usage"]["spec"]["groups"][0]["rules"]
+    stale = next(r for r in rules if r["alert"] == "HamiSimUsageStale")
+    assert stale["expr"].endswith(f"> {settings.USAGE_STALE_SECONDS}")

@@ -1,0 +1,254 @@
+"""Sync the cluster's Nodes and Pods into inventories and usage: once (``sync_cluster``) or for ever
+(``ClusterWatcher``: list, then watch from the list's resourceVersion, relist on 410 Gone).
+
+The watcher has two watch threads (nodes, pods) that only read the API and queue events; one main
+thread writes the database, so every write is serialised and batches of pod events share a
+transaction. Node events are debounced (``node_sync_seconds``): a node's registration rarely changes
+and ``sync_nodes`` diffs the whole set by content hash. Pod events are applied at once, so a new
+allocation reaches every web replica within the store's cache period (``USAGE_CACHE_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import close_old_connections
+
+from profiles.kube import SourceError
+
+from .kube import WatchExpired, list_resource, watch_resource
+from .sync import allocation_of, apply_pod_events, confirm, recompute_all, record_error, sync_allocations
+
+__all__ = ["sync_cluster", "relist_nodes", "relist_pods", "ClusterWatcher", "Backoff"]
+
+log = logging.getLogger("hami_sim.usage")
+
+
+def _options() -> dict:
+    return {
+        "page_size": int(getattr(settings, "KUBE_PAGE_SIZE", 500)),
+        "timeout": float(getattr(settings, "KUBE_REQUEST_TIMEOUT", 30)),
+    }
+
+
+def relist_nodes(source: str, selector: str = "") -> tuple[list[dict], str, dict]:
+    """List every Node and sync inventories; returns the nodes, the list's resourceVersion, counts."""
+    from profiles.sync import sync_nodes
+
+    nodes: list[dict] = []
+    rv = list_resource(source, "nodes", nodes.extend, label_selector=selector, **_options())
+    return nodes, rv, sync_nodes(nodes)
+
+
+def relist_pods(source: str) -> tuple[str, dict]:
+    """List every Pod and replace the stored allocations; a failed read changes nothing."""
+    allocations = []
+
+    def page(pods: list[dict]) -> None:  # keep only what HAMi counts; the page's JSON goes
+        allocations.extend(a for a in map(allocation_of, pods) if a is not None)
+
+    try:
+        rv = list_resource(source, "pods", page, **_options())
+    except SourceError as exc:
+        record_error(str(exc))
+        raise
+    return rv, sync_allocations(allocations, source=source)
+
+
+def sync_cluster(source: str, selector: str = "") -> dict:
+    """One full sync in the foreground: Nodes, then Pods (``manage.py sync_cluster``)."""
+    _nodes, _rv, counts = relist_nodes(source, selector)
+    _rv, pod_counts = relist_pods(source)
+    return {**counts, **pod_counts}
+
+
+@dataclass
+class Backoff:
+    """Exponential backoff with jitter: 1 s, 2 s, 4 s ... up to ``cap``; ``reset`` after a success."""
+
+    base: float = 1.0
+    cap: float = 30.0
+    attempts: int = 0
+
+    def next(self) -> float:
+        delay = min(self.cap, self.base * 2**self.attempts)
+        self.attempts += 1
+        return delay * random.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self.attempts = 0
+
+
+@dataclass
+class ClusterWatcher:
+    """``manage.py watch_cluster``: keep inventories and usage fresh until ``stop()``."""
+
+    source: str
+    selector: str = ""
+    watch_seconds: int = 60
+    node_sync_seconds: float = 2.0
+    backoff_cap: float = 30.0
+    counts: dict = field(
+        default_factory=lambda: {"relists": 0, "pod_events": 0, "node_syncs": 0, "errors": 0}
+    )
+
+    def __post_init__(self) -> None:
+        self._events: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._start_from = {r: queue.Queue(maxsize=1) for r in ("nodes", "pods")}
+        self._healthy = {"nodes": False, "pods": False}
+        self._nodes: dict[str, dict] = {}
+        self._dirty = False
+        self._last_node_sync = 0.0
+        self._last_confirm = 0.0
+        self._threads: list[threading.Thread] = []
+
+    # -- control ---------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self, until: Callable[[], bool] | None = None) -> dict:
+        """Relist, start the watches, apply events until ``stop()`` (or ``until()`` is true)."""
+        for resource in ("nodes", "pods"):
+            self._relist_until_done(resource)
+        for resource in ("nodes", "pods"):
+            thread = threading.Thread(
+                target=self._watch_loop, args=(resource,), name=f"watch-{resource}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+        try:
+            while not self._stop.is_set() and not (until and until()):
+                self._step()
+        finally:
+            self._stop.set()
+            for thread in self._threads:
+                thread.join(timeout=self.watch_seconds + 20)
+        return self.counts
+
+    # -- main thread -----------------------------------------------------------------------------
+    def _relist_until_done(self, resource: str) -> None:
+        backoff = Backoff(cap=self.backoff_cap)
+        while not self._stop.is_set():
+            close_old_connections()
+            try:
+                if resource == "nodes":
+                    nodes, rv, _counts = relist_nodes(self.source, self.selector)
+                    self._nodes = {n["metadata"]["name"]: n for n in nodes}
+                    self._dirty = False
+                    self._last_node_sync = time.monotonic()
+                    recompute_all()  # registrations may have changed while nobody watched
+                else:
+                    rv, _counts = relist_pods(self.source)
+            except SourceError as exc:
+                self.counts["errors"] += 1
+                log.warning("relist of %s failed, retrying: %s", resource, exc)
+                record_error(f"relist of {resource}: {exc}")
+                self._stop.wait(backoff.next())
+                continue
+            self.counts["relists"] += 1
+            self._healthy[resource] = True
+            self._start_from[resource].put(rv)
+            return
+
+    def _step(self) -> None:
+        """Drain a batch of queued events and apply it; sync nodes when due."""
+        batch = []
+        try:
+            batch.append(self._events.get(timeout=0.2))
+            while len(batch) < 500:
+                batch.append(self._events.get_nowait())
+        except queue.Empty:
+            pass
+        close_old_connections()
+        pod_events = []
+        for resource, kind, obj in batch:
+            if kind in ("ADDED", "MODIFIED", "DELETED"):
+                if resource == "pods":
+                    pod_events.append((kind, obj))
+                else:
+                    self._node_event(kind, obj)
+            if kind == "EXPIRED":
+                self._healthy[resource] = False
+                if pod_events:
+                    self._apply(pod_events)
+                    pod_events = []
+                self._relist_until_done(resource)
+            elif kind == "ERROR":
+                self._healthy[resource] = False
+                self.counts["errors"] += 1
+                record_error(f"watch of {resource}: {obj.get('message', '')}")
+            else:  # an event, a bookmark or a clean end: the stream is alive
+                self._healthy[resource] = True
+        if pod_events:
+            self._apply(pod_events)
+        if self._dirty and time.monotonic() - self._last_node_sync >= self.node_sync_seconds:
+            self._sync_nodes()
+        if batch and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
+            confirm(source=self.source)
+            self._last_confirm = time.monotonic()
+
+    def _apply(self, pod_events: list) -> None:
+        apply_pod_events(pod_events)
+        self.counts["pod_events"] += len(pod_events)
+
+    def _node_event(self, kind: str, node: dict) -> None:
+        name = (node.get("metadata") or {}).get("name")
+        if not name:
+            return
+        if kind == "DELETED":
+            self._nodes.pop(name, None)
+        else:
+            self._nodes[name] = node
+        self._dirty = True
+
+    def _sync_nodes(self) -> None:
+        from profiles.sync import sync_nodes
+
+        counts = sync_nodes(list(self._nodes.values()))
+        self._dirty, self._last_node_sync = False, time.monotonic()
+        self.counts["node_syncs"] += 1
+        if counts.get("created") or counts.get("updated") or counts.get("gone"):
+            recompute_all()
+
+    # -- watch threads ---------------------------------------------------------------------------
+    def _watch_loop(self, resource: str) -> None:
+        backoff = Backoff(cap=self.backoff_cap)
+        rv: str | None = None
+        selector = self.selector if resource == "nodes" else ""
+        while not self._stop.is_set():
+            if rv is None:
+                try:
+                    rv = self._start_from[resource].get(timeout=0.2)
+                except queue.Empty:
+                    continue
+            try:
+                for kind, obj in watch_resource(
+                    self.source,
+                    resource,
+                    rv,
+                    label_selector=selector,
+                    timeout_seconds=self.watch_seconds,
+                    stop=self._stop.is_set,
+                ):
+                    rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                    self._events.put((resource, kind, obj))
+                self._events.put((resource, "END", {}))
+                backoff.reset()
+            except WatchExpired:
+                rv = None
+                self._events.put((resource, "EXPIRED", {}))
+            except SourceError as exc:
+                self._events.put((resource, "ERROR", {"message": str(exc)}))
+                self._stop.wait(backoff.next())

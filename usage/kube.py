@@ -1,0 +1,169 @@
+"""Read Pods (and Nodes, with the list's resourceVersion) from ``KUBE_SOURCE``; watch both.
+
+Same sources as the node sync (``profiles.kube``): in-cluster, ``kubeconfig:<path>``, or a
+``file://`` snapshot (``kubectl get nodes,pods -A -o json``: Pods beside Nodes). Lists are read page
+by page with raw JSON (``_preload_content=False`` + orjson); pages go to a callback so a 100,000-pod
+relist never holds every Pod's JSON at once. Every failure is a ``SourceError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from profiles.kube import (
+    SourceError,
+    api_client,
+    match_selector,
+    nodes_from_snapshot,
+    read_snapshot,
+    status_message,
+)
+
+__all__ = ["pods_from_snapshot", "list_resource", "watch_resource", "WatchExpired", "Event"]
+
+Event = tuple[str, dict]  # (ADDED/MODIFIED/DELETED/BOOKMARK, raw object)
+
+
+class WatchExpired(Exception):
+    """The watch's resourceVersion is too old (410 Gone): relist, then watch from the new version."""
+
+
+def pods_from_snapshot(data: object) -> list[dict]:
+    """The Pods of a snapshot: ``kind: Pod`` items of a ``List``/``PodList``, or a CA snapshot's
+    ``NodeList[].Pods``. A NodeList alone has none."""
+    if isinstance(data, Mapping) and isinstance(data.get("NodeList"), list):
+        return [p for e in data["NodeList"] if isinstance(e, Mapping) for p in e.get("Pods") or []]
+    items = data.get("items") if isinstance(data, Mapping) else data
+    if not isinstance(items, list):
+        raise SourceError("snapshot is neither a List (items) nor a CA snapshot (NodeList)")
+    default_kind = "Pod" if isinstance(data, Mapping) and data.get("kind") == "PodList" else ""
+    return [i for i in items if isinstance(i, Mapping) and (i.get("kind") or default_kind) == "Pod"]
+
+
+def _client_errors() -> tuple[type[BaseException], ...]:
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    return ApiException, ConfigException, HTTPError, OSError, orjson.JSONDecodeError
+
+
+def _source_error(exc: BaseException) -> SourceError:
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    if isinstance(exc, ApiException):
+        detail = status_message(exc.body) or exc.reason
+        return SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status)
+    if isinstance(exc, ConfigException):
+        return SourceError(f"cannot configure the Kubernetes client: {exc}")
+    if isinstance(exc, HTTPError):
+        return SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}")
+    return SourceError(f"Kubernetes API read failed: {exc}")
+
+
+def _lister(api: Any, resource: str) -> Callable[..., Any]:
+    return api.list_node if resource == "nodes" else api.list_pod_for_all_namespaces
+
+
+def list_resource(
+    source: str,
+    resource: str,
+    on_page: Callable[[list[dict]], None],
+    *,
+    label_selector: str = "",
+    page_size: int = 500,
+    timeout: float = 30.0,
+) -> str:
+    """Feed every page of ``nodes`` or ``pods`` to ``on_page``; return the list's resourceVersion.
+
+    A failure part-way raises ``SourceError``: the caller must not treat what it saw as complete.
+    """
+    if source.startswith("file://"):
+        data = read_snapshot(source)
+        items = nodes_from_snapshot(data) if resource == "nodes" else pods_from_snapshot(data)
+        if label_selector:
+            items = [
+                i
+                for i in items
+                if match_selector((i.get("metadata") or {}).get("labels") or {}, label_selector)
+            ]
+        on_page(list(items))
+        return ""
+    from kubernetes import client
+
+    errors = _client_errors()
+    try:
+        api_client_ = api_client(source)
+    except errors as exc:
+        raise _source_error(exc) from None
+    api = client.CoreV1Api(api_client_)
+    token: str | None = None
+    try:
+        while True:
+            kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
+            if label_selector:
+                kwargs["label_selector"] = label_selector
+            if token:
+                kwargs["_continue"] = token
+            page = orjson.loads(_lister(api, resource)(**kwargs).data)
+            on_page(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                return str(meta.get("resourceVersion") or "")
+    except errors as exc:
+        raise _source_error(exc) from None
+    finally:
+        api_client_.close()
+
+
+def watch_resource(
+    source: str,
+    resource: str,
+    resource_version: str,
+    *,
+    label_selector: str = "",
+    timeout_seconds: int = 60,
+    connect_timeout: float = 10.0,
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[Event]:
+    """One watch request from ``resource_version``, with bookmarks, until the server ends it.
+
+    Yields ``(type, raw object)`` including ``BOOKMARK``; raises ``WatchExpired`` on 410 Gone and
+    ``SourceError`` on any other failure (the caller backs off and reconnects from the last version).
+    """
+    from kubernetes import client, watch
+
+    errors = _client_errors()
+    try:
+        api_client_ = api_client(source)
+    except errors as exc:
+        raise _source_error(exc) from None
+    api = client.CoreV1Api(api_client_)
+    # return_type=object keeps raw dicts (no model deserialisation) and still tracks resourceVersion
+    watcher = watch.Watch(return_type=object)
+    kwargs: dict = {
+        "resource_version": resource_version,
+        "allow_watch_bookmarks": True,
+        "timeout_seconds": timeout_seconds,
+        "_request_timeout": (connect_timeout, timeout_seconds + 15),
+    }
+    if label_selector:
+        kwargs["label_selector"] = label_selector
+    try:
+        for event in watcher.stream(_lister(api, resource), **kwargs):
+            yield str(event.get("type")), event.get("raw_object") or {}
+            if stop():
+                watcher.stop()
+                return
+    except errors as exc:
+        if getattr(exc, "status", None) == 410:
+            raise WatchExpired(str(exc)) from None
+        raise _source_error(exc) from None
+    finally:
+        api_client_.close()

@@ -1,0 +1,30 @@
+"""The periodic Celery relist (``profiles.tasks.sync_cluster_inventory``) also relists pods.
+
+``profiles`` cannot import this app (layers point down), so the node sync announces itself with
+``profiles.sync.cluster_synced`` and usage listens. A failed pod read leaves the node sync's result
+alone: usage keeps its last values, records the error and ages until a read succeeds.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.dispatch import receiver
+
+from profiles.kube import SourceError
+from profiles.sync import cluster_synced
+
+log = logging.getLogger("hami_sim.usage")
+
+
+@receiver(cluster_synced)
+def _relist_pods(sender, source: str, counts: dict, **kwargs) -> None:
+    from .cluster import relist_pods
+
+    try:
+        _rv, pod_counts = relist_pods(source)
+    except SourceError as exc:
+        log.warning("pod relist failed; usage keeps its last values: %s", exc)
+        counts["pods_error"] = str(exc)
+        return
+    counts.update(pod_counts)

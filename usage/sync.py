@@ -1,0 +1,339 @@
+"""Write the usage store from pods: a full relist (``sync_pods``) or single watch events (``apply_pod_events``).
+
+Both end in ``recompute``: a node's usage is HAMi's ``getNodesUsage`` over the pods stored for it and
+the devices its inventory registers (``hami_sim.engine.allocations``). A node row is rewritten (and
+gets a new ``version``) only when its usage changed; every pass stamps ``observed_at``. Findings
+(a malformed annotation, a device the node does not register, a MIG reservation HAMi rejects) are
+opened and resolved with the node they belong to. Nothing here ever raises for one bad pod.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from functools import lru_cache
+
+import orjson
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from hami_sim.engine.allocations import (
+    ContainerDevice,
+    MigAllocation,
+    allocated_key,
+    node_usage,
+    pod_allocation,
+)
+from hami_sim.engine.allocations import (
+    NodeUsage as EngineUsage,
+)
+from hami_sim.engine.allocations import (
+    PodAllocation as Allocation,
+)
+from hami_sim.engine.model import MigPlacement
+from hami_sim.engine.vendors import all_vendor_names
+
+from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
+
+__all__ = [
+    "checklist",
+    "allocation_of",
+    "sync_pods",
+    "sync_allocations",
+    "apply_pod_events",
+    "recompute",
+    "recompute_all",
+    "confirm",
+    "record_error",
+]
+
+_BATCH = 2000
+
+
+@lru_cache(maxsize=1)
+def checklist() -> dict[str, str]:
+    """``SupportDevices`` for every vendor hami-sim knows: CommonWord -> allocated annotation key."""
+    return {name: allocated_key(name) for name in all_vendor_names()}
+
+
+def allocation_of(pod: Mapping) -> Allocation | None:
+    """The pod's allocation as HAMi counts it, or ``None`` when HAMi does not count the pod."""
+    return pod_allocation(pod, checklist())
+
+
+def _digest(value: object) -> str:
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+
+
+def _row_fields(alloc: Allocation) -> dict:
+    devices = [[v, d.uuid, d.type, d.usedmem, d.usedcores, d.slots] for v, d in alloc.devices]
+    mig = [[m.gpu_uuid, m.profile, m.placement.start, m.placement.size] for m in alloc.mig]
+    fields = {
+        "namespace": alloc.namespace,
+        "name": alloc.name,
+        "node": alloc.node,
+        "devices": devices,
+        "mig": mig,
+        "terminating": alloc.terminating,
+        "error": alloc.error,
+    }
+    fields["content_hash"] = _digest(fields)
+    return fields
+
+
+def _uid(alloc: Allocation) -> str:
+    """Pods from a file snapshot may lack a uid: fall back to namespace/name."""
+    return alloc.uid or f"{alloc.namespace}/{alloc.name}"
+
+
+def _from_row(row: PodAllocation) -> Allocation:
+    return Allocation(
+        namespace=row.namespace,
+        name=row.name,
+        uid=row.uid,
+        node=row.node,
+        devices=tuple((v, ContainerDevice(u, t, m, c, s)) for v, u, t, m, c, s in row.devices),
+        mig=tuple(MigAllocation(g, p, MigPlacement(a, b)) for g, p, a, b in row.mig),
+        terminating=row.terminating,
+        error=row.error,
+    )
+
+
+def _bump() -> int:
+    """The next generation, holding ``UsageState``'s row lock until the transaction commits, so
+    writers serialise and readers never see a generation before the rows stamped with it."""
+    UsageState.objects.get_or_create(pk=1)
+    UsageState.objects.filter(pk=1).update(generation=F("generation") + 1)
+    return UsageState.objects.values_list("generation", flat=True).get(pk=1)
+
+
+def confirm(now: datetime | None = None, *, relisted: bool = False, source: str | None = None) -> None:
+    """The source just confirmed every node's usage (a relist, a watch event or bookmark)."""
+    now = now or timezone.now()
+    fields: dict = {"confirmed_at": now, "error": ""}
+    if relisted:
+        fields["relisted_at"] = now
+    if source is not None:
+        fields["source"] = source[:300]
+    if not UsageState.objects.filter(pk=1).update(**fields):
+        UsageState.objects.get_or_create(pk=1, defaults=fields)
+
+
+def record_error(error: str) -> None:
+    """A pod read failed: usage keeps its last values and ages (``confirmed_at`` is left alone)."""
+    if not UsageState.objects.filter(pk=1).update(error=error[:2000]):
+        UsageState.objects.get_or_create(pk=1, defaults={"error": error[:2000]})
+
+
+# -- writes ----------------------------------------------------------------------------------------
+def sync_pods(
+    pods: Iterable[Mapping], now: datetime | None = None, source: str | None = None
+) -> dict[str, int]:
+    """Replace the stored allocations with exactly the counted pods of a complete list of Pods."""
+    allocations = (allocation_of(pod) for pod in pods)
+    return sync_allocations((a for a in allocations if a is not None), now, source)
+
+
+def sync_allocations(
+    allocations: Iterable[Allocation], now: datetime | None = None, source: str | None = None
+) -> dict[str, int]:
+    """Replace the stored allocations with exactly these (a complete relist's counted pods)."""
+    now = now or timezone.now()
+    wanted = {_uid(alloc): _row_fields(alloc) for alloc in allocations}
+    counts = {"pods": len(wanted), "pods_created": 0, "pods_updated": 0, "pods_deleted": 0}
+    with transaction.atomic():
+        _bump()
+        existing = {
+            uid: (pk, h) for pk, uid, h in PodAllocation.objects.values_list("pk", "uid", "content_hash")
+        }
+        create = [
+            PodAllocation(uid=uid, observed_at=now, **f) for uid, f in wanted.items() if uid not in existing
+        ]
+        update = []
+        for uid, fields in wanted.items():
+            if uid in existing and existing[uid][1] != fields["content_hash"]:
+                update.append(PodAllocation(pk=existing[uid][0], uid=uid, observed_at=now, **fields))
+        gone = [pk for uid, (pk, _h) in existing.items() if uid not in wanted]
+        PodAllocation.objects.bulk_create(create, batch_size=_BATCH)
+        PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=_BATCH)
+        for i in range(0, len(gone), _BATCH):
+            PodAllocation.objects.filter(pk__in=gone[i : i + _BATCH]).delete()
+        counts.update(pods_created=len(create), pods_updated=len(update), pods_deleted=len(gone))
+        counts.update(recompute(None, now))
+        confirm(now, relisted=True, source=source)
+    return counts
+
+
+_FIELDS = ["namespace", "name", "node", "devices", "mig", "terminating", "error", "content_hash"]
+
+
+def apply_pod_events(events: Iterable[tuple[str, Mapping]], now: datetime | None = None) -> dict[str, int]:
+    """Apply watch events (``ADDED``/``MODIFIED``/``DELETED``, raw Pod) and recompute the nodes they touch."""
+    now = now or timezone.now()
+    touched: set[str] = set()
+    applied = 0
+    with transaction.atomic():
+        _bump()
+        for kind, pod in events:
+            touched.update(_apply_one(kind, pod, now))
+            applied += 1
+        counts = recompute(touched, now) if touched else {}
+    counts["events"] = applied
+    return counts
+
+
+def _apply_one(kind: str, pod: Mapping, now: datetime) -> set[str]:
+    meta = pod.get("metadata") or {}
+    uid = str(meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}")
+    before = PodAllocation.objects.filter(uid=uid).first()
+    alloc = None if kind == "DELETED" else allocation_of(pod)
+    nodes = {before.node} if before is not None else set()
+    if alloc is None:
+        if before is not None:
+            before.delete()
+        return nodes
+    fields = _row_fields(alloc)
+    nodes.add(alloc.node)
+    if before is not None and before.content_hash == fields["content_hash"]:
+        return set()  # nothing HAMi counts changed (a status update, a label)
+    PodAllocation.objects.update_or_create(uid=uid, defaults={**fields, "observed_at": now})
+    return nodes
+
+
+def recompute_all(now: datetime | None = None) -> dict[str, int]:
+    """Rebuild every node's usage (after the node sync changed inventories) in its own transaction."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        _bump()
+        return recompute(None, now)
+
+
+def _registered(names: set[str] | None) -> dict[str, dict[str, str]]:
+    """Live nodes' registered devices: node name -> {uuid: mode} (from the cluster inventory)."""
+    from profiles.models import NodeInventory
+
+    rows = NodeInventory.objects.filter(gone_at__isnull=True)
+    if names is not None:
+        rows = rows.filter(name__in=names)
+    out: dict[str, dict[str, str]] = {}
+    for name, devices in rows.values_list("name", "devices").iterator(chunk_size=_BATCH):
+        out[name] = {str(d.get("id")): str(d.get("mode") or "") for d in devices or [] if isinstance(d, dict)}
+    return out
+
+
+def _usage_json(usage: EngineUsage) -> dict:
+    return {
+        uuid: {
+            "used": d.used,
+            "usedmem": d.usedmem,
+            "usedcores": d.usedcores,
+            "mig": [[p, pl.start, pl.size] for p, pl in d.mig],
+            "unhealthy": d.unhealthy,
+            "pods": d.pods,
+        }
+        for uuid, d in usage.devices.items()
+    }
+
+
+def recompute(names: set[str] | None, now: datetime) -> dict[str, int]:
+    """Rebuild node usage (and findings) for ``names`` (``None``: every node) inside the caller's
+    transaction, which has bumped the generation. Nodes no longer live are marked gone."""
+    generation = UsageState.objects.values_list("generation", flat=True).get(pk=1)
+    registered = _registered(names)
+    pods: dict[str, list[Allocation]] = {}
+    rows = PodAllocation.objects.all() if names is None else PodAllocation.objects.filter(node__in=names)
+    for row in rows.iterator(chunk_size=_BATCH):
+        pods.setdefault(row.node, []).append(_from_row(row))
+    existing = {
+        r.name: r
+        for r in (NodeUsage.objects.all() if names is None else NodeUsage.objects.filter(name__in=names))
+    }
+    create, update, seen, findings = [], [], [], []
+    for name, devices in registered.items():
+        usage = node_usage(devices, pods.get(name, []))
+        findings.extend(_findings_for(name, usage, pods.get(name, [])))
+        data = _usage_json(usage)
+        digest = _digest(data)
+        row = existing.get(name)
+        if row is None:
+            create.append(
+                NodeUsage(
+                    name=name,
+                    devices=data,
+                    pod_count=len(pods.get(name, [])),
+                    observed_at=now,
+                    changed_at=now,
+                    version=generation,
+                    content_hash=digest,
+                )
+            )
+        elif row.content_hash != digest or row.gone:
+            row.devices, row.pod_count, row.content_hash = data, len(pods.get(name, [])), digest
+            row.changed_at, row.version, row.gone, row.observed_at = now, generation, False, now
+            update.append(row)
+        else:
+            seen.append(row.pk)
+    NodeUsage.objects.bulk_create(create, batch_size=_BATCH)
+    NodeUsage.objects.bulk_update(
+        update,
+        ["devices", "pod_count", "content_hash", "changed_at", "version", "gone", "observed_at"],
+        batch_size=_BATCH,
+    )
+    for i in range(0, len(seen), _BATCH):
+        NodeUsage.objects.filter(pk__in=seen[i : i + _BATCH]).update(observed_at=now)
+    vanished = [r.pk for n, r in existing.items() if n not in registered and not r.gone]
+    if vanished:
+        NodeUsage.objects.filter(pk__in=vanished).update(gone=True, version=generation, changed_at=now)
+    opened, resolved = _sync_findings(names, findings, now)
+    return {
+        "nodes_usage_changed": len(create) + len(update),
+        "nodes_usage_gone": len(vanished),
+        "findings_opened": opened,
+        "findings_resolved": resolved,
+    }
+
+
+def _findings_for(node: str, usage: EngineUsage, pods: list[Allocation]) -> list[tuple]:
+    """(pod_uid, kind, device, namespace, name, node, detail) for everything an operator must see."""
+    by_key = {p.key: p for p in pods}
+    out = []
+    for pod in pods:
+        if pod.error:
+            out.append((pod.uid, UsageFinding.Kind.MALFORMED, "", pod.namespace, pod.name, node, pod.error))
+    for key, uuid in usage.unknown:
+        pod = by_key[key]
+        detail = f"{key} holds device {uuid}, which node {node} does not register"
+        out.append((pod.uid, UsageFinding.Kind.UNKNOWN_DEVICE, uuid, pod.namespace, pod.name, node, detail))
+    for key, detail in usage.problems:
+        pod = by_key[key]
+        out.append((pod.uid, UsageFinding.Kind.MIG, detail[:200], pod.namespace, pod.name, node, detail))
+    return out
+
+
+def _sync_findings(names: set[str] | None, wanted: list[tuple], now: datetime) -> tuple[int, int]:
+    open_rows = UsageFinding.objects.filter(resolved_at__isnull=True)
+    if names is not None:
+        open_rows = open_rows.filter(node__in=names)
+    current = {(f.pod_uid, f.kind, f.device): f.pk for f in open_rows.only("pod_uid", "kind", "device")}
+    want = {(w[0], str(w[1]), w[2]): w for w in wanted}
+    new = [
+        UsageFinding(
+            pod_uid=uid,
+            kind=kind,
+            device=device,
+            namespace=w[3],
+            name=w[4],
+            node=w[5],
+            detail=w[6],
+            opened_at=now,
+        )
+        for (uid, kind, device), w in want.items()
+        if (uid, kind, device) not in current
+    ]
+    UsageFinding.objects.bulk_create(new, batch_size=_BATCH)
+    stale = [pk for key, pk in current.items() if key not in want]
+    if stale:
+        UsageFinding.objects.filter(pk__in=stale).update(resolved_at=now)
+    return len(new), len(stale)

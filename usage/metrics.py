@@ -28,8 +28,16 @@ class UsageAgeCollector:
             "hami_sim_usage_confirmed_age_seconds",
             "Seconds since the watcher or a relist last confirmed all usage (absent: never)",
         )
+        missing = GaugeMetricFamily(
+            "hami_sim_live_nodes_without_usage",
+            "Nodes the cluster sync knows whose pods were never read (evaluated as empty until they are)",
+        )
         try:
             from django.utils import timezone
+
+            from profiles.models import NodeInventory
+
+            from .models import NodeUsage
 
             from .store import get_store
 
@@ -40,10 +48,15 @@ class UsageAgeCollector:
                 per_node.add_metric([name], usage.age_seconds(confirmed_at, now))
             if confirmed_at is not None:
                 confirmed.add_metric([], max(0.0, (now - confirmed_at).total_seconds()))
+            with_usage = NodeUsage.objects.filter(gone=False).values("name")
+            missing.add_metric(
+                [], NodeInventory.objects.filter(gone_at__isnull=True).exclude(name__in=with_usage).count()
+            )
         except Exception as exc:  # a scrape must not fail because the database is away
             log.debug("usage age unavailable: %s", exc)
         yield per_node
         yield confirmed
+        yield missing
 
     def describe(self):
         return []

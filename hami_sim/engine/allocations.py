@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import orjson
 
-from .model import MigPlacement
+from .model import MigPlacement, NodeState
 
 __all__ = [
     "ASSIGNED_NODE",
@@ -44,6 +44,7 @@ __all__ = [
     "pod_allocation",
     "node_usage",
     "group_by_node",
+    "apply_usage",
 ]
 
 ASSIGNED_NODE = "hami.io/vgpu-node"  # util.AssignedNodeAnnotations
@@ -447,4 +448,33 @@ def group_by_node(pods: Sequence[PodAllocation]) -> dict[str, list[PodAllocation
     out: dict[str, list[PodAllocation]] = {}
     for pod in pods:
         out.setdefault(pod.node, []).append(pod)
+    return out
+
+
+class _UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the store's ``DeviceLive``)
+    used: int
+    usedmem: int
+    usedcores: int
+    mig: Sequence[tuple[str, MigPlacement]]
+    unhealthy: bool
+
+
+def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike]) -> NodeState:
+    """A copy of a node's zero-usage state carrying its live usage, as ``getNodesUsage`` builds it.
+
+    Devices are matched by UUID; a device without usage stays at zero. A device HAMi marked unhealthy
+    while counting (MIG inconsistencies) loses its health, which is what HAMi's Fit then sees.
+    """
+    out = state.copy()
+    for dev in out.devices:
+        use = usage.get(dev.id)
+        if use is None:
+            continue
+        dev.used += use.used
+        dev.usedmem += use.usedmem
+        dev.usedcores += use.usedcores
+        if use.mig:
+            dev.mig_in_use.extend(use.mig)
+        if use.unhealthy:
+            dev.health = False
     return out

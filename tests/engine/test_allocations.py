@@ -299,3 +299,27 @@ def test_mig_reservations_count_as_hami_counts_them(modes, mig, want_mig, unheal
     if want_mig is not None:
         assert {u: d.mig for u, d in usage.devices.items()} == {u: want_mig.get(u, []) for u in modes}
     assert {u for u, d in usage.devices.items() if d.unhealthy} == unhealthy
+
+
+def test_live_usage_makes_a_full_card_fail_and_a_freed_card_fit():
+    """The same request against a node's zero-usage state and its live state, through HAMi's Fit."""
+    from hami_sim.engine.allocations import apply_usage
+    from hami_sim.engine.simulate import Simulator
+    from tests.factories import gpu, node, pod
+
+    sim = Simulator()
+    n = node("live-1", [gpu(f"g{i}", index=i, devmem=23028) for i in range(2)])
+    state = sim.inventory(n).state("live-1")
+    ctx = sim.pod_context(pod(gpu_count=2, gpumem=20000))
+    assert sim.evaluate(ctx, "live-1", state).fits
+    held = [
+        pod_allocation(hami_pod({**ASSIGNED, NV: "g0,NVIDIA,20000,0:;"}, name="a"), SUPPORT_DEVICES),
+        pod_allocation(hami_pod({**ASSIGNED, NV: "g1,NVIDIA,4000,0:;"}, name="b"), SUPPORT_DEVICES),
+    ]
+    live = apply_usage(state, node_usage({"g0": "hami-core", "g1": "hami-core"}, held).devices)
+    verdict = sim.evaluate(ctx, "live-1", live)
+    assert not verdict.fits and verdict.reason == "2/2 CardInsufficientMemory"
+    assert [d.usedmem for d in state.devices] == [0, 0]  # the zero-usage state is not touched
+    freed = apply_usage(state, node_usage({"g0": "hami-core", "g1": "hami-core"}, held[1:]).devices)
+    assert not sim.evaluate(ctx, "live-1", freed).fits  # g1 still holds 4000 of 23028
+    assert sim.evaluate(ctx, "live-1", apply_usage(state, {})).fits

@@ -1,0 +1,261 @@
+"""Benchmark of live usage at scale (issue 12): 5,000 nodes x 8 GPUs and 100,000 HAMi pods. Never run by tests.
+
+The cluster is served by the loopback Kubernetes API double (``tests/kubeapi.py``) and read with the
+real ``kubernetes`` client, page by page (``KUBE_PAGE_SIZE``, 500), into PostgreSQL (``DATABASE_URL``,
+default ``postgres://postgres@127.0.0.1:5432/hami_sim_usage_bench``, migrated first). Prints:
+
+1. ``relist_cold_s``: a full relist (Nodes, then Pods) into an empty store: the number that bounds a
+   watcher start or a 410 Gone. ``relist_warm_s``: the same relist with nothing changed (the periodic
+   safety net). Target: under 30 s.
+2. ``store_mib``: the usage tables on disk (PostgreSQL ``pg_total_relation_size``: rows, TOAST and
+   indexes) and the node inventories beside them. Target: under 500 MiB.
+3. ``lookup_ns_1000`` / ``lookup_ns_5000``: the extender's per-node lookup (``usage.live.live_node``)
+   over 1,000 and over all 5,000 nodes from a warm process cache: O(1) means the two are equal.
+   ``cache_load_s``: a replica's first full load of every node's usage from the database.
+4. ``event_ms``: one pod event (a new allocation) written and visible to the store.
+
+Run: ``PYTHONPATH=. .venv/bin/python bench/usage_bench.py [--nodes 5000 --pods 100000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+REGISTER = "hami.io/node-nvidia-register"
+ALLOCATED = "hami.io/vgpu-devices-allocated"
+GPUS = 8
+DEVMEM = 81559
+
+
+def make_node(i: int) -> dict:
+    name = f"ip-10-{i // 250}-{i % 250}-1.ec2.internal"
+    devices = [
+        {
+            "id": f"GPU-{i:05d}-{g}",
+            "index": g,
+            "count": 10,
+            "devmem": DEVMEM,
+            "devcore": 100,
+            "type": "NVIDIA H100 80GB HBM3",
+            "numa": g // 4,
+            "mode": "hami-core",
+            "health": True,
+        }
+        for g in range(GPUS)
+    ]
+    return {
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": name,
+            "uid": f"node-uid-{i}",
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "eks.amazonaws.com/nodegroup": f"gpu-h100-{i % 10}",
+                "node.kubernetes.io/instance-type": "p5.48xlarge",
+                "topology.kubernetes.io/zone": f"us-east-1{'abc'[i % 3]}",
+            },
+            "annotations": {REGISTER: orjson.dumps(devices).decode(), "hami.io/node-handshake": "Reported"},
+        },
+        "spec": {"providerID": f"aws:///us-east-1a/i-{i:017x}"},
+        "status": {
+            "capacity": {"cpu": "192", "memory": "2048Gi", "pods": "110", "nvidia.com/gpu": "80"},
+            "allocatable": {"cpu": "191", "memory": "2000Gi", "pods": "110", "nvidia.com/gpu": "80"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def make_pod(j: int, nodes: list[dict], rng: random.Random) -> dict:
+    node = nodes[rng.randrange(len(nodes))]
+    i = int(node["metadata"]["uid"].rsplit("-", 1)[1])
+    cards = rng.choice((1, 1, 1, 2))
+    first = rng.randrange(GPUS - cards + 1)
+    devices = "".join(
+        f"GPU-{i:05d}-{first + c},NVIDIA,{rng.choice((4000, 10000, 20000))},{rng.choice((10, 25))}:"
+        for c in range(cards)
+    )
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": f"infer-{j // 100}-{j:06d}",
+            "namespace": f"team-{j % 40}",
+            "uid": f"pod-uid-{j}",
+            "labels": {"app": f"infer-{j // 100}", "pod-template-hash": "7d9f8c6b5d"},
+            "annotations": {
+                "hami.io/vgpu-node": node["metadata"]["name"],
+                "hami.io/vgpu-time": "1764590000",
+                "hami.io/bind-phase": "success",
+                "hami.io/vgpu-devices-to-allocate": ";",
+                ALLOCATED: devices + ";",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"infer-{j // 100}-7d9f8c6b5d",
+                    "uid": f"rs-{j // 100}",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "nodeName": node["metadata"]["name"],
+            "schedulerName": "hami-scheduler",
+            "containers": [
+                {
+                    "name": "server",
+                    "image": "registry.example.com/infer:1.4.2",
+                    "resources": {
+                        "limits": {
+                            "nvidia.com/gpu": str(cards),
+                            "nvidia.com/gpumem": "10000",
+                            "cpu": "4",
+                            "memory": "16Gi",
+                        }
+                    },
+                }
+            ],
+        },
+        "status": {"phase": "Running", "podIP": f"10.1.{j % 250}.{j // 250 % 250}", "qosClass": "Burstable"},
+    }
+
+
+def _setup_django() -> None:
+    import subprocess
+
+    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_usage_bench")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    _create_database(os.environ["DATABASE_URL"])
+    py = sys.executable
+    subprocess.run(
+        [py, "manage.py", "migrate", "-v", "0"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    import django
+
+    django.setup()
+
+
+def _create_database(url: str) -> None:
+    import environ
+    import psycopg
+
+    cfg = environ.Env.db_url_config(url)
+    admin = f"host={cfg['HOST'] or '127.0.0.1'} port={cfg['PORT'] or 5432} user={cfg['USER'] or 'postgres'} dbname=postgres"
+    if cfg.get("PASSWORD"):
+        admin += f" password={cfg['PASSWORD']}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
+            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+
+
+def _empty_store() -> None:
+    from profiles.models import NodeInventory
+    from usage.models import NodeUsage, PodAllocation, UsageFinding, UsageState
+
+    for model in (PodAllocation, NodeUsage, UsageFinding, UsageState, NodeInventory):
+        model.objects.all().delete()
+
+
+def _sizes_mib() -> dict[str, float]:
+    from django.db import connection
+
+    tables = {
+        "usage": ["usage_nodeusage", "usage_podallocation", "usage_usagefinding", "usage_usagestate"],
+        "inventory": ["profiles_nodeinventory"],
+    }
+    out = {}
+    with connection.cursor() as cursor:
+        for key, names in tables.items():
+            total = 0
+            for name in names:
+                cursor.execute("SELECT pg_total_relation_size(%s)", [name])
+                total += cursor.fetchone()[0]
+            out[key] = round(total / 2**20, 1)
+    return out
+
+
+def _lookup_ns(names: list[str], rounds: int = 5) -> float:
+    from usage.live import live_node
+
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter_ns()
+        for name in names:
+            live_node(name)
+        best = min(best, (time.perf_counter_ns() - started) / len(names))
+    return round(best)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=100_000)
+    args = parser.parse_args()
+    _setup_django()
+    from django.conf import settings
+
+    from tests.kubeapi import FakeKubeAPI
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+    from usage.sync import apply_pod_events
+
+    settings.KUBE_PAGE_SIZE = 500
+    settings.USAGE_CACHE_SECONDS = 3600  # the lookups below measure the cache, not its refresh
+    rng = random.Random(12)
+    nodes = [make_node(i) for i in range(args.nodes)]
+    pods = [make_pod(j, nodes, rng) for j in range(args.pods)]
+    pod_bytes = sum(len(orjson.dumps(p)) for p in pods[:1000]) / 1000
+    print(
+        f"cluster: {args.nodes} nodes x {GPUS} GPUs, {args.pods} pods (~{pod_bytes:.0f} bytes of JSON each)"
+    )
+    _empty_store()
+    with FakeKubeAPI(nodes=nodes, pods=pods) as api, tempfile.TemporaryDirectory() as tmp:
+        source = f"kubeconfig:{api.write_kubeconfig(Path(tmp) / 'kubeconfig')}"
+        started = time.perf_counter()
+        counts = sync_cluster(source)
+        cold = time.perf_counter() - started
+        started = time.perf_counter()
+        sync_cluster(source)
+        warm = time.perf_counter() - started
+    print(f"relist_cold_s={cold:.1f} relist_warm_s={warm:.1f} (target < 30)  pods_stored={counts['pods']}")
+    sizes = _sizes_mib()
+    print(f"store_mib={sizes['usage']} (target < 500)  inventory_mib={sizes['inventory']}")
+
+    store = get_store()
+    store.clear()
+    started = time.perf_counter()
+    store.refresh(force=True)
+    load = time.perf_counter() - started
+    names = [n["metadata"]["name"] for n in nodes]
+    print(
+        f"cache_load_s={load:.2f}  lookup_ns_1000={_lookup_ns(names[:1000])}  "
+        f"lookup_ns_{len(names)}={_lookup_ns(names)}  (O(1): equal per lookup)"
+    )
+    extra = make_pod(args.pods + 1, nodes, rng)
+    started = time.perf_counter()
+    apply_pod_events([("ADDED", extra)])
+    store.refresh(force=True)
+    event = (time.perf_counter() - started) * 1000
+    target = extra["metadata"]["annotations"]["hami.io/vgpu-node"]
+    assert "pod-uid" not in target and store.get(target) is not None
+    print(f"event_ms={event:.1f}")
+
+
+if __name__ == "__main__":
+    main()

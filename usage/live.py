@@ -1,0 +1,62 @@
+"""Which nodes are live, and the usage the extender evaluates them with (design.md section 10).
+
+A node is live when the usage store has it by name: the cluster sync put it there. CA's template and
+upcoming nodes (``template-node-for-<group>-<suffix>``) are never live, whatever the store holds.
+A live node whose usage is older than ``USAGE_STALE_SECONDS`` answers per ``USAGE_STALE_POLICY``:
+``fail`` (default; docs/usage.md says why it is the safe choice for CA) or ``last-known``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from hami_sim.engine.allocations import apply_usage
+from hami_sim.engine.model import NodeState
+
+from .store import DeviceLive, get_store
+
+__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state"]
+
+TEMPLATE_PREFIX = "template-node-for-"
+STALE_REASON = "live usage is stale"
+
+
+@dataclass(slots=True, frozen=True)
+class LiveNode:
+    """A live node's usage, or the reason it cannot be trusted (``error``: the node fails)."""
+
+    name: str
+    devices: dict[str, DeviceLive]
+    age_seconds: float
+    error: str = ""
+
+    def state(self, zero: NodeState) -> NodeState:
+        """The node's zero-usage state (from its inventory) with this usage added."""
+        return apply_usage(zero, self.devices)
+
+
+def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
+    """``None`` for a node that is not live (a template, an upcoming node, a node never synced)."""
+    if name.startswith(TEMPLATE_PREFIX):
+        return None
+    store = get_store()
+    usage = store.get(name)
+    if usage is None:
+        return None
+    age = usage.age_seconds(store.confirmed_at, now)
+    limit = float(getattr(settings, "USAGE_STALE_SECONDS", 180))
+    if age > limit and getattr(settings, "USAGE_STALE_POLICY", "fail") == "fail":
+        return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
+    return LiveNode(name, usage.devices, age)
+
+
+def live_state(name: str, zero: NodeState) -> NodeState | str | None:
+    """What the extender evaluates ``name`` with: a live state, a failure reason, or ``None`` (not live)."""
+    live = live_node(name, timezone.now())
+    if live is None:
+        return None
+    return live.error or live.state(zero)

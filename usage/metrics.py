@@ -38,7 +38,6 @@ class UsageAgeCollector:
             from profiles.models import NodeInventory
 
             from .models import NodeUsage
-
             from .store import get_store
 
             store = get_store()

@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 
 import orjson
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -88,16 +88,20 @@ def _uid(alloc: Allocation) -> str:
     return alloc.uid or f"{alloc.namespace}/{alloc.name}"
 
 
-def _from_row(row: PodAllocation) -> Allocation:
+_ROW = ("namespace", "name", "uid", "node", "devices", "mig", "terminating", "error")
+
+
+def _from_row(namespace, name, uid, node, devices, mig, terminating, error) -> Allocation:
+    """An allocation back from its stored row (the values of ``_ROW``)."""
     return Allocation(
-        namespace=row.namespace,
-        name=row.name,
-        uid=row.uid,
-        node=row.node,
-        devices=tuple((v, ContainerDevice(u, t, m, c, s)) for v, u, t, m, c, s in row.devices),
-        mig=tuple(MigAllocation(g, p, MigPlacement(a, b)) for g, p, a, b in row.mig),
-        terminating=row.terminating,
-        error=row.error,
+        namespace=namespace,
+        name=name,
+        uid=uid,
+        node=node,
+        devices=tuple((v, ContainerDevice(u, t, m, c, s)) for v, u, t, m, c, s in devices),
+        mig=tuple(MigAllocation(g, p, MigPlacement(a, b)) for g, p, a, b in mig),
+        terminating=terminating,
+        error=error,
     )
 
 
@@ -148,15 +152,13 @@ def sync_allocations(
         existing = {
             uid: (pk, h) for pk, uid, h in PodAllocation.objects.values_list("pk", "uid", "content_hash")
         }
-        create = [
-            PodAllocation(uid=uid, observed_at=now, **f) for uid, f in wanted.items() if uid not in existing
-        ]
+        create = [{"uid": uid, "observed_at": now, **f} for uid, f in wanted.items() if uid not in existing]
         update = []
         for uid, fields in wanted.items():
             if uid in existing and existing[uid][1] != fields["content_hash"]:
                 update.append(PodAllocation(pk=existing[uid][0], uid=uid, observed_at=now, **fields))
         gone = [pk for uid, (pk, _h) in existing.items() if uid not in wanted]
-        PodAllocation.objects.bulk_create(create, batch_size=_BATCH)
+        _insert(PodAllocation, create)
         PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=_BATCH)
         for i in range(0, len(gone), _BATCH):
             PodAllocation.objects.filter(pk__in=gone[i : i + _BATCH]).delete()
@@ -167,6 +169,27 @@ def sync_allocations(
 
 
 _FIELDS = ["namespace", "name", "node", "devices", "mig", "terminating", "error", "content_hash"]
+
+
+def _insert(model, rows: list[dict]) -> None:
+    """Insert many rows: PostgreSQL ``COPY`` (a cold 100,000-pod relist is dominated by it), else
+    ``bulk_create``. JSON fields are serialised here, once, with orjson."""
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        model.objects.bulk_create([model(**row) for row in rows], batch_size=_BATCH)
+        return
+    columns = list(rows[0])
+    fields = [model._meta.get_field(c) for c in columns]
+    json_cols = {i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"}
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            values = [row[c] for c in columns]
+            for i in json_cols:
+                values[i] = orjson.dumps(values[i]).decode()
+            copy.write_row(values)
 
 
 def apply_pod_events(events: Iterable[tuple[str, Mapping]], now: datetime | None = None) -> dict[str, int]:
@@ -244,8 +267,8 @@ def recompute(names: set[str] | None, now: datetime) -> dict[str, int]:
     registered = _registered(names)
     pods: dict[str, list[Allocation]] = {}
     rows = PodAllocation.objects.all() if names is None else PodAllocation.objects.filter(node__in=names)
-    for row in rows.iterator(chunk_size=_BATCH):
-        pods.setdefault(row.node, []).append(_from_row(row))
+    for values in rows.values_list(*_ROW).iterator(chunk_size=_BATCH):
+        pods.setdefault(values[3], []).append(_from_row(*values))
     existing = {
         r.name: r
         for r in (NodeUsage.objects.all() if names is None else NodeUsage.objects.filter(name__in=names))
@@ -259,15 +282,16 @@ def recompute(names: set[str] | None, now: datetime) -> dict[str, int]:
         row = existing.get(name)
         if row is None:
             create.append(
-                NodeUsage(
-                    name=name,
-                    devices=data,
-                    pod_count=len(pods.get(name, [])),
-                    observed_at=now,
-                    changed_at=now,
-                    version=generation,
-                    content_hash=digest,
-                )
+                {
+                    "name": name,
+                    "devices": data,
+                    "pod_count": len(pods.get(name, [])),
+                    "observed_at": now,
+                    "changed_at": now,
+                    "version": generation,
+                    "content_hash": digest,
+                    "gone": False,
+                }
             )
         elif row.content_hash != digest or row.gone:
             row.devices, row.pod_count, row.content_hash = data, len(pods.get(name, [])), digest
@@ -275,7 +299,7 @@ def recompute(names: set[str] | None, now: datetime) -> dict[str, int]:
             update.append(row)
         else:
             seen.append(row.pk)
-    NodeUsage.objects.bulk_create(create, batch_size=_BATCH)
+    _insert(NodeUsage, create)
     NodeUsage.objects.bulk_update(
         update,
         ["devices", "pod_count", "content_hash", "changed_at", "version", "gone", "observed_at"],

@@ -30,6 +30,7 @@ from hami_sim.engine.model import ContainerDevice, DeviceUsage, MigPlacement, Mi
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
+from usage.live import live_state
 
 from .engine import get_simulator
 from .models import SessionCheckpoint, SessionNode, SessionPlacement, SimulationSession
@@ -413,6 +414,19 @@ def _delta(before: list[DeviceUsage], after: list[DeviceUsage]) -> dict:
 
 
 @_retrying
+def _first_state(name: str, inventory, requests: bool) -> NodeState:
+    """A node's state when a session first sees it: a live node starts from its live usage
+    (``SessionError`` 422 when that usage is stale and the pod asks for devices), others from zero."""
+    if inventory.error:
+        return NodeState(name, [])
+    live = live_state(name, lambda: inventory.state(name))
+    if isinstance(live, str):
+        if requests:
+            raise SessionError(422, "pod does not fit", reason=live)
+        return inventory.state(name)
+    return live if live is not None else inventory.state(name)
+
+
 def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[int, dict]:
     """(201 or 200, placement body); raises ``SessionError`` for 4xx answers (nothing changed)."""
     data = _place_input(body)
@@ -454,7 +468,7 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
             assert inventory is not None
             if inventory.error and ctx.pod.requests.has_requests:
                 raise SessionError(422, "pod does not fit", reason=inventory.error)
-            state = inventory.state(data.node_name) if not inventory.error else NodeState(data.node_name, [])
+            state = _first_state(data.node_name, inventory, ctx.pod.requests.has_requests)
             node_group = inventory.node_group or ""
         else:
             if row.inventory_error and ctx.pod.requests.has_requests:

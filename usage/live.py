@@ -8,6 +8,7 @@ A live node whose usage is older than ``USAGE_STALE_SECONDS`` answers per ``USAG
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -16,10 +17,11 @@ from django.utils import timezone
 
 from hami_sim.engine.allocations import apply_usage
 from hami_sim.engine.model import NodeState
+from hami_sim.engine.simulate import Inventory
 
 from .store import DeviceLive, get_store
 
-__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state"]
+__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "for_inventory"]
 
 TEMPLATE_PREFIX = "template-node-for-"
 STALE_REASON = "live usage is stale"
@@ -54,9 +56,16 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     return LiveNode(name, usage.devices, age)
 
 
-def live_state(name: str, zero: NodeState) -> NodeState | str | None:
-    """What the extender evaluates ``name`` with: a live state, a failure reason, or ``None`` (not live)."""
+def live_state(name: str, zero: Callable[[], NodeState]) -> NodeState | str | None:
+    """What the extender evaluates ``name`` with: its live state, the reason it fails (stale usage),
+    or ``None`` when it is not a live node (evaluate it at zero usage, as a template).
+    ``zero`` builds the node's zero-usage state from its inventory, only for a live node."""
     live = live_node(name, timezone.now())
     if live is None:
         return None
-    return live.error or live.state(zero)
+    return live.error or live.state(zero())
+
+
+def for_inventory(name: str, inventory: Inventory) -> NodeState | str | None:
+    """``live_state`` for the engine's ``Simulator.filter_nodes(live=...)`` hook."""
+    return live_state(name, lambda: inventory.state(name))

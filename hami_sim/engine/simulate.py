@@ -25,6 +25,7 @@ __all__ = [
     "EngineConfig",
     "Inventory",
     "InventoryResolver",
+    "LiveHook",
     "NodeVerdict",
     "PodContext",
     "Simulator",
@@ -61,6 +62,8 @@ class Inventory:
 
 
 InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
+#: A live node's state (its zero state plus what its pods hold), a failure reason, or None (not live)
+LiveHook = Callable[[str, Inventory], "NodeState | str | None"]
 
 
 @dataclass(slots=True)
@@ -293,8 +296,10 @@ class Simulator:
         ctx: PodContext,
         nodes: Sequence[Mapping],
         states: Mapping[str, NodeState] | None = None,
+        live: LiveHook | None = None,
     ) -> list[NodeVerdict]:
-        """One verdict per node, in input order. ``states`` overrides usage (sessions)."""
+        """One verdict per node, in input order. ``states`` overrides usage (sessions); ``live``
+        gives a live node's usage (or why it fails) for the nodes ``states`` does not hold."""
         verdicts: list[NodeVerdict] = []
         has_requests = ctx.pod.requests.has_requests
         for node in nodes:
@@ -309,6 +314,14 @@ class Simulator:
                 )
                 continue
             session_state = states.get(name) if states else None
+            if session_state is None and live is not None:
+                found = live(name, inventory)
+                if isinstance(found, str):
+                    verdicts.append(
+                        NodeVerdict(name, False, found, False, inventory.node_group, inventory.source)
+                    )
+                    continue
+                session_state = found
             if session_state is not None:
                 verdict = self.evaluate(ctx, name, session_state)
             else:

@@ -20,6 +20,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import NodeVerdict, PodContext
 from hami_sim.logcontext import bind_prioritize_verdict, bind_rejected
+from usage.live import for_inventory as live_usage
 
 from ..engine import get_simulator
 from ..extender import ExtenderArgs, ExtenderArgsError, filter_result, parse_extender_args
@@ -95,7 +96,7 @@ def run_filter(
             args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
         )
         return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     fitting: list[dict] = []
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
@@ -125,7 +126,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         bind_rejected("bad_request", body=body)
         log.warning("prioritize-simulation rejected: %s", exc)
         return b"[]", "bad_request"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     priorities = [{"Host": v.name, "Score": simulator.prioritize_score(ctx, v)} for v in verdicts if v.fits]
     bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
     return orjson.dumps(priorities), "ok"

@@ -1,0 +1,146 @@
+"""The extender evaluates live nodes with their live usage (issue 12, design section 10): a full live
+node fails with HAMi's reason while a template of the same group fits, fits again once the blocking
+pod is gone, never trusts stale usage, and sees a new allocation within 2 s of the watch event."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+
+from tests.factories import extender_args, pod
+
+from .conftest import gpu_node, hami_pod
+from .test_watch import watching
+
+LIVE = "ip-10-0-1-11"
+TEMPLATE = "template-node-for-gpu-a10-5c9f8"
+
+
+def template_of(live: dict) -> dict:
+    """What CA sends for the live node's group: a copy of it under a template name."""
+    node = orjson.loads(orjson.dumps(live))
+    node["metadata"]["name"] = TEMPLATE
+    node["metadata"]["labels"]["kubernetes.io/hostname"] = TEMPLATE
+    node["metadata"].pop("uid", None)
+    return node
+
+
+def big_pod() -> dict:
+    return pod("train", gpu_count=4, gpumem=23000)
+
+
+def filter_answer(client, nodes: list[dict], verb: str = "/filter-simulation"):
+    response = client.post(verb, extender_args(big_pod(), nodes), content_type="application/json")
+    assert response.status_code == 200
+    return orjson.loads(response.content)
+
+
+def fill(kube_api, *cards: int) -> None:
+    kube_api.pods = [hami_pod(f"holder-{c}", LIVE, [(f"GPU-{LIVE}-{c}", 23000, 100)]) for c in cards]
+
+
+@pytest.mark.django_db
+def test_a_full_live_node_fails_while_its_template_fits_and_fits_again_when_freed(client, kube_api, source):
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+
+    live = gpu_node(LIVE)
+    kube_api.nodes = [live]
+    fill(kube_api, 0, 1, 2, 3)
+    sync_cluster(source)
+    get_store().refresh(force=True)
+    answer = filter_answer(client, [live, template_of(live)])
+    assert [n["metadata"]["name"] for n in answer["Nodes"]["items"]] == [TEMPLATE]
+    assert answer["FailedNodes"] == {LIVE: "4/4 CardInsufficientMemory"}
+    scores = filter_answer(client, [live, template_of(live)], "/prioritize-simulation")
+    assert [s["Host"] for s in scores] == [TEMPLATE]
+
+    fill(kube_api, 0, 1, 2)  # one blocking pod deleted: still no room for four cards
+    sync_cluster(source)
+    get_store().refresh(force=True)
+    assert filter_answer(client, [live])["FailedNodes"] == {
+        LIVE: "1/4 AllocatedCardsInsufficientRequest, 3/4 CardInsufficientMemory"
+    }
+
+    fill(kube_api)  # the blocking pods are gone
+    sync_cluster(source)
+    get_store().refresh(force=True)
+    answer = filter_answer(client, [live, template_of(live)])
+    assert [n["metadata"]["name"] for n in answer["Nodes"]["items"]] == [LIVE, TEMPLATE]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("policy", "fits", "reason"),
+    [("fail", False, "live usage is stale: last confirmed"), ("last-known", True, "")],
+)
+def test_stale_usage_answers_per_the_policy(client, kube_api, source, settings, policy, fits, reason):
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+
+    live = gpu_node(LIVE)
+    kube_api.nodes = [live]
+    sync_cluster(source)
+    settings.USAGE_STALE_SECONDS, settings.USAGE_STALE_POLICY = -1, policy  # every age is too old
+    get_store().refresh(force=True)
+    answer = filter_answer(client, [live, template_of(live)])
+    names = [n["metadata"]["name"] for n in answer["Nodes"]["items"]]
+    assert names == ([LIVE, TEMPLATE] if fits else [TEMPLATE])
+    assert answer["FailedNodes"].get(LIVE, "").startswith(reason)
+
+
+@pytest.mark.django_db
+def test_a_session_starts_live_nodes_from_live_usage(client, kube_api, source):
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+
+    live = gpu_node(LIVE)
+    kube_api.nodes = [live]
+    fill(kube_api, 0)
+    sync_cluster(source)
+    get_store().refresh(force=True)
+    session = client.post("/api/v1/sessions", {}, content_type="application/json").json()
+    sid = session["id"]
+    place = client.post(
+        f"/api/v1/sessions/{sid}/placements",
+        {"pod": pod("one", gpu_count=1, gpumem=20000), "nodeName": LIVE, "node": live},
+        content_type="application/json",
+    )
+    assert place.status_code == 201, place.content
+    state = client.get(f"/api/v1/sessions/{sid}").json()
+    usedmem = {d["uuid"]: d["usedmem"] for n in state["nodes"] for d in n["devices"]}
+    # card 0 keeps its live holder's 23000 MiB; the session's pod went to another card
+    assert usedmem[f"GPU-{LIVE}-0"] == 23000 and sorted(usedmem.values()) == [0, 0, 20000, 23000]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_new_allocation_reaches_filter_simulation_within_2_seconds(client, kube_api, source):
+    live = gpu_node(LIVE)
+    kube_api.add_node(live)
+    with watching(source):
+        assert kube_api.wait_for_watches(2)
+        deadline = time.monotonic() + 20
+        while LIVE not in [n["metadata"]["name"] for n in filter_answer(client, [live])["Nodes"]["items"]]:
+            assert time.monotonic() < deadline, "the live node never became visible"
+            time.sleep(0.05)
+        for c in range(4):
+            kube_api.add_pod(hami_pod(f"holder-{c}", LIVE, [(f"GPU-{LIVE}-{c}", 23000, 100)]))
+        event = time.monotonic()
+        while not filter_answer(client, [live])["FailedNodes"]:
+            time.sleep(0.02)
+            assert time.monotonic() - event < 10
+        seen = time.monotonic() - event
+        print(f"allocation visible to /filter-simulation {seen:.2f} s after the watch event")
+        assert seen < 2.0
+        kube_api.delete_pod("ml", "holder-3")
+        kube_api.delete_pod("ml", "holder-2")
+        kube_api.delete_pod("ml", "holder-1")
+        kube_api.delete_pod("ml", "holder-0")
+        event = time.monotonic()
+        while filter_answer(client, [live])["FailedNodes"]:
+            time.sleep(0.02)
+            assert time.monotonic() - event < 10
+        assert time.monotonic() - event < 2.0

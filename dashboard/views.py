@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import Count, Prefetch, Q, Sum
 from django.db.models.functions import TruncHour
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,6 +27,8 @@ from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
 from simulations.engine import get_simulator
 from simulations.models import SimulationSession
+from usage import summary as usage_summary
+from usage.models import UsageFinding
 
 from . import figures
 from .access import dashboard_view
@@ -141,6 +144,11 @@ def overview(request: HttpRequest) -> HttpResponse:
             "groups": NodeGroup.objects.count(),
             "open_drift": DriftFinding.objects.filter(resolved_at__isnull=True).count(),
         },
+        "usage_totals": usage_summary.totals(
+            NodeInventory.objects.filter(gone_at__isnull=True)
+            .values_list("name", "devices")
+            .iterator(chunk_size=500)
+        ),
         "over_time": figures.decisions_over_time(over_time),
         "reasons_fig": figures.top_reasons(reasons) if reasons else None,
         "recent": recent,
@@ -296,6 +304,7 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
             }
         )
     members = NodeInventory.objects.filter(node_group=group).order_by("gone_at", "name")
+    live_members = members.filter(gone_at__isnull=True).values_list("name", "devices")
     findings = DriftFinding.objects.filter(node_group=group).select_related("inventory")
     decisions = Decision.objects.defer("nodes", "request", "policies").filter(
         node_groups__icontains=f'"{name}"'
@@ -305,6 +314,7 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         "group": group,
         "profiles": profiles,
         "members": _paginate(request, NodeInventoryTable(members), prefix="m-"),
+        "usage_totals": usage_summary.totals(live_members.iterator(chunk_size=500)),
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
         "decisions": _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-"),
         "events": _paginate(request, CAEventTable(events), per_page=10, prefix="e-"),
@@ -316,26 +326,24 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
 def node_detail(request: HttpRequest, name: str) -> HttpResponse:
     inventory = get_object_or_404(NodeInventory.objects.select_related("node_group"), name=name)
     devices = inventory.devices if isinstance(inventory.devices, list) else []
-    capacity = [
-        {
-            "index": d.get("index", i),
-            "devmem": d.get("devmem", 0),
-            "devcore": d.get("devcore", 0),
-            "count": d.get("count", 0),
-        }
-        for i, d in enumerate(devices)
-        if isinstance(d, dict)
-    ]
+    cards = usage_summary.cards(devices, inventory.name)  # registration + live usage and its pods
     # one vendor's devices get that vendor's panels and units; a mixed node keeps the generic ones
     vendors = {d.get("devicevendor") or "NVIDIA" for d in devices if isinstance(d, dict)}
     findings = DriftFinding.objects.filter(inventory=inventory).select_related("inventory")
+    live = bool(cards and cards[0]["live"])
     context = {
         "node": inventory,
-        "devices": devices,
+        "devices": cards,
+        "live": live,
+        "usage_age": usage_summary.node_age(inventory.name),
+        "stale_after": settings.USAGE_STALE_SECONDS,
+        "usage_findings": UsageFinding.objects.filter(node=inventory.name, resolved_at__isnull=True)[:50],
         "capacity": figures.capacity_bars(
-            capacity, "Registered devices", vendor=next(iter(vendors)) if len(vendors) == 1 else None
+            cards,
+            "Allocated and free per device" if live else "Registered devices (no live usage)",
+            vendor=next(iter(vendors)) if len(vendors) == 1 else None,
         )
-        if capacity
+        if cards
         else None,
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
     }

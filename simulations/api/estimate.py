@@ -23,8 +23,11 @@ from hami_sim.engine.estimate import (
     estimate,
     parse_expander,
 )
+from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.requests import PodError
 
 from ..engine import get_simulator
+from ..existing import place_on_live_nodes
 from ..sessions import device_json
 from .base import JsonAPIView, parse_json_body
 from .serializers import ErrorSerializer, EstimateRequestSerializer, EstimateSerializer
@@ -219,8 +222,26 @@ class EstimateView(JsonAPIView):
                 if limit is None
                 else _int(limit, "maxNodesPerScaleUp", 0, MAX_PODS)
             )
-            result = estimate(get_simulator(), pods, groups, expander, limit)
+            existing_nodes = body.get("existingNodes", False)
+            if not isinstance(existing_nodes, bool):
+                raise EstimateError("existingNodes must be true or false")
+            existing = None
+            if existing_nodes:
+                existing = place_on_live_nodes(get_simulator(), pods)
+                pending = existing.remaining
+            else:
+                pending = pods
+            result = estimate(get_simulator(), pending, groups, expander, limit)
         except EstimateError as exc:
             return Response({"error": str(exc)}, status=400)
+        except (PodError, WeightsError) as exc:  # from placing on live nodes
+            return Response({"error": f"malformed pod: {exc}"}, status=400)
         record_decisions(pods, groups)
-        return Response(result_json(result))
+        out = result_json(result)
+        if existing is not None:
+            out["existingNodes"] = {
+                "liveNodes": existing.live_nodes,
+                "scheduledPods": list(existing.placements),
+                "placements": [{"pod": p, "node": n} for p, n in existing.placements.items()],
+            }
+        return Response(out)

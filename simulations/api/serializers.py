@@ -108,6 +108,11 @@ class EstimateRequestSerializer(serializers.Serializer):
         required=False, help_text='{"<priority>": ["<regex>", ...]} (CA priority expander)'
     )
     maxNodesPerScaleUp = serializers.IntegerField(required=False, min_value=0, default=1000)  # noqa: N815
+    existingNodes = serializers.BooleanField(  # noqa: N815
+        required=False,
+        default=False,
+        help_text="place pods on live nodes' free device capacity first, as CA does (docs/usage.md)",
+    )
 
 
 class EstimateOptionSerializer(serializers.Serializer):
@@ -119,7 +124,14 @@ class EstimateOptionSerializer(serializers.Serializer):
     waste = serializers.DictField(child=serializers.FloatField())
 
 
+class ExistingNodesSerializer(serializers.Serializer):
+    liveNodes = serializers.IntegerField()  # noqa: N815
+    scheduledPods = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    placements = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+
+
 class EstimateSerializer(serializers.Serializer):
     options = EstimateOptionSerializer(many=True)
+    existingNodes = ExistingNodesSerializer(required=False)  # noqa: N815
     chosen = serializers.CharField(allow_null=True)
     explanation = serializers.CharField()

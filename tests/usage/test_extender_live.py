@@ -144,3 +144,35 @@ def test_a_new_allocation_reaches_filter_simulation_within_2_seconds(client, kub
             time.sleep(0.02)
             assert time.monotonic() - event < 10
         assert time.monotonic() - event < 2.0
+
+
+@pytest.mark.django_db
+def test_estimate_places_pods_on_live_nodes_first_when_asked(client, kube_api, source):
+    from usage.cluster import sync_cluster
+
+    live, other = gpu_node(LIVE), gpu_node("ip-10-0-1-12", cards=2)
+    kube_api.nodes = [live, other]
+    fill(kube_api, 0, 1, 2)  # ip-10-0-1-11 has one free card, ip-10-0-1-12 two
+    sync_cluster(source)
+    body = {
+        "pods": [{"pod": pod("infer", gpu_count=1, gpumem=20000), "count": 5}],
+        "nodeGroups": [{"name": "gpu-a10", "template": template_of(live)}],
+    }
+    plain = client.post("/api/v1/estimate", body, content_type="application/json").json()
+    assert plain["options"][0]["nodeCount"] == 2 and "existingNodes" not in plain
+    answer = client.post("/api/v1/estimate", {**body, "existingNodes": True}, content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    data = answer.json()
+    assert data["existingNodes"]["liveNodes"] == 2
+    assert data["existingNodes"]["placements"] == [
+        {"pod": "default/infer#0", "node": LIVE},
+        {"pod": "default/infer#1", "node": "ip-10-0-1-12"},
+        {"pod": "default/infer#2", "node": "ip-10-0-1-12"},
+    ]
+    option = data["options"][0]
+    assert option["nodeCount"] == 1 and sorted(option["scheduledPods"]) == [
+        "default/infer#3",
+        "default/infer#4",
+    ]
+    bad = client.post("/api/v1/estimate", {**body, "existingNodes": "yes"}, content_type="application/json")
+    assert bad.status_code == 400 and "existingNodes" in bad.json()["error"]

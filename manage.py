@@ -9,6 +9,9 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
     from django.core.management import execute_from_command_line
 
+    from hami_sim.runtime.localdirs import ensure_local_dirs
+
+    ensure_local_dirs()
     execute_from_command_line(sys.argv)
 
 

@@ -24,12 +24,12 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from prometheus_client import Counter
 
+from hami_sim.conf import conf
 from hami_sim.engine.reasons import parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
@@ -277,7 +277,7 @@ class _Writer:
 
     def put(self, item: tuple, nodes: int) -> None:
         self.ensure_running()
-        limit = getattr(settings, "DECISION_QUEUE_MAX_NODES", 50000)
+        limit = conf().decision_queue_max_nodes
         if self.queued_nodes + nodes > limit and self.queued_nodes:
             RECORD_DROPPED.inc()
             return
@@ -324,7 +324,7 @@ class _Writer:
             items = [self.queue.get()]
             # CA asks in bursts (one call per template node group per loop): wait a moment so a
             # burst folds into one UPDATE per distinct question
-            deadline = time.monotonic() + getattr(settings, "DECISION_FLUSH_SECONDS", 0.5)
+            deadline = time.monotonic() + conf().decision_flush_seconds
             while len(items) < _BATCH:
                 remaining = deadline - time.monotonic()
                 try:
@@ -376,7 +376,7 @@ def record(
     policies: Mapping[str, Any] | None = None,
 ) -> None:
     """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises."""
-    mode = getattr(settings, "DECISION_RECORDING", "async")
+    mode = conf().decision_recording
     if mode == "off":
         return
     RECORDED.inc()

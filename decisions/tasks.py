@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from celery import shared_task
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from kubernetes import client as k8s
@@ -20,6 +19,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from hami_sim.conf import conf
 from profiles.taskruns import record_run
 
 from .events import parse_autoscaler_status, parse_event_message
@@ -52,11 +52,7 @@ def kube_api_client(source: str | None = None) -> k8s.ApiClient:
     ``in-cluster``, ``kubeconfig:<path>``, or an API server URL (``http(s)://host:port``, e.g. a
     ``kubectl proxy``). ``file://`` snapshots hold nodes only, so they have no events to read.
     """
-    source = (
-        source
-        if source is not None
-        else (getattr(settings, "KUBE_EVENTS_SOURCE", "") or settings.KUBE_SOURCE)
-    )
+    source = source if source is not None else (conf().kube_events_source or conf().kube_source)
     if not source:
         raise SourceUnavailable("no Kubernetes source configured (KUBE_EVENTS_SOURCE / KUBE_SOURCE)")
     if source == "in-cluster":
@@ -194,7 +190,7 @@ def sync_autoscaler_events(self) -> dict:
 
 def prune_once(days: int | None = None) -> dict:
     """Delete decisions and events last seen more than ``days`` ago; keep the newest CA status."""
-    days = settings.DECISION_RETENTION_DAYS if days is None else days
+    days = conf().decision_retention_days if days is None else days
     cutoff = timezone.now() - timedelta(days=days)
     counts = {"decisions": 0, "events": 0, "statuses": 0}
     # bounded chunks keep each transaction short on millions of rows

@@ -7,6 +7,24 @@ from django.apps import AppConfig
 __all__ = ["HamiSimConfig"]
 
 
+def _validate_vendor_config() -> None:
+    """Stop start-up on a bad ``HAMI`` (e.g. ``HAMI_VENDORS_JSON`` naming an unknown vendor or field)
+    instead of failing the first extender request. It only builds the vendors to check them; the
+    process-wide simulator is built on first use."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    from .checks import vendor_config_problem
+
+    try:
+        from simulations.engine import build_vendors
+    except ImportError:  # the extender app is optional for the checks and metrics
+        return
+    problem = vendor_config_problem(settings.HAMI, build_vendors)
+    if problem is not None:
+        raise ImproperlyConfigured(f"Invalid HAMi vendor configuration: {problem}")
+
+
 class HamiSimConfig(AppConfig):
     """Registers what must exist in every process: deploy checks, scrape-time metrics, log binding."""
 
@@ -17,6 +35,7 @@ class HamiSimConfig(AppConfig):
         from . import checks, metrics  # noqa: F401  (checks register themselves on import)
 
         metrics.register()
+        _validate_vendor_config()
         try:
             from simulations.api.views import add_filter_observer
         except ImportError:  # the extender app is optional for the checks and metrics above

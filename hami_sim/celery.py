@@ -6,10 +6,19 @@ needs no server; production sets ``CELERY_BROKER_URL`` (Redis or RabbitMQ).
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
 
 app = Celery("hami_sim")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _local_dirs(**kwargs) -> None:
+    """The filesystem broker's folders (and the SQLite folder) before the worker or beat uses them."""
+    from hami_sim.runtime.localdirs import ensure_local_dirs
+
+    ensure_local_dirs()

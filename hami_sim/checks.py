@@ -8,13 +8,15 @@ forgot ``SECRET_KEY``/``SECRET_KEY_FILE`` would pass ``check --deploy`` silently
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["check_secret_key", "check_listener", "check_vendor_config"]
+from .conf import conf
+
+__all__ = ["check_secret_key", "check_listener", "check_vendor_config", "vendor_config_problem"]
 
 DEMO_KEY_PREFIX = "hami-sim-insecure-demo-key"
 
@@ -34,7 +36,7 @@ def check_secret_key(app_configs, **kwargs):
 
 @register(Tags.security, deploy=True)
 def check_listener(app_configs, **kwargs):
-    listener = getattr(settings, "HAMI_SIM_LISTENER", "all")
+    listener = conf().hami_sim_listener
     errors = []
     if listener not in {"all", "extender", "web"}:
         errors.append(
@@ -51,6 +53,15 @@ def check_listener(app_configs, **kwargs):
     return errors
 
 
+def vendor_config_problem(hami: Mapping, build_vendors: Callable[[Mapping], object]) -> str | None:
+    """What is wrong with ``hami`` (exception class and text), or None when every vendor builds."""
+    try:
+        build_vendors(hami)
+    except (ImproperlyConfigured, KeyError, TypeError, ValueError) as exc:  # e.g. a missing NVIDIA field
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 @register(Tags.compatibility)
 def check_vendor_config(app_configs, **kwargs):
     """Build every vendor config from ``settings.HAMI`` now: a typo in ``HAMI["VENDORS"]`` set in
@@ -63,13 +74,8 @@ def check_vendor_config(app_configs, **kwargs):
     hami = getattr(settings, "HAMI", None)
     if not isinstance(hami, Mapping):
         return [Error("settings.HAMI must be a dict of HAMi scheduler settings.", id="hami_sim.E001")]
-    try:
-        build_vendors(hami)
-    except ImproperlyConfigured as exc:
-        problem = str(exc)
-    except (KeyError, TypeError, ValueError) as exc:  # e.g. HAMI["NVIDIA"] missing a field
-        problem = f"{type(exc).__name__}: {exc}"
-    else:
+    problem = vendor_config_problem(hami, build_vendors)
+    if problem is None:
         return []
     return [
         Error(

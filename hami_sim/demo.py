@@ -184,6 +184,9 @@ def main() -> int:
     import django
 
     django.setup()
+    from hami_sim.runtime.localdirs import ensure_local_dirs
+
+    ensure_local_dirs()
     demo = Demo()
     print("hami-sim demo: preparing data")
     for step in STEPS:

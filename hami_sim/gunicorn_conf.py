@@ -30,7 +30,7 @@ import os
 import ssl
 import tempfile
 
-from hami_sim.logging import logging_config
+from hami_sim.logconfig import logging_config
 
 __all__ = ["settings_from_env"]
 

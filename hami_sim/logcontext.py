@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import orjson
 
-from . import logging as log_context
+from . import logconfig as log_context
 
 __all__ = ["pod_label", "pod_from_body", "bind_filter_verdict", "bind_prioritize_verdict", "bind_rejected"]
 

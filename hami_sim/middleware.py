@@ -31,7 +31,8 @@ from django.core.exceptions import DisallowedHost, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
 from django.views import defaults
 
-from . import logging as log_context
+from . import logconfig as log_context
+from .conf import conf
 
 __all__ = [
     "SIMULATION_PATH",
@@ -78,7 +79,7 @@ class RequestIdMiddleware:
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self.enabled = getattr(settings, "ACCESS_LOG", True)
+        self.enabled = conf().access_log
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         supplied = request.META.get("HTTP_X_REQUEST_ID", "")
@@ -185,7 +186,7 @@ class ListenerMiddleware:
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self.listener = getattr(settings, "HAMI_SIM_LISTENER", "all")
+        self.listener = conf().hami_sim_listener
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info

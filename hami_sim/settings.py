@@ -12,17 +12,14 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from hami_sim.logging import logging_config
+from hami_sim.conf import DEFAULTS
+from hami_sim.logconfig import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Local state (the SQLite database, static files, the filesystem broker). Nothing is created here:
+# ``hami_sim.runtime.localdirs.ensure_local_dirs`` does it where a process starts (manage.py, WSGI,
+# Celery, the demo).
 VAR_DIR = Path(environ.Env().str("HAMI_SIM_VAR_DIR", default=str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
-
-# Secrets can come from mounted files (a Kubernetes Secret volume): ``<NAME>_FILE=/path`` sets
-# ``<NAME>`` to the file's content (trailing newline dropped) unless ``<NAME>`` itself is set.
-for _name in ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL"):
-    if os.environ.get(f"{_name}_FILE") and not os.environ.get(_name):
-        os.environ[_name] = Path(os.environ[f"{_name}_FILE"]).read_text().rstrip("\r\n")
 
 env = environ.Env(
     DEBUG=(bool, False),
@@ -30,10 +27,25 @@ env = environ.Env(
 )
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").exists() else None
 
+
+def secret(name: str, default: str = "") -> str:
+    """``<NAME>`` from the environment, else the content of the file ``<NAME>_FILE`` names (a mounted
+    Kubernetes Secret; trailing newline dropped), else ``default``. ``<NAME>`` wins when both are set.
+
+    The one place secrets are read: ``SECRET_KEY``, ``DATABASE_URL``, ``CELERY_BROKER_URL``,
+    ``CELERY_RESULT_BACKEND`` and ``CACHE_URL`` (docs/production.md, Settings).
+    """
+    value = os.environ.get(name)
+    if value:
+        return value
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        return Path(path).read_text().rstrip("\r\n")
+    return default
+
+
 DEBUG = env("DEBUG")
-SECRET_KEY = env.str("SECRET_KEY", default="hami-sim-insecure-demo-key-change-me-in-production-0123456789")
-if env.str("SECRET_KEY_FILE", default=""):
-    SECRET_KEY = Path(env.str("SECRET_KEY_FILE")).read_text().strip()
+SECRET_KEY = secret("SECRET_KEY", "hami-sim-insecure-demo-key-change-me-in-production-0123456789")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
 
 INSTALLED_APPS = [
@@ -95,7 +107,7 @@ TEMPLATES = [
 ]
 WSGI_APPLICATION = "hami_sim.wsgi.application"
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASES = {"default": env.db_url_config(secret("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"))}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL + a busy timeout let the web server, the Celery worker and beat share the demo database;
@@ -118,7 +130,6 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
-Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 WHITENOISE_USE_FINDERS = True
 STATICFILES_FINDERS = [
@@ -168,13 +179,9 @@ def _json_object_env(name: str) -> dict:
 
 
 # Other vendors' config blocks (docs/vendors.md), e.g. HAMI_VENDORS_JSON='{"hygon": {"resourceCountName":
-# "hygon.com/dcunum"}}'. Built once here when set, so an unknown vendor, chip or field stops start-up
-# (ImproperlyConfigured) instead of failing the first extender request.
+# "hygon.com/dcunum"}}'. Validated when the apps are ready (``hami_sim.apps``), so an unknown vendor,
+# chip or field stops start-up (ImproperlyConfigured) instead of failing the first extender request.
 HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
-if HAMI["VENDORS"]:
-    from simulations.engine import build_vendors
-
-    build_vendors(HAMI)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -215,11 +222,8 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+CELERY_BROKER_URL = secret("CELERY_BROKER_URL", "filesystem://")
 _broker_dir = VAR_DIR / "broker"
-if CELERY_BROKER_URL.startswith("filesystem"):
-    for _sub in ("out", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {
         "data_folder_in": str(_broker_dir / "out"),
@@ -232,32 +236,46 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     # kombu's default is an hour, far longer than any of our tasks runs.
     else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900)}
 )
-CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
+CELERY_RESULT_BACKEND = secret("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Where the extender gets inventories for template nodes: annotations, or node-group profiles.
-HAMI_INVENTORY_RESOLVER = env.str("HAMI_INVENTORY_RESOLVER", default="profiles.inventory.resolve")
+HAMI_INVENTORY_RESOLVER = env.str("HAMI_INVENTORY_RESOLVER", default=DEFAULTS.hami_inventory_resolver)
 # How often each process checks the profile catalog generation (cross-process cache invalidation).
-PROFILE_CACHE_CHECK_SECONDS = env.float("PROFILE_CACHE_CHECK_SECONDS", default=1.0)
+PROFILE_CACHE_CHECK_SECONDS = env.float(
+    "PROFILE_CACHE_CHECK_SECONDS", default=DEFAULTS.profile_cache_check_seconds
+)
 CELERY_TIMEZONE = "UTC"
 
 # Cluster sync (profiles app).
-KUBE_SOURCE = env.str("KUBE_SOURCE", default="")  # "", "in-cluster", "kubeconfig:<path>", "file://<path>"
-KUBE_NODE_LABEL_SELECTOR = env.str("KUBE_NODE_LABEL_SELECTOR", default="")
-KUBE_PAGE_SIZE = env.int("KUBE_PAGE_SIZE", default=500)
-KUBE_REQUEST_TIMEOUT = env.float("KUBE_REQUEST_TIMEOUT", default=30.0)
-KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=5)
-DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float("DRIFT_DEVMEM_TOLERANCE_PERCENT", default=2.0)
-DRIFT_UNREGISTERED_GRACE_SECONDS = env.int("DRIFT_UNREGISTERED_GRACE_SECONDS", default=600)
-DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=14)
+KUBE_SOURCE = env.str(
+    "KUBE_SOURCE", default=DEFAULTS.kube_source
+)  # "", "in-cluster", "kubeconfig:<path>", "file://<path>"
+KUBE_NODE_LABEL_SELECTOR = env.str("KUBE_NODE_LABEL_SELECTOR", default=DEFAULTS.kube_node_label_selector)
+KUBE_PAGE_SIZE = env.int("KUBE_PAGE_SIZE", default=DEFAULTS.kube_page_size)
+KUBE_REQUEST_TIMEOUT = env.float("KUBE_REQUEST_TIMEOUT", default=DEFAULTS.kube_request_timeout)
+KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=DEFAULTS.kube_sync_max_retries)
+DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float(
+    "DRIFT_DEVMEM_TOLERANCE_PERCENT", default=DEFAULTS.drift_devmem_tolerance_percent
+)
+DRIFT_UNREGISTERED_GRACE_SECONDS = env.int(
+    "DRIFT_UNREGISTERED_GRACE_SECONDS", default=DEFAULTS.drift_unregistered_grace_seconds
+)
+DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=DEFAULTS.decision_retention_days)
 # Decision recording: "async" (bounded queue + writer thread), "sync" (in the caller) or "off".
-DECISION_RECORDING = env.str("DECISION_RECORDING", default="async")
-DECISION_QUEUE_MAX_NODES = env.int("DECISION_QUEUE_MAX_NODES", default=50000)  # queued nodes, not calls
-DECISION_FLUSH_SECONDS = env.float("DECISION_FLUSH_SECONDS", default=0.5)  # fold CA bursts per write
-KUBE_EVENTS_SOURCE = env.str("KUBE_EVENTS_SOURCE", default="")  # default: KUBE_SOURCE
+DECISION_RECORDING = env.str("DECISION_RECORDING", default=DEFAULTS.decision_recording)
+DECISION_QUEUE_MAX_NODES = env.int(
+    "DECISION_QUEUE_MAX_NODES", default=DEFAULTS.decision_queue_max_nodes
+)  # queued nodes, not calls
+DECISION_FLUSH_SECONDS = env.float(
+    "DECISION_FLUSH_SECONDS", default=DEFAULTS.decision_flush_seconds
+)  # fold CA bursts per write
+KUBE_EVENTS_SOURCE = env.str(
+    "KUBE_EVENTS_SOURCE", default=DEFAULTS.kube_events_source
+)  # default: KUBE_SOURCE
 # Live usage (docs/usage.md): a live node whose usage is older than USAGE_STALE_SECONDS answers per
 # USAGE_STALE_POLICY ("fail": the node fails the filter, so CA scales up rather than trusting old data)
 USAGE_STALE_SECONDS = env.int("USAGE_STALE_SECONDS", default=180)
@@ -269,14 +287,14 @@ USAGE_WATCH_SECONDS = env.int("USAGE_WATCH_SECONDS", default=60)  # server-side 
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 
-# JSON lines with request_id, pod and verdict on every record (hami_sim/logging.py).
+# JSON lines with request_id, pod and verdict on every record (hami_sim/logconfig.py).
 LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), json_logs=env.bool("LOG_JSON", default=True))
-ACCESS_LOG = env.bool("ACCESS_LOG", default=True)
+ACCESS_LOG = env.bool("ACCESS_LOG", default=DEFAULTS.access_log)
 
 # -- Production serving and security (design.md 8; docs/production.md) -------------------------------
 # Which endpoints this process serves: "extender" (mTLS, CA only), "web" (dashboard/admin/REST) or
 # "all" (demo, development). See hami_sim/middleware.py.
-HAMI_SIM_LISTENER = env.str("HAMI_SIM_LISTENER", default="all")
+HAMI_SIM_LISTENER = env.str("HAMI_SIM_LISTENER", default=DEFAULTS.hami_sim_listener)
 # HAMI_SIM_HTTPS=true when clients reach us over TLS (gunicorn's own TLS or a TLS proxy): turns on
 # every HTTPS-only protection below at once; each stays overridable on its own.
 _HTTPS = env.bool("HAMI_SIM_HTTPS", default=False)
@@ -295,4 +313,4 @@ SECURE_PROXY_SSL_HEADER = (
 )
 X_FRAME_OPTIONS = "DENY"
 # Throttle counters: shared by all replicas when CACHE_URL points at Redis, per process otherwise.
-CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://hami-sim")}
+CACHES = {"default": env.cache_url_config(secret("CACHE_URL", "locmemcache://hami-sim"))}

@@ -24,10 +24,10 @@ from datetime import timedelta
 from functools import partial
 
 import orjson
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from hami_sim.conf import conf
 from hami_sim.engine.annotations import decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
 
@@ -139,14 +139,14 @@ def _problems_for(
         ]
     expected = expected_by_group.get(inv.node_group_id)
     if not inv.devices:
-        grace = timedelta(seconds=int(getattr(settings, "DRIFT_UNREGISTERED_GRACE_SECONDS", 600)))
+        grace = timedelta(seconds=conf().drift_unregistered_grace_seconds)
         if now - inv.first_seen >= grace:
             what = _registration_name(expected or ["NVIDIA"])
             return [Problem(DriftKind.UNREGISTERED, "annotation", "", what, "none", Severity.WARNING)]
         return []
     if not expected:
         return []  # no profile: nothing promised, nothing to compare
-    tolerance = float(getattr(settings, "DRIFT_DEVMEM_TOLERANCE_PERCENT", 2.0))
+    tolerance = conf().drift_devmem_tolerance_percent
     actual: dict[str, list[DeviceInfo]] = {}
     for dev in devices_from_json(inv.devices):
         actual.setdefault(dev.device_vendor or "NVIDIA", []).append(dev)

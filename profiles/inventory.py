@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from hami_sim.conf import conf
 from hami_sim.engine import reasons as R
 from hami_sim.engine.simulate import Inventory, Simulator
 
@@ -86,9 +87,7 @@ class Catalog:
         return self
 
     def _refresh(self, now: float) -> None:
-        from django.conf import settings
-
-        self.next_check = now + float(getattr(settings, "PROFILE_CACHE_CHECK_SECONDS", 1.0))
+        self.next_check = now + conf().profile_cache_check_seconds
         try:
             from .models import CatalogVersion
 

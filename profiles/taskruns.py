@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from celery.exceptions import Retry
-from django.conf import settings
 from django.utils import timezone
+
+from hami_sim.conf import conf
 
 from .models import TaskRun
 
@@ -27,7 +28,7 @@ def record_run(task: str, task_id: str = "") -> Iterator[dict]:
     now = timezone.now()
     # A worker killed mid-task (OOM, eviction) never records an outcome; close such runs so the
     # dashboard does not show them running forever (the redelivered attempt records its own run).
-    abandon = timedelta(seconds=int(getattr(settings, "TASK_RUN_ABANDON_SECONDS", 3600)))
+    abandon = timedelta(seconds=conf().task_run_abandon_seconds)
     TaskRun.objects.filter(task=task, outcome=TaskRun.Outcome.RUNNING, started_at__lt=now - abandon).update(
         outcome=TaskRun.Outcome.FAILURE, error="abandoned: the worker stopped before recording an outcome"
     )

@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.conf import settings
+
+from hami_sim.conf import conf
 
 from .drift import check_inventories
 from .kube import SourceError, list_nodes
@@ -26,8 +27,8 @@ def backoff_seconds(retries: int) -> int:
 
 @shared_task(bind=True, name="profiles.tasks.sync_cluster_inventory", max_retries=None, acks_late=True)
 def sync_cluster_inventory(self, source: str | None = None, label_selector: str | None = None) -> dict:
-    source = source if source is not None else settings.KUBE_SOURCE
-    selector = label_selector if label_selector is not None else settings.KUBE_NODE_LABEL_SELECTOR
+    source = source if source is not None else conf().kube_source
+    selector = label_selector if label_selector is not None else conf().kube_node_label_selector
     with record_run("sync_cluster_inventory", self.request.id or "") as counts:
         if not source:
             counts["skipped"] = "KUBE_SOURCE is not set"
@@ -36,13 +37,13 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
             nodes = list_nodes(
                 source,
                 selector,
-                page_size=int(getattr(settings, "KUBE_PAGE_SIZE", 500)),
-                timeout=float(getattr(settings, "KUBE_REQUEST_TIMEOUT", 30)),
+                page_size=conf().kube_page_size,
+                timeout=conf().kube_request_timeout,
             )
         except SourceError as exc:
             counts["stale"] = mark_stale(str(exc))
             counts["status"] = exc.status or 0
-            max_retries = int(getattr(settings, "KUBE_SYNC_MAX_RETRIES", 5))
+            max_retries = conf().kube_sync_max_retries
             if self.request.called_directly or self.request.is_eager or self.request.retries >= max_retries:
                 raise
             raise self.retry(

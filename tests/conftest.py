@@ -3,6 +3,13 @@
 import pytest
 
 
+def pytest_configure(config):
+    """The local folders the settings point at (SQLite, static, filesystem broker): settings create none."""
+    from hami_sim.runtime.localdirs import ensure_local_dirs
+
+    ensure_local_dirs()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_simulator():
     """Each test sees a simulator built from its own settings, with empty memo caches."""

@@ -117,3 +117,64 @@ def test_secrets_are_read_from_mounted_files(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["db.example.internal", "hami_sim", "60"]
+
+
+def _settings_in_child(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SECRET_KEY", "DATABASE_URL", "CACHE_URL", "CELERY_", "HAMI_SIM_VAR_DIR"))
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "hami_sim.settings", **env},
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "file_content", "expected"),
+    [
+        # only the file: its content, trailing newline dropped
+        (None, "from-file\n", "from-file"),
+        # both: the variable wins (docs/production.md: <NAME>_FILE is the alternative to <NAME>)
+        ("from-env", "from-file\n", "from-env"),
+        # an empty variable counts as unset
+        ("", "from-file\n", "from-file"),
+    ],
+)
+@pytest.mark.parametrize("name", ["SECRET_KEY", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"])
+def test_a_secret_variable_wins_over_its_file(tmp_path, name, variable, file_content, expected):
+    """One precedence for every ``<NAME>``/``<NAME>_FILE`` pair (SECRET_KEY used to prefer the file)."""
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(file_content)
+    env = {f"{name}_FILE": str(secret_file)}
+    if variable is not None:
+        env[name] = variable
+    code = f"from django.conf import settings; print(settings.{name})"
+    result = _settings_in_child(code, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+
+
+def test_importing_settings_creates_no_directory(tmp_path):
+    """Settings are read by linters, collectors and one-off scripts: only a starting process creates
+    ``var/`` (its SQLite folder, static root and filesystem broker)."""
+    var = tmp_path / "var"
+    code = (
+        "from django.conf import settings; settings.INSTALLED_APPS; import os, sys; "
+        f"print(os.path.exists({str(var)!r}))"
+    )
+    result = _settings_in_child(code, {"HAMI_SIM_VAR_DIR": str(var)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+    result = _settings_in_child(
+        "from hami_sim.runtime.localdirs import ensure_local_dirs; ensure_local_dirs(); "
+        f"import os; print(sorted(os.listdir({str(var)!r})))",
+        {"HAMI_SIM_VAR_DIR": str(var)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['broker', 'static']"

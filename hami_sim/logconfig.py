@@ -86,7 +86,7 @@ def logging_config(level: str = "INFO", *, json_logs: bool = True) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_context": {"()": "hami_sim.logging.RequestContextFilter"}},
+        "filters": {"request_context": {"()": "hami_sim.logconfig.RequestContextFilter"}},
         "formatters": {"json": formatter},
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_context"]}

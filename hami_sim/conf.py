@@ -1,0 +1,75 @@
+"""The project's own settings, typed, with their defaults in one place (``conf()``).
+
+Why: the apps used to read ``getattr(settings, NAME, default)`` with the default repeated at every
+call site (and sometimes a different one). ``hami_sim/settings.py`` takes each environment
+variable's default from ``DEFAULTS`` below; code reads ``conf().name``. The values are read from
+``django.conf.settings`` once and read again only when a setting changes (tests' ``settings``
+fixture, ``override_settings``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, fields
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+
+__all__ = ["Conf", "DEFAULTS", "conf"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conf:
+    """Each field is the Django setting of the same name in upper case (docs/production.md)."""
+
+    #: log one access line per request (``hami_sim.middleware.RequestIdMiddleware``)
+    access_log: bool = True
+    #: which endpoints this process serves: ``all``, ``extender`` or ``web``
+    hami_sim_listener: str = "all"
+    #: dotted path of the extender's template-node inventory resolver
+    hami_inventory_resolver: str = "profiles.inventory.resolve"
+    #: how often a process checks the profile catalog generation (cross-process invalidation)
+    profile_cache_check_seconds: float = 1.0
+    #: a task run still ``running`` after this long was abandoned by a killed worker
+    task_run_abandon_seconds: int = 3600
+    #: cluster sync: ``""``, ``in-cluster``, ``kubeconfig:<path>``, ``file://<path>`` or an API URL
+    kube_source: str = ""
+    kube_node_label_selector: str = ""
+    #: where CA's events are read (default: ``kube_source``)
+    kube_events_source: str = ""
+    kube_page_size: int = 500
+    kube_request_timeout: float = 30.0
+    kube_sync_max_retries: int = 5
+    drift_devmem_tolerance_percent: float = 2.0
+    drift_unregistered_grace_seconds: int = 600
+    decision_retention_days: int = 14
+    #: decision recording: ``async`` (queue + writer thread), ``sync`` (in the caller) or ``off``
+    decision_recording: str = "async"
+    #: queued nodes (not calls) above which the async recorder drops
+    decision_queue_max_nodes: int = 50000
+    #: how long the writer waits to fold a burst of CA calls into one write
+    decision_flush_seconds: float = 0.5
+
+
+DEFAULTS = Conf()
+_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+_NAMES = frozenset(f.name.upper() for f in fields(Conf))
+
+
+@functools.cache
+def conf() -> Conf:
+    """The current values: each setting if defined, else its default, converted to the field's type."""
+    values: dict[str, Any] = {}
+    for f in fields(Conf):
+        value = getattr(settings, f.name.upper(), getattr(DEFAULTS, f.name))
+        values[f.name] = _TYPES[str(f.type)](value)
+    return Conf(**values)
+
+
+def _reread(*, setting: str, **kwargs: Any) -> None:
+    if setting in _NAMES:
+        conf.cache_clear()
+
+
+setting_changed.connect(_reread, dispatch_uid="hami_sim.conf")

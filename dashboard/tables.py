@@ -8,7 +8,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from decisions.models import CAEvent, Decision
-from profiles.models import DriftFinding, NodeGroup, NodeInventory, TaskRun
+from hami_sim.runtime.models import TaskRun
+from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from simulations.models import SessionPlacement, SimulationSession
 
 __all__ = [

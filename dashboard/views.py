@@ -22,7 +22,8 @@ from django_tables2 import RequestConfig
 from decisions import recorder
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
-from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from hami_sim.runtime.models import TaskRun
+from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
 from simulations.engine import get_simulator

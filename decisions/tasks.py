@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from hami_sim.conf import conf
-from profiles.taskruns import record_run
+from hami_sim.runtime.taskruns import record_run
 
 from .events import parse_autoscaler_status, parse_event_message
 from .models import AutoscalerStatus, CAEvent, Decision

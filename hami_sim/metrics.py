@@ -63,7 +63,7 @@ class DatabaseCollector:
         try:
             from django.db.models import Count, Max
 
-            from profiles.models import TaskRun
+            from hami_sim.runtime.models import TaskRun
 
             for row in TaskRun.objects.values("task", "outcome").annotate(n=Count("id")).order_by():
                 runs.add_metric([row["task"], row["outcome"]], row["n"])

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "django_prometheus",
     "django_celery_beat",
     "hami_sim",
+    "hami_sim.runtime",
     "profiles",
     "usage",
     "simulations",

@@ -10,11 +10,11 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from .drift import devices_from_json
-from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun, profile_edit
+from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, profile_edit
 from .render import render_registration, rows_from_devices
 from .vendors import SPECS
 
-__all__ = ["NodeGroupAdmin", "DeviceProfileAdmin", "NodeInventoryAdmin", "DriftFindingAdmin", "TaskRunAdmin"]
+__all__ = ["NodeGroupAdmin", "DeviceProfileAdmin", "NodeInventoryAdmin", "DriftFindingAdmin"]
 
 _OPEN = Q(findings__resolved_at__isnull=True)
 
@@ -348,19 +348,6 @@ class DriftFindingAdmin(admin.ModelAdmin):
     search_fields = ["inventory__name", "device", "field"]
     list_select_related = ["inventory", "node_group"]
     date_hierarchy = "opened_at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(TaskRun)
-class TaskRunAdmin(admin.ModelAdmin):
-    list_display = ["task", "started_at", "duration_ms", "outcome", "counts", "error"]
-    list_filter = ["task", "outcome"]
-    search_fields = ["task", "task_id", "error"]
 
     def has_add_permission(self, request):
         return False

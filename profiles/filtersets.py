@@ -5,8 +5,10 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q
 
+from hami_sim.runtime.models import TaskRun
+
 from .choices import DriftKind, InventorySource, Severity, Vendor
-from .models import DeviceProfile, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from .models import DeviceProfile, DriftFinding, NodeGroup, NodeInventory
 
 __all__ = [
     "NodeGroupFilterSet",

@@ -5,7 +5,6 @@
 - ``NodeInventory``: one row per real node seen by the cluster sync.
 - ``DriftFinding``: one problem of a registered node against its group's profile.
 - ``CatalogVersion``: a one-row generation counter so every process notices profile edits.
-- ``TaskRun``: every background task run, for the dashboard.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from .constants import DEFAULT_CAPACITY
 _INT64_MAX = 2**63 - 1
 
 __all__ = [
-    "TaskRun",
     "NodeGroup",
     "DeviceProfile",
     "DeviceRow",
@@ -37,32 +35,6 @@ __all__ = [
     "profile_edit",
     "current_edit",
 ]
-
-
-class TaskRun(models.Model):
-    """One run of a Celery task: when, how long, outcome and counts (Sentry/Zulip style visibility)."""
-
-    class Outcome(models.TextChoices):
-        RUNNING = "running"
-        SUCCESS = "success"
-        FAILURE = "failure"
-        RETRY = "retry"
-
-    task = models.CharField(max_length=100, db_index=True)
-    task_id = models.CharField(max_length=100, blank=True)
-    started_at = models.DateTimeField(db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING, db_index=True)
-    counts = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["-started_at"]
-        indexes = [models.Index(fields=["task", "-started_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.task} {self.started_at:%Y-%m-%d %H:%M:%S} {self.outcome}"
 
 
 def _default_capacity() -> dict:

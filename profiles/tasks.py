@@ -11,11 +11,11 @@ from __future__ import annotations
 from celery import shared_task
 
 from hami_sim.conf import conf
+from hami_sim.runtime.taskruns import record_run
 
 from .drift import check_inventories
 from .kube import SourceError, list_nodes
 from .sync import cluster_synced, mark_stale, sync_nodes
-from .taskruns import record_run
 
 __all__ = ["sync_cluster_inventory", "check_drift", "backoff_seconds"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from profiles.taskruns import record_run
+from hami_sim.runtime.taskruns import record_run
 
 from .sessions import expire_sessions as _expire
 

@@ -7,7 +7,9 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun, profile_edit
+from hami_sim.runtime.models import TaskRun
+
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, profile_edit
 from ..render import render_registration, row_errors
 from ..vendors import SPECS, profile_errors, row_defaults
 

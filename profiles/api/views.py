@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from hami_sim.permissions import ModelWritePermissions
+from hami_sim.runtime.models import TaskRun
 
 from ..filtersets import (
     DeviceProfileFilterSet,
@@ -19,7 +20,7 @@ from ..filtersets import (
     NodeInventoryFilterSet,
     TaskRunFilterSet,
 )
-from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, TaskRun
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from ..nodetemplates import group_template
 from .serializers import (
     DeviceProfileSerializer,

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from decisions.tasks import prune_decisions, sync_autoscaler_events
-from profiles.models import TaskRun
+from hami_sim.runtime.models import TaskRun
 from tests.kubeapi import FakeKubeAPI
 
 pytestmark = [pytest.mark.django_db]

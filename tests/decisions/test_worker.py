@@ -18,7 +18,7 @@ def test_worker_syncs_events_and_prunes(tmp_path):
     from django.db import connection
 
     from decisions.models import AutoscalerStatus, CAEvent, Decision
-    from profiles.models import TaskRun
+    from hami_sim.runtime.models import TaskRun
 
     require_worker_services(connection)
 

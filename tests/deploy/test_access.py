@@ -12,7 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 
-from profiles.models import NodeGroup, TaskRun
+from hami_sim.runtime.models import TaskRun
+from profiles.models import NodeGroup
 from tests.factories import extender_args, gpu, node, pod
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]

@@ -227,7 +227,7 @@ def test_findings_and_task_runs_are_listed_for_operators(admin_client, make_grou
     from profiles.tasks import check_drift
 
     check_drift.apply()
-    runs = admin_client.get(reverse("admin:profiles_taskrun_changelist")).content.decode()
+    runs = admin_client.get(reverse("admin:runtime_taskrun_changelist")).content.decode()
     assert "check_drift" in runs and "success" in runs
     groups = admin_client.get(reverse("admin:profiles_nodegroup_changelist") + "?q=a10").content.decode()
     assert "1 open" in groups

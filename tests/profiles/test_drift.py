@@ -150,7 +150,7 @@ def test_drift_gauge_by_group_and_kind(client, a10_group):
 
 
 def test_check_drift_task_records_its_run(a10_group):
-    from profiles.models import TaskRun
+    from hami_sim.runtime.models import TaskRun
     from profiles.sync import sync_nodes
     from profiles.tasks import check_drift
 
@@ -162,8 +162,8 @@ def test_check_drift_task_records_its_run(a10_group):
 
 
 def test_runs_abandoned_by_a_killed_worker_are_closed_by_the_next_run():
-    from profiles.models import TaskRun
-    from profiles.taskruns import record_run
+    from hami_sim.runtime.models import TaskRun
+    from hami_sim.runtime.taskruns import record_run
 
     lost = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(hours=2))
     recent = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(seconds=5))

@@ -37,7 +37,8 @@ def run_sync(source: str) -> dict:
 
 
 def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_api, source, make_group):
-    from profiles.models import DriftFinding, NodeInventory, TaskRun
+    from hami_sim.runtime.models import TaskRun
+    from profiles.models import DriftFinding, NodeInventory
 
     make_group("gpu-a10", [{**A10, "quantity": 4}])
     kube_api.nodes = [a10(f"n{i}") for i in range(5)] + [a10("sick", healthy=False)]
@@ -79,7 +80,8 @@ def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_a
 def test_failed_reads_keep_the_last_good_inventory_and_mark_it_stale(
     kube_api, source, make_group, status, fail_after, delay, message
 ):
-    from profiles.models import NodeInventory, TaskRun
+    from hami_sim.runtime.models import TaskRun
+    from profiles.models import NodeInventory
 
     make_group("gpu-a10", [{**A10, "quantity": 4}])
     kube_api.nodes = [a10(f"n{i}") for i in range(5)]
@@ -107,7 +109,7 @@ def test_worker_retries_with_backoff(kube_api, source, make_group, settings):
     """Off the eager path the task asks Celery to retry later; the run is recorded as a retry."""
     from celery.exceptions import Retry
 
-    from profiles.models import TaskRun
+    from hami_sim.runtime.models import TaskRun
     from profiles.tasks import backoff_seconds, sync_cluster_inventory
 
     kube_api.fail_status = 403
@@ -163,7 +165,7 @@ def test_file_snapshots_kubectl_and_cluster_autoscaler(tmp_path, make_group):
 
 
 def test_no_source_configured_is_a_recorded_no_op(settings):
-    from profiles.models import TaskRun
+    from hami_sim.runtime.models import TaskRun
     from profiles.tasks import sync_cluster_inventory
 
     settings.KUBE_SOURCE = ""

@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def test_worker_writes_the_inventory(make_group, kube_api, tmp_path):
     from django.db import connection
 
-    from profiles.models import DriftFinding, NodeInventory, TaskRun
+    from hami_sim.runtime.models import TaskRun
+    from profiles.models import DriftFinding, NodeInventory
 
     require_worker_services(connection)
 

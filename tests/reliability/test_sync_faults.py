@@ -75,8 +75,8 @@ def group(db):
 @pytest.mark.django_db
 @pytest.mark.parametrize("fault", ["unreachable", "500", "403", "403-mid-list"])
 def test_kube_api_fault_keeps_inventories_and_marks_them_stale(fault, group, tmp_path, settings):
+    from hami_sim.runtime.models import TaskRun
     from profiles.kube import SourceError
-    from profiles.models import TaskRun
     from profiles.tasks import sync_cluster_inventory
 
     with FakeKubeAPI(_cluster()) as api:
@@ -162,7 +162,8 @@ def _wait_for(predicate, timeout: float, what: str, worker: subprocess.Popen):
 def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_database_url, tmp_path):
     from celery import Celery
 
-    from profiles.models import NodeGroup, TaskRun
+    from hami_sim.runtime.models import TaskRun
+    from profiles.models import NodeGroup
 
     if not child_database_url or not child_database_url.startswith("postgres"):
         pytest.skip("the worker must share the test's database (PostgreSQL)")

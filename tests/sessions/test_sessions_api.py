@@ -9,7 +9,7 @@ import orjson
 import pytest
 from django.utils import timezone
 
-from profiles.models import TaskRun
+from hami_sim.runtime.models import TaskRun
 from simulations.models import SimulationSession
 from simulations.tasks import expire_sessions
 from tests.factories import extender_args, gpu, node, pod

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def test_worker_deletes_expired_sessions(api, tmp_path):
     from django.db import connection
 
-    from profiles.models import TaskRun
+    from hami_sim.runtime.models import TaskRun
     from simulations.models import SessionPlacement, SimulationSession
     from tests.factories import pod
 

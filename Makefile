@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-sqlite lint bench browser-deps clean
+.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,10 +25,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	bash scripts/test.sh
 
+## The quick lane: engine + API tests on SQLite; no browser, no servers or worker subprocesses.
+test-fast: $(STAMP)
+	DATABASE_URL="sqlite:///$(CURDIR)/var/test-fast.db" $(PY) -m pytest -m "(engine or api) and not slow and not browser" tests
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy hami_sim/engine
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) bench/filter_bench.py

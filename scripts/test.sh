@@ -27,6 +27,7 @@ fi
 
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
+"$(dirname "$PY")/lint-imports"
 echo "== full suite on ${DATABASE_URL:-sqlite}"
 "$PY" -m pytest "$@"
 if [ -n "${DATABASE_URL:-}" ]; then

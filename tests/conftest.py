@@ -2,6 +2,19 @@
 
 import pytest
 
+# Engine tests by folder (they carry no marker of their own): ``make test-fast`` selects
+# ``engine or api`` and leaves out ``slow`` and ``browser``.
+_ENGINE_PATHS = ("tests/engine/", "tests/vendors/", "tests/test_hami_docs_fixtures.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the engine conformance tests ``engine`` (``make test-fast``)."""
+    root = str(config.rootpath) + "/"
+    for item in items:
+        path = str(item.path).removeprefix(root)
+        if path.startswith(_ENGINE_PATHS):
+            item.add_marker(pytest.mark.engine)
+
 
 def pytest_configure(config):
     """The local folders the settings point at (SQLite, static, filesystem broker): settings create none."""

@@ -19,7 +19,7 @@ from schemathesis.specs.openapi import checks as openapi_checks
 
 from .corpus import row_counts
 
-pytestmark = [pytest.mark.api, pytest.mark.django_db]
+pytestmark = [pytest.mark.api, pytest.mark.slow, pytest.mark.django_db]  # property-based: not in test-fast
 
 MAX_EXAMPLES = 12
 

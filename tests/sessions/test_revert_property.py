@@ -20,7 +20,7 @@ from tests.factories import gpu, node, pod
 
 from .conftest import Api
 
-pytestmark = [pytest.mark.api, pytest.mark.django_db]
+pytestmark = [pytest.mark.api, pytest.mark.slow, pytest.mark.django_db]  # property-based: not in test-fast
 
 MIG_PROFILES = [
     {

@@ -67,10 +67,6 @@ class Decision(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("dashboard:decision", args=[self.pk])
 
-    @property
-    def pod_key(self) -> str:
-        return self.pod_uid or f"{self.pod_namespace}/{self.pod_name}"
-
 
 class CAEvent(models.Model):
     """A Kubernetes Event about a pending pod, from CA or the scheduler, with its parsed message."""

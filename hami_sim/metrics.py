@@ -29,20 +29,6 @@ __all__ = ["DatabaseCollector", "register", "metrics_view", "multiprocess_enable
 
 log = logging.getLogger("hami_sim.metrics")
 _registered = False
-# Candidate (app label, model) names of the simulation session model: it is written in parallel
-# with this module, so look it up by name and tolerate its absence.
-_SESSION_MODELS = (("simulations", "SimulationSession"), ("simulations", "Session"))
-
-
-def _session_model():
-    from django.apps import apps
-
-    for app_label, name in _SESSION_MODELS:
-        try:
-            return apps.get_model(app_label, name)
-        except LookupError:
-            continue
-    return None
 
 
 class DatabaseCollector:
@@ -78,14 +64,12 @@ class DatabaseCollector:
         except Exception as exc:  # a scrape must not fail because the database is away
             log.debug("task-run metrics unavailable: %s", exc)
         try:
-            model = _session_model()
-            if model is not None:
-                from django.utils import timezone
+            from django.apps import apps
+            from django.utils import timezone
 
-                qs = model.objects.all()
-                if any(f.name == "expires_at" for f in model._meta.get_fields()):
-                    qs = qs.filter(expires_at__gt=timezone.now())
-                sessions.add_metric([], qs.count())
+            # by name: this project-wide module does not import the simulations app
+            model = apps.get_model("simulations", "SimulationSession")
+            sessions.add_metric([], model.objects.filter(expires_at__gt=timezone.now()).count())
         except Exception as exc:
             log.debug("session gauge unavailable: %s", exc)
         yield runs

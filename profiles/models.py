@@ -133,9 +133,6 @@ class NodeGroup(models.Model):
                         }
                     )
 
-    def template_name(self) -> str:
-        return f"template-node-for-{self.name}-0"
-
 
 @dataclass(slots=True)
 class _Edit:

@@ -2,16 +2,18 @@
 
 - ``profiles.tasks.sync_cluster_inventory``: read Nodes from ``KUBE_SOURCE`` and upsert inventories.
   A failed read (API down, slow, 403...) keeps the last good inventory, marks it stale with the
-  error, and retries with exponential backoff (``KUBE_SYNC_MAX_RETRIES``).
+  error, and Celery retries it (``autoretry_for``) with exponential backoff, 30 s doubling to at most
+  15 minutes, ``KUBE_SYNC_MAX_RETRIES`` times.
 - ``profiles.tasks.check_drift``: (re)check drift for some inventories, a group, or all of them.
 """
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.utils.time import get_exponential_backoff_interval
 
 from hami_sim.conf import conf
-from hami_sim.runtime.taskruns import record_run
+from hami_sim.runtime.taskruns import record_run, will_autoretry
 
 from .drift import check_inventories
 from .kube import SourceError, list_nodes
@@ -20,16 +22,48 @@ from .sync import cluster_synced, mark_stale, sync_nodes
 __all__ = ["sync_cluster_inventory", "check_drift", "backoff_seconds"]
 
 
+BACKOFF_FIRST_SECONDS = 30
+BACKOFF_MAX_SECONDS = 900
+
+
 def backoff_seconds(retries: int) -> int:
-    """30 s, 60 s, 120 s ... capped at 15 minutes."""
-    return min(30 * 2**retries, 900)
+    """The countdown Celery's ``retry_backoff`` gives retry ``retries + 1``: 30 s, 60 s, 120 s ... 15 min."""
+    return get_exponential_backoff_interval(
+        factor=BACKOFF_FIRST_SECONDS, retries=retries, maximum=BACKOFF_MAX_SECONDS, full_jitter=False
+    )
 
 
-@shared_task(bind=True, name="profiles.tasks.sync_cluster_inventory", max_retries=None, acks_late=True)
+class SyncTask(Task):
+    """``max_retries`` from ``KUBE_SYNC_MAX_RETRIES`` when a retry is decided, not at import. Run in
+    the caller (``apply()``: a synchronous sync, the tests) a failed read is raised at once instead of
+    being retried on the spot; in a worker Celery schedules the retry (``autoretry_for``)."""
+
+    retries_eagerly = False
+
+    @property
+    def max_retries(self) -> int:  # type: ignore[override]
+        return conf().kube_sync_max_retries
+
+    def retry(self, *args, exc=None, **kwargs):
+        if self.request.is_eager and exc is not None:
+            raise exc
+        return super().retry(*args, exc=exc, **kwargs)
+
+
+@shared_task(
+    bind=True,
+    base=SyncTask,
+    name="profiles.tasks.sync_cluster_inventory",
+    acks_late=True,
+    autoretry_for=(SourceError,),
+    retry_backoff=BACKOFF_FIRST_SECONDS,
+    retry_backoff_max=BACKOFF_MAX_SECONDS,
+    retry_jitter=False,
+)
 def sync_cluster_inventory(self, source: str | None = None, label_selector: str | None = None) -> dict:
     source = source if source is not None else conf().kube_source
     selector = label_selector if label_selector is not None else conf().kube_node_label_selector
-    with record_run("sync_cluster_inventory", self.request.id or "") as counts:
+    with record_run("sync_cluster_inventory", self.request.id or "", retrying=will_autoretry(self)) as counts:
         if not source:
             counts["skipped"] = "KUBE_SOURCE is not set"
             return counts
@@ -43,12 +77,7 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
         except SourceError as exc:
             counts["stale"] = mark_stale(str(exc))
             counts["status"] = exc.status or 0
-            max_retries = conf().kube_sync_max_retries
-            if self.request.called_directly or self.request.is_eager or self.request.retries >= max_retries:
-                raise
-            raise self.retry(
-                exc=exc, countdown=backoff_seconds(self.request.retries), max_retries=max_retries
-            ) from None
+            raise  # Celery retries it (autoretry_for)
         counts.update(sync_nodes(nodes))
         cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts)
     return counts

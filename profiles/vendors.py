@@ -19,7 +19,7 @@ the admin and the resolver share it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import orjson
@@ -348,12 +348,3 @@ def registration_source(vendor: str) -> str:
     if spec.kind == "capacity":
         return f"status.capacity[{engine.capacity_names[0]}]"
     return getattr(engine, "register_key", "hami.io/node-nvidia-register")
-
-
-def extras_help() -> str:
-    """One line per vendor with extras (admin help text)."""
-    return "; ".join(f"{w}: {', '.join(s.extras)}" for w, s in SPECS.items() if s.extras)
-
-
-def rows_total(rows: Iterable[Mapping]) -> int:
-    return sum(int(r.get("quantity", 1)) for r in rows)

@@ -126,7 +126,7 @@ def _redis_up() -> bool:
 
 
 # The worker as a real ``celery worker`` process. Two changes so the test does not sit idle: a 1 s
-# retry backoff instead of 30 s (``profiles.tasks.backoff_seconds``), and a 5 s Redis visibility
+# retry backoff instead of 30 s (Celery's ``retry_backoff``, ``profiles.tasks.backoff_seconds``), and a 5 s Redis visibility
 # timeout (kombu: 1 hour), after which a message held by a dead worker is redelivered, swept every
 # second (kombu: every 10 x 10 s).
 WORKER = textwrap.dedent(
@@ -134,8 +134,8 @@ WORKER = textwrap.dedent(
     import sys
     import django
     django.setup()
-    import profiles.tasks
-    profiles.tasks.backoff_seconds = lambda retries: 1
+    import celery.app.autoretry
+    celery.app.autoretry.get_exponential_backoff_interval = lambda **kwargs: 1
     from hami_sim.celery import app
     app.conf.broker_transport_options = {
         "visibility_timeout": 5, "unacked_restore_interval": 1, "unacked_restore_throttle": 1,

@@ -10,8 +10,9 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from .drift import devices_from_json
-from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, profile_edit
+from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from .render import render_registration, rows_from_devices
+from .services import profile_edit, save_profile, set_rows, sync_snapshot
 from .vendors import SPECS
 
 __all__ = ["NodeGroupAdmin", "DeviceProfileAdmin", "NodeInventoryAdmin", "DriftFindingAdmin"]
@@ -200,7 +201,7 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
-        form.instance.sync_snapshot()  # a history entry that holds the rows, for revert
+        sync_snapshot(form.instance)  # a history entry that holds the rows, for revert
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         request._profile_revert = True
@@ -211,7 +212,7 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         super().save_model(request, obj, form, change)
         if getattr(request, "_profile_revert", False) and obj.devices_snapshot:
             # Reverting restores the device rows recorded with that history entry, not just the header.
-            obj.set_rows([dict(row) for row in obj.devices_snapshot])
+            set_rows(obj, [dict(row) for row in obj.devices_snapshot])
 
 
 class GoneFilter(admin.SimpleListFilter):
@@ -301,13 +302,13 @@ class NodeInventoryAdmin(admin.ModelAdmin):
                             messages.WARNING,
                         )
                         continue
-                    profile = DeviceProfile.objects.create(
-                        node_group=inv.node_group, vendor=vendor, notes=f"created from node {inv.name}"
-                    )
                     rows = rows_from_devices(devices, vendor)
                     for row in rows:  # a profile describes a fresh node: healthy devices
                         row.pop("health", None)
-                    profile.set_rows(rows)
+                    profile = DeviceProfile(
+                        node_group=inv.node_group, vendor=vendor, notes=f"created from node {inv.name}"
+                    )
+                    save_profile(profile, rows=rows)
                     self.message_user(
                         request,
                         f"{inv.name}: created the profile of node group {inv.node_group.name}"

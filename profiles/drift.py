@@ -32,6 +32,7 @@ from hami_sim.engine.annotations import decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
 
 from .choices import DriftKind, Severity
+from .models import DeviceProfile, DriftFinding, NodeInventory
 
 log = logging.getLogger("hami_sim.drift")
 
@@ -173,7 +174,6 @@ def _problems_for(
 
 def expected_devices(group_ids: Iterable[int]) -> dict[int, dict[str, list[DeviceInfo]] | None]:
     """Rendered profile devices per group id and vendor (None when the group has no profile)."""
-    from .models import DeviceProfile
     from .render import render_devices
 
     out: dict[int, dict[str, list[DeviceInfo]] | None] = {gid: None for gid in group_ids}
@@ -189,8 +189,6 @@ def expected_devices(group_ids: Iterable[int]) -> dict[int, dict[str, list[Devic
 
 def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, int]:
     """Open/refresh/resolve findings for the given inventories (all when None). Idempotent."""
-    from .models import DriftFinding, NodeInventory
-
     now = timezone.now()
     qs = NodeInventory.objects.all()
     if inventory_ids is not None:
@@ -248,8 +246,6 @@ def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, i
 def check_group(node_group_id: int) -> dict[str, int]:
     """``check_inventories`` for the nodes of one group only: what a profile save calls (once its
     transaction commits) so findings follow an edit at once instead of at the next periodic check."""
-    from .models import NodeInventory
-
     ids = list(NodeInventory.objects.filter(node_group_id=node_group_id).values_list("pk", flat=True))
     if not ids:
         return {"checked": 0, "opened": 0, "resolved": 0, "open": 0}

@@ -9,13 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models
 from simple_history.models import HistoricalRecords
 
 from hami_sim.engine.quantity import QuantityError, parse_quantity
@@ -32,8 +27,6 @@ __all__ = [
     "NodeInventory",
     "DriftFinding",
     "CatalogVersion",
-    "profile_edit",
-    "current_edit",
 ]
 
 
@@ -134,61 +127,6 @@ class NodeGroup(models.Model):
                     )
 
 
-@dataclass(slots=True)
-class _Edit:
-    """Profiles touched by the current edit: version each had before it, rows changed under it, and
-    the node groups whose profiles were saved (their drift is re-checked once, after commit)."""
-
-    base: dict[int, int] = field(default_factory=dict)
-    rows_changed: set[int] = field(default_factory=set)
-    groups: set[int] = field(default_factory=set)
-
-
-def current_edit() -> _Edit | None:
-    return _EDIT.get()
-
-
-_EDIT: ContextVar[_Edit | None] = ContextVar("hami_sim_profile_edit", default=None)
-
-
-@contextmanager
-def profile_edit() -> Iterator[None]:
-    """One user-visible edit of profiles (an API call, an admin form, an import): however many
-    saves and row writes happen inside, each profile's ``version`` moves by at most one and its rows
-    are snapshotted once, atomically. Nested uses join the outer edit.
-
-    Why: rows are replaced by delete + create, and the header, the rows and the snapshot are saved
-    separately; counting each write made a fresh import version 3 and an identical re-import +2.
-    """
-    if _EDIT.get() is not None:
-        yield
-        return
-    edit = _Edit()
-    with transaction.atomic():
-        token = _EDIT.set(edit)
-        try:
-            yield
-            for profile in DeviceProfile.objects.filter(pk__in=edit.rows_changed):
-                profile.sync_snapshot()
-        finally:
-            _EDIT.reset(token)  # before the commit: on-commit work is not part of the edit
-        from .drift import check_group_on_commit
-
-        for group_id in sorted(edit.groups):
-            check_group_on_commit(group_id)
-
-
-def rows_changed(profile_id: int) -> None:
-    """A row of ``profile_id`` was written: snapshot (and version) now, or when the open edit ends."""
-    edit = _EDIT.get()
-    if edit is not None:
-        edit.rows_changed.add(profile_id)
-        return
-    profile = DeviceProfile.objects.filter(pk=profile_id).first()
-    if profile is not None:
-        profile.sync_snapshot()
-
-
 class DeviceProfile(models.Model):
     """The devices a fresh node of a group registers (one per group and vendor)."""
 
@@ -200,6 +138,7 @@ class DeviceProfile(models.Model):
     pair_scores = models.JSONField(
         default=dict, blank=True, help_text='optional topology scores by device index: {"0": {"1": 100}}'
     )
+    # set by profiles.services.stamp_version (the one place versions are decided)
     version = models.PositiveIntegerField(default=1, editable=False, help_text="bumped on every change")
     # The device rows as of this save, so a history record can restore them (revert in the admin).
     devices_snapshot = models.JSONField(default=list, blank=True, editable=False)
@@ -232,40 +171,8 @@ class DeviceProfile(models.Model):
                         {"pair_scores": f"pair_scores[{a}][{b}] must be an integer score by device index"}
                     )
 
-    def save(self, *args, **kwargs) -> None:
-        """Sets ``version``: 1 for a new profile, the stored one when nothing versioned changed, else
-        one more than before the current edit (``profile_edit``) or, outside one, than the stored one."""
-        if not self._state.adding and self.pk is not None:
-            stored = (
-                DeviceProfile.objects.filter(pk=self.pk).values("version", *self.VERSIONED_FIELDS).first()
-            )
-            if stored is not None:
-                # a profile whose rows were never set yet (created, rows to follow) is not a version
-                before = 0 if stored["version"] <= 1 and not stored["devices_snapshot"] else stored["version"]
-                edit = _EDIT.get()
-                if edit is not None:
-                    before = edit.base.setdefault(self.pk, before)
-                changed = any(getattr(self, f) != stored[f] for f in self.VERSIONED_FIELDS)
-                self.version = max(before + 1, 1) if changed else max(stored["version"], 1)
-        super().save(*args, **kwargs)
-
     def rows_data(self) -> list[dict]:
         return [row.as_dict() for row in self.devices.order_by("position", "id")]
-
-    def set_rows(self, rows: list[dict]) -> None:
-        """Replace the device rows (in order) and record them in a new history entry (one version)."""
-        with profile_edit():
-            self.devices.all().delete()
-            for position, row in enumerate(rows):
-                DeviceRow.objects.create(profile=self, position=position, **row)
-            self.sync_snapshot()
-
-    def sync_snapshot(self) -> None:
-        """Save the current rows into ``devices_snapshot`` (one history entry) when they changed."""
-        rows = self.rows_data()
-        if rows != self.devices_snapshot:
-            self.devices_snapshot = rows
-            self.save()
 
 
 class DeviceRow(models.Model):

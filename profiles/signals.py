@@ -1,19 +1,20 @@
 """Keep profile caches honest: every group/profile/row change bumps the catalog generation.
 
-A profile save or delete also re-checks drift for its group's nodes once the transaction commits
-(synchronously, bounded to that group; one check per group per ``profile_edit``), so the admin and the
-API show the findings an edit opens or resolves at once, not at the next periodic ``check_drift``.
+Profile and row writes are forwarded to ``profiles.services`` (the one home of versions): a save is
+stamped with its version there, a row write snapshots (and versions) its profile, and a profile save
+or delete re-checks drift for its group's nodes once the transaction commits (one check per group
+per ``profile_edit``), so the admin and the API show the findings an edit opens or resolves at once.
 """
 
 from __future__ import annotations
 
 from django.db.models import F, QuerySet
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from .drift import check_group_on_commit
 from .inventory import invalidate
-from .models import CatalogVersion, DeviceProfile, DeviceRow, NodeGroup, current_edit, rows_changed
+from .models import CatalogVersion, DeviceProfile, DeviceRow, NodeGroup
+from .services import profile_saved, rows_changed, stamp_version
 
 __all__ = ["bump_generation"]
 
@@ -49,13 +50,16 @@ def _row_changed(sender, instance: DeviceRow, **kwargs) -> None:
     rows_changed(instance.profile_id)
 
 
+@receiver(pre_save, sender=DeviceProfile)
+def _profile_saving(sender, instance: DeviceProfile, **kwargs) -> None:
+    if kwargs.get("raw"):
+        return
+    stamp_version(instance)  # every save, the service's or the admin's, versions by the same rules
+
+
 @receiver(post_save, sender=DeviceProfile)
 @receiver(post_delete, sender=DeviceProfile)
 def _profile_changed(sender, instance: DeviceProfile, **kwargs) -> None:
     if kwargs.get("raw") or instance.node_group_id is None:
         return
-    edit = current_edit()
-    if edit is not None:
-        edit.groups.add(instance.node_group_id)  # checked once when the edit ends
-    else:
-        check_group_on_commit(instance.node_group_id)
+    profile_saved(instance.node_group_id)

@@ -28,8 +28,9 @@ from django.db import transaction
 
 from hami_sim import safeyaml
 
-from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, replace_rows
-from .models import DeviceProfile, NodeGroup, profile_edit
+from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, complete_rows
+from .models import DeviceProfile, NodeGroup
+from .services import profile_edit, save_profile
 
 __all__ = ["ProfileImportError", "export_profiles", "import_profiles", "dump_yaml", "flatten_errors"]
 
@@ -189,14 +190,13 @@ def import_profiles(text: str) -> dict[str, int]:
             for data in profile_plans:
                 data = dict(data)
                 rows = data.pop("devices")
-                profile, created = DeviceProfile.objects.get_or_create(
-                    node_group=group, vendor=data.pop("vendor", "NVIDIA"), defaults=data
-                )
-                if not created and any(getattr(profile, key) != value for key, value in data.items()):
-                    for key, value in data.items():
-                        setattr(profile, key, value)
-                    profile.save()
-                replace_rows(profile, rows)
+                vendor = data.pop("vendor", "NVIDIA")
+                profile = DeviceProfile.objects.filter(node_group=group, vendor=vendor).first()
+                if profile is None:
+                    profile, changed = DeviceProfile(node_group=group, vendor=vendor), data
+                else:  # only what differs: an identical file saves no header
+                    changed = {key: value for key, value in data.items() if getattr(profile, key) != value}
+                save_profile(profile, rows=complete_rows(vendor, rows), **changed)
                 keep.append(profile.pk)
                 counts["profiles"] += 1
             group.profiles.exclude(pk__in=keep).delete()

@@ -9,8 +9,9 @@ from rest_framework import serializers
 
 from hami_sim.runtime.models import TaskRun
 
-from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory, profile_edit
+from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from ..render import render_registration, row_errors
+from ..services import save_profile
 from ..vendors import SPECS, profile_errors, row_defaults
 
 __all__ = [
@@ -155,10 +156,10 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
         return attrs
 
 
-def replace_rows(profile: DeviceProfile, rows: list[dict]) -> None:
-    """Store ``rows`` (missing fields take the vendor's defaults) as the profile's devices."""
-    defaults = row_defaults(profile.vendor)
-    profile.set_rows([{**defaults, **row} for row in rows])
+def complete_rows(vendor: str, rows: list[dict]) -> list[dict]:
+    """``rows`` as given, missing fields taking the vendor's defaults."""
+    defaults = row_defaults(vendor)
+    return [{**defaults, **row} for row in rows]
 
 
 class DeviceProfileSerializer(NestedDeviceProfileSerializer):
@@ -190,20 +191,15 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
     @transaction.atomic
     def create(self, validated_data: dict) -> DeviceProfile:
         rows = validated_data.pop("devices")
-        with profile_edit():
-            profile = DeviceProfile.objects.create(**validated_data)
-            replace_rows(profile, rows)
-        return profile
+        profile = DeviceProfile(**validated_data)
+        return save_profile(profile, rows=complete_rows(profile.vendor, rows))
 
     @transaction.atomic
     def update(self, instance: DeviceProfile, validated_data: dict) -> DeviceProfile:
         rows = validated_data.pop("devices", None)
-        with profile_edit():  # header and rows in one request are one version
-            for key, value in validated_data.items():
-                setattr(instance, key, value)
-            instance.save()
-            if rows is not None:
-                replace_rows(instance, rows)
+        vendor = validated_data.get("vendor", instance.vendor)
+        # header and rows in one request are one version
+        save_profile(instance, rows=None if rows is None else complete_rows(vendor, rows), **validated_data)
         instance.refresh_from_db()
         return instance
 

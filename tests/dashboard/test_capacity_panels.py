@@ -21,11 +21,12 @@ A10 = {
 
 
 def _group(name: str, vendor: str, rows: list[dict], **fields):
-    from profiles.api.serializers import replace_rows
+    from profiles.api.serializers import complete_rows
     from profiles.models import DeviceProfile, NodeGroup
+    from profiles.services import save_profile
 
     group = NodeGroup.objects.create(name=name, match_labels={"pool": name}, **fields)
-    replace_rows(DeviceProfile.objects.create(node_group=group, vendor=vendor), rows)
+    save_profile(DeviceProfile(node_group=group, vendor=vendor), rows=complete_rows(vendor, rows))
     return group
 
 

@@ -28,6 +28,7 @@ H100 = {
 def make_group(db):
     """``make_group("gpu-a10", rows=[{**A10, "quantity": 4}], source="profile-only", labels={...})``."""
     from profiles.models import DeviceProfile, NodeGroup
+    from profiles.services import save_profile
 
     def make(
         name: str, rows: list[dict] | None = None, *, source: str = "annotation-first", labels=None, **fields
@@ -39,8 +40,8 @@ def make_group(db):
             **fields,
         )
         if rows:
-            profile = DeviceProfile.objects.create(node_group=group, vendor="NVIDIA")
-            profile.set_rows([{"quantity": 1, **row} for row in rows])
+            profile = DeviceProfile(node_group=group, vendor="NVIDIA")
+            save_profile(profile, rows=[{"quantity": 1, **row} for row in rows])
         return group
 
     return make

@@ -75,18 +75,19 @@ def test_group_validation_names_the_field(make_group):
 
 def test_row_edits_bump_version_generation_and_history(make_group):
     from profiles.models import CatalogVersion
+    from profiles.services import set_rows
 
     group = make_group("gpu-a10", [{**A10, "quantity": 4}])
     profile = group.profiles.get()
     version, generation = profile.version, CatalogVersion.objects.get().generation
     history = profile.history.count()
-    profile.set_rows([{**A10, "quantity": 2}])
+    set_rows(profile, [{**A10, "quantity": 2}])
     profile.refresh_from_db()
     assert profile.version > version
     assert CatalogVersion.objects.get().generation > generation
     assert profile.history.count() > history
     assert profile.history.first().devices_snapshot[0]["quantity"] == 2
-    profile.set_rows(profile.rows_data())  # no change: no new history entry
+    set_rows(profile, profile.rows_data())  # no change: no new history entry
     assert profile.history.count() == history + 1
 
 

@@ -104,13 +104,15 @@ def test_profile_only_without_profile_and_annotation_only(client, make_group):
 
 
 def test_saving_a_profile_changes_the_next_answer(client, make_group):
+    from profiles.services import set_rows
+
     group = make_group("gpu-h100", [{**H100, "quantity": 1}])
     tmpl = cold("template-node-for-gpu-h100-1")
     assert ask(client, pod(gpu_count=2), [tmpl])["FailedNodes"] == {
         "template-node-for-gpu-h100-1": "NodeInsufficientDevice"
     }
     profile = group.profiles.get()
-    profile.set_rows([{**H100, "quantity": 2}])
+    set_rows(profile, [{**H100, "quantity": 2}])
     assert fitting(ask(client, pod(gpu_count=2), [tmpl])) == ["template-node-for-gpu-h100-1"]
 
 

@@ -281,11 +281,11 @@ def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, make_
 
 
 def _create(group, vendor: str) -> None:
-    from profiles.api.serializers import replace_rows
+    from profiles.api.serializers import complete_rows
     from profiles.models import DeviceProfile
+    from profiles.services import save_profile
 
-    profile = DeviceProfile.objects.create(node_group=group, vendor=vendor)
-    replace_rows(profile, PROFILES[vendor])
+    save_profile(DeviceProfile(node_group=group, vendor=vendor), rows=complete_rows(vendor, PROFILES[vendor]))
 
 
 @pytest.mark.api

@@ -35,10 +35,12 @@ def make_probe_world(db, django_user_model):
     from django.contrib.auth.models import Group
 
     from profiles.models import DeviceProfile, NodeGroup
+    from profiles.services import set_rows
 
     group = NodeGroup.objects.create(name="gpu-a10", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
     profile = DeviceProfile.objects.create(node_group=group, vendor="NVIDIA")
-    profile.set_rows(
+    set_rows(
+        profile,
         [
             {
                 "type": "NVIDIA A10G",
@@ -50,7 +52,7 @@ def make_probe_world(db, django_user_model):
                 "mig_profiles": [],
                 "quantity": 4,
             }
-        ]
+        ],
     )
     viewer = django_user_model.objects.create_user("probe-viewer", password="probe-viewer-pw-1")
     operator = django_user_model.objects.create_user("probe-operator", password="probe-operator-pw-1")

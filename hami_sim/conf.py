@@ -50,6 +50,14 @@ class Conf:
     decision_queue_max_nodes: int = 50000
     #: how long the writer waits to fold a burst of CA calls into one write
     decision_flush_seconds: float = 0.5
+    #: live usage older than this answers per ``usage_stale_policy`` (docs/usage.md)
+    usage_stale_seconds: int = 180
+    #: ``fail`` (the node fails the filter) or ``last-known``
+    usage_stale_policy: str = "fail"
+    #: how often a replica checks for new usage
+    usage_cache_seconds: float = 0.5
+    #: server-side timeout of one watch request
+    usage_watch_seconds: int = 60
 
 
 DEFAULTS = Conf()

@@ -279,12 +279,16 @@ KUBE_EVENTS_SOURCE = env.str(
 )  # default: KUBE_SOURCE
 # Live usage (docs/usage.md): a live node whose usage is older than USAGE_STALE_SECONDS answers per
 # USAGE_STALE_POLICY ("fail": the node fails the filter, so CA scales up rather than trusting old data)
-USAGE_STALE_SECONDS = env.int("USAGE_STALE_SECONDS", default=180)
-USAGE_STALE_POLICY = env.str("USAGE_STALE_POLICY", default="fail")  # "fail" or "last-known"
+USAGE_STALE_SECONDS = env.int("USAGE_STALE_SECONDS", default=DEFAULTS.usage_stale_seconds)
+USAGE_STALE_POLICY = env.str(
+    "USAGE_STALE_POLICY", default=DEFAULTS.usage_stale_policy
+)  # "fail" or "last-known"
 USAGE_CACHE_SECONDS = env.float(
-    "USAGE_CACHE_SECONDS", default=0.5
+    "USAGE_CACHE_SECONDS", default=DEFAULTS.usage_cache_seconds
 )  # how often a replica checks for new usage
-USAGE_WATCH_SECONDS = env.int("USAGE_WATCH_SECONDS", default=60)  # server-side timeout of one watch request
+USAGE_WATCH_SECONDS = env.int(
+    "USAGE_WATCH_SECONDS", default=DEFAULTS.usage_watch_seconds
+)  # server-side timeout of one watch request
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 

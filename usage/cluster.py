@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db import close_old_connections
 
+from hami_sim.conf import conf
 from profiles.kube import SourceError
 
 from .kube import WatchExpired, list_resource, watch_resource
@@ -33,8 +33,8 @@ log = logging.getLogger("hami_sim.usage")
 
 def _options() -> dict:
     return {
-        "page_size": int(getattr(settings, "KUBE_PAGE_SIZE", 500)),
-        "timeout": float(getattr(settings, "KUBE_REQUEST_TIMEOUT", 30)),
+        "page_size": conf().kube_page_size,
+        "timeout": conf().kube_request_timeout,
     }
 
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
+from hami_sim.conf import conf
 from hami_sim.engine.allocations import apply_usage
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.simulate import Inventory
@@ -50,8 +50,7 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     if usage is None:
         return None
     age = usage.age_seconds(store.confirmed_at, now)
-    limit = float(getattr(settings, "USAGE_STALE_SECONDS", 180))
-    if age > limit and getattr(settings, "USAGE_STALE_POLICY", "fail") == "fail":
+    if age > conf().usage_stale_seconds and conf().usage_stale_policy == "fail":
         return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
     return LiveNode(name, usage.devices, age)
 

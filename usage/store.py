@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
+from hami_sim.conf import conf
 from hami_sim.engine.model import MigPlacement
 
 __all__ = ["DeviceLive", "LiveUsage", "UsageStore", "get_store", "reset"]
@@ -76,7 +76,7 @@ class UsageStore:
     def check_seconds(self) -> float:
         if self._check is not None:
             return self._check
-        return float(getattr(settings, "USAGE_CACHE_SECONDS", 0.5))
+        return conf().usage_cache_seconds
 
     def refresh(self, force: bool = False) -> None:
         """Bring the cache up to the database's generation (at most once per ``check_seconds``)."""

@@ -12,6 +12,8 @@ import signal
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from hami_sim.conf import conf
+
 
 class Command(BaseCommand):
     help = "Watch Nodes and Pods from KUBE_SOURCE and keep live usage fresh until stopped."
@@ -32,7 +34,7 @@ class Command(BaseCommand):
         selector = (
             options["selector"] if options["selector"] is not None else settings.KUBE_NODE_LABEL_SELECTOR
         )
-        seconds = options["watch_seconds"] or int(getattr(settings, "USAGE_WATCH_SECONDS", 60))
+        seconds = options["watch_seconds"] or conf().usage_watch_seconds
         watcher = ClusterWatcher(source, selector=selector, watch_seconds=seconds)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: watcher.stop())

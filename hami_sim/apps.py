@@ -32,7 +32,7 @@ class HamiSimConfig(AppConfig):
     verbose_name = "hami-sim"
 
     def ready(self) -> None:
-        from . import checks, metrics  # noqa: F401  (checks register themselves on import)
+        from . import checks, loginthrottle, metrics  # noqa: F401  (checks and receivers register on import)
 
         metrics.register()
         _validate_vendor_config()

@@ -16,9 +16,55 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .conf import conf
 
-__all__ = ["check_secret_key", "check_listener", "check_vendor_config", "vendor_config_problem"]
+__all__ = [
+    "check_secret_key",
+    "check_listener",
+    "check_start",
+    "check_vendor_config",
+    "start_problems",
+    "vendor_config_problem",
+]
 
 DEMO_KEY_PREFIX = "hami-sim-insecure-demo-key"
+
+
+PRODUCTION_LISTENERS = frozenset({"extender", "web"})
+
+
+def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Why this process must not serve a production listener (empty: it may), issue 16 item 12.
+
+    ``extender`` and ``web`` are production listeners: they refuse the built-in demo ``SECRET_KEY``
+    (anyone could forge sessions and CSRF tokens with it) and ``ALLOWED_HOSTS=*``; the extender
+    listener also refuses to start without a client CA (it would serve anyone who reaches it) or
+    without client identities to allow. ``all`` is the demo and development listener and starts
+    with the defaults.
+    """
+    env = os.environ if environ is None else environ
+    listener = conf().hami_sim_listener
+    if listener not in PRODUCTION_LISTENERS:
+        return []
+    problems = []
+    if str(settings.SECRET_KEY).startswith(DEMO_KEY_PREFIX):
+        problems.append(f"the {listener} listener needs SECRET_KEY or SECRET_KEY_FILE, not the demo key")
+    if "*" in settings.ALLOWED_HOSTS:
+        problems.append(f"the {listener} listener needs ALLOWED_HOSTS set to its host names, not *")
+    if listener == "extender":
+        if not env.get("HAMI_SIM_TLS_CLIENT_CA"):
+            problems.append("the extender listener needs HAMI_SIM_TLS_CLIENT_CA (mTLS)")
+        if not conf().client_identities():
+            problems.append("the extender listener needs HAMI_SIM_CLIENT_IDENTITIES (allowed CN/SAN)")
+        if env.get("HAMI_SIM_SERVER") == "granian":
+            problems.append(
+                "granian cannot pass the client certificate on; the extender listener needs gunicorn"
+            )
+    return problems
+
+
+@register(Tags.security)
+def check_start(app_configs, **kwargs):
+    """The same rules as a system check, so ``manage.py check`` says it before a rollout does."""
+    return [Error(problem, id="hami_sim.E002") for problem in start_problems()]
 
 
 @register(Tags.security, deploy=True)

@@ -58,6 +58,14 @@ class Conf:
     usage_cache_seconds: float = 0.5
     #: server-side timeout of one watch request
     usage_watch_seconds: int = 60
+    #: client certificate CN/SAN values the extender listener serves, comma-separated (issue 16)
+    hami_sim_client_identities: str = "cluster-autoscaler"
+    #: failed admin logins per username (x10 per address) within the window before a lock-out
+    login_failure_limit: int = 5
+    login_failure_window_seconds: int = 900
+
+    def client_identities(self) -> frozenset[str]:
+        return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())
 
 
 DEFAULTS = Conf()

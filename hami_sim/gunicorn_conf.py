@@ -11,6 +11,8 @@ Everything comes from the environment so one image serves both listeners (design
 ``HAMI_SIM_WORKERS``            worker processes (default: CPUs available to the process)
 ``HAMI_SIM_THREADS``            threads per worker (default 1: the extender is CPU-bound)
 ``HAMI_SIM_TIMEOUT``            worker timeout in seconds (default 60)
+``HAMI_SIM_HEADER_TIMEOUT``     seconds a client has to send a request's head (default 10; then 408)
+``HAMI_SIM_BODY_TIMEOUT``       seconds a client has to send a large request body (default 30)
 ``HAMI_SIM_METRICS_PORT``       serve every worker's metrics on plain HTTP on this port from the
                                 master (for the mTLS extender listener, which Prometheus cannot
                                 reach without a client certificate)
@@ -31,6 +33,7 @@ import ssl
 import tempfile
 
 from hami_sim.logconfig import logging_config
+from hami_sim.serve import refuse_unsafe_start
 
 __all__ = ["settings_from_env"]
 
@@ -59,7 +62,8 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
         "workers": int(env.get("HAMI_SIM_WORKERS") or _cpus()),
         # gthread, not sync: sync workers close the connection after every response, so each CA
         # call would pay a new TCP + mTLS handshake (measured: ~5x the latency, docs/production.md).
-        "worker_class": "gthread",
+        # Our gthread subclass reads request heads in the event loop (issue 16 item 4, gworker.py).
+        "worker_class": "hami_sim.gworker.HardenedThreadWorker",
         "threads": int(env.get("HAMI_SIM_THREADS") or 1),
         "timeout": int(env.get("HAMI_SIM_TIMEOUT") or 60),
         "graceful_timeout": 30,
@@ -78,6 +82,7 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
 
 
 globals().update(settings_from_env())
+refuse_unsafe_start()  # a production listener with demo defaults never starts (issue 16 item 12)
 wsgi_app = "hami_sim.wsgi:application"
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = None  # our RequestIdMiddleware writes one JSON access line per request with its id

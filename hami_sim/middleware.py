@@ -42,12 +42,14 @@ __all__ = [
     "BodyLimitMiddleware",
     "JsonHostMiddleware",
     "ListenerMiddleware",
+    "ClientIdentityMiddleware",
     "is_json_client_path",
     "bad_request",
 ]
 
 access_log = logging.getLogger("hami_sim.access")
 security_log = logging.getLogger("django.security.DisallowedHost")  # where Django itself reports it
+identity_log = logging.getLogger("hami_sim.security")
 
 # The extender verbs, plain or session-scoped (with or without the trailing slash).
 EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
@@ -201,6 +203,41 @@ class ListenerMiddleware:
                     {
                         "error": "simulation endpoints on the web listener need a logged-in user or an "
                         "API token; Cluster Autoscaler uses the mTLS extender listener"
+                    },
+                )
+        return self.get_response(request)
+
+
+class ClientIdentityMiddleware:
+    """On the extender listener, serve only clients whose certificate names an allowed identity.
+
+    The TLS handshake proves the certificate was signed by the client CA; this proves it was issued
+    *to Cluster Autoscaler*: its subject CN or one of its SAN values must be in
+    ``HAMI_SIM_CLIENT_IDENTITIES``. The names come from the peer certificate the gunicorn worker put in
+    the WSGI environ (``hami_sim/gworker.py``), never from a header. A request without them (a server
+    that cannot pass the certificate on) is refused: the check fails closed. Probes pass (kubelet has
+    no certificate; it only ever reaches the TCP port).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.enabled = conf().hami_sim_listener == "extender"
+        self.allowed = conf().client_identities()
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self.enabled and request.path_info not in _PROBE_PATHS:
+            presented = request.META.get("hami_sim.client_identities")
+            if not presented or self.allowed.isdisjoint(presented):
+                identity_log.warning(
+                    "client certificate identities %s are not allowed on the extender listener",
+                    list(presented or ()),
+                    extra={"status_code": 403},
+                )
+                return _json(
+                    403,
+                    {
+                        "error": "this client certificate is not allowed here; "
+                        "its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES"
                     },
                 )
         return self.get_response(request)

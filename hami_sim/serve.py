@@ -26,6 +26,7 @@ __all__ = [
     "granian_argv",
     "server_argv",
     "main",
+    "refuse_unsafe_start",
     "probe",
     "start_server",
     "stop_server",
@@ -186,6 +187,17 @@ def probe(kind: str) -> int:
     return 2
 
 
+def refuse_unsafe_start() -> None:
+    """Exit before binding when this listener's settings are unsafe (``hami_sim.checks.start_problems``:
+    a production listener with the demo key or ``ALLOWED_HOSTS=*``, an extender without mTLS)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    from hami_sim.checks import start_problems
+
+    problems = start_problems()
+    if problems:
+        raise SystemExit("refusing to start: " + "; ".join(problems))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Replace this process with gunicorn (PID 1 in the container receives the signals).
 
@@ -200,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
             code = 1
         raise SystemExit(code)
     if os.environ.get("HAMI_SIM_SERVER") == "granian":
+        refuse_unsafe_start()  # gunicorn runs it from its config file
         os.makedirs(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/prometheus"), exist_ok=True)
         argv = granian_argv()
     else:

@@ -83,7 +83,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "hami_sim.loginthrottle.LoginThrottleMiddleware",  # wrong passwords lock the name/address out
     "hami_sim.middleware.ListenerMiddleware",
+    "hami_sim.middleware.ClientIdentityMiddleware",  # extender: client certificate CN/SAN allow-list
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -319,3 +321,16 @@ SECURE_PROXY_SSL_HEADER = (
 X_FRAME_OPTIONS = "DENY"
 # Throttle counters: shared by all replicas when CACHE_URL points at Redis, per process otherwise.
 CACHES = {"default": env.cache_url_config(secret("CACHE_URL", "locmemcache://hami-sim"))}
+
+# -- Hardening (issue 16; docs/production.md "Threat model") ------------------------------------------
+# Client certificate identities (subject CN or any SAN value, comma-separated) the extender listener
+# serves; checked per request on top of the TLS handshake, so a certificate the CA signed for anybody
+# else is refused.
+HAMI_SIM_CLIENT_IDENTITIES = env.str(
+    "HAMI_SIM_CLIENT_IDENTITIES", default=DEFAULTS.hami_sim_client_identities
+)
+# Admin login: this many failures per username (ten times as many per address) within the window lock it out.
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=DEFAULTS.login_failure_limit)
+LOGIN_FAILURE_WINDOW_SECONDS = env.int(
+    "LOGIN_FAILURE_WINDOW_SECONDS", default=DEFAULTS.login_failure_window_seconds
+)

@@ -23,6 +23,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 NODES = [node("gpu-a", [gpu("GPU-a0", devmem=24000)]), node("gpu-b", [gpu("GPU-b0", devmem=8000)])]
 BODY = extender_args(pod("trainer", gpumem=16000, uid="uid-trainer"), NODES)
+# What a production listener refuses to start without (issue 16 item 12); the test PKI's client
+# certificate names cluster-autoscaler.kube-system.
+PRODUCTION_SETTINGS = {
+    "SECRET_KEY": "test-" + "k" * 60,
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "HAMI_SIM_CLIENT_IDENTITIES": "cluster-autoscaler.kube-system",
+}
 
 
 def _context(pki, client_pem: str | None, *, trust_server: bool = True) -> ssl.SSLContext:
@@ -61,6 +68,7 @@ def extender_server(pki, server_database_url, server_log):
         env={
             "DATABASE_URL": server_database_url,
             "HAMI_SIM_LISTENER": "extender",
+            **PRODUCTION_SETTINGS,
             "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "HAMI_SIM_METRICS_PORT": str(metrics_port),
             "DECISION_RECORDING": "off",
@@ -140,6 +148,7 @@ def test_web_listener_over_tls_needs_no_client_certificate_but_login_for_simulat
         env={
             "DATABASE_URL": server_database_url,
             "HAMI_SIM_LISTENER": "web",
+            **PRODUCTION_SETTINGS,
             "HAMI_SIM_HTTPS": "true",
             "DECISION_RECORDING": "off",
             "LOG_LEVEL": "WARNING",
@@ -181,7 +190,9 @@ def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
         env={
             "HAMI_SIM_SERVER": "granian",
             "DATABASE_URL": server_database_url,
-            "HAMI_SIM_LISTENER": "extender",
+            # granian cannot pass the client certificate to the per-request identity check, so it
+            # may not serve the extender listener (issue 16 item 7); the handshake rule is the same.
+            "HAMI_SIM_LISTENER": "all",
             "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "DECISION_RECORDING": "off",
             "LOG_LEVEL": "WARNING",
@@ -228,3 +239,20 @@ def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extende
     refused = [r for r in lines() if r["logger"] == "gunicorn.error" and "certificate" in r["message"]]
     assert refused and refused[-1]["level"] == "WARNING"
     assert not [ln for ln in server_log.read_bytes().splitlines() if ln.strip() and not ln.startswith(b"{")]
+
+
+def test_a_certificate_from_the_same_ca_for_somebody_else_is_refused_per_request(
+    pki, extender_server, tmp_path
+):
+    """Issue 16 item 7: the handshake only proves "signed by the CA"; the CN/SAN allow-list
+    (HAMI_SIM_CLIENT_IDENTITIES) decides who that is. Probes stay reachable for the kubelet."""
+    url, _ = extender_server
+    intruder = pki.ca.issue_cert("someone-else.default.svc")
+    pem = tmp_path / "intruder.pem"
+    pem.write_bytes(intruder.private_key_and_cert_chain_pem.bytes())
+    status, body, _ = _request(url, _context(pki, str(pem)), "POST", "/filter-simulation", BODY)
+    assert status == 403 and "HAMI_SIM_CLIENT_IDENTITIES" in orjson.loads(body)["error"]
+    status, _, _ = _request(url, _context(pki, str(pem)), "GET", "/healthz")
+    assert status == 200
+    status, body, _ = _request(url, _context(pki, pki.client_pem), "POST", "/filter-simulation", BODY)
+    assert status == 200 and orjson.loads(body)["Error"] == ""

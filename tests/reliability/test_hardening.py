@@ -114,3 +114,36 @@ def test_demo_admin_is_an_operator():
     create_admin(Demo())
     admin = get_user_model().objects.get(username=Demo().user)
     assert admin.groups.filter(name="operators").exists()
+
+
+# -- item 12: wrong admin passwords lock the login out ---------------------------------------------------
+
+
+def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(client, django_user_model):
+    from django.core.cache import cache
+
+    cache.clear()
+    viewer = django_user_model.objects.create_user("probe-staff", password="probe-viewer-pw-1", is_staff=True)
+    statuses = [
+        client.post("/admin/login/", {"username": viewer.username, "password": f"wrong-{i}"}).status_code
+        for i in range(8)
+    ]
+    assert statuses[:5] == [200] * 5  # the form again, with its error
+    assert statuses[5:] == [429] * 3
+    locked = client.post("/admin/login/", {"username": viewer.username, "password": "probe-viewer-pw-1"})
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    assert "_auth_user_id" not in client.session
+    cache.clear()  # the window has passed
+    ok = client.post("/admin/login/", {"username": viewer.username, "password": "probe-viewer-pw-1"})
+    assert ok.status_code in (200, 302) and client.session.get("_auth_user_id") == str(viewer.pk)
+
+
+def test_many_names_from_one_address_lock_the_address_out(client):
+    from django.core.cache import cache
+
+    cache.clear()
+    statuses = {
+        client.post("/admin/login/", {"username": f"u{i}", "password": "x"}).status_code for i in range(60)
+    }
+    assert 429 in statuses
+    cache.clear()

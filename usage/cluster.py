@@ -24,7 +24,15 @@ from hami_sim.conf import conf
 from profiles.kube import SourceError
 
 from .kube import WatchExpired, list_resource, watch_resource
-from .sync import allocation_of, apply_pod_events, confirm, recompute_all, record_error, sync_allocations
+from .sync import (
+    allocation_of,
+    apply_pod_events,
+    confirm,
+    recompute_all,
+    record_error,
+    stored_versions,
+    sync_allocations,
+)
 
 __all__ = ["sync_cluster", "relist_nodes", "relist_pods", "ClusterWatcher", "Backoff"]
 
@@ -47,25 +55,50 @@ def relist_nodes(source: str, selector: str = "") -> tuple[list[dict], str, dict
     return nodes, rv, sync_nodes(nodes)
 
 
-def relist_pods(source: str) -> tuple[str, dict]:
-    """List every Pod and replace the stored allocations; a failed read changes nothing."""
+def nodes_changed(counts: dict) -> bool:
+    """Whether a node sync changed any registration (then every node's usage is recomputed)."""
+    return bool(counts.get("created") or counts.get("updated") or counts.get("gone"))
+
+
+def relist_pods(source: str, *, everything: bool = True) -> tuple[str, dict]:
+    """List every Pod and replace the stored allocations; a failed read changes nothing.
+
+    A pod listed with the resourceVersion its stored allocation has is not decoded again, so the
+    periodic relist of an unchanged cluster costs the list and one comparison per pod.
+    ``everything``: recompute every node (the node sync changed registrations).
+    """
     allocations = []
+    stored = stored_versions()
+    keep: list[str] = []
+    versions: dict[str, str] = {}
 
     def page(pods: list[dict]) -> None:  # keep only what HAMi counts; the page's JSON goes
-        allocations.extend(a for a in map(allocation_of, pods) if a is not None)
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            uid, rv = meta.get("uid"), meta.get("resourceVersion")
+            if uid and rv and stored.get(uid) == rv:
+                keep.append(uid)
+                continue
+            alloc = allocation_of(pod)
+            if alloc is not None:
+                allocations.append(alloc)
+                if uid and rv:
+                    versions[uid] = str(rv)
 
     try:
         rv = list_resource(source, "pods", page, **_options())
     except SourceError as exc:
         record_error(str(exc))
         raise
-    return rv, sync_allocations(allocations, source=source)
+    counts = sync_allocations(allocations, source=source, versions=versions, keep=keep, everything=everything)
+    counts["pods_unchanged"] = len(keep)
+    return rv, counts
 
 
 def sync_cluster(source: str, selector: str = "") -> dict:
     """One full sync in the foreground: Nodes, then Pods (``manage.py sync_cluster``)."""
     _nodes, _rv, counts = relist_nodes(source, selector)
-    _rv, pod_counts = relist_pods(source)
+    _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
     return {**counts, **pod_counts}
 
 
@@ -149,8 +182,8 @@ class ClusterWatcher:
                     self._dirty = False
                     self._last_node_sync = time.monotonic()
                     recompute_all()  # registrations may have changed while nobody watched
-                else:
-                    rv, _counts = relist_pods(self.source)
+                else:  # the node relist just recomputed every node: only what the pods change
+                    rv, _counts = relist_pods(self.source, everything=False)
             except SourceError as exc:
                 self.counts["errors"] += 1
                 log.warning("relist of %s failed, retrying: %s", resource, exc)

@@ -59,6 +59,9 @@ class PodAllocation(models.Model):
     terminating = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)
+    resource_version = models.CharField(
+        max_length=40, blank=True, help_text="the Pod's resourceVersion: a relist skips pods that kept it"
+    )
     observed_at = models.DateTimeField()
 
     class Meta:

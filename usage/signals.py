@@ -19,10 +19,10 @@ log = logging.getLogger("hami_sim.usage")
 
 @receiver(cluster_synced)
 def _relist_pods(sender, source: str, counts: dict, **kwargs) -> None:
-    from .cluster import relist_pods
+    from .cluster import nodes_changed, relist_pods
 
     try:
-        _rv, pod_counts = relist_pods(source)
+        _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
     except SourceError as exc:
         log.warning("pod relist failed; usage keeps its last values: %s", exc)
         counts["pods_error"] = str(exc)

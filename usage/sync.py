@@ -42,6 +42,7 @@ __all__ = [
     "allocation_of",
     "sync_pods",
     "sync_allocations",
+    "stored_versions",
     "apply_pod_events",
     "recompute",
     "recompute_all",
@@ -140,35 +141,86 @@ def sync_pods(
     return sync_allocations((a for a in allocations if a is not None), now, source)
 
 
+def stored_versions() -> dict[str, str]:
+    """uid -> resourceVersion of every stored allocation (what a relist may skip decoding)."""
+    return dict(PodAllocation.objects.exclude(resource_version="").values_list("uid", "resource_version"))
+
+
 def sync_allocations(
-    allocations: Iterable[Allocation], now: datetime | None = None, source: str | None = None
+    allocations: Iterable[Allocation],
+    now: datetime | None = None,
+    source: str | None = None,
+    *,
+    versions: Mapping[str, str] | None = None,
+    keep: Iterable[str] = (),
+    everything: bool = True,
 ) -> dict[str, int]:
-    """Replace the stored allocations with exactly these (a complete relist's counted pods)."""
+    """Replace the stored allocations with exactly these (a complete relist's counted pods).
+
+    ``keep``: uids of pods the relist saw with their stored resourceVersion (unchanged, not decoded
+    again); ``versions``: the resourceVersion of each decoded pod. ``everything``: recompute every
+    node (registrations may have changed); otherwise only the nodes whose pods changed and nodes that
+    gained or lost their live status.
+    """
     now = now or timezone.now()
+    versions = versions or {}
     wanted = {_uid(alloc): _row_fields(alloc) for alloc in allocations}
-    counts = {"pods": len(wanted), "pods_created": 0, "pods_updated": 0, "pods_deleted": 0}
+    keep = set(keep)
+    counts = {"pods": len(wanted) + len(keep), "pods_created": 0, "pods_updated": 0, "pods_deleted": 0}
     with transaction.atomic():
         _bump()
         existing = {
-            uid: (pk, h) for pk, uid, h in PodAllocation.objects.values_list("pk", "uid", "content_hash")
+            uid: (pk, h, node)
+            for pk, uid, h, node in PodAllocation.objects.values_list("pk", "uid", "content_hash", "node")
         }
-        create = [{"uid": uid, "observed_at": now, **f} for uid, f in wanted.items() if uid not in existing]
+        touched: set[str] = set()
+        create = []
         update = []
         for uid, fields in wanted.items():
-            if uid in existing and existing[uid][1] != fields["content_hash"]:
-                update.append(PodAllocation(pk=existing[uid][0], uid=uid, observed_at=now, **fields))
-        gone = [pk for uid, (pk, _h) in existing.items() if uid not in wanted]
+            row = existing.get(uid)
+            fields["resource_version"] = versions.get(uid, "")[:40]
+            if row is None:
+                create.append({"uid": uid, "observed_at": now, **fields})
+                touched.add(fields["node"])
+            else:  # changed content, or only a new resourceVersion (a status update): rewrite
+                update.append(PodAllocation(pk=row[0], uid=uid, observed_at=now, **fields))
+                if row[1] != fields["content_hash"]:
+                    touched.update((fields["node"], row[2]))
+        gone = [
+            (pk, node) for uid, (pk, _h, node) in existing.items() if uid not in wanted and uid not in keep
+        ]
+        touched.update(node for _pk, node in gone)
         _insert(PodAllocation, create)
         PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=_BATCH)
         for i in range(0, len(gone), _BATCH):
-            PodAllocation.objects.filter(pk__in=gone[i : i + _BATCH]).delete()
-        counts.update(pods_created=len(create), pods_updated=len(update), pods_deleted=len(gone))
-        counts.update(recompute(None, now))
+            PodAllocation.objects.filter(pk__in=[pk for pk, _n in gone[i : i + _BATCH]]).delete()
+        changed = sum(1 for row in update if row.content_hash != existing[row.uid][1])
+        counts.update(pods_created=len(create), pods_updated=changed, pods_deleted=len(gone))
+        counts.update(recompute(None if everything else touched | _liveness_changed(), now))
         confirm(now, relisted=True, source=source)
     return counts
 
 
-_FIELDS = ["namespace", "name", "node", "devices", "mig", "terminating", "error", "content_hash"]
+def _liveness_changed() -> set[str]:
+    """Live nodes without a usage row, and usage rows of nodes that are no longer live."""
+    from profiles.models import NodeInventory
+
+    live = set(NodeInventory.objects.filter(gone_at__isnull=True).values_list("name", flat=True))
+    rows = set(NodeUsage.objects.filter(gone=False).values_list("name", flat=True))
+    return (live - rows) | (rows - live)
+
+
+_FIELDS = [
+    "namespace",
+    "name",
+    "node",
+    "devices",
+    "mig",
+    "terminating",
+    "error",
+    "content_hash",
+    "resource_version",
+]
 
 
 def _insert(model, rows: list[dict]) -> None:
@@ -219,9 +271,14 @@ def _apply_one(kind: str, pod: Mapping, now: datetime) -> set[str]:
         return nodes
     fields = _row_fields(alloc)
     nodes.add(alloc.node)
+    rv = str(meta.get("resourceVersion") or "")[:40]
     if before is not None and before.content_hash == fields["content_hash"]:
+        if before.resource_version != rv:  # so the next relist need not decode it again
+            PodAllocation.objects.filter(pk=before.pk).update(resource_version=rv)
         return set()  # nothing HAMi counts changed (a status update, a label)
-    PodAllocation.objects.update_or_create(uid=uid, defaults={**fields, "observed_at": now})
+    PodAllocation.objects.update_or_create(
+        uid=uid, defaults={**fields, "resource_version": rv, "observed_at": now}
+    )
     return nodes
 
 

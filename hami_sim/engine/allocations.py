@@ -18,7 +18,7 @@ holds its cores (100), which is what makes HAMi's Fit answer ``ExclusiveDeviceAl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -167,6 +167,8 @@ def _go_quote(text: str) -> str:
 
 def _parse_int32(text: str) -> int:
     """``strconv.ParseInt(text, 10, 32)`` with Go's error text (``AllocationError``)."""
+    if len(text) < 10 and text.isascii() and text.isdigit():  # the common case: a small plain number
+        return int(text)
     body = text[1:] if text[:1] in ("+", "-") else text
     n = 0
     if not body:
@@ -223,12 +225,28 @@ def decode_pod_devices(
     decoded: dict[str, list[list[ContainerDevice]]] = {}
     if not annotations:
         return decoded
-    for vendor, key in checklist.items():
-        value = annotations.get(key)
-        if value is None:
-            continue
-        decoded[vendor] = [decode_container_devices(part) for part in value.split(";")]
+    reverse = _reverse(checklist)
+    hits = [key for key in annotations if key in reverse]  # a pod has one or two of ~25 keys
+    if len(hits) > 1:
+        hits.sort(key=lambda key: reverse[key][0])  # the checklist's order decides the first error
+    for key in hits:
+        decoded[reverse[key][1]] = [decode_container_devices(part) for part in annotations[key].split(";")]
     return decoded
+
+
+_REVERSE: dict[int, tuple[Mapping[str, str], dict[str, tuple[int, str]]]] = {}
+
+
+def _reverse(checklist: Mapping[str, str]) -> dict[str, tuple[int, str]]:
+    """annotation key -> (position, vendor) for a checklist, cached per checklist object."""
+    cached = _REVERSE.get(id(checklist))
+    if cached is not None and cached[0] is checklist:
+        return cached[1]
+    reverse = {key: (i, vendor) for i, (vendor, key) in enumerate(checklist.items())}
+    if len(_REVERSE) > 64:
+        _REVERSE.clear()
+    _REVERSE[id(checklist)] = (checklist, reverse)
+    return reverse
 
 
 def decode_mig_allocations(text: str) -> list[MigAllocation]:
@@ -353,25 +371,33 @@ def pod_allocation(pod: Mapping, checklist: Mapping[str, str]) -> PodAllocation 
     meta = _meta(pod)
     annotations = _part(meta, "annotations")
     init_count = len(_part(pod, "spec").get("initContainers") or [])
-    base = PodAllocation(
-        namespace=str(meta.get("namespace") or "default"),
-        name=str(meta.get("name") or ""),
-        uid=str(meta.get("uid") or ""),
-        node=str(annotations.get(ASSIGNED_NODE) or ""),
-        terminating=meta.get("deletionTimestamp") is not None,
-    )
+    error = ""
+    devices: tuple[tuple[str, ContainerDevice], ...] = ()
+    mig: tuple[MigAllocation, ...] = ()
     try:
         raw = decode_pod_devices(checklist, annotations)
     except AllocationError as exc:
-        return replace(base, error=str(exc))
-    shrink = init_count and _init_containers_succeeded(pod)
-    collapsed = (app_containers_only_usage if shrink else collapse_init_container_usage)(raw, init_count)
-    devices = tuple((vendor, dev) for vendor, devs in collapsed.items() for dev in devs)
-    try:  # HAMi ignores MIG allocations it cannot decode (getNodesUsage)
-        mig = tuple(decode_mig_allocations(str(annotations.get(MIG_ALLOCATIONS) or "")))
-    except AllocationError:
-        mig = ()
-    return replace(base, devices=devices, mig=mig)
+        error = str(exc)
+    else:
+        shrink = init_count and _init_containers_succeeded(pod)
+        collapsed = (app_containers_only_usage if shrink else collapse_init_container_usage)(raw, init_count)
+        devices = tuple((vendor, dev) for vendor, devs in collapsed.items() for dev in devs)
+        mig_text = annotations.get(MIG_ALLOCATIONS)
+        if mig_text:
+            try:  # HAMi ignores MIG allocations it cannot decode (getNodesUsage)
+                mig = tuple(decode_mig_allocations(str(mig_text)))
+            except AllocationError:
+                mig = ()
+    return PodAllocation(
+        str(meta.get("namespace") or "default"),
+        str(meta.get("name") or ""),
+        str(meta.get("uid") or ""),
+        str(annotations.get(ASSIGNED_NODE) or ""),
+        devices,
+        mig,
+        meta.get("deletionTimestamp") is not None,
+        error,
+    )
 
 
 # -- nodes -----------------------------------------------------------------------------------------

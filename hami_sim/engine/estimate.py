@@ -325,7 +325,7 @@ class _Fitter:
         if cached is None:
             verdict = self.sim.evaluate(self.ctx, node.name, node.state)  # type: ignore[arg-type]
             if verdict.fits and verdict.fit is not None and verdict.fit.usage_after is not None:
-                after = verdict.fit.usage_after
+                after = list(verdict.fit.usage_after)
                 cached = ("", after, _signature(after))
             else:
                 cached = (verdict.reason or "pod does not fit", None, node.sig)

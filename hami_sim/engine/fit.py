@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from . import reasons as R
 from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState, PodView
@@ -22,23 +23,31 @@ __all__ = ["PodFit", "fit_in_devices", "fit_pod", "vendor_node_score"]
 Allocated = dict[str, list[list[ContainerDevice]]]
 
 
-@dataclass(slots=True)
+_NO_REASONS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(slots=True, frozen=True)
 class PodFit:
-    """The outcome of fitting one pod on one node."""
+    """The outcome of fitting one pod on one node.
+
+    Frozen, with tuples and a read-only mapping: the simulator hands one memoised fit to every
+    request that asks the same question, so no reader may change it.
+    """
 
     ok: bool
     reason: str = ""
     # per container (init first): the devices chosen for it, every vendor together
-    containers: list[list[ContainerDevice]] = field(default_factory=list)
+    containers: tuple[tuple[ContainerDevice, ...], ...] = ()
     # HAMi's node score: ComputeDefaultScore (usage before the pod) + OverrideScore (vendor_score)
     score_before: float = 0.0
     # the vendors' ScoreNode sum (OverrideScore); also added to the score after placement
     vendor_score: float = 0.0
-    # the node's devices after the pod is placed (None when it does not fit)
-    usage_after: list[DeviceUsage] | None = None
+    # the node's devices after the pod is placed (None when it does not fit, and in memoised
+    # filter verdicts, which need only the score computed from it)
+    usage_after: tuple[DeviceUsage, ...] | None = None
     # for failures: the container that failed and the first rule that rejected each device
     failed_container: int = -1
-    device_reasons: dict[str, str] = field(default_factory=dict)
+    device_reasons: Mapping[str, str] = field(default_factory=lambda: _NO_REASONS)
 
 
 def fit_in_devices(
@@ -142,10 +151,10 @@ def fit_pod(
     """
     containers = pod.requests.containers
     init_count = pod.requests.init_count
-    result = PodFit(ok=False)
+    device_reasons: dict[str, str] = {}
     peak: dict[str, list[int]] = {}
     _peak(node.devices, peak)
-    chosen: list[list[ContainerDevice]] = []
+    chosen: list[tuple[ContainerDevice, ...]] = []
     init_allocs: Allocated = {}
     for i in range(init_count):
         requests = containers[i]
@@ -153,13 +162,12 @@ def fit_pod(
         if requests:
             copy = node.copy()
             reason = fit_in_devices(
-                copy, requests, pod, vendors, policy, weights, picked, result.device_reasons, init_allocs
+                copy, requests, pod, vendors, policy, weights, picked, device_reasons, init_allocs
             )
             if reason:
-                result.reason, result.failed_container = reason, i
-                return result
+                return _failed(reason, i, device_reasons)
             _peak(copy.devices, peak)
-        chosen.append(picked)
+        chosen.append(tuple(picked))
     app = node.copy()
     app_allocs: Allocated = {}
     default_score = node_score(app.devices)
@@ -168,19 +176,32 @@ def fit_pod(
         picked = []
         if requests:
             reason = fit_in_devices(
-                app, requests, pod, vendors, policy, weights, picked, result.device_reasons, app_allocs
+                app, requests, pod, vendors, policy, weights, picked, device_reasons, app_allocs
             )
             if reason:
-                result.reason, result.failed_container = reason, i
-                return result
-        chosen.append(picked)
+                return _failed(reason, i, device_reasons)
+        chosen.append(tuple(picked))
     # OverrideScore: init containers' devices first, then the app containers' (HAMi merges them so)
     pod_devices: Allocated = {key: list(value) for key, value in init_allocs.items()}
     for key, value in app_allocs.items():
         pod_devices.setdefault(key, []).extend(value)
-    result.vendor_score = vendor_node_score(node.devices, pod, vendors, pod_devices, node_policy)
-    result.score_before = f32(default_score + result.vendor_score) if result.vendor_score else default_score
-    # applyPeakUsage: the node keeps its original device order; usage is max(app, init peak)
+    vendor_score = vendor_node_score(node.devices, pod, vendors, pod_devices, node_policy)
+    score_before = f32(default_score + vendor_score) if vendor_score else default_score
+    return PodFit(
+        True,
+        containers=tuple(chosen),
+        score_before=score_before,
+        vendor_score=vendor_score,
+        usage_after=_apply_peak(node, app, peak),
+    )
+
+
+def _failed(reason: str, container: int, device_reasons: dict[str, str]) -> PodFit:
+    return PodFit(False, reason, failed_container=container, device_reasons=MappingProxyType(device_reasons))
+
+
+def _apply_peak(node: NodeState, app: NodeState, peak: dict[str, list[int]]) -> tuple[DeviceUsage, ...]:
+    """HAMi's applyPeakUsage: the node keeps its device order; usage is max(app, init peak)."""
     app_by_id = {dev.id: dev for dev in app.devices}
     after: list[DeviceUsage] = []
     for dev in node.devices:
@@ -193,8 +214,4 @@ def fit_pod(
         if p[2] > new.usedmem:
             new.usedmem = p[2]
         after.append(new)
-    result.ok = True
-    result.containers = chosen
-    result.usage_after = after
-    result.device_reasons = {}
-    return result
+    return tuple(after)

@@ -7,7 +7,7 @@ Scores are float32 in HAMi. We compute each operation in double and round to flo
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import ContainerDeviceRequest, DeviceUsage
@@ -232,7 +232,7 @@ def sort_devices(devices: list[DeviceUsage], policy: GpuPolicy) -> None:
         devices.sort(key=lambda d: (-d.score, d.numa))
 
 
-def node_score(devices: list[DeviceUsage]) -> float:
+def node_score(devices: Sequence[DeviceUsage]) -> float:
     """``ComputeDefaultScore``: ``10 x (sum used/sum count + sum cores/sum totalcore + sum mem/sum totalmem)``."""
     used = count = cores = totalcore = mem = totalmem = 0
     for dev in devices:

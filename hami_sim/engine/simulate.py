@@ -2,21 +2,25 @@
 
 A node's inventory comes from an ``InventoryResolver`` (annotations by default; the profiles app
 adds node-group device profiles). Template nodes repeat across CA loops, so parsed inventories and
-zero-usage verdicts are memoised by content digest; nothing from a request object is retained.
+zero-usage verdicts are memoised by content digest in LRU memos bounded in bytes
+(``EngineConfig.cache_bytes``, ``HAMI_SIM_CACHE_BYTES``); what they keep is immutable and shared by
+every request, and nothing from a request object is retained.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import orjson
 
 from . import reasons as R
 from .annotations import DEVICE_CORDON, parse_cordon
+from .cache import ByteLRU, approx_size, cache_bytes_from_env
 from .fit import PodFit, fit_pod
-from .model import DeviceInfo, DeviceUsage, InventoryError, NodeState
+from .model import ContainerDevice, DeviceInfo, DeviceUsage, InventoryError, NodeState
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import PodView, parse_pod
 from .vendors import Vendor, default_vendors
@@ -36,16 +40,21 @@ __all__ = [
 
 @dataclass(slots=True, frozen=True)
 class EngineConfig:
-    """Scheduler-wide defaults (``--node-scheduler-policy``, ``--gpu-scheduler-policy``) and vendors."""
+    """Scheduler-wide defaults (``--node-scheduler-policy``, ``--gpu-scheduler-policy``), vendors,
+    and the bytes the simulator's memos may hold (``HAMI_SIM_CACHE_BYTES`` unless given)."""
 
     node_policy: str = "binpack"
     gpu_policy: str = "spread"
     vendors: tuple[Vendor, ...] = field(default_factory=lambda: tuple(default_vendors()))
+    cache_bytes: int = field(default_factory=cache_bytes_from_env)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Inventory:
-    """A node's device inventory, where it came from, and why there is none when there is none."""
+    """A node's device inventory, where it came from, and why there is none when there is none.
+
+    Frozen: the simulator and the profiles resolver memoise one per registration and share it.
+    """
 
     devices: tuple[DeviceInfo, ...] = ()
     pair_scores: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -91,6 +100,20 @@ class NodeVerdict:
     score_after: float = 0.0
 
 
+@dataclass(slots=True, frozen=True)
+class _MemoVerdict:
+    """What the verdict memo keeps of a zero-usage verdict: immutable, shared by every request.
+
+    The fit keeps no ``usage_after`` (its devices are mutable working objects and the extender only
+    needs the score computed from them); sessions and the estimator call ``evaluate`` for it.
+    """
+
+    fits: bool
+    reason: str
+    fit: PodFit | None
+    score_after: float
+
+
 _MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
 
 
@@ -128,27 +151,58 @@ def _memo_text_size(parts: list) -> int:
     return size
 
 
-class _Memo:
-    """A bounded FIFO memo (thread-safe enough under the GIL for our use)."""
+# -- sizes charged to the memos (computed once per insertion; cheap formulas, erring high) --------------
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data: dict[object, object] = {}
+_INT_SIZE = sys.getsizeof(1 << 40)  # a registration's numbers, counted as if none were small and shared
+_DEVICE_INFO_SIZE = sys.getsizeof(DeviceInfo("")) + 5 * _INT_SIZE
+_CONTAINER_DEVICE_SIZE = sys.getsizeof(ContainerDevice(0, "", "", 0, 0)) + 3 * _INT_SIZE
 
-    def get(self, key: object) -> object | None:
-        return self.data.get(key)
 
-    def put(self, key: object, value: object) -> None:
-        data = self.data
-        if len(data) >= self.limit:
-            try:
-                del data[next(iter(data))]
-            except (StopIteration, KeyError, RuntimeError):
-                data.clear()
-        data[key] = value
+def _device_size(dev: DeviceInfo, seen: set[int]) -> int:
+    size = _DEVICE_INFO_SIZE + sys.getsizeof(dev.id) + sys.getsizeof(dev.type) + sys.getsizeof(dev.mode)
+    size += sys.getsizeof(dev.device_vendor)
+    if dev.mig_profiles:
+        size += approx_size(dev.mig_profiles)
+    info = dev.custom_info
+    if info is not None and id(info) not in seen:  # vendors share one table between a node's devices
+        seen.add(id(info))
+        size += approx_size(info)
+    return size
 
-    def clear(self) -> None:
-        self.data.clear()
+
+def _inventory_size(inventory: Inventory) -> int:
+    """Bytes an inventory holds: the object, its devices (by formula), the small extras in full."""
+    seen: set[int] = set()
+    size = sys.getsizeof(inventory) + sys.getsizeof(inventory.devices) + sys.getsizeof(inventory.key)
+    size += sys.getsizeof(inventory.error) + sys.getsizeof(inventory.source)
+    for dev in inventory.devices:
+        size += _device_size(dev, seen)
+    if inventory.pair_scores:
+        size += approx_size(inventory.pair_scores)
+    if inventory.cordoned:
+        size += approx_size(inventory.cordoned)
+    if inventory.node_group:
+        size += sys.getsizeof(inventory.node_group)
+    return size
+
+
+def _verdict_size(key: bytes, verdict: _MemoVerdict) -> int:
+    size = sys.getsizeof(key) + sys.getsizeof(verdict) + sys.getsizeof(verdict.reason)
+    fit = verdict.fit
+    if fit is None:
+        return size
+    size += sys.getsizeof(fit) + sys.getsizeof(fit.containers) + sys.getsizeof(fit.reason)
+    for container in fit.containers:
+        size += sys.getsizeof(container)
+        for dev in container:
+            size += _CONTAINER_DEVICE_SIZE + sys.getsizeof(dev.uuid) + sys.getsizeof(dev.type)
+            if dev.mig_placement is not None:
+                size += approx_size(dev.mig_placement, dev.mig_profile)
+    if fit.device_reasons:
+        size += sys.getsizeof(fit.device_reasons) + sys.getsizeof(dict(fit.device_reasons))
+        for uuid, reason in fit.device_reasons.items():
+            size += sys.getsizeof(uuid) + sys.getsizeof(reason)
+    return size
 
 
 class Simulator:
@@ -174,14 +228,24 @@ class Simulator:
                 self._by_capacity.setdefault(name, []).append(i)
         self._always_vendors = [self._vendor_list[i] for i in self._always]
         self.resolver = resolver
-        self._inventories = _Memo(20000)
-        self._raw_inventories = _Memo(20000)
-        self._verdicts = _Memo(50000)
+        # half of the budget each: inventories (by registration text and by digest), verdicts
+        budget = max(0, self.config.cache_bytes)
+        self._inventories: ByteLRU[Hashable, Inventory] = ByteLRU(budget // 2)
+        self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(budget - budget // 2)
 
     def clear_caches(self) -> None:
         self._inventories.clear()
-        self._raw_inventories.clear()
         self._verdicts.clear()
+
+    def cache_stats(self) -> dict[str, int]:
+        """Entries, accounted bytes (at most ``config.cache_bytes``), evictions, entries refused."""
+        memos = (self._inventories, self._verdicts)
+        return {
+            "entries": sum(len(m) for m in memos),
+            "bytes": sum(m.bytes for m in memos),
+            "evictions": sum(m.evictions for m in memos),
+            "refused": sum(m.refused for m in memos),
+        }
 
     # -- pods ---------------------------------------------------------------------------------------
     def pod_context(self, pod: Mapping) -> PodContext:
@@ -234,25 +298,38 @@ class Simulator:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``)."""
         annotations = node_annotations(node)
         node_vendors = self._node_vendors(annotations, node)
-        parts = [annotations.get(DEVICE_CORDON)]
+        parts: list[object] = [annotations.get(DEVICE_CORDON)]
         for vendor in node_vendors:
             parts.append(vendor.inventory_key(annotations, node))
-        # Fast path: small registrations are looked up by their own (hashable) text, which costs a
-        # string hash instead of a serialisation + digest; large or odd ones go by digest only.
+        # Small registrations are memoised by their own (hashable) text, which costs a string hash
+        # instead of a serialisation + digest; large or odd ones by digest. The digest is computed
+        # on a miss either way: it keys the verdict memo.
         raw: tuple | None = tuple(parts) if _memo_text_size(parts) <= _RAW_MEMO_MAX_CHARS else None
+        memo = self._inventories
         if raw is not None:
             try:
-                cached = self._raw_inventories.get(raw)
+                cached = memo.get(raw)
             except TypeError:
                 raw, cached = None, None
             if cached is not None:
-                return cached  # type: ignore[return-value]
+                return cached
         key = _digest(parts)
-        cached = self._inventories.get(key)
-        if cached is not None:
-            if raw is not None:
-                self._raw_inventories.put(raw, cached)
-            return cached  # type: ignore[return-value]
+        if raw is None:
+            cached = memo.get(key)
+            if cached is not None:
+                return cached
+        inventory = self._parse_inventory(annotations, node, node_vendors, key)
+        if raw is None:
+            memo.put(key, inventory, _inventory_size(inventory))
+        else:
+            memo.put(raw, inventory, _inventory_size(inventory) + approx_size(raw))
+        return inventory
+
+    @staticmethod
+    def _parse_inventory(
+        annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes
+    ) -> Inventory:
+        """Every vendor's devices on the node; the first vendor error when none registers any."""
         devices: list[DeviceInfo] = []
         pair_scores: dict[str, dict[str, int]] = {}
         first_error = ""
@@ -264,16 +341,9 @@ class Simulator:
                 continue
             devices.extend(found)
             pair_scores.update(scores)
-        if devices:
-            inventory = Inventory(
-                tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key
-            )
-        else:
-            inventory = Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
-        self._inventories.put(key, inventory)
-        if raw is not None:
-            self._raw_inventories.put(raw, inventory)
-        return inventory
+        if not devices:
+            return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
+        return Inventory(tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key)
 
     def inventory(self, node: Mapping) -> Inventory:
         if self.resolver is not None:
@@ -324,19 +394,39 @@ class Simulator:
                 session_state = found
             if session_state is not None:
                 verdict = self.evaluate(ctx, name, session_state)
+                verdict.node_group, verdict.source = inventory.node_group, inventory.source
             else:
-                memo_key = inventory.key + ctx.key
-                cached = self._verdicts.get(memo_key)
-                if cached is None:
-                    cached = self.evaluate(ctx, name, inventory.state(name))
-                    self._verdicts.put(memo_key, cached)
+                memo = self._zero_usage_verdict(ctx, name, inventory)
                 verdict = NodeVerdict(
-                    name, cached.fits, cached.reason, False, fit=cached.fit, score_after=cached.score_after
+                    name,
+                    memo.fits,
+                    memo.reason,
+                    False,
+                    inventory.node_group,
+                    inventory.source,
+                    memo.fit,
+                    memo.score_after,
                 )
-            verdict.node_group = inventory.node_group
-            verdict.source = inventory.source
             verdicts.append(verdict)
         return verdicts
+
+    def _zero_usage_verdict(self, ctx: PodContext, name: str, inventory: Inventory) -> _MemoVerdict:
+        """The pod on the node's registered devices with no usage, memoised by content digest."""
+        memo_key = inventory.key + ctx.key
+        cached = self._verdicts.get(memo_key) if inventory.key else None
+        if cached is not None:
+            return cached
+        verdict = self.evaluate(ctx, name, inventory.state(name))
+        fit = verdict.fit
+        cached = _MemoVerdict(
+            verdict.fits,
+            verdict.reason,
+            replace(fit, usage_after=None) if fit is not None else None,
+            verdict.score_after,
+        )
+        if inventory.key:  # a resolver's inventory without a digest cannot be told apart
+            self._verdicts.put(memo_key, cached, _verdict_size(memo_key, cached))
+        return cached
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
         """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).

@@ -91,7 +91,8 @@ def test_any_vendor_request_on_any_registration_answers(limits, annotations, cap
         ctx = SIM.pod_context(pod({"limits": limits}, annotations=pod_annotations))
     except PodError:
         return  # a quantity Kubernetes would reject: the extender answers a clear request error
-    (verdict,) = SIM.filter_nodes(ctx, [node("n", annotations=annotations, capacity=capacity)])
+    template = node("n", annotations=annotations, capacity=capacity)
+    (verdict,) = SIM.filter_nodes(ctx, [template])
     assert isinstance(verdict.reason, str)
     if verdict.fits and verdict.fit is not None:
         orjson.dumps([[(d.uuid, d.usedmem, d.usedcores) for d in c] for c in verdict.fit.containers])
@@ -99,5 +100,7 @@ def test_any_vendor_request_on_any_registration_answers(limits, annotations, cap
         # store of the devices (custom_info included) is JSON
         assert math.isfinite(verdict.fit.score_before) and math.isfinite(verdict.score_after)
         assert 0 <= SIM.prioritize_score(ctx, verdict) <= 10
-        if verdict.fit.usage_after is not None:
-            orjson.dumps([d.custom_info for d in verdict.fit.usage_after])
+        # (filter verdicts are memoised without the devices after placement: sessions evaluate)
+        placed = SIM.evaluate(ctx, "n", SIM.inventory(template).state("n")).fit
+        assert placed is not None and placed.usage_after is not None
+        orjson.dumps([d.custom_info for d in placed.usage_after])

@@ -1,0 +1,171 @@
+"""A least-recently-used memo bounded in bytes, safe to share between a worker's threads.
+
+The simulator memoises parsed inventories and zero-usage verdicts because CA repeats the same template
+nodes every loop. A bound on the number of entries does not bound memory (an entry for a 100-GPU node
+is a hundred times one for a 1-GPU node), so every entry is charged an estimate of its size, computed
+once when it is inserted, and the least recently used entries leave when the total passes the budget.
+An entry larger than ``max_entry_bytes`` is not kept at all: a one-off giant would evict hundreds of
+entries that CA will ask for again.
+
+Values must be immutable (frozen dataclasses, tuples): one cached object is handed to every request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from types import MappingProxyType
+from typing import Generic, TypeVar
+
+__all__ = [
+    "CACHE_BYTES_ENV",
+    "DEFAULT_CACHE_BYTES",
+    "ENTRY_OVERHEAD",
+    "ByteLRU",
+    "approx_size",
+    "cache_bytes_from_env",
+]
+
+#: the environment variable the runtime may set (``EngineConfig.cache_bytes`` reads it by default)
+CACHE_BYTES_ENV = "HAMI_SIM_CACHE_BYTES"
+
+#: 128 MiB per process. Production gives the extender container 2 GiB for 4 gunicorn workers
+#: (``deploy/production/web-resources.yaml``; base: 1 GiB for 2), i.e. 512 MiB per worker, of which
+#: ~90 MiB is the idle process and a 1,000-node request's parsed body and answer take ~100 MiB more
+#: (several times that with 100-GPU nodes); a quarter of the share keeps the sum well inside the
+#: limit even if the size estimate is off by half. A 1,000-node 8-GPU fleet needs ~10 MiB.
+DEFAULT_CACHE_BYTES = 128 * 1024 * 1024
+
+#: the largest single entry, as a share of the budget
+_MAX_ENTRY_SHARE = 64
+
+#: what the memo itself spends per entry (its hash-table slot and order link, the (value, size)
+#: pair), charged on top of the entry's own size
+ENTRY_OVERHEAD = 160
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def cache_bytes_from_env(environ: dict[str, str] | None = None) -> int:
+    """``HAMI_SIM_CACHE_BYTES`` (a plain byte count; ``0`` turns memoising off), else the default."""
+    raw = (os.environ if environ is None else environ).get(CACHE_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CACHE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{CACHE_BYTES_ENV} must be a whole number of bytes, not {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"{CACHE_BYTES_ENV} must not be negative (0 turns the cache off)")
+    return value
+
+
+_LEAVES = (str, bytes, int, float, complex, bool, type(None))
+_SEQUENCES = (list, tuple, set, frozenset)
+_MAPPINGS = (dict, MappingProxyType)
+#: per dataclass type, its field names (``dataclasses.fields`` is too slow to call per object)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        is_data = dataclasses.is_dataclass(cls)
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) if is_data else ()
+    return names
+
+
+def approx_size(*objs: object) -> int:
+    """Bytes ``objs`` hold: ``sys.getsizeof`` over everything reachable through lists, tuples, sets,
+    dicts and dataclasses, each object once. Anything else (functions, classes, vendors) is shared,
+    not owned, and counted by its own size only. Objects shared with other entries are counted in
+    each (the estimate errs high, so the budget errs safe)."""
+    seen: set[int] = set()
+    stack = list(objs)
+    total = 0
+    getsizeof = sys.getsizeof
+    while stack:
+        obj = stack.pop()
+        ident = id(obj)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        total += getsizeof(obj)
+        if isinstance(obj, _LEAVES):
+            continue
+        if isinstance(obj, _SEQUENCES):
+            stack.extend(obj)
+        elif isinstance(obj, _MAPPINGS):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        else:
+            for name in _field_names(type(obj)):
+                stack.append(getattr(obj, name, None))
+    return total
+
+
+class ByteLRU(Generic[K, V]):
+    """LRU memo whose entries are charged their size; one lock guards every read and write.
+
+    Reads move the entry to the recent end, so a read is a write: without the lock two gunicorn
+    threads could interleave an eviction with a move. The lock is held for dictionary operations
+    only, never while computing a value or its size.
+    """
+
+    def __init__(self, max_bytes: int, max_entry_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.max_entry_bytes = max_bytes // _MAX_ENTRY_SHARE if max_entry_bytes is None else max_entry_bytes
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._bytes = 0
+        self.evictions = 0
+        self.refused = 0  # entries above ``max_entry_bytes``, not kept
+
+    @property
+    def bytes(self) -> int:
+        """The accounted size of every entry (never above ``max_bytes``)."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, key: K) -> V | None:
+        """The value, marked as just used; None when absent. Raises ``TypeError`` for unhashable keys."""
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None:
+                return None
+            self._data.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: K, value: V, size: int) -> bool:
+        """Keep ``value`` charged ``size`` bytes, evicting the least recently used entries to fit.
+
+        Returns False (and keeps nothing) when the entry alone is above ``max_entry_bytes``.
+        """
+        size += ENTRY_OVERHEAD
+        if size > self.max_entry_bytes or size > self.max_bytes:
+            self.refused += 1
+            return False
+        with self._lock:
+            data = self._data
+            old = data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            data[key] = (value, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, (_, evicted) = data.popitem(last=False)
+                self._bytes -= evicted
+                self.evictions += 1
+        return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0

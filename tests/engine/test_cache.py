@@ -1,0 +1,191 @@
+"""The simulator's memos: LRU bounded in bytes, safe under threads, immutable shared verdicts."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import threading
+import tracemalloc
+
+import orjson
+import pytest
+
+from hami_sim.engine.cache import (
+    DEFAULT_CACHE_BYTES,
+    ENTRY_OVERHEAD,
+    ByteLRU,
+    approx_size,
+    cache_bytes_from_env,
+)
+from hami_sim.engine.simulate import EngineConfig, Simulator
+
+
+def gpu_node(name: str, gpus: int = 8, mem: int = 81920) -> dict:
+    devices = [
+        {"id": f"{name}-GPU-{g}", "index": g, "count": 10, "devmem": mem, "devcore": 100}
+        | {"type": "NVIDIA A100-SXM4-80GB", "numa": g // 4, "mode": "hami-core", "health": True}
+        for g in range(gpus)
+    ]
+    return {
+        "metadata": {
+            "name": name,
+            "annotations": {"hami.io/node-nvidia-register": orjson.dumps(devices).decode()},
+        }
+    }
+
+
+def gpu_pod(mem: int = 20000, gpus: int = 2) -> dict:
+    limits = {"nvidia.com/gpu": str(gpus), "nvidia.com/gpumem": str(mem), "nvidia.com/gpucores": "30"}
+    container = {"name": "main", "resources": {"limits": limits}}
+    return {"metadata": {"name": "p", "namespace": "ml"}, "spec": {"containers": [container]}}
+
+
+# -- the LRU itself -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("steps", "kept", "payload"),
+    [
+        # (op, key, size): "put" charges size (+ the memo's own overhead); "get" marks the key as used
+        ([("put", "a", 40), ("put", "b", 40), ("put", "c", 40)], ["b", "c"], 80),
+        ([("put", "a", 40), ("put", "b", 40), ("get", "a", 0), ("put", "c", 40)], ["a", "c"], 80),
+        ([("put", "a", 40), ("put", "a", 10), ("put", "b", 40), ("put", "c", 40)], ["a", "b", "c"], 90),
+        ([("put", "a", 30), ("put", "b", 30), ("put", "c", 30)], ["a", "b", "c"], 90),
+        ([("put", "a", 30), ("put", "huge", 61)], ["a"], 30),  # above the per-entry limit: not kept
+        ([("put", "a", 60), ("put", "b", 60), ("put", "c", 60)], ["b", "c"], 120),
+    ],
+)
+def test_lru_keeps_the_recently_used_within_the_byte_budget(steps, kept, payload):
+    budget = 100 + 3 * ENTRY_OVERHEAD
+    lru: ByteLRU[str, str] = ByteLRU(budget, max_entry_bytes=60 + ENTRY_OVERHEAD)
+    for op, key, size in steps:
+        if op == "put":
+            lru.put(key, key.upper(), size)
+        else:
+            assert lru.get(key) == key.upper()
+    assert [k for k in ("a", "b", "c", "huge") if lru.get(k) is not None] == kept
+    assert lru.bytes == payload + len(kept) * ENTRY_OVERHEAD <= budget
+
+
+def test_lru_under_racing_threads_stays_bounded_and_consistent():
+    lru: ByteLRU[int, int] = ByteLRU(5000 + 60 * ENTRY_OVERHEAD, max_entry_bytes=100 + ENTRY_OVERHEAD)
+    start = threading.Barrier(8)
+
+    def work(seed: int) -> None:
+        start.wait()
+        for i in range(3000):
+            key = (seed * 7919 + i * 31) % 400
+            if lru.get(key) is None:
+                lru.put(key, key, 10 + key % 50)
+            assert lru.bytes <= lru.max_bytes
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kept = [k for k in range(400) if lru._data.get(k) is not None]
+    assert lru.bytes == sum(10 + k % 50 + ENTRY_OVERHEAD for k in kept) <= lru.max_bytes
+    assert len(kept) > 50  # a race evicts the oldest entries, never everything
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, DEFAULT_CACHE_BYTES),
+        ({"HAMI_SIM_CACHE_BYTES": "1048576"}, 1 << 20),
+        ({"HAMI_SIM_CACHE_BYTES": "0"}, 0),
+    ],
+)
+def test_cache_budget_comes_from_the_environment(env, expected):
+    assert cache_bytes_from_env(env) == expected
+
+
+@pytest.mark.parametrize("bad", ["1.5GiB", "-1", "lots"])
+def test_a_bad_cache_budget_is_a_clear_configuration_error(bad):
+    with pytest.raises(ValueError, match="HAMI_SIM_CACHE_BYTES"):
+        cache_bytes_from_env({"HAMI_SIM_CACHE_BYTES": bad})
+
+
+def test_size_estimate_grows_with_the_devices_a_node_registers():
+    sim = Simulator(EngineConfig(cache_bytes=0))
+    small = approx_size(sim.annotation_inventory(gpu_node("a", gpus=1)))
+    large = approx_size(sim.annotation_inventory(gpu_node("b", gpus=100)))
+    assert 30 * small < large
+
+
+# -- the simulator's memos ----------------------------------------------------------------------------
+
+
+def test_streaming_new_nodes_keeps_the_memos_within_their_budget():
+    """5,000 filter calls, each with an 8-GPU template node never seen before (CA's churn).
+
+    The accounted bytes stay under the budget after every call. What stays allocated is measured by
+    tracemalloc over the last 1,500 calls only (tracing is slow): the memos hold far fewer than 1,500
+    nodes, so by the end every entry was allocated while tracing, and everything still traced is what
+    the memos really keep (plus any leak). It must fit the budget too: the estimate may not lie low.
+    """
+    budget = 1024 * 1024
+    sim = Simulator(EngineConfig(cache_bytes=budget))
+    ctx = sim.pod_context(gpu_pod())
+    traced_from = 3500
+    try:
+        for call in range(5000):
+            if call == traced_from:
+                gc.collect()
+                tracemalloc.start()
+            [verdict] = sim.filter_nodes(ctx, [gpu_node(f"template-node-for-gpu-a100-{call}")])
+            assert verdict.fits
+            assert sim.cache_stats()["bytes"] <= budget
+        del verdict
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    stats = sim.cache_stats()
+    assert stats["evictions"] > 0 and stats["entries"] < 5000 - traced_from
+    assert kept <= budget
+
+
+def test_a_one_off_giant_inventory_is_not_memoised_but_still_answered():
+    sim = Simulator(EngineConfig(cache_bytes=4 * 1024 * 1024))  # one entry may take 1/64 of a half
+    ctx = sim.pod_context(gpu_pod())
+    [giant] = sim.filter_nodes(ctx, [gpu_node("template-node-for-huge-0", gpus=200)])
+    [small] = sim.filter_nodes(ctx, [gpu_node("template-node-for-gpu-0", gpus=8)])
+    assert giant.fits and small.fits
+    stats = sim.cache_stats()
+    assert stats["refused"] >= 1  # the giant's inventory, by digest and by text
+    assert stats["bytes"] < 200 * 1024
+
+
+def test_a_memoised_verdict_cannot_be_changed_by_the_request_that_got_it():
+    sim = Simulator(EngineConfig(cache_bytes=1 << 20))
+    ctx = sim.pod_context(gpu_pod())
+    node = gpu_node("template-node-for-gpu-a100-0")
+    [first] = sim.filter_nodes(ctx, [node])
+    fit = first.fit
+    assert fit is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.reason = "mutated"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        fit.device_reasons["GPU-0"] = "mutated"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        fit.containers[0].append(None)  # type: ignore[attr-defined]
+    first.node_group = "mine"  # the per-request verdict is the caller's own
+    [second] = sim.filter_nodes(ctx, [node])
+    assert second is not first and second.node_group is None
+    assert second.fit is fit and [d.uuid for d in second.fit.containers[0]] == [
+        d.uuid for d in fit.containers[0]
+    ]
+
+
+def test_a_zero_budget_memoises_nothing_and_answers_the_same():
+    ctx_pod, node = gpu_pod(), gpu_node("template-node-for-gpu-a100-0")
+    answers = []
+    for budget in (0, 1 << 20):
+        sim = Simulator(EngineConfig(cache_bytes=budget))
+        ctx = sim.pod_context(ctx_pod)
+        verdicts = sim.filter_nodes(ctx, [node]) + sim.filter_nodes(ctx, [node])
+        answers.append([(v.fits, v.reason, v.score_after) for v in verdicts])
+        assert (sim.cache_stats()["entries"] == 0) == (budget == 0)
+    assert answers[0] == answers[1]

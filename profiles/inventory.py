@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 from hami_sim.conf import conf
 from hami_sim.engine import reasons as R
+from hami_sim.engine.names import template_node_group
 from hami_sim.engine.simulate import Inventory, Simulator
 
 from .choices import InventorySource
-from .constants import ESTIMATOR_SUFFIX, TEMPLATE_PREFIX
 
 __all__ = [
     "GroupEntry",
@@ -33,7 +33,6 @@ __all__ = [
     "match_group",
     "invalidate",
     "reset",
-    "template_group_name",
 ]
 
 log = logging.getLogger("hami_sim.profiles")
@@ -50,16 +49,6 @@ class GroupEntry:
     # or None without a profile.
     profile_node: Mapping | None
     missing: Inventory  # the "no device profile" answer, prebuilt
-
-
-def template_group_name(node_name: str, names: Mapping[str, object]) -> str | None:
-    """Group id from CA's ``template-node-for-<group>-<rand>[-e-<i>]``; ``names`` are the known groups."""
-    if not node_name.startswith(TEMPLATE_PREFIX):
-        return None
-    rest = ESTIMATOR_SUFFIX.sub("", node_name[len(TEMPLATE_PREFIX) :])
-    # Exactly one "-<rand>" follows the group id (which may itself contain dashes).
-    group = rest.rsplit("-", 1)[0] if "-" in rest else ""
-    return group if group in names else None
 
 
 class Catalog:
@@ -195,7 +184,7 @@ def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:
         return None
     meta = node.get("metadata") or {}
     name = meta.get("name") or ""
-    by_name = template_group_name(name, cat.groups) if isinstance(name, str) else None
+    by_name = template_node_group(name, cat.groups) if isinstance(name, str) else None
     if by_name is not None:
         return cat.groups[by_name]
     labels = meta.get("labels")

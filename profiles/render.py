@@ -23,6 +23,7 @@ from hami_sim.engine.annotations import (
     encode_pair_scores,
 )
 from hami_sim.engine.model import DeviceInfo
+from hami_sim.engine.names import template_node_name
 from hami_sim.engine.vendors.enflame import DRS_CAPACITY
 from hami_sim.engine.vendors.metax import METAX_SGPU_REGISTER
 
@@ -315,7 +316,7 @@ def template_node(
     numbers, labels). ``resource_name`` is kept for callers and ignored: every vendor's count
     resource comes from the configured engine vendor (``settings.HAMI``).
     """
-    name = f"template-node-for-{group}-0"
+    name = template_node_name(group)
     node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
     if instance_type:
         node_labels["node.kubernetes.io/instance-type"] = instance_type

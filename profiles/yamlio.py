@@ -129,6 +129,43 @@ def _load(text: str) -> list:
     return data
 
 
+def _check_group_entry(where: str, entry: Mapping, names: set, labels_seen: dict[str, str]) -> None:
+    """File-level checks of one node group: known fields, listed once, match_labels unique."""
+    name = entry.get("name")
+    unknown = set(entry) - set(GROUP_FIELDS) - {"profiles"}
+    if unknown:
+        raise ProfileImportError(f"{where}: unknown fields {', '.join(sorted(map(str, unknown)))}")
+    if name in names:
+        raise ProfileImportError(f"{where}: node group listed twice")
+    names.add(name)
+    if entry.get("match_labels"):
+        key = repr(sorted(dict(entry["match_labels"]).items()))
+        if key in labels_seen:
+            raise ProfileImportError(
+                f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file"
+            )
+        labels_seen[key] = str(name)
+
+
+def _plan_profiles(where: str, profiles: object) -> list[dict]:
+    """The validated profiles of one node group (each vendor at most once)."""
+    if not isinstance(profiles, list):
+        raise ProfileImportError(f"{where}: profiles must be a list")
+    plans = []
+    vendors: set[str] = set()
+    for j, profile in enumerate(profiles):
+        ps = NestedDeviceProfileSerializer(data=profile)
+        if not isinstance(profile, Mapping) or not ps.is_valid():
+            errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
+            raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
+        vendor = ps.validated_data.get("vendor", "NVIDIA")
+        if vendor in vendors:
+            raise ProfileImportError(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
+        vendors.add(vendor)
+        plans.append(ps.validated_data)
+    return plans
+
+
 def import_profiles(text: str) -> dict[str, int]:
     """Validate everything, then upsert groups by name and replace the profiles listed for each."""
     entries = _load(text)
@@ -141,44 +178,14 @@ def import_profiles(text: str) -> dict[str, int]:
             raise ProfileImportError(f"{where}: expected a mapping, got {type(entry).__name__}")
         name = entry.get("name")
         where = f"{where} ({name})" if name else where
-        unknown = set(entry) - set(GROUP_FIELDS) - {"profiles"}
-        if unknown:
-            raise ProfileImportError(f"{where}: unknown fields {', '.join(sorted(map(str, unknown)))}")
-        if name in names:
-            raise ProfileImportError(f"{where}: node group listed twice")
-        names.add(name)
-        if entry.get("match_labels"):
-            key = repr(sorted(dict(entry["match_labels"]).items()))
-            if key in labels_seen:
-                raise ProfileImportError(
-                    f"{where}: match_labels: the same as node group {labels_seen[key]!r}'s in this file"
-                )
-            labels_seen[key] = str(name)
+        _check_group_entry(where, entry, names, labels_seen)
         existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
         group_data = {k: v for k, v in entry.items() if k != "profiles"}
         serializer = NodeGroupSerializer(instance=existing, data=group_data, partial=existing is not None)
         if not serializer.is_valid():
             raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
         profiles = entry.get("profiles")
-        profile_plans = None
-        if profiles is not None:
-            if not isinstance(profiles, list):
-                raise ProfileImportError(f"{where}: profiles must be a list")
-            profile_plans = []
-            vendors: set[str] = set()
-            for j, profile in enumerate(profiles):
-                ps = NestedDeviceProfileSerializer(data=profile)
-                if not isinstance(profile, Mapping) or not ps.is_valid():
-                    errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
-                    raise ProfileImportError(
-                        f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]"))
-                    )
-                vendor = ps.validated_data.get("vendor", "NVIDIA")
-                if vendor in vendors:
-                    raise ProfileImportError(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
-                vendors.add(vendor)
-                profile_plans.append(ps.validated_data)
-        plans.append((serializer, profile_plans))
+        plans.append((serializer, _plan_profiles(where, profiles) if profiles is not None else None))
     counts = {"created": 0, "updated": 0, "profiles": 0}
     with transaction.atomic(), profile_edit():  # one version per changed profile, none for an identical file
         for serializer, profile_plans in plans:

@@ -190,44 +190,50 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     devices: list[DeviceInfo] = []
     for item in data:
         fast = _fast_device(item, vendor)
-        if fast is not None:
-            devices.append(fast)
-            continue
-        if item is None:
-            raise AnnotationError("null device entry")
-        if not isinstance(item, dict):
-            raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo"
-            )
-        info = DeviceInfo(id="")
-        for key, raw in _fold(item).items():
-            spec = _DEVICE_KEYS.get(key)
-            if spec is None or raw is None:
-                continue  # unknown keys are ignored; null leaves the zero value, as in Go
-            attr, json_name, gotype, rng = spec
-            if gotype == "string":
-                setattr(info, attr, _go_str(raw, "DeviceInfo", json_name))
-            elif gotype == "bool":
-                if not isinstance(raw, bool):
-                    raise AnnotationError(
-                        f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
-                    )
-                info.health = raw
-            elif gotype == "[]MigProfile":
-                info.mig_profiles = _decode_mig_profiles(raw)
-            elif gotype.startswith("map"):
-                if not isinstance(raw, dict):
-                    raise AnnotationError(
-                        f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
-                    )
-                info.custom_info = raw
-            else:
-                assert rng is not None
-                setattr(info, attr, _go_int(raw, "DeviceInfo", json_name, gotype, rng))
-        if vendor:
-            info.device_vendor = vendor
-        devices.append(info)
+        devices.append(fast if fast is not None else _decode_device(item, vendor))
     return devices
+
+
+def _decode_device(item: object, vendor: str) -> DeviceInfo:
+    """One device entry the fast path declined: Go's decoding, field by field, with Go's errors."""
+    if item is None:
+        raise AnnotationError("null device entry")
+    if not isinstance(item, dict):
+        raise AnnotationError(
+            f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo"
+        )
+    info = DeviceInfo(id="")
+    for key, raw in _fold(item).items():
+        spec = _DEVICE_KEYS.get(key)
+        if spec is None or raw is None:
+            continue  # unknown keys are ignored; null leaves the zero value, as in Go
+        _set_device_field(info, spec, raw)
+    if vendor:
+        info.device_vendor = vendor
+    return info
+
+
+def _set_device_field(info: DeviceInfo, spec: tuple, raw: object) -> None:
+    attr, json_name, gotype, rng = spec
+    if gotype == "string":
+        setattr(info, attr, _go_str(raw, "DeviceInfo", json_name))
+    elif gotype == "bool":
+        if not isinstance(raw, bool):
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
+            )
+        info.health = raw
+    elif gotype == "[]MigProfile":
+        info.mig_profiles = _decode_mig_profiles(raw)
+    elif gotype.startswith("map"):
+        if not isinstance(raw, dict):
+            raise AnnotationError(
+                f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
+            )
+        info.custom_info = raw
+    else:
+        assert rng is not None
+        setattr(info, attr, _go_int(raw, "DeviceInfo", json_name, gotype, rng))
 
 
 _FAST_KEYS = frozenset({"id", "index", "count", "devmem", "devcore", "type", "numa", "mode", "health"})

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from .model import DeviceUsage, NodeState
+from .names import estimated_node_name, pod_id, template_node_name
 from .policy import WeightsError
 from .predicates import (
     Resources,
@@ -44,8 +45,8 @@ from .predicates import (
     pod_demand,
     static_mismatch,
 )
-from .requests import PodError, pod_id
-from .simulate import PodContext, Simulator
+from .requests import PodError
+from .simulate import Inventory, PodContext, Simulator
 
 __all__ = [
     "EXPANDERS",
@@ -113,31 +114,36 @@ def parse_expander(value: object, priorities: object = None) -> Expander:
     for name in names:
         if name not in EXPANDERS:
             raise EstimateError(f"unknown expander {name!r}; supported: {', '.join(EXPANDERS)}")
-    table: list[tuple[int, re.Pattern[str]]] = []
-    if priorities is not None:
-        if not isinstance(priorities, Mapping):
-            raise EstimateError('priorities must be an object {"<priority>": ["<regex>", ...]}')
-        for key, val in priorities.items():
-            if isinstance(val, list):
-                prio_raw, patterns = key, val
-            elif isinstance(val, int) and not isinstance(val, bool):
-                prio_raw, patterns = val, [key]
-            else:
-                raise EstimateError(f"priorities[{key!r}] must be a list of regular expressions")
-            try:
-                prio = int(prio_raw)
-            except (TypeError, ValueError):
-                raise EstimateError(f"priority {prio_raw!r} is not an integer") from None
-            for pattern in patterns:
-                if not isinstance(pattern, str):
-                    raise EstimateError(f"priorities[{key!r}] must hold strings")
-                try:
-                    table.append((prio, re.compile(pattern)))
-                except re.error as exc:
-                    raise EstimateError(f"invalid priority regex {pattern!r}: {exc}") from None
+    table = _priority_table(priorities) if priorities is not None else []
     if "priority" in names and not table:
         raise EstimateError("the priority expander needs a priorities map")
     return Expander(names, tuple(table))
+
+
+def _priority_table(priorities: object) -> list[tuple[int, re.Pattern[str]]]:
+    """``{"<int>": ["<regex>", ...]}`` (or the inverse ``{"<regex>": <int>}``) as (priority, regex)."""
+    if not isinstance(priorities, Mapping):
+        raise EstimateError('priorities must be an object {"<priority>": ["<regex>", ...]}')
+    table: list[tuple[int, re.Pattern[str]]] = []
+    for key, val in priorities.items():
+        if isinstance(val, list):
+            prio_raw, patterns = key, val
+        elif isinstance(val, int) and not isinstance(val, bool):
+            prio_raw, patterns = val, [key]
+        else:
+            raise EstimateError(f"priorities[{key!r}] must be a list of regular expressions")
+        try:
+            prio = int(prio_raw)
+        except (TypeError, ValueError):
+            raise EstimateError(f"priority {prio_raw!r} is not an integer") from None
+        for pattern in patterns:
+            if not isinstance(pattern, str):
+                raise EstimateError(f"priorities[{key!r}] must hold strings")
+            try:
+                table.append((prio, re.compile(pattern)))
+            except re.error as exc:
+                raise EstimateError(f"invalid priority regex {pattern!r}: {exc}") from None
+    return table
 
 
 @dataclass(slots=True)
@@ -187,13 +193,24 @@ class EstimateResult:
 
 
 @dataclass(slots=True)
-class _Equivalence:
+class _Grouped:
+    """Pending pods CA treats as one (same controller and spec), before parsing."""
+
     pod: Mapping
     ids: list[str]
     order: int
-    ctx: PodContext | None = None
-    demand: Resources | None = None
-    spec_key: bytes = b""  # spec + annotations: equal keys fit and filter identically
+
+
+@dataclass(slots=True, frozen=True)
+class _Equivalence:
+    """An equivalence group, parsed: its pod's context and resource demand."""
+
+    pod: Mapping
+    ids: list[str]
+    order: int
+    ctx: PodContext
+    demand: Resources
+    spec_key: bytes  # spec + annotations: equal keys fit and filter identically
 
 
 def _owner(pod: Mapping) -> str:
@@ -207,26 +224,15 @@ def _owner(pod: Mapping) -> str:
     return ""
 
 
-def _pod_id(pod: Mapping) -> str:
-    """``requests.pod_id`` (uid, else ``<namespace>/<name>``) with a plain-dict fast path."""
-    meta = pod.get("metadata")
-    if type(meta) is dict:
-        uid = meta.get("uid")
-        if type(uid) is str and uid:
-            return uid
-        return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
-    return pod_id(pod)
-
-
-def _group_pods(entries: Sequence[PendingPods]) -> list[_Equivalence]:
+def _group_pods(entries: Sequence[PendingPods]) -> list[_Grouped]:
     """CA's ``groupPods``: same controller and identical spec (plus annotations, which HAMi reads)."""
-    groups: dict[object, _Equivalence] = {}
+    groups: dict[object, _Grouped] = {}
     seen: set[str] = set()
     for position, entry in enumerate(entries):
         pod = entry.pod
         if type(pod) is not dict and not isinstance(pod, Mapping):
             raise EstimateError(f"pods[{position}] must be a Pod object")
-        base = _pod_id(pod)
+        base = pod_id(pod)
         ids = [base] if entry.count is None else [f"{base}#{i}" for i in range(entry.count)]
         for pid in ids:
             if pid in seen:
@@ -247,7 +253,7 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[_Equivalence]:
             key = position  # CA never groups pods without a controller
         group = groups.get(key)
         if group is None:
-            groups[key] = _Equivalence(pod, ids, position)
+            groups[key] = _Grouped(pod, ids, position)
         else:
             group.ids.extend(ids)
     return list(groups.values())
@@ -287,7 +293,7 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
     list keeps it alive, so its ``id`` is stable here); devices without it keep the plain tuple.
     """
     keys: dict[int, bytes] = {}
-    out = []
+    out: list[tuple] = []
     for d in devices:
         info = d.custom_info
         if info:
@@ -311,32 +317,34 @@ class _Fitter:
         self.sim = sim
         self.ctx = eq.ctx
         self.demand = eq.demand
-        self.devices = eq.ctx.pod.requests.has_requests  # type: ignore[union-attr]
+        self.devices = eq.ctx.pod.requests.has_requests
         self.memo: dict[tuple, tuple[str, list[DeviceUsage] | None, tuple]] = {}
 
     def check(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """("" or the reason, devices after placing, their signature)."""
-        reason = insufficient(self.demand, node.free)  # type: ignore[arg-type]
+        reason = insufficient(self.demand, node.free)
         if reason:
             return reason, None, node.sig
         if not self.devices:
             return "", node.state.devices, node.sig
         cached = self.memo.get(node.sig)
         if cached is None:
-            verdict = self.sim.evaluate(self.ctx, node.name, node.state)  # type: ignore[arg-type]
-            if verdict.fits and verdict.fit is not None and verdict.fit.usage_after is not None:
-                after = list(verdict.fit.usage_after)
-                cached = ("", after, _signature(after))
-            else:
-                cached = (verdict.reason or "pod does not fit", None, node.sig)
+            cached = self._evaluate(node)
             self.memo[node.sig] = cached
         return cached
 
+    def _evaluate(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+        verdict = self.sim.evaluate(self.ctx, node.name, node.state)
+        if verdict.fits and verdict.fit is not None and verdict.fit.usage_after is not None:
+            after = list(verdict.fit.usage_after)
+            return "", after, _signature(after)
+        return verdict.reason or "pod does not fit", None, node.sig
+
     def place(self, node: _Node, pid: str, devices: list[DeviceUsage] | None, sig: tuple) -> None:
         free, demand = node.free, self.demand
-        free.cpu -= demand.cpu  # type: ignore[union-attr]
-        free.memory -= demand.memory  # type: ignore[union-attr]
-        free.ephemeral -= demand.ephemeral  # type: ignore[union-attr]
+        free.cpu -= demand.cpu
+        free.memory -= demand.memory
+        free.ephemeral -= demand.ephemeral
         free.pods -= 1
         node.pods.append(pid)
         if devices is not None and devices is not node.state.devices:
@@ -362,7 +370,7 @@ class _Shape:
 
 def _device_memory(eq: _Equivalence, devmem: int) -> int:
     total = 0
-    for requests in eq.ctx.pod.requests.containers:  # type: ignore[union-attr]
+    for requests in eq.ctx.pod.requests.containers:
         for req in requests.values():
             mem = req.memreq if req.memreq > 0 else devmem * req.mem_percentage_req // 100
             total += req.nums * mem
@@ -372,49 +380,152 @@ def _device_memory(eq: _Equivalence, devmem: int) -> int:
 def _template_name(group: GroupTemplate) -> str:
     meta = group.template.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
-    return name if isinstance(name, str) and name else f"template-node-for-{group.name}"
+    return name if isinstance(name, str) and name else template_node_name(group.name, None)
 
 
-def _estimate_group(
-    sim: Simulator, group: GroupTemplate, equivalences: list[_Equivalence], max_nodes: int
-) -> GroupOption:
-    option = GroupOption(group.name)
-    template = group.template
-    allocatable = node_allocatable(template)
-    inventory = sim.inventory(template)
-    base_name = _template_name(group)
-    fresh_devices = inventory.state(base_name).devices if not inventory.error else []
-    fresh_sig = _signature(fresh_devices)
-    first_devmem = fresh_devices[0].totalmem if fresh_devices else 0
-    limit = max_nodes if group.max_new_nodes is None else min(max_nodes, group.max_new_nodes)
+class _Template:
+    """What every new node of a group starts as: the template's name, resources and devices."""
 
-    def share(eq: _Equivalence) -> float:
+    __slots__ = ("group", "name", "node", "allocatable", "inventory", "devices", "sig", "limit")
+
+    def __init__(self, sim: Simulator, group: GroupTemplate, max_nodes: int) -> None:
+        self.group = group.name
+        self.name = _template_name(group)
+        self.node = group.template
+        self.allocatable = node_allocatable(group.template)
+        self.inventory: Inventory = sim.inventory(group.template)
+        self.devices: list[DeviceUsage] = (
+            self.inventory.state(self.name).devices if not self.inventory.error else []
+        )
+        self.sig = _signature(self.devices)
+        self.limit = max_nodes if group.max_new_nodes is None else min(max_nodes, group.max_new_nodes)
+
+    def new_node(self, index: int) -> _Node:
+        name = estimated_node_name(self.name, index)
+        state = NodeState(name, self.devices, self.inventory.pair_scores, self.inventory.cordoned)
+        return _Node(name, state, self.sig, self.allocatable.copy())
+
+    def order(self, equivalences: list[_Equivalence]) -> list[_Equivalence]:
+        """CA's order: share of the template (cpu + memory), then device memory, both descending."""
+        alloc = self.allocatable
+        devmem = self.devices[0].totalmem if self.devices else 0
+
+        def share(eq: _Equivalence) -> float:
+            cpu = eq.demand.cpu / alloc.cpu if alloc.cpu else 0.0
+            mem = eq.demand.memory / alloc.memory if alloc.memory else 0.0
+            return cpu + mem
+
+        return sorted(equivalences, key=lambda eq: (-share(eq), -_device_memory(eq, devmem), eq.order))
+
+
+class _GroupPacker:
+    """CA's binpacking estimator for one node group, one equivalence group at a time.
+
+    State carried from one equivalence group to the next: the nodes added so far, the last added one,
+    the round-robin position (CA's predicate checker resumes after the node it matched last), each
+    pod shape's candidate list, and which shapes dropped which node from their list.
+    """
+
+    __slots__ = ("sim", "template", "option", "nodes", "last", "rr", "shapes", "rejecters", "static")
+
+    def __init__(self, sim: Simulator, template: _Template) -> None:
+        self.sim = sim
+        self.template = template
+        self.option = GroupOption(template.group)
+        self.nodes: list[_Node] = []
+        self.last: _Node | None = None
+        self.rr = 0
+        self.shapes: dict[tuple, _Shape] = {}
+        self.rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it
+        self.static: dict[bytes, str] = {}  # spec key -> static_mismatch reason
+
+    def pack(self, eq: _Equivalence) -> None:
+        """Place the group's pods: on the nodes so far (step 1), then on the last or new nodes (2)."""
+        ids = eq.ids
+        reason = self._unschedulable(eq)
+        if reason:
+            for pid in ids:
+                self.option.unschedulable[pid] = reason
+            return
+        shape = self._shape(eq)
+        placed = self._fill_existing(shape, ids)
+        stop_reason = ""
+        while placed < len(ids):
+            stop_reason = self._place_on_last_or_new(shape.fitter, ids[placed])
+            if stop_reason:
+                break
+            placed += 1
+        for pid in ids[placed:]:
+            self.option.unschedulable[pid] = stop_reason
+        self.option.scheduled.extend(ids[:placed])
+
+    def _unschedulable(self, eq: _Equivalence) -> str:
+        """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
+        reason = self.static.get(eq.spec_key)
+        if reason is None:
+            reason = self.static[eq.spec_key] = static_mismatch(eq.pod, self.template.node)
+        inventory = self.template.inventory
+        if not reason and inventory.error and eq.ctx.pod.requests.has_requests:
+            reason = inventory.error
+        return reason
+
+    def _shape(self, eq: _Equivalence) -> _Shape:
         d = eq.demand
-        cpu = d.cpu / allocatable.cpu if allocatable.cpu else 0.0  # type: ignore[union-attr]
-        mem = d.memory / allocatable.memory if allocatable.memory else 0.0  # type: ignore[union-attr]
-        return cpu + mem
+        key = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = _Shape(_Fitter(self.sim, eq))
+        return shape
 
-    ordered = sorted(equivalences, key=lambda eq: (-share(eq), -_device_memory(eq, first_devmem), eq.order))
-    nodes: list[_Node] = []
-    last: _Node | None = None
-    rr = 0  # CA's predicate checker resumes its scan after the node it matched last
-    shapes: dict[tuple, _Shape] = {}
-    rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it from their list
+    def _fill_existing(self, shape: _Shape, ids: list[str]) -> int:
+        """Step 1: the nodes added so far, round-robin from the node after the last match, until a
+        pod fits none. Returns how many of ``ids`` were placed."""
+        i = 0
+        while i < len(ids) and self.nodes:
+            found = self._find(shape, self.rr)
+            if found is None:
+                break
+            idx, (_, devices, sig) = found
+            self._place(shape.fitter, idx, ids[i], devices, sig)
+            self.rr = (idx + 1) % len(self.nodes)
+            i += 1
+        return i
 
-    def add_node() -> _Node:
-        name = f"{base_name}-e-{len(nodes)}"
-        state = NodeState(name, fresh_devices, inventory.pair_scores, inventory.cordoned)
-        node = _Node(name, state, fresh_sig, allocatable.copy())
-        nodes.append(node)
-        return node
+    def _place_on_last_or_new(self, fitter: _Fitter, pid: str) -> str:
+        """Step 2 for one pod: the last added node, else a new node. "" when placed, else why the
+        equivalence group stops (an empty node cannot hold the pod, or the node limit)."""
+        last = self.last
+        if last is not None:
+            why, devices, sig = fitter.check(last)
+            if not why:
+                self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
+                return ""
+            if not last.pods:
+                return why
+        template = self.template
+        if len(self.nodes) >= template.limit:
+            return f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
+        last = self.last = template.new_node(len(self.nodes))
+        self.nodes.append(last)
+        why, devices, sig = fitter.check(last)
+        if why:
+            return why
+        self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
+        return ""
 
-    def placed(idx: int) -> None:
-        """The node changed: shapes that gave up on it must look at it again."""
-        for shape in rejecters.pop(idx, ()):
+    def _place(
+        self, fitter: _Fitter, idx: int, pid: str, devices: list[DeviceUsage] | None, sig: tuple
+    ) -> None:
+        fitter.place(self.nodes[idx], pid, devices, sig)
+        # the node changed: shapes that gave up on it must look at it again
+        for shape in self.rejecters.pop(idx, ()):
             insort(shape.cands, idx)
 
-    def find(shape: _Shape, start: int) -> tuple[int, tuple] | None:
+    def _find(
+        self, shape: _Shape, start: int
+    ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
         """CA's FitsAnyNodeMatching: the first fitting node at or after ``start``, wrapping around."""
+        nodes = self.nodes
         if shape.seen < len(nodes):
             shape.cands.extend(range(shape.seen, len(nodes)))
             shape.seen = len(nodes)
@@ -429,71 +540,16 @@ def _estimate_group(
             if not result[0]:
                 return idx, result
             del cands[pos]
-            rejecters.setdefault(idx, []).append(shape)
+            self.rejecters.setdefault(idx, []).append(shape)
             start = idx
         return None
 
-    static: dict[bytes, str] = {}
-    for eq in ordered:
-        ids = eq.ids
-        reason = static.get(eq.spec_key)
-        if reason is None:
-            reason = static[eq.spec_key] = static_mismatch(eq.pod, template)
-        if not reason and inventory.error and eq.ctx.pod.requests.has_requests:  # type: ignore[union-attr]
-            reason = inventory.error
-        if reason:
-            for pid in ids:
-                option.unschedulable[pid] = reason
-            continue
-        d = eq.demand
-        key = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)  # type: ignore[union-attr]
-        shape = shapes.get(key)
-        if shape is None:
-            shape = shapes[key] = _Shape(_Fitter(sim, eq))
-        fitter = shape.fitter
-        i = 0
-        # 1. the nodes added so far, round-robin from the node after the last match, until one fails
-        while i < len(ids) and nodes:
-            found = find(shape, rr)
-            if found is None:
-                break
-            idx, (_, devices, sig) = found
-            fitter.place(nodes[idx], ids[i], devices, sig)
-            placed(idx)
-            rr = (idx + 1) % len(nodes)
-            i += 1
-        # 2. the last added node, else a new node; stop when an empty node cannot hold the pod
-        stop_reason = ""
-        while i < len(ids):
-            pid = ids[i]
-            if last is not None:
-                why, devices, sig = fitter.check(last)
-                if not why:
-                    fitter.place(last, pid, devices, sig)
-                    placed(len(nodes) - 1)
-                    i += 1
-                    continue
-                if not last.pods:
-                    stop_reason = why
-                    break
-            if len(nodes) >= limit:
-                stop_reason = f"node limit reached: at most {limit} new node(s) for node group {group.name}"
-                break
-            last = add_node()
-            why, devices, sig = fitter.check(last)
-            if why:
-                stop_reason = why
-                break
-            fitter.place(last, pid, devices, sig)
-            placed(len(nodes) - 1)
-            i += 1
-        for pid in ids[i:]:
-            option.unschedulable[pid] = stop_reason
-        option.scheduled.extend(ids[:i])
 
+def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> None:
+    """The used nodes with their pods and devices, and the group's waste (least-waste's score)."""
+    allocatable = template.allocatable
     used = [node for node in nodes if node.pods]
     option.node_count = len(used)
-    capacity = node_capacity(template)
     cpu_used = mem_used = 0
     gpu_total = gpu_used = core_total = core_used = 0
     for node in used:
@@ -512,15 +568,30 @@ def _estimate_group(
             core_used += dev.usedcores
         option.nodes.append(EstimatedNode(node.name, node.pods, node.state.devices, requested))
     if used:
+        capacity = node_capacity(template.node)
         cpu_total = capacity.cpu * len(used)
         mem_total = capacity.memory * len(used)
         option.waste = Waste(
-            max(0.0, (cpu_total - cpu_used) / cpu_total) if cpu_total else 0.0,
-            max(0.0, (mem_total - mem_used) / mem_total) if mem_total else 0.0,
-            max(0.0, (gpu_total - gpu_used) / gpu_total) if gpu_total else 0.0,
-            max(0.0, (core_total - core_used) / core_total) if core_total else 0.0,
+            _unused(cpu_total, cpu_used),
+            _unused(mem_total, mem_used),
+            _unused(gpu_total, gpu_used),
+            _unused(core_total, core_used),
         )
-    return option
+
+
+def _unused(total: int, used: int) -> float:
+    return max(0.0, (total - used) / total) if total else 0.0
+
+
+def _estimate_group(
+    sim: Simulator, group: GroupTemplate, equivalences: list[_Equivalence], max_nodes: int
+) -> GroupOption:
+    template = _Template(sim, group, max_nodes)
+    packer = _GroupPacker(sim, template)
+    for eq in template.order(equivalences):
+        packer.pack(eq)
+    _summarise(packer.option, packer.nodes, template)
+    return packer.option
 
 
 # -- expanders -----------------------------------------------------------------------------------------
@@ -615,36 +686,8 @@ def estimate(
     Raises ``EstimateError`` for unusable input (malformed pod, bad weights, duplicate ids).
     """
     expander = expander or Expander()
-    equivalences = _group_pods(pods)
-    parsed: dict[bytes, tuple[PodContext, Resources]] = {}
-    for eq in equivalences:
-        try:
-            meta = eq.pod.get("metadata")
-            annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-            try:
-                spec_key = orjson.dumps([eq.pod.get("spec"), annotations], option=orjson.OPT_SORT_KEYS)
-            except TypeError as exc:
-                raise PodError(str(exc)) from None
-            cached = parsed.get(spec_key)
-            if cached is None:  # pods without a controller are separate groups but often identical
-                cached = parsed[spec_key] = (sim.pod_context(eq.pod), pod_demand(eq.pod))
-            eq.ctx, eq.demand = cached
-            eq.spec_key = spec_key
-        except PodError as exc:
-            raise EstimateError(f"pod {eq.ids[0] if eq.ids else pod_id(eq.pod)}: {exc}") from None
-        except WeightsError as exc:
-            meta = eq.pod.get("metadata")
-            name = meta.get("name", "") if isinstance(meta, Mapping) else ""
-            raise EstimateError(f"calcScore failed {exc} for pod {name}") from None
-    equivalences = [eq for eq in equivalences if eq.ids]
-    names: set[str] = set()
-    for group in groups:
-        if group.name in names:
-            raise EstimateError(f"node group {group.name!r} is listed twice")
-        names.add(group.name)
-        problem = node_problem(group.template)
-        if problem:
-            raise EstimateError(f"node group {group.name!r}: template {problem}")
+    equivalences = _parse_groups(sim, _group_pods(pods))
+    _check_groups(groups)
     options = []
     for group in groups:
         try:
@@ -653,3 +696,40 @@ def estimate(
             raise EstimateError(f"node group {group.name!r}: {exc}") from None
     chosen, explanation = _choose(options, expander)
     return EstimateResult(options, chosen, explanation)
+
+
+def _parse_groups(sim: Simulator, grouped: list[_Grouped]) -> list[_Equivalence]:
+    """Each group's pod context and demand (identical pods parsed once); groups of no pods dropped."""
+    parsed: dict[bytes, tuple[PodContext, Resources]] = {}
+    out: list[_Equivalence] = []
+    for group in grouped:
+        try:
+            meta = group.pod.get("metadata")
+            annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+            try:
+                spec_key = orjson.dumps([group.pod.get("spec"), annotations], option=orjson.OPT_SORT_KEYS)
+            except TypeError as exc:
+                raise PodError(str(exc)) from None
+            cached = parsed.get(spec_key)
+            if cached is None:  # pods without a controller are separate groups but often identical
+                cached = parsed[spec_key] = (sim.pod_context(group.pod), pod_demand(group.pod))
+        except PodError as exc:
+            raise EstimateError(f"pod {group.ids[0] if group.ids else pod_id(group.pod)}: {exc}") from None
+        except WeightsError as exc:
+            meta = group.pod.get("metadata")
+            name = meta.get("name", "") if isinstance(meta, Mapping) else ""
+            raise EstimateError(f"calcScore failed {exc} for pod {name}") from None
+        if group.ids:
+            out.append(_Equivalence(group.pod, group.ids, group.order, *cached, spec_key))
+    return out
+
+
+def _check_groups(groups: Sequence[GroupTemplate]) -> None:
+    names: set[str] = set()
+    for group in groups:
+        if group.name in names:
+            raise EstimateError(f"node group {group.name!r} is listed twice")
+        names.add(group.name)
+        problem = node_problem(group.template)
+        if problem:
+            raise EstimateError(f"node group {group.name!r}: template {problem}")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .names import pod_key
+
 __all__ = [
     "MigPlacement",
     "MigProfile",
@@ -184,7 +186,7 @@ class PodView:
     @property
     def key(self) -> str:
         """The pod's id in sessions and estimates: ``metadata.uid``, else ``<namespace>/<name>``."""
-        return self.uid or f"{self.namespace}/{self.name}"
+        return pod_key(self.uid, self.namespace, self.name)
 
 
 @dataclass(slots=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .model import ContainerDeviceRequest, PodRequests, PodView
+from .names import pod_id
 from .quantity import QuantityError, parse_quantity
 from .vendors.base import ResourceGetter, Vendor
 
-# ``PodView`` is re-exported: it lives in ``model`` (the vendors read it too)
+# ``PodView`` and ``pod_id`` are re-exported: they live in ``model`` and ``names``
 __all__ = ["PodError", "PodView", "parse_pod", "pod_id"]
 
 
@@ -42,15 +43,6 @@ def _string(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise PodError(f"{where} must be a string")
     return value
-
-
-def pod_id(pod: Mapping) -> str:
-    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
-    meta = meta if isinstance(meta, Mapping) else {}
-    uid = meta.get("uid")
-    if isinstance(uid, str) and uid:
-        return uid
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
 def _container_requests(

@@ -23,6 +23,7 @@ from hami_sim.engine.estimate import (
     estimate,
     parse_expander,
 )
+from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 
@@ -171,7 +172,7 @@ def record_decisions(pods: list[PendingPods], groups: list[GroupTemplate]) -> No
         for group in groups:
             meta = group.template.get("metadata")
             meta = dict(meta) if isinstance(meta, Mapping) else {}
-            meta.setdefault("name", f"template-node-for-{group.name}")
+            meta.setdefault("name", template_node_name(group.name, None))
             nodes.append({**group.template, "metadata": meta})
         seen: set[bytes] = set()
         for entry in pods[: MAX_RECORDED_PODS * 10]:

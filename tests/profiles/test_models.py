@@ -101,20 +101,3 @@ def test_rows_from_devices_collapses_identical_cards():
     ]
     rows = rows_from_devices(devices)
     assert [(r["numa"], r["quantity"]) for r in rows] == [(0, 2), (1, 2)]
-
-
-@pytest.mark.parametrize(
-    ("name", "group"),
-    [
-        ("template-node-for-gpu-a10-5577006791947779410", "gpu-a10"),
-        ("template-node-for-gpu-a10-5577006791947779410-e-3", "gpu-a10"),
-        ("template-node-for-gpu-a10-12-upcoming-0", "gpu-a10"),
-        ("template-node-for-gpu-1", "gpu"),
-        ("template-node-for-gpu-a10x-1", None),  # an unknown group is not mistaken for "gpu"
-        ("gpu-a10-1", None),
-    ],
-)
-def test_template_names(name, group):
-    from profiles.inventory import template_group_name
-
-    assert template_group_name(name, {"gpu": 1, "gpu-a10": 1}) == group

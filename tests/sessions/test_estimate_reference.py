@@ -7,85 +7,111 @@ sharing and no candidate lists. The engine's optimisations must not change a sin
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hami_sim.engine.estimate import GroupTemplate, PendingPods, _group_pods, estimate
 from hami_sim.engine.model import NodeState
-from hami_sim.engine.predicates import insufficient, node_allocatable, pod_demand
-from hami_sim.engine.simulate import Simulator
+from hami_sim.engine.predicates import Resources, insufficient, node_allocatable, pod_demand
+from hami_sim.engine.simulate import PodContext, Simulator
 from tests.factories import gpu, node, pod
 
 
-def reference(sim: Simulator, entries: list[PendingPods], template: dict, limit: int) -> list[list[str]]:
-    groups = _group_pods(entries)
-    alloc = node_allocatable(template)
-    inventory = sim.inventory(template)
-    for g in groups:
-        g.ctx, g.demand = sim.pod_context(g.pod), pod_demand(g.pod)
+@dataclass
+class _Group:
+    ids: list[str]
+    order: int
+    ctx: PodContext
+    demand: Resources
 
-    def devmem(g) -> int:
+
+@dataclass
+class _RefNode:
+    state: NodeState
+    free: Resources
+    pods: list[str] = field(default_factory=list)
+
+
+class _Reference:
+    """CA's loop, transcribed: the node ring scanned pod by pod, a full fit at every look."""
+
+    def __init__(self, sim: Simulator, template: dict, limit: int) -> None:
+        self.sim, self.limit = sim, limit
+        self.alloc = node_allocatable(template)
+        self.inventory = sim.inventory(template)
+        self.nodes: list[_RefNode] = []
+        self.last: _RefNode | None = None
+        self.last_index = 0
+
+    def devmem(self, g: _Group) -> int:
         total = 0
         for requests in g.ctx.pod.requests.containers:
             for r in requests.values():
-                total += r.nums * (
-                    r.memreq if r.memreq > 0 else inventory.devices[0].devmem * r.mem_percentage_req // 100
-                )
+                per_card = self.inventory.devices[0].devmem * r.mem_percentage_req // 100
+                total += r.nums * (r.memreq if r.memreq > 0 else per_card)
         return total
 
-    def share(g) -> float:
-        return g.demand.cpu / alloc.cpu + g.demand.memory / alloc.memory
+    def share(self, g: _Group) -> float:
+        return g.demand.cpu / self.alloc.cpu + g.demand.memory / self.alloc.memory
 
-    nodes: list[dict] = []  # {"state", "free", "pods"}
-    last = None
-    last_index = 0
-
-    def fits(n, g):
-        if insufficient(g.demand, n["free"]):
+    def fits(self, n: _RefNode, g: _Group):
+        if insufficient(g.demand, n.free):
             return None
-        verdict = sim.evaluate(g.ctx, "n", n["state"])
+        verdict = self.sim.evaluate(g.ctx, "n", n.state)
         return verdict.fit.usage_after if verdict.fits else None
 
-    def put(n, g, pid, after):
+    def put(self, n: _RefNode, g: _Group, pid: str, after) -> None:
         for attr in ("cpu", "memory", "ephemeral", "pods"):
-            setattr(n["free"], attr, getattr(n["free"], attr) - getattr(g.demand, attr))
-        n["state"] = NodeState("n", after, inventory.pair_scores, inventory.cordoned)
-        n["pods"].append(pid)
+            setattr(n.free, attr, getattr(n.free, attr) - getattr(g.demand, attr))
+        n.state = NodeState("n", after, self.inventory.pair_scores, self.inventory.cordoned)
+        n.pods.append(pid)
 
-    for g in sorted(groups, key=lambda g: (-share(g), -devmem(g), g.order)):
+    def on_ring(self, g: _Group, pid: str) -> bool:
+        nodes = self.nodes
+        for k in range(len(nodes)):
+            idx = (self.last_index + k) % len(nodes)
+            after = self.fits(nodes[idx], g)
+            if after is not None:
+                self.put(nodes[idx], g, pid, after)
+                self.last_index = (self.last_index + k + 1) % len(nodes)
+                return True
+        return False
+
+    def on_last_or_new(self, g: _Group, pid: str) -> bool:
+        last = self.last
+        if last is not None:
+            after = self.fits(last, g)
+            if after is not None:
+                self.put(last, g, pid, after)
+                return True
+            if not last.pods:
+                return False
+        if len(self.nodes) >= self.limit:
+            return False
+        last = self.last = _RefNode(self.inventory.state("n"), self.alloc.copy())
+        self.nodes.append(last)
+        after = self.fits(last, g)
+        if after is None:
+            return False
+        self.put(last, g, pid, after)
+        return True
+
+    def pack(self, g: _Group) -> None:
         i = 0
-        while i < len(g.ids):
-            placed = False
-            for k in range(len(nodes)):
-                idx = (last_index + k) % len(nodes)
-                after = fits(nodes[idx], g)
-                if after is not None:
-                    put(nodes[idx], g, g.ids[i], after)
-                    last_index = (last_index + k + 1) % len(nodes)
-                    placed = True
-                    break
-            if not placed:
-                break
+        while i < len(g.ids) and self.on_ring(g, g.ids[i]):
             i += 1
-        while i < len(g.ids):
-            if last is not None:
-                after = fits(last, g)
-                if after is not None:
-                    put(last, g, g.ids[i], after)
-                    i += 1
-                    continue
-                if not last["pods"]:
-                    break
-            if len(nodes) >= limit:
-                break
-            last = {"state": inventory.state("n"), "free": alloc.copy(), "pods": []}
-            nodes.append(last)
-            after = fits(last, g)
-            if after is None:
-                break
-            put(last, g, g.ids[i], after)
+        while i < len(g.ids) and self.on_last_or_new(g, g.ids[i]):
             i += 1
-    return [n["pods"] for n in nodes if n["pods"]]
+
+
+def reference(sim: Simulator, entries: list[PendingPods], template: dict, limit: int) -> list[list[str]]:
+    ref = _Reference(sim, template, limit)
+    groups = [_Group(g.ids, g.order, sim.pod_context(g.pod), pod_demand(g.pod)) for g in _group_pods(entries)]
+    for g in sorted(groups, key=lambda g: (-ref.share(g), -ref.devmem(g), g.order)):
+        ref.pack(g)
+    return [n.pods for n in ref.nodes if n.pods]
 
 
 POD = st.fixed_dictionaries(

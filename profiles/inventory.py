@@ -62,7 +62,8 @@ class Catalog:
         self.dirty = True
         self.healthy = True
         self._lock = threading.Lock()
-        # Per simulator: inventories already tagged with their group (cleared on every reload).
+        # Per simulator: each group's profile inventory (cleared on every reload); warm nodes'
+        # tagged inventories live in the simulator's own memo (Simulator.tag_inventory).
         self.derived: weakref.WeakKeyDictionary[Simulator, dict] = weakref.WeakKeyDictionary()
         self._last: tuple[Simulator, dict] | None = None
 
@@ -220,9 +221,5 @@ def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     own = simulator.annotation_inventory(node)
     if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
         # annotation-only, or a warm template (its annotation decides, malformed included)
-        key = (own.key, entry.name)
-        tagged = memo.get(key)
-        if tagged is None:
-            tagged = memo[key] = replace(own, node_group=entry.name)
-        return tagged
+        return simulator.tag_inventory(own, entry.name)  # bounded with the simulator's memos
     return _profile_inventory(entry, simulator, memo)

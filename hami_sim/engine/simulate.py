@@ -345,6 +345,20 @@ class Simulator:
             return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key)
         return Inventory(tuple(devices), pair_scores, parse_cordon(annotations.get(DEVICE_CORDON)), key=key)
 
+    def tag_inventory(self, inventory: Inventory, node_group: str, source: str | None = None) -> Inventory:
+        """``inventory`` attributed to a node group (and a source), memoised with the parsed
+        inventories, so resolvers keep no unbounded memo of their own (a tagged copy shares the
+        devices of its original and would keep them alive after the memo let them go)."""
+        source = source or inventory.source
+        key = (inventory.key, node_group, source)
+        memo = self._inventories
+        tagged = memo.get(key) if inventory.key else None
+        if tagged is None:
+            tagged = replace(inventory, node_group=node_group, source=source)
+            if inventory.key:
+                memo.put(key, tagged, _inventory_size(tagged) + sys.getsizeof(key))
+        return tagged
+
     def inventory(self, node: Mapping) -> Inventory:
         if self.resolver is not None:
             return self.resolver(node, self)

@@ -189,3 +189,16 @@ def test_a_zero_budget_memoises_nothing_and_answers_the_same():
         answers.append([(v.fits, v.reason, v.score_after) for v in verdicts])
         assert (sim.cache_stats()["entries"] == 0) == (budget == 0)
     assert answers[0] == answers[1]
+
+
+def test_group_tagged_inventories_share_the_budget():
+    """The profiles resolver tags warm nodes with their group through the simulator's memo."""
+    budget = 2 * 1024 * 1024
+    sim = Simulator(EngineConfig(cache_bytes=budget))
+    for i in range(2000):
+        own = sim.annotation_inventory(gpu_node(f"template-node-for-gpu-a10-{i}"))
+        tagged = sim.tag_inventory(own, "gpu-a10")
+        assert (tagged.node_group, tagged.source, tagged.devices) == ("gpu-a10", own.source, own.devices)
+        assert sim.tag_inventory(own, "gpu-a10") is tagged
+        assert sim.cache_stats()["bytes"] <= budget
+    assert sim.cache_stats()["evictions"] > 0

@@ -17,7 +17,7 @@ import functools
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -30,6 +30,7 @@ from hami_sim.engine.model import ContainerDevice, DeviceUsage, MigPlacement, Mi
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
+from hami_sim.engine.simulate import PodContext, Simulator
 from usage.live import live_state
 
 from .engine import get_simulator
@@ -401,7 +402,7 @@ def _place_input(body: object) -> _PlaceInput:
     return _PlaceInput(pod, None, node_name)
 
 
-def _delta(before: list[DeviceUsage], after: list[DeviceUsage]) -> dict:
+def _delta(before: Sequence[DeviceUsage], after: Sequence[DeviceUsage]) -> dict:
     prior = {d.id: d for d in before}
     out: dict[str, list] = {}
     for dev in after:
@@ -413,7 +414,6 @@ def _delta(before: list[DeviceUsage], after: list[DeviceUsage]) -> dict:
     return out
 
 
-@_retrying
 def _first_state(name: str, inventory, requests: bool) -> NodeState:
     """A node's state when a session first sees it: a live node starts from its live usage
     (``SessionError`` 422 when that usage is stale and the pod asks for devices), others from zero."""
@@ -427,23 +427,13 @@ def _first_state(name: str, inventory, requests: bool) -> NodeState:
     return live if live is not None else inventory.state(name)
 
 
+@_retrying
 def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[int, dict]:
     """(201 or 200, placement body); raises ``SessionError`` for 4xx answers (nothing changed)."""
     data = _place_input(body)
     sim = get_simulator()
-    try:
-        ctx = sim.pod_context(data.pod)
-    except PodError as exc:
-        raise SessionError(400, f"malformed pod: {exc}") from None
-    except WeightsError as exc:
-        raise SessionError(
-            422, "pod does not fit", reason=f"calcScore failed {exc} for pod {_pod_name(data.pod)}"
-        ) from None
+    ctx = _placed_pod(sim, data)
     pod_uid = ctx.pod.key
-    if len(pod_uid) > 300 or len(ctx.pod.name) > 253 or len(ctx.pod.namespace) > 253:
-        raise SessionError(400, "pod uid must be at most 300 characters, name and namespace at most 253")
-    if len(data.node_name) > 253:
-        raise SessionError(400, "node name must be at most 253 characters")
     digest = _digest(data.node) if data.node is not None else ""
     inventory = sim.inventory(data.node) if data.node is not None else None  # outside the lock
     with transaction.atomic():
@@ -475,15 +465,7 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
                 raise SessionError(422, "pod does not fit", reason=row.inventory_error)
             state = _node_state(row)
             node_group = row.node_group
-        if ctx.pod.requests.has_requests:
-            verdict = sim.evaluate(ctx, data.node_name, state)
-            if not verdict.fits or verdict.fit is None or verdict.fit.usage_after is None:
-                raise SessionError(422, "pod does not fit", reason=verdict.reason)
-            after = verdict.fit.usage_after
-            containers = [[_container_json(d) for d in c] for c in verdict.fit.containers]
-        else:
-            after = state.devices
-            containers = [[] for _ in ctx.pod.requests.containers]
+        after, containers = _fit_on(sim, ctx, data.node_name, state)
         delta = _delta(state.devices, after)
         devices = [_stored_device(d) for d in after]
         _bump(session)
@@ -513,6 +495,35 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
             delta=delta,
         )
         return 201, {**_placement_json(placement), "revision": session.revision}
+
+
+def _placed_pod(sim: Simulator, data: _PlaceInput) -> PodContext:
+    """The pod to place, parsed; 400 for a malformed pod or over-long names, 422 for bad weights."""
+    try:
+        ctx = sim.pod_context(data.pod)
+    except PodError as exc:
+        raise SessionError(400, f"malformed pod: {exc}") from None
+    except WeightsError as exc:
+        raise SessionError(
+            422, "pod does not fit", reason=f"calcScore failed {exc} for pod {_pod_name(data.pod)}"
+        ) from None
+    if len(ctx.pod.key) > 300 or len(ctx.pod.name) > 253 or len(ctx.pod.namespace) > 253:
+        raise SessionError(400, "pod uid must be at most 300 characters, name and namespace at most 253")
+    if len(data.node_name) > 253:
+        raise SessionError(400, "node name must be at most 253 characters")
+    return ctx
+
+
+def _fit_on(
+    sim: Simulator, ctx: PodContext, node_name: str, state: NodeState
+) -> tuple[Sequence[DeviceUsage], list[list[dict]]]:
+    """The node's devices after the pod and each container's devices; 422 when it does not fit."""
+    if not ctx.pod.requests.has_requests:
+        return state.devices, [[] for _ in ctx.pod.requests.containers]
+    verdict = sim.evaluate(ctx, node_name, state)
+    if not verdict.fits or verdict.fit is None or verdict.fit.usage_after is None:
+        raise SessionError(422, "pod does not fit", reason=verdict.reason)
+    return verdict.fit.usage_after, [[_container_json(d) for d in c] for c in verdict.fit.containers]
 
 
 def _pod_name(pod: Mapping) -> str:

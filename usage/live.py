@@ -17,13 +17,13 @@ from django.utils import timezone
 from hami_sim.conf import conf
 from hami_sim.engine.allocations import apply_usage
 from hami_sim.engine.model import NodeState
+from hami_sim.engine.names import TEMPLATE_PREFIX
 from hami_sim.engine.simulate import Inventory
 
 from .store import DeviceLive, get_store
 
 __all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "for_inventory"]
 
-TEMPLATE_PREFIX = "template-node-for-"
 STALE_REASON = "live usage is stale"
 
 

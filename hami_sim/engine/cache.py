@@ -110,11 +110,12 @@ def approx_size(*objs: object) -> int:
 
 
 class ByteLRU(Generic[K, V]):
-    """LRU memo whose entries are charged their size; one lock guards every read and write.
+    """LRU memo whose entries are charged their size, shared by a worker's threads.
 
-    Reads move the entry to the recent end, so a read is a write: without the lock two gunicorn
-    threads could interleave an eviction with a move. The lock is held for dictionary operations
-    only, never while computing a value or its size.
+    Every write (insert, evict, clear) holds one lock, so two gunicorn threads never interleave an
+    eviction with an insert and the accounted bytes always equal the entries' sizes; the lock is
+    held for dictionary operations only, never while computing a value or its size. Reads are
+    lock-free (see ``get``).
     """
 
     def __init__(self, max_bytes: int, max_entry_bytes: int | None = None) -> None:
@@ -135,13 +136,21 @@ class ByteLRU(Generic[K, V]):
         return len(self._data)
 
     def get(self, key: K) -> V | None:
-        """The value, marked as just used; None when absent. Raises ``TypeError`` for unhashable keys."""
-        with self._lock:
-            entry = self._data.get(key)
-            if entry is None:
-                return None
+        """The value, marked as just used; None when absent. Raises ``TypeError`` for unhashable keys.
+
+        Reads take no lock (they run for every node of every CA call): the lookup and the move to
+        the recent end are each one C-level dictionary operation, atomic under the GIL, and neither
+        touches the byte accounting that ``put`` keeps under the lock. A key another thread evicts
+        between the two is simply not moved.
+        """
+        entry = self._data.get(key)
+        if entry is None:
+            return None
+        try:  # noqa: SIM105 - a bare try costs nothing on this hot path; suppress() is a call
             self._data.move_to_end(key)
-            return entry[0]
+        except KeyError:
+            pass
+        return entry[0]
 
     def put(self, key: K, value: V, size: int) -> bool:
         """Keep ``value`` charged ``size`` bytes, evicting the least recently used entries to fit.
@@ -157,12 +166,12 @@ class ByteLRU(Generic[K, V]):
             old = data.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            data[key] = (value, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
+            while self._bytes + size > self.max_bytes:  # room first: the total never passes the bound
                 _, (_, evicted) = data.popitem(last=False)
                 self._bytes -= evicted
                 self.evictions += 1
+            data[key] = (value, size)
+            self._bytes += size
         return True
 
     def clear(self) -> None:

@@ -386,6 +386,7 @@ class Simulator:
         gives a live node's usage (or why it fails) for the nodes ``states`` does not hold."""
         verdicts: list[NodeVerdict] = []
         has_requests = ctx.pod.requests.has_requests
+        verdict_memo = self._verdicts
         for node in nodes:
             name = node["metadata"]["name"]
             if not has_requests:
@@ -410,7 +411,9 @@ class Simulator:
                 verdict = self.evaluate(ctx, name, session_state)
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
             else:
-                memo = self._zero_usage_verdict(ctx, name, inventory)
+                memo = verdict_memo.get(inventory.key + ctx.key) if inventory.key else None
+                if memo is None:
+                    memo = self._zero_usage_verdict(ctx, name, inventory)
                 verdict = NodeVerdict(
                     name,
                     memo.fits,
@@ -425,22 +428,20 @@ class Simulator:
         return verdicts
 
     def _zero_usage_verdict(self, ctx: PodContext, name: str, inventory: Inventory) -> _MemoVerdict:
-        """The pod on the node's registered devices with no usage, memoised by content digest."""
+        """The pod on the node's registered devices with no usage, then memoised by content digest
+        (``filter_nodes`` looks the memo up first)."""
         memo_key = inventory.key + ctx.key
-        cached = self._verdicts.get(memo_key) if inventory.key else None
-        if cached is not None:
-            return cached
         verdict = self.evaluate(ctx, name, inventory.state(name))
         fit = verdict.fit
-        cached = _MemoVerdict(
+        memo = _MemoVerdict(
             verdict.fits,
             verdict.reason,
             replace(fit, usage_after=None) if fit is not None else None,
             verdict.score_after,
         )
         if inventory.key:  # a resolver's inventory without a digest cannot be told apart
-            self._verdicts.put(memo_key, cached, _verdict_size(memo_key, cached))
-        return cached
+            self._verdicts.put(memo_key, memo, _verdict_size(memo_key, memo))
+        return memo
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
         """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).

@@ -1,4 +1,4 @@
-"""Decision records and CA events; the recorder is attached to the extender when the app loads."""
+"""Decision records and CA events; the recorder listens to ``simulations.signals.filter_answered``."""
 
 from django.apps import AppConfig
 
@@ -9,8 +9,8 @@ class DecisionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from simulations.api.views import add_filter_observer
+        from simulations.signals import filter_answered
 
         from .recorder import observe_filter
 
-        add_filter_observer(observe_filter)
+        filter_answered.connect(observe_filter, dispatch_uid="decisions.recorder.observe_filter")

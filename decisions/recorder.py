@@ -403,7 +403,7 @@ def record(
         _writer.put((digest, (pod, nodes, verdicts), kwargs), len(nodes))
 
 
-def observe_filter(ctx, args, verdicts, caller: str, seconds: float) -> None:
-    """The extender's filter observer (``simulations.api.views.add_filter_observer``)."""
+def observe_filter(sender, *, ctx, args, verdicts, caller: str, seconds: float = 0.0, **kwargs) -> None:
+    """Receiver of ``simulations.signals.filter_answered``: queue the answer as a decision record."""
     policies = {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
     record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies)

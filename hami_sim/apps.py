@@ -1,4 +1,4 @@
-"""The project package as an app: system checks, the database metrics collector, log context."""
+"""The project package as an app: system checks and the database metrics collector."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _validate_vendor_config() -> None:
 
 
 class HamiSimConfig(AppConfig):
-    """Registers what must exist in every process: deploy checks, scrape-time metrics, log binding."""
+    """Registers what must exist in every process: deploy checks, scrape-time metrics."""
 
     name = "hami_sim"
     verbose_name = "hami-sim"
@@ -36,10 +36,3 @@ class HamiSimConfig(AppConfig):
 
         metrics.register()
         _validate_vendor_config()
-        try:
-            from simulations.api.views import add_filter_observer
-        except ImportError:  # the extender app is optional for the checks and metrics above
-            return
-        from .logcontext import bind_filter_verdict
-
-        add_filter_observer(bind_filter_verdict)

@@ -1,10 +1,9 @@
 """Binds the pod and the verdict of an answered extender request into the log context.
 
-``bind_filter_verdict`` is registered as a filter observer (``simulations.api.views.add_filter_observer``),
-so the extender's hot path does no extra work when nothing is logged: two context-variable writes per
-answer. Prioritize answers have no observers (nothing records them), so ``run_prioritize`` calls
-``bind_prioritize_verdict`` itself: the same two writes, giving its access line the pod and how many
-hosts were scored.
+``simulations.api.views.run_filter`` calls ``bind_filter_verdict`` for every answered filter, so the
+extender's hot path does little extra work: two context-variable writes per answer. ``run_prioritize``
+calls ``bind_prioritize_verdict`` the same way, giving its access line the pod and how many hosts were
+scored.
 
 A request the extender cannot answer (malformed args, a pod HAMi rejects, an unknown session) binds
 its outcome as the verdict with ``bind_rejected``, and the pod when the body names one, so its

@@ -188,6 +188,17 @@ HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One API style (hami_sim/restjson.py, hami_sim/rest.py): orjson in and out, one error shape ({"detail": ...}).
+    "DEFAULT_PARSER_CLASSES": [
+        "hami_sim.restjson.OrjsonParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_RENDERER_CLASSES": [
+        "hami_sim.restjson.OrjsonRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "EXCEPTION_HANDLER": "hami_sim.rest.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,

@@ -1,7 +1,8 @@
 """URL layout.
 
 - ``/filter-simulation``, ``/prioritize-simulation``, ``/sessions/<id>/...``: the extender verbs
-- ``/api/v1/...``: REST API; ``/api/schema/`` and ``/api/docs/``: OpenAPI
+- ``/api/v1/...``: REST API, every app's routes on one router (``GET /api/v1/`` lists them all);
+  ``/api/schema/`` and ``/api/docs/``: OpenAPI
 - ``/healthz``, ``/readyz``, ``/metrics``: operations
 - ``/admin/``: operators; ``/``: dashboard
 """
@@ -11,13 +12,21 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from decisions.api.urls import routes as decision_routes
+from profiles.api.urls import routes as profile_routes
+from simulations.api.urls import routes as simulation_routes
+
 from . import benchviews, health, metrics
+from .rest import OptionalSlashRouter
+
+# The URLconf is the composition root: the one place that names every app's REST routes.
+router = OptionalSlashRouter()
+for prefix, viewset, basename in (*profile_routes, *simulation_routes, *decision_routes):
+    router.register(prefix, viewset, basename=basename)
 
 urlpatterns = [
     path("", include("simulations.urls")),
-    path("api/v1/", include("profiles.api.urls")),
-    path("api/v1/", include("simulations.api.urls")),
-    path("api/v1/", include("decisions.api.urls")),
+    path("api/v1/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("healthz", health.healthz, name="healthz"),

@@ -1,20 +1,21 @@
-"""Extender verbs at the root (CA's urlPrefix points at the server), the REST API under /api/v1/."""
+"""Extender verbs at the root (CA's urlPrefix points at the server); the REST API is ``hami_sim.urls``'s router."""
 
 from django.urls import re_path
 
-from .api import sessions, views
+from .api.sessions import SessionFilterSimulationView, SessionPrioritizeSimulationView
+from .api.views import FilterSimulationView, PrioritizeSimulationView
 
 urlpatterns = [
-    re_path(r"^filter-simulation/?$", views.filter_simulation, name="filter-simulation"),
-    re_path(r"^prioritize-simulation/?$", views.prioritize_simulation, name="prioritize-simulation"),
+    re_path(r"^filter-simulation/?$", FilterSimulationView.as_view(), name="filter-simulation"),
+    re_path(r"^prioritize-simulation/?$", PrioritizeSimulationView.as_view(), name="prioritize-simulation"),
     re_path(
         r"^sessions/(?P<session_id>[^/]+)/filter-simulation/?$",
-        sessions.session_filter_simulation,
+        SessionFilterSimulationView.as_view(),
         name="session-filter-simulation",
     ),
     re_path(
         r"^sessions/(?P<session_id>[^/]+)/prioritize-simulation/?$",
-        sessions.session_prioritize_simulation,
+        SessionPrioritizeSimulationView.as_view(),
         name="session-prioritize-simulation",
     ),
 ]

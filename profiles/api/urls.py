@@ -1,6 +1,4 @@
-"""REST routes under /api/v1/ (included by ``hami_sim/urls.py``)."""
-
-from rest_framework.routers import DefaultRouter
+"""This app's REST routes; ``hami_sim/urls.py`` registers every app's routes on the one router."""
 
 from .views import (
     DeviceProfileViewSet,
@@ -10,22 +8,13 @@ from .views import (
     TaskRunViewSet,
 )
 
-__all__ = ["OptionalSlashRouter", "router", "urlpatterns"]
+__all__ = ["routes"]
 
-
-class OptionalSlashRouter(DefaultRouter):
-    """Routes answer with or without the trailing slash (design.md writes ``.../template`` bare)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.trailing_slash = "/?"
-
-
-router = OptionalSlashRouter()
-router.register("node-groups", NodeGroupViewSet, basename="nodegroup")
-router.register("device-profiles", DeviceProfileViewSet, basename="deviceprofile")
-router.register("node-inventories", NodeInventoryViewSet, basename="nodeinventory")
-router.register("drift-findings", DriftFindingViewSet, basename="driftfinding")
-router.register("task-runs", TaskRunViewSet, basename="taskrun")
-
-urlpatterns = router.urls
+# (prefix under /api/v1/, viewset, basename)
+routes = [
+    ("node-groups", NodeGroupViewSet, "nodegroup"),
+    ("device-profiles", DeviceProfileViewSet, "deviceprofile"),
+    ("node-inventories", NodeInventoryViewSet, "nodeinventory"),
+    ("drift-findings", DriftFindingViewSet, "driftfinding"),
+    ("task-runs", TaskRunViewSet, "taskrun"),
+]

@@ -1,66 +1,54 @@
-"""A DRF base view whose every error, DRF's own included, is ``{"error": ...}`` JSON."""
+"""The base of the simulation REST views (``/api/v1/sessions``, ``/api/v1/estimate``).
+
+They are protected by mTLS and the NetworkPolicy, not tokens (design.md 8): CA's clients cannot send
+a token, so no authentication, CSRF or throttle applies. Bodies are JSON only (``OrjsonParser``);
+service errors (``SessionError``, ``EstimateError``) become ``ApiError`` and so the one error shape
+of ``hami_sim.rest.exception_handler``.
+"""
 
 from __future__ import annotations
 
 import orjson
-from rest_framework import exceptions, permissions
+from rest_framework import exceptions
+from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+from rest_framework.viewsets import GenericViewSet
 
-from .views import BodyTooLarge, read_body
+from hami_sim.engine.estimate import EstimateError
+from hami_sim.rest import ApiError
+from hami_sim.restjson import OrjsonParser
 
-__all__ = ["JsonAPIView", "BadBody", "parse_json_body"]
+from ..sessions import SessionError
 
-
-class BadBody(Exception):
-    """An unreadable request body: (status, message)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+__all__ = ["SimulationViewSet", "json_object", "check_storable"]
 
 
-def parse_json_body(request, *, allow_empty: bool = False, stored: bool = False) -> object:
-    """Parse the raw body with orjson (bounded by ``EXTENDER_MAX_BODY_BYTES``), not DRF's parsers.
-
-    ``stored``: the body's strings end up in the database, and PostgreSQL cannot store NUL
-    characters (text or jsonb), so a body containing one is a 400 rather than a database error.
-    """
-    try:
-        raw = read_body(request._request if hasattr(request, "_request") else request)
-    except BodyTooLarge as exc:
-        raise BadBody(413, str(exc)) from None
-    if not raw.strip():
-        if allow_empty:
-            return None
-        raise BadBody(400, "request body must be a JSON object")
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BadBody(400, f"malformed JSON: {exc}") from None
-    if stored and (b"\\u0000" in raw or b"\x00" in raw):
-        raise BadBody(400, "strings must not contain NUL characters (\\u0000)")
+def json_object(request: Request, *, allow_empty: bool = False) -> dict:
+    """The body as a JSON object; an empty body is ``{}`` when ``allow_empty``, else a 400."""
+    data = request.data
+    empty = data is None or (data == {} and not int(request.META.get("CONTENT_LENGTH") or 0))
+    if empty and allow_empty:
+        return {}
+    if empty or not isinstance(data, dict):
+        raise exceptions.ParseError("request body must be a JSON object")
     return data
 
 
-class JsonAPIView(APIView):
-    """Simulation endpoints: protected by mTLS and the NetworkPolicy, not tokens (design.md 8).
+def check_storable(data: object) -> None:
+    """PostgreSQL cannot store NUL characters (text or jsonb): a body holding one is a 400, not a 500."""
+    if b"\\u0000" in orjson.dumps(data):
+        raise exceptions.ParseError("strings must not contain NUL characters (\\u0000)")
 
-    CA's clients cannot send a token, so no authentication or CSRF applies here.
-    """
 
+class SimulationViewSet(GenericViewSet):
     authentication_classes: list = []
-    permission_classes = [permissions.AllowAny]
+    permission_classes: list = []
+    throttle_classes: list = []
+    parser_classes = [OrjsonParser]
 
     def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, BadBody):
-            return Response({"error": exc.message}, status=exc.status)
-        if isinstance(exc, exceptions.APIException):
-            detail = exc.detail
-            text = detail if isinstance(detail, str) else orjson.dumps(detail).decode()
-            response = Response({"error": str(text)}, status=exc.status_code)
-            if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-                response["Retry-After"] = str(int(exc.wait))
-            return response
+        if isinstance(exc, SessionError):
+            exc = ApiError(exc.status, exc.error, **exc.extra)
+        elif isinstance(exc, EstimateError):
+            exc = ApiError(400, str(exc))
         return super().handle_exception(exc)

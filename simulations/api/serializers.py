@@ -1,18 +1,34 @@
-"""Request/response shapes of the sessions and estimate APIs, for the OpenAPI schema.
+"""Request and response shapes of the sessions and estimate APIs.
 
-The views parse bodies with orjson and validate in ``simulations.sessions`` / the engine, so that
-Kubernetes objects pass through untouched; these serializers document the contract.
+Request serializers validate the ``/api/v1`` bodies before anything runs (a failure is a 400 in the
+one error shape: ``detail`` plus the field errors). Kubernetes objects (Pods, Nodes) are checked to
+be objects and then pass through untouched: the engine parses them with HAMi's rules, and its
+errors (``malformed pod: ...``) are 400s too. Response serializers document the contract.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from hami_sim.engine.estimate import (
+    DEFAULT_MAX_NODES_PER_SCALE_UP,
+    EstimateError,
+    GroupTemplate,
+    PendingPods,
+    parse_expander,
+)
+
+from ..sessions import MAX_TTL
 
 __all__ = [
     "ErrorSerializer",
     "DeviceUsageSerializer",
     "ContainerDeviceSerializer",
     "SessionCreateSerializer",
+    "SessionSummarySerializer",
     "SessionNodeSerializer",
     "PlacementSerializer",
     "PlacementRequestSerializer",
@@ -21,12 +37,78 @@ __all__ = [
     "EstimateRequestSerializer",
     "EstimateOptionSerializer",
     "EstimateSerializer",
+    "resolve_node_group",
+    "MAX_PODS",
+    "MAX_GROUPS",
 ]
+
+MAX_PODS = 100_000
+MAX_GROUPS = 500
+
+
+# -- strict JSON fields: a JSON client sends numbers and strings, not things that look like them ------
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string; DRF's ``CharField`` would turn ``7`` into ``"7"``."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer; DRF's ``IntegerField`` would accept ``"60"``, ``true`` and ``60.0``."""
+
+    def to_internal_value(self, data: object) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON ``true``/``false``; DRF's ``BooleanField`` would accept ``"yes"``, ``1`` and ``"on"``."""
+
+    def to_internal_value(self, data: object) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(serializers.JSONField):
+    """A JSON object (a Kubernetes Pod or Node) passed through untouched."""
+
+    default_error_messages = {"invalid": "must be a JSON object"}
+
+    def to_internal_value(self, data: object) -> dict:
+        if not isinstance(data, dict):
+            self.fail("invalid")
+        return data
+
+
+@extend_schema_field({"type": "array", "items": {}})
+class JSONListField(serializers.JSONField):
+    """A JSON value (a list, when valid) that the serializer's ``validate_<field>`` checks.
+
+    Unlike ``JSONField`` it does not re-encode the value to prove it is JSON: it came from the JSON
+    parser, and an estimate may carry 100,000 pods.
+    """
+
+    def to_internal_value(self, data: object) -> object:
+        return data
+
+
+# -- errors ---------------------------------------------------------------------------------------------
 
 
 class ErrorSerializer(serializers.Serializer):
-    error = serializers.CharField()
+    """The one error shape of every ``/api/v1`` endpoint (``hami_sim.rest.exception_handler``)."""
+
+    detail = serializers.CharField()
     reason = serializers.CharField(required=False, help_text="HAMi's reason string (422)")
+    revision = serializers.IntegerField(required=False, help_text="the session's revision (412)")
 
 
 class DeviceUsageSerializer(serializers.Serializer):
@@ -53,8 +135,33 @@ class ContainerDeviceSerializer(serializers.Serializer):
 
 
 class SessionCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(required=False, max_length=200)
-    ttlSeconds = serializers.IntegerField(required=False, min_value=1, max_value=86400, default=900)  # noqa: N815
+    name = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        error_messages={"invalid": "name must be a string of at most 200 characters"},
+    )
+    ttlSeconds = StrictIntegerField(  # noqa: N815
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_TTL,
+        error_messages={
+            "invalid": "ttlSeconds must be an integer number of seconds",
+            "min_value": f"ttlSeconds must be between 1 and {MAX_TTL}",
+            "max_value": f"ttlSeconds must be between 1 and {MAX_TTL}",
+        },
+    )
+
+
+class SessionSummarySerializer(serializers.Serializer):
+    """One live session in ``GET /api/v1/sessions`` (its nodes and placements: ``GET .../<id>``)."""
+
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    revision = serializers.IntegerField()
+    depth = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField(source="expires_at")  # noqa: N815
 
 
 class SessionNodeSerializer(serializers.Serializer):
@@ -73,9 +180,19 @@ class PlacementSerializer(serializers.Serializer):
 
 
 class PlacementRequestSerializer(serializers.Serializer):
-    pod = serializers.JSONField(help_text="a Kubernetes Pod")
-    node = serializers.JSONField(required=False, help_text="a Kubernetes Node (first placement on it)")
-    nodeName = serializers.CharField(required=False, help_text="a node the session already knows")  # noqa: N815
+    pod = JSONObjectField(
+        help_text="a Kubernetes Pod", error_messages={"invalid": "pod must be a Pod object"}
+    )
+    node = JSONObjectField(
+        required=False,
+        help_text="a Kubernetes Node (first placement on it)",
+        error_messages={"invalid": "node must be a Node object"},
+    )
+    nodeName = StrictCharField(  # noqa: N815
+        required=False,
+        help_text="a node the session already knows",
+        error_messages={"invalid": "nodeName must be a string"},
+    )
 
 
 class SessionSerializer(serializers.Serializer):
@@ -93,26 +210,143 @@ class RevisionSerializer(serializers.Serializer):
     depth = serializers.IntegerField(required=False)
 
 
+def resolve_node_group(name: str) -> GroupTemplate | None:
+    """A known node group (profiles app) as a template Node; None when there is no such group.
+
+    The template is the one ``GET /api/v1/node-groups/<name>/template`` serves: labels, taints,
+    capacity and the registration annotation rendered from the group's device profiles. A group's
+    ``max_size`` bounds how many nodes it may add (its current size is not known here).
+    """
+    from profiles.models import NodeGroup
+    from profiles.nodetemplates import group_template
+
+    group = NodeGroup.objects.filter(name=name).prefetch_related("profiles__devices").first()
+    if group is None:
+        return None
+    node = group_template(group)
+    return GroupTemplate(group.name, node, group.max_size or None)
+
+
+def _int(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise EstimateError(f"{name} must be an integer between {low} and {high}")
+    return value
+
+
+def _pending(entry: Mapping, i: int) -> PendingPods:
+    if "pod" in entry and "spec" not in entry:
+        pod = entry["pod"]
+        if not isinstance(pod, Mapping):
+            raise EstimateError(f"pods[{i}].pod must be a Pod object")
+        count = entry.get("count")
+        if count is not None:
+            count = _int(count, f"pods[{i}].count", 0, MAX_PODS)
+        return PendingPods(pod, count)
+    return PendingPods(entry)
+
+
+def parse_pods(raw: object) -> list[PendingPods]:
+    """``pods``: Pod objects or ``{"pod": Pod, "count": n}``, at most ``MAX_PODS`` in all."""
+    if not isinstance(raw, list):
+        raise EstimateError('pods must be a list of Pod objects or {"pod": Pod, "count": n}')
+    out: list[PendingPods] = []
+    total = 0
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise EstimateError(f"pods[{i}] must be an object")
+        pending = _pending(entry, i)
+        out.append(pending)
+        total += 1 if pending.count is None else pending.count
+        if total > MAX_PODS:
+            raise EstimateError(f"at most {MAX_PODS} pods per estimate")
+    return out
+
+
+def _group(entry: object, i: int) -> GroupTemplate:
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, Mapping):
+        raise EstimateError(f"nodeGroups[{i}] must be a group name or an object")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise EstimateError(f"nodeGroups[{i}] has no name")
+    max_new = entry.get("maxNewNodes")
+    if max_new is not None:
+        max_new = _int(max_new, f"nodeGroups[{i}].maxNewNodes", 0, MAX_PODS)
+    template = entry.get("template")
+    if template is None:
+        known = resolve_node_group(name)
+        if known is None:
+            raise EstimateError(f"unknown node group {name!r}: give its template inline or create it first")
+        return GroupTemplate(name, known.template, max_new if max_new is not None else known.max_new_nodes)
+    if not isinstance(template, Mapping) or not isinstance(template.get("metadata", {}), Mapping):
+        raise EstimateError(f"nodeGroups[{i}].template must be a Node object")
+    return GroupTemplate(name, template, max_new)
+
+
+def parse_groups(raw: object) -> list[GroupTemplate]:
+    """``nodeGroups``: names of known groups and/or ``{"name", "template": Node, "maxNewNodes"}``."""
+    if not isinstance(raw, list) or not raw:
+        raise EstimateError(
+            'nodeGroups must be a non-empty list of names or {"name", "template", "maxNewNodes"}'
+        )
+    if len(raw) > MAX_GROUPS:
+        raise EstimateError(f"at most {MAX_GROUPS} node groups per estimate")
+    return [_group(entry, i) for i, entry in enumerate(raw)]
+
+
+def _engine_checked(parse, value: object):
+    try:
+        return parse(value)
+    except EstimateError as exc:
+        raise serializers.ValidationError(str(exc)) from None
+
+
 class EstimateRequestSerializer(serializers.Serializer):
-    pods = serializers.ListField(
-        child=serializers.JSONField(), help_text='Pod objects or {"pod": Pod, "count": n}'
-    )
-    nodeGroups = serializers.ListField(  # noqa: N815
-        child=serializers.JSONField(), help_text='group names or {"name", "template": Node, "maxNewNodes"}'
+    """``POST /api/v1/estimate`` (design.md 7); ``validated_data`` holds what ``estimate()`` takes."""
+
+    pods = JSONListField(help_text='Pod objects or {"pod": Pod, "count": n}')
+    nodeGroups = JSONListField(  # noqa: N815
+        help_text='group names or {"name", "template": Node, "maxNewNodes"}'
     )
     expander = serializers.JSONField(
         required=False,
         help_text='least-waste (default), most-pods, least-nodes, priority, or a chain "priority,least-waste"',
     )
-    priorities = serializers.DictField(
+    priorities = serializers.JSONField(
         required=False, help_text='{"<priority>": ["<regex>", ...]} (CA priority expander)'
     )
-    maxNodesPerScaleUp = serializers.IntegerField(required=False, min_value=0, default=1000)  # noqa: N815
-    existingNodes = serializers.BooleanField(  # noqa: N815
+    maxNodesPerScaleUp = StrictIntegerField(  # noqa: N815
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MAX_PODS,
+        error_messages={
+            "invalid": f"maxNodesPerScaleUp must be an integer between 0 and {MAX_PODS}",
+            "min_value": f"maxNodesPerScaleUp must be an integer between 0 and {MAX_PODS}",
+            "max_value": f"maxNodesPerScaleUp must be an integer between 0 and {MAX_PODS}",
+        },
+    )
+    existingNodes = StrictBooleanField(  # noqa: N815
         required=False,
         default=False,
         help_text="place pods on live nodes' free device capacity first, as CA does (docs/usage.md)",
+        error_messages={"invalid": "existingNodes must be true or false"},
     )
+
+    def validate_pods(self, value: object) -> list[PendingPods]:
+        return _engine_checked(parse_pods, value)
+
+    def validate_nodeGroups(self, value: object) -> list[GroupTemplate]:  # noqa: N802
+        return _engine_checked(parse_groups, value)
+
+    def validate(self, attrs: dict) -> dict:
+        attrs["expander"] = _engine_checked(
+            lambda _: parse_expander(attrs.get("expander"), attrs.get("priorities")), None
+        )
+        if attrs.get("maxNodesPerScaleUp") is None:
+            attrs["maxNodesPerScaleUp"] = DEFAULT_MAX_NODES_PER_SCALE_UP
+        return attrs
 
 
 class EstimateOptionSerializer(serializers.Serializer):

@@ -1,26 +1,25 @@
 """``/api/v1/sessions`` (REST) and the session-scoped extender verbs ``/sessions/<id>/...``.
 
-The REST views are thin: parse, call ``simulations.sessions``, map ``SessionError`` to its 4xx JSON.
-The extender verbs reuse ``run_filter``/``run_prioritize`` with the session's node states, and answer
-an unknown or expired session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
+The REST viewset is thin: validate the body (``PlacementRequestSerializer``, ...), call
+``simulations.sessions``; a ``SessionError`` becomes its 4xx in the one error shape
+(``{"detail": ...}``, plus ``reason`` on a 422 and ``revision`` on a 412). The extender verbs reuse
+``run_filter``/``run_prioritize`` with the session's node states, and answer an unknown or expired
+session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
 """
 
 from __future__ import annotations
 
-import time
-
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from hami_sim.logcontext import bind_rejected
 
 from .. import sessions as svc
 from ..extender import filter_result
-from ..metrics import EXTENDER_LATENCY, EXTENDER_REQUESTS
-from .base import JsonAPIView, parse_json_body
+from ..models import SimulationSession
+from .base import SimulationViewSet, check_storable, json_object
 from .serializers import (
     ErrorSerializer,
     PlacementRequestSerializer,
@@ -28,20 +27,11 @@ from .serializers import (
     RevisionSerializer,
     SessionCreateSerializer,
     SessionSerializer,
+    SessionSummarySerializer,
 )
-from .views import BodyTooLarge, read_body, run_filter, run_prioritize
+from .views import ExtenderVerbView, run_filter, run_prioritize
 
-__all__ = [
-    "SessionListView",
-    "SessionDetailView",
-    "SessionPlacementsView",
-    "SessionPlacementDetailView",
-    "SessionForkView",
-    "SessionRevertView",
-    "SessionCommitView",
-    "session_filter_simulation",
-    "session_prioritize_simulation",
-]
+__all__ = ["SessionViewSet", "SessionFilterSimulationView", "SessionPrioritizeSimulationView"]
 
 IF_MATCH = OpenApiParameter(
     "If-Match",
@@ -50,6 +40,14 @@ IF_MATCH = OpenApiParameter(
     required=False,
     description="expected session revision; 412 on mismatch",
 )
+SESSION_ID = OpenApiParameter("session_id", str, OpenApiParameter.PATH, description="the session's id")
+_CHECKPOINT_RESPONSES = {
+    200: RevisionSerializer,
+    400: ErrorSerializer,
+    404: ErrorSerializer,
+    409: ErrorSerializer,
+    412: ErrorSerializer,
+}
 
 
 def _answer(body: dict, status: int, revision: int | None = None) -> Response:
@@ -59,50 +57,61 @@ def _answer(body: dict, status: int, revision: int | None = None) -> Response:
     return response
 
 
-def _error(exc: svc.SessionError) -> Response:
-    return Response(exc.body(), status=exc.status)
-
-
 def _if_match(request) -> int | None:
     return svc.parse_if_match(request.headers.get("If-Match"))
 
 
-class SessionListView(JsonAPIView):
+def _validated(serializer_class, data: dict) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return data
+
+
+class SessionViewSet(SimulationViewSet):
+    """Simulation sessions (design.md 3): CA's ClusterSnapshot with HAMi's device choice."""
+
+    serializer_class = SessionSummarySerializer
+    lookup_url_kwarg = "session_id"
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return SimulationSession.objects.filter(expires_at__gt=timezone.now()).order_by("-created_at", "id")
+
+    @extend_schema(summary="Live sessions, newest first (paginated)")
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(SessionSummarySerializer(page, many=True).data)
+
     @extend_schema(
         request=SessionCreateSerializer,
         responses={201: SessionSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
         summary="Create a simulation session",
     )
-    def post(self, request):
-        try:
-            body = svc.create_session(parse_json_body(request, allow_empty=True, stored=True))
-        except svc.SessionError as exc:
-            return _error(exc)
+    def create(self, request):
+        data = json_object(request, allow_empty=True)
+        check_storable(data)
+        body = svc.create_session(_validated(SessionCreateSerializer, data))
         return _answer(body, 201, body["revision"])
 
-
-class SessionDetailView(JsonAPIView):
-    @extend_schema(responses={200: SessionSerializer, 404: ErrorSerializer}, summary="A session's full state")
-    def get(self, request, session_id: str):
-        try:
-            body = svc.session_state(session_id)
-        except svc.SessionError as exc:
-            return _error(exc)
+    @extend_schema(
+        parameters=[SESSION_ID],
+        responses={200: SessionSerializer, 404: ErrorSerializer},
+        summary="A session's full state",
+    )
+    def retrieve(self, request, session_id: str):
+        body = svc.session_state(session_id)
         return _answer(body, 200, body["revision"])
 
-    @extend_schema(responses={204: None, 404: ErrorSerializer}, summary="Delete a session")
-    def delete(self, request, session_id: str):
-        try:
-            svc.delete_session(session_id)
-        except svc.SessionError as exc:
-            return _error(exc)
+    @extend_schema(
+        parameters=[SESSION_ID], responses={204: None, 404: ErrorSerializer}, summary="Delete a session"
+    )
+    def destroy(self, request, session_id: str):
+        svc.delete_session(session_id)
         return Response(status=204)
 
-
-class SessionPlacementsView(JsonAPIView):
     @extend_schema(
         request=PlacementRequestSerializer,
-        parameters=[IF_MATCH],
+        parameters=[SESSION_ID, IF_MATCH],
         responses={
             201: PlacementSerializer,
             200: PlacementSerializer,
@@ -115,116 +124,71 @@ class SessionPlacementsView(JsonAPIView):
         },
         summary="Place a pod with HAMi's device choice",
     )
-    def post(self, request, session_id: str):
-        try:
-            status, body = svc.place_pod(
-                session_id, parse_json_body(request, stored=True), _if_match(request)
-            )
-        except svc.SessionError as exc:
-            return _error(exc)
+    @action(detail=True, methods=["post"])
+    def placements(self, request, session_id: str):
+        data = json_object(request)
+        check_storable(data)
+        status, body = svc.place_pod(
+            session_id, _validated(PlacementRequestSerializer, data), _if_match(request)
+        )
         return _answer(body, status, body["revision"])
-
-
-class SessionPlacementDetailView(JsonAPIView):
-    @extend_schema(
-        parameters=[IF_MATCH],
-        responses={200: RevisionSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 412: ErrorSerializer},
-        summary="Remove a placement",
-    )
-    def delete(self, request, session_id: str, pod_uid: str):
-        try:
-            body = svc.remove_placement(session_id, pod_uid, _if_match(request))
-        except svc.SessionError as exc:
-            return _error(exc)
-        return _answer(body, 200, body["revision"])
-
-
-class _CheckpointView(JsonAPIView):
-    operation = staticmethod(svc.fork)
 
     @extend_schema(
         request=None,
-        parameters=[IF_MATCH],
-        responses={
-            200: RevisionSerializer,
-            400: ErrorSerializer,
-            404: ErrorSerializer,
-            409: ErrorSerializer,
-            412: ErrorSerializer,
-        },
+        parameters=[SESSION_ID, OpenApiParameter("pod_uid", str, OpenApiParameter.PATH), IF_MATCH],
+        responses={200: RevisionSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 412: ErrorSerializer},
+        summary="Remove a placement",
     )
-    def post(self, request, session_id: str):
-        try:
-            body = self.operation(session_id, _if_match(request))
-        except svc.SessionError as exc:
-            return _error(exc)
+    @action(detail=True, methods=["delete"], url_path=r"placements/(?P<pod_uid>.+)", url_name="placement")
+    def placement(self, request, session_id: str, pod_uid: str):
+        body = svc.remove_placement(session_id, pod_uid, _if_match(request))
         return _answer(body, 200, body["revision"])
 
+    def _checkpoint(self, operation, request, session_id: str) -> Response:
+        body = operation(session_id, _if_match(request))
+        return _answer(body, 200, body["revision"])
 
-class SessionForkView(_CheckpointView):
-    """Push a checkpoint (CA ``ClusterSnapshot.Fork``)."""
+    @extend_schema(request=None, parameters=[SESSION_ID, IF_MATCH], responses=_CHECKPOINT_RESPONSES)
+    @action(detail=True, methods=["post"])
+    def fork(self, request, session_id: str):
+        """Push a checkpoint (CA ``ClusterSnapshot.Fork``)."""
+        return self._checkpoint(svc.fork, request, session_id)
 
-    operation = staticmethod(svc.fork)
+    @extend_schema(request=None, parameters=[SESSION_ID, IF_MATCH], responses=_CHECKPOINT_RESPONSES)
+    @action(detail=True, methods=["post"])
+    def revert(self, request, session_id: str):
+        """Restore the last checkpoint exactly and pop it (CA ``Revert``)."""
+        return self._checkpoint(svc.revert, request, session_id)
 
-
-class SessionRevertView(_CheckpointView):
-    """Restore the last checkpoint exactly and pop it (CA ``Revert``)."""
-
-    operation = staticmethod(svc.revert)
-
-
-class SessionCommitView(_CheckpointView):
-    """Pop the last checkpoint and keep the changes (CA ``Commit``)."""
-
-    operation = staticmethod(svc.commit)
+    @extend_schema(request=None, parameters=[SESSION_ID, IF_MATCH], responses=_CHECKPOINT_RESPONSES)
+    @action(detail=True, methods=["post"])
+    def commit(self, request, session_id: str):
+        """Pop the last checkpoint and keep the changes (CA ``Commit``)."""
+        return self._checkpoint(svc.commit, request, session_id)
 
 
 # -- session-scoped extender verbs ---------------------------------------------------------------------
 
 
-def _unknown(session_id: str) -> str:
-    return f"unknown or expired session {session_id}"
+class SessionFilterSimulationView(ExtenderVerbView):
+    verb = "session-filter"
+
+    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+        session_id = kwargs["session_id"]
+        states = svc.node_states(session_id)
+        if states is None:
+            bind_rejected("unknown_session", body=body)
+            return filter_result(None, {}, {}, f"unknown or expired session {session_id}"), "unknown_session"
+        return run_filter(body, caller=f"session:{session_id}", states=states)
 
 
-@csrf_exempt
-@require_POST
-def session_filter_simulation(request: HttpRequest, session_id: str) -> HttpResponse:
-    started = time.perf_counter()
-    try:
-        body = read_body(request)
-    except BodyTooLarge as exc:
-        bind_rejected("too_large")
-        EXTENDER_REQUESTS.labels("session-filter", "too_large").inc()
-        return HttpResponse(
-            filter_result(None, {}, {}, str(exc)), content_type="application/json", status=413
-        )
-    states = svc.node_states(session_id)
-    if states is None:
-        bind_rejected("unknown_session", body=body)
-        content, outcome = filter_result(None, {}, {}, _unknown(session_id)), "unknown_session"
-    else:
-        content, outcome = run_filter(body, caller=f"session:{session_id}", states=states)
-    EXTENDER_REQUESTS.labels("session-filter", outcome).inc()
-    EXTENDER_LATENCY.labels("session-filter").observe(time.perf_counter() - started)
-    return HttpResponse(content, content_type="application/json")
+class SessionPrioritizeSimulationView(ExtenderVerbView):
+    verb = "session-prioritize"
+    too_large = b"[]"
 
-
-@csrf_exempt
-@require_POST
-def session_prioritize_simulation(request: HttpRequest, session_id: str) -> HttpResponse:
-    started = time.perf_counter()
-    try:
-        body = read_body(request)
-    except BodyTooLarge:
-        bind_rejected("too_large")
-        EXTENDER_REQUESTS.labels("session-prioritize", "too_large").inc()
-        return HttpResponse(b"[]", content_type="application/json", status=413)
-    states = svc.node_states(session_id)
-    if states is None:
-        bind_rejected("unknown_session", body=body)
-        content, outcome = b"[]", "unknown_session"
-    else:
-        content, outcome = run_prioritize(body, states=states)
-    EXTENDER_REQUESTS.labels("session-prioritize", outcome).inc()
-    EXTENDER_LATENCY.labels("session-prioritize").observe(time.perf_counter() - started)
-    return HttpResponse(content, content_type="application/json")
+    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+        states = svc.node_states(kwargs["session_id"])
+        if states is None:
+            bind_rejected("unknown_session", body=body)
+            return b"[]", "unknown_session"
+        return run_prioritize(body, states=states)

@@ -1,55 +1,50 @@
-"""Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation``.
+"""Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation`` (design.md 2).
 
-Plain Django views on purpose: CA calls these thousands of times per loop, so the body is parsed
-once with orjson and never goes through DRF's parsers, negotiation or serializers.
+DRF views, like every endpoint, but shaped for the hot path: CA calls these thousands of times per
+loop, so there is no authentication, permission or throttle class (mTLS and the NetworkPolicy guard
+them, design.md 8), no parser (the bounded raw body is parsed once, by ``parse_extender_args``), no
+serializer and no content negotiation (the extender protocol has one answer format: a 406 would
+lose it). The answer is encoded once and handed to ``OrjsonRenderer`` as an ``orjson.Fragment``.
+Go's wire format is kept exactly: 200 with ``Error`` for request-level failures, 413 over the body
+limit, a JSON 405 naming the method for anything but POST.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import orjson
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import HttpRequest
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
-from hami_sim.engine.simulate import NodeVerdict, PodContext
-from hami_sim.logcontext import bind_prioritize_verdict, bind_rejected
+from hami_sim.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
+from hami_sim.restjson import OrjsonRenderer
 from usage.live import for_inventory as live_usage
 
 from ..engine import get_simulator
-from ..extender import ExtenderArgs, ExtenderArgsError, filter_result, parse_extender_args
+from ..extender import ExtenderArgsError, filter_result, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
+from ..signals import filter_answered
 
-__all__ = ["filter_simulation", "prioritize_simulation", "run_filter", "run_prioritize", "read_body"]
+__all__ = [
+    "ExtenderVerbView",
+    "FilterSimulationView",
+    "PrioritizeSimulationView",
+    "run_filter",
+    "run_prioritize",
+    "read_body",
+    "BodyTooLarge",
+]
 
 log = logging.getLogger("hami_sim.extender")
-JSON = "application/json"
-
-# Called after every answered filter with (ctx, args, verdicts, caller, seconds); set by the
-# decisions recorder. It must never raise into the answer.
-FilterObserver = Callable[[PodContext, ExtenderArgs, list[NodeVerdict], str, float], None]
-_observers: list[FilterObserver] = []
-
-
-def add_filter_observer(observer: FilterObserver) -> None:
-    if observer not in _observers:
-        _observers.append(observer)
-
-
-def _notify(
-    ctx: PodContext, args: ExtenderArgs, verdicts: list[NodeVerdict], caller: str, seconds: float
-) -> None:
-    for observer in _observers:
-        try:
-            observer(ctx, args, verdicts, caller, seconds)
-        except Exception:  # recording must never fail the answer
-            log.exception("filter observer failed")
 
 
 class BodyTooLarge(Exception):
@@ -111,8 +106,17 @@ def run_filter(
     EXTENDER_NODE_VERDICTS.labels("fit").inc(len(fitting))
     EXTENDER_NODE_VERDICTS.labels("failed").inc(len(failed))
     EXTENDER_NODE_VERDICTS.labels("unresolvable").inc(len(unresolvable))
-    if _observers:
-        _notify(ctx, args, verdicts, caller, time.perf_counter() - started)
+    bind_filter_verdict(ctx, args, verdicts, caller, 0.0)
+    # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs
+    if filter_answered.receivers:
+        filter_answered.send_robust(
+            sender=run_filter,
+            ctx=ctx,
+            args=args,
+            verdicts=verdicts,
+            caller=caller,
+            seconds=time.perf_counter() - started,
+        )
     return out, "fit" if fitting else "no_fit"
 
 
@@ -132,39 +136,76 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
     return orjson.dumps(priorities), "ok"
 
 
-def _respond(
-    verb: str, request: HttpRequest, handler: Callable[[bytes], tuple[bytes, str]], empty: bytes | None
-) -> HttpResponse:
-    """Read the bounded body, answer, count. ``empty`` is the 413 body (None: an ExtenderFilterResult)."""
-    started = time.perf_counter()
-    try:
-        body = read_body(request)
-    except BodyTooLarge as exc:
-        bind_rejected("too_large")
-        EXTENDER_REQUESTS.labels(verb, "too_large").inc()
-        payload = filter_result(None, {}, {}, str(exc)) if empty is None else empty
-        return HttpResponse(payload, content_type=JSON, status=413)
-    content, outcome = handler(body)
-    EXTENDER_REQUESTS.labels(verb, outcome).inc()
-    EXTENDER_LATENCY.labels(verb).observe(time.perf_counter() - started)
-    return HttpResponse(content, content_type=JSON)
+class _OneAnswerFormat(BaseContentNegotiation):
+    """The extender protocol has one answer format: ``Accept`` is ignored (a 406 would lose the answer)."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
 
 
-def _not_post(request: HttpRequest) -> HttpResponse | None:
-    """Extender verbs are POST only: anything else is a JSON 405 naming the method."""
-    if request.method == "POST":
-        return None
-    body = orjson.dumps({"Error": f"method {request.method} not allowed; POST ExtenderArgs as JSON"})
-    response = HttpResponse(body, content_type=JSON, status=405)
-    response["Allow"] = "POST"
-    return response
+def _answer(content: bytes, status: int = 200) -> Response:
+    """Pre-encoded JSON through the renderer without a second encoding pass."""
+    return Response(orjson.Fragment(content), status=status)
 
 
-@csrf_exempt
-def filter_simulation(request: HttpRequest) -> HttpResponse:
-    return _not_post(request) or _respond("filter", request, run_filter, None)
+class ExtenderVerbView(APIView):
+    """An extender verb: ``POST`` a bounded ``ExtenderArgs`` body, answer in Go's shape.
+
+    Subclasses set ``verb`` (the metrics label), ``too_large`` (the 413 body; None: an
+    ``ExtenderFilterResult`` with ``Error`` set) and ``answer(body, **kwargs)``.
+    """
+
+    authentication_classes: tuple = ()
+    permission_classes: tuple = ()
+    throttle_classes: tuple = ()
+    parser_classes: tuple = ()
+    renderer_classes = (OrjsonRenderer,)
+    content_negotiation_class = _OneAnswerFormat
+    http_method_names = ["post"]
+    schema = None  # documented by ``simulations.schema.add_extender_paths`` (Go field names)
+    verb = ""
+    too_large: bytes | None = None
+
+    def perform_authentication(self, request) -> None:
+        """Nobody to authenticate (mTLS did): leave ``request.user`` to Django's middleware."""
+
+    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+        raise NotImplementedError
+
+    def post(self, request, **kwargs: str) -> Response:
+        started = time.perf_counter()
+        try:
+            body = read_body(request._request)
+        except BodyTooLarge as exc:
+            bind_rejected("too_large")
+            EXTENDER_REQUESTS.labels(self.verb, "too_large").inc()
+            payload = filter_result(None, {}, {}, str(exc)) if self.too_large is None else self.too_large
+            return _answer(payload, 413)
+        content, outcome = self.answer(body, **kwargs)
+        EXTENDER_REQUESTS.labels(self.verb, outcome).inc()
+        EXTENDER_LATENCY.labels(self.verb).observe(time.perf_counter() - started)
+        return _answer(content)
+
+    def http_method_not_allowed(self, request, *args, **kwargs) -> Response:
+        """Anything but POST: a JSON 405 naming the method (``Allow: POST`` comes from DRF)."""
+        return _answer(
+            orjson.dumps({"Error": f"method {request.method} not allowed; POST ExtenderArgs as JSON"}), 405
+        )
 
 
-@csrf_exempt
-def prioritize_simulation(request: HttpRequest) -> HttpResponse:
-    return _not_post(request) or _respond("prioritize", request, run_prioritize, b"[]")
+class FilterSimulationView(ExtenderVerbView):
+    verb = "filter"
+
+    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+        return run_filter(body)
+
+
+class PrioritizeSimulationView(ExtenderVerbView):
+    verb = "prioritize"
+    too_large = b"[]"
+
+    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+        return run_prioritize(body)

@@ -219,7 +219,7 @@ def test_named_group_from_the_database(client):
     status, body = estimate(client, {"pods": pods, "nodeGroups": [{"name": "gpu-a10g", "maxNewNodes": 8}]})
     assert body["options"][0]["nodeCount"] == 8
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["nope"]})
-    assert status == 400 and "unknown node group 'nope'" in body["error"]
+    assert status == 400 and "unknown node group 'nope'" in body["detail"]
 
 
 @pytest.mark.parametrize(
@@ -269,14 +269,14 @@ def test_named_group_from_the_database(client):
 )
 def test_bad_input_is_400_json(client, body, text):
     status, answer = estimate(client, body)
-    assert status == 400 and text in answer["error"], answer
+    assert status == 400 and text in answer["detail"], answer
 
 
 def test_malformed_json_is_400(client):
     response = client.post("/api/v1/estimate", b"{", content_type="application/json")
-    assert response.status_code == 400 and "malformed JSON" in orjson.loads(response.content)["error"]
+    assert response.status_code == 400 and "malformed JSON" in orjson.loads(response.content)["detail"]
     response = client.get("/api/v1/estimate")
-    assert response.status_code == 405 and "error" in orjson.loads(response.content)
+    assert response.status_code == 405 and "detail" in orjson.loads(response.content)
 
 
 def test_estimate_leaves_decision_records(client):

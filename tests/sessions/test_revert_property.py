@@ -100,7 +100,7 @@ class SessionMachine(RuleBasedStateMachine):
             assert body["revision"] == self.revision
             self.placed[uid] = where
         else:
-            assert status == 422 and body["error"] == "pod does not fit" and body["reason"], body
+            assert status == 422 and body["detail"] == "pod does not fit" and body["reason"], body
             after = self._state()
             assert after["nodes"] == before["nodes"] and after["placements"] == before["placements"]
 

@@ -29,7 +29,7 @@ def test_create_get_delete(api):
     status, _ = api.call("delete", f"/api/v1/sessions/{created['id']}")
     assert status == 204
     status, body = api.call("get", f"/api/v1/sessions/{created['id']}")
-    assert status == 404 and "unknown or expired session" in body["error"]
+    assert status == 404 and "unknown or expired session" in body["detail"]
 
 
 def test_create_defaults_and_bad_input(api):
@@ -45,7 +45,7 @@ def test_create_defaults_and_bad_input(api):
         ([1, 2], "object"),
     ):
         status, payload = api.call("post", "/api/v1/sessions", body)
-        assert status == 400 and text in payload["error"], (body, payload)
+        assert status == 400 and text in payload["detail"], (body, payload)
     status, payload = (
         api.client.post("/api/v1/sessions", b"{nope", content_type="application/json").status_code,
         None,
@@ -65,7 +65,7 @@ def test_unknown_and_malformed_session_ids_are_404_json(api):
             ("delete", f"/api/v1/sessions/{sid}/placements/x"),
         ):
             status, body = api.call(method, path)
-            assert status == 404 and body["error"] == f"unknown or expired session {sid}", (method, path)
+            assert status == 404 and body["detail"] == f"unknown or expired session {sid}", (method, path)
         status, body = api.place(sid, pod(uid="p"), a10_node())
         assert status == 404
 
@@ -84,7 +84,7 @@ def test_placement_uses_hami_device_choice_and_carries_usage(api):
     assert chosen(second) != chosen(first), "the second 12000 MiB pod must take the other card"
     status, third = api.place(sid, pod("c", uid="c", gpumem=12000), node_name="tmpl-a10")
     assert status == 422
-    assert third == {"error": "pod does not fit", "reason": "2/2 CardInsufficientMemory"}
+    assert third == {"detail": "pod does not fit", "reason": "2/2 CardInsufficientMemory"}
     state = api.get(sid)
     assert state["revision"] == 2
     [n] = state["nodes"]
@@ -124,10 +124,10 @@ def test_identical_retry_is_noop_and_conflicts_are_409(api):
     status, again = api.place(sid, pod("a", uid="a", gpumem=1000), node_name="tmpl-a10", **{"If-Match": "0"})
     assert status == 200 and again["revision"] == 1  # a retry of a success is still a success
     status, body = api.place(sid, pod("a", uid="a", gpumem=1000), other)
-    assert status == 409 and "already placed on node tmpl-a10" in body["error"]
+    assert status == 409 and "already placed on node tmpl-a10" in body["detail"]
     changed = a10_node(devmem=40000)
     status, body = api.place(sid, pod("b", uid="b", gpumem=1000), changed)
-    assert status == 409 and "template changed" in body["error"]
+    assert status == 409 and "template changed" in body["detail"]
     state = api.get(sid)
     assert state["revision"] == 1 and [n["name"] for n in state["nodes"]] == ["tmpl-a10"]
 
@@ -167,7 +167,7 @@ def test_bad_placement_input_is_400_and_changes_nothing(api):
     ]
     for body, text in cases:
         status, payload = api.call("post", f"/api/v1/sessions/{sid}/placements", body)
-        assert status == 400 and text in payload["error"], (body, payload)
+        assert status == 400 and text in payload["detail"], (body, payload)
     status = api.client.post(
         f"/api/v1/sessions/{sid}/placements", b"[", content_type="application/json"
     ).status_code
@@ -197,7 +197,7 @@ def test_remove_placement_restores_usage(api):
     assert sum(d["usedmem"] for d in state["nodes"][0]["devices"]) == 3000
     assert sum(d["usedcores"] for d in state["nodes"][0]["devices"]) == 30
     status, body = api.call("delete", f"/api/v1/sessions/{sid}/placements/a")
-    assert status == 404 and "not placed" in body["error"]
+    assert status == 404 and "not placed" in body["detail"]
     # pod ids without uid are <namespace>/<name> and still addressable
     status, placed = api.place(sid, pod("named", namespace="ml"), node_name="tmpl-a10")
     assert status == 201 and placed["podUID"] == "ml/named"
@@ -245,7 +245,7 @@ def test_fork_revert_commit_restore_exact_state(api):
     assert after["nodes"] == before["nodes"] and after["placements"] == before["placements"]
     assert after["revision"] == 6  # never goes back
     status, body = api.call("post", f"/api/v1/sessions/{sid}/revert")
-    assert status == 409 and "no checkpoint" in body["error"]
+    assert status == 409 and "no checkpoint" in body["detail"]
     status, body = api.call("post", f"/api/v1/sessions/{sid}/commit")
     assert status == 409
     api.call("post", f"/api/v1/sessions/{sid}/fork")

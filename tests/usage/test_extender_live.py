@@ -175,4 +175,4 @@ def test_estimate_places_pods_on_live_nodes_first_when_asked(client, kube_api, s
         "default/infer#4",
     ]
     bad = client.post("/api/v1/estimate", {**body, "existingNodes": "yes"}, content_type="application/json")
-    assert bad.status_code == 400 and "existingNodes" in bad.json()["error"]
+    assert bad.status_code == 400 and "existingNodes" in bad.json()["detail"]

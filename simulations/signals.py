@@ -1,0 +1,23 @@
+"""Signals the simulation app sends; other apps listen without ``simulations`` knowing them.
+
+``filter_answered`` is sent after every answered filter question: the extender verbs (plain and
+session-scoped, ``caller`` ``extender`` / ``session:<id>``) and the estimate's per-group checks
+(``caller`` ``estimate``). Keyword arguments:
+
+- ``ctx``: the pod's ``PodContext`` (``ctx.pod`` is the parsed ``PodView``, policies in force)
+- ``args``: ``ExtenderArgs`` (``args.pod`` the raw Pod, ``args.nodes`` the raw Nodes asked about)
+- ``verdicts``: one ``NodeVerdict`` per node, in ``args.nodes`` order
+- ``caller``: who asked; ``seconds``: how long the answer took
+
+Why a signal: ``decisions`` records these answers, and it sits above ``simulations`` in the layers
+(design.md 8). Receivers run in the answering thread and must be cheap (the decision recorder only
+queues); the sender uses ``send_robust``, so a failing receiver is logged and never fails the answer.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+__all__ = ["filter_answered"]
+
+filter_answered = Signal()

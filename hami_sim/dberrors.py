@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import orjson
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+
+from .middleware import error_response
 
 __all__ = ["DatabaseUnavailableMiddleware", "RETRY_AFTER_SECONDS"]
 
@@ -23,7 +24,7 @@ RETRY_AFTER_SECONDS = 5
 
 
 class DatabaseUnavailableMiddleware:
-    """Turns an unreachable database, raised by any view, into ``503 {"error": "database unavailable: ..."}``."""
+    """Turns an unreachable database, raised by any view, into ``503 {"detail": "database unavailable: ..."}``."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -35,7 +36,7 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         log.warning("database unavailable for %s %s: %s", request.method, request.path, exception)
-        body = {"error": f"database unavailable: {exception.__class__.__name__}; retry later"}
-        response = HttpResponse(orjson.dumps(body), content_type="application/json", status=503)
+        message = f"database unavailable: {exception.__class__.__name__}; retry later"
+        response = error_response(503, request.path_info, message)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

@@ -6,7 +6,7 @@
   Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` only guards ``request.body``/``request.POST``; DRF's
   parsers and file uploads read the stream directly, so without this a REST client could post an
   unbounded body. Simulation paths (whole Node lists) get ``EXTENDER_MAX_BODY_BYTES`` instead.
-- ``JsonHostMiddleware``: a ``Host`` header outside ``ALLOWED_HOSTS`` is a JSON 400 ``{"error": ...}``
+- ``JsonHostMiddleware``: a ``Host`` header outside ``ALLOWED_HOSTS`` is a JSON 400 (``error_response``)
   for JSON clients (REST API, extender verbs, session verbs) instead of Django's HTML 400 page; the
   dashboard and admin keep Django's page. ``bad_request`` (``handler400``) does the same for the
   other requests Django refuses as suspicious (too many fields, ...).
@@ -45,6 +45,7 @@ __all__ = [
     "ClientIdentityMiddleware",
     "is_json_client_path",
     "bad_request",
+    "error_response",
 ]
 
 access_log = logging.getLogger("hami_sim.access")
@@ -74,6 +75,13 @@ def is_json_client_path(path: str) -> bool:
 
 def _json(status: int, payload: dict) -> HttpResponse:
     return HttpResponse(orjson.dumps(payload), content_type=_JSON, status=status)
+
+
+def error_response(status: int, path: str, message: str) -> HttpResponse:
+    """A refusal before any view: ``{"detail": ...}`` as every ``/api/v1`` view answers
+    (``hami_sim.rest``), ``{"error": ...}`` on the extender verbs (Go decodes it as ``Error``)."""
+    key = "error" if EXTENDER_VERB_PATH.match(path) else "detail"
+    return _json(status, {key: message})
 
 
 class RequestIdMiddleware:
@@ -125,7 +133,7 @@ class BodyLimitMiddleware:
             if length < 0:
                 raise ValueError(raw)
         except ValueError:
-            return _json(400, {"error": f"invalid Content-Length header: {raw[:40]!r}"})
+            return error_response(400, request.path_info, f"invalid Content-Length header: {raw[:40]!r}")
         if is_simulation_path(request.path_info):
             limit = settings.EXTENDER_MAX_BODY_BYTES
             if EXTENDER_VERB_PATH.match(request.path_info):
@@ -134,7 +142,8 @@ class BodyLimitMiddleware:
         else:
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and length > limit:
-            return _json(413, {"error": f"request body of {length} bytes exceeds the limit of {limit} bytes"})
+            message = f"request body of {length} bytes exceeds the limit of {limit} bytes"
+            return error_response(413, request.path_info, message)
         return self.get_response(request)
 
 
@@ -156,18 +165,18 @@ class JsonHostMiddleware:
                 request.get_host()
             except DisallowedHost as exc:
                 security_log.error(str(exc), extra={"status_code": 400, "request": request})
-                return _json(400, {"error": str(exc)})
+                return error_response(400, request.path_info, str(exc))
         return self.get_response(request)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """``handler400``: Django's 400 for a suspicious request (too many fields, a bad Host reached past
-    ``JsonHostMiddleware``), as JSON ``{"error": ...}`` for JSON clients, Django's page elsewhere."""
+    ``JsonHostMiddleware``), as JSON (``error_response``) for JSON clients, Django's page elsewhere."""
     if is_json_client_path(request.path_info):
         message = (
             str(exception) if isinstance(exception, SuspiciousOperation) and str(exception) else "bad request"
         )
-        return _json(400, {"error": message})
+        return error_response(400, request.path_info, message)
     return defaults.bad_request(request, exception)
 
 
@@ -194,16 +203,15 @@ class ListenerMiddleware:
         path = request.path_info
         if self.listener == "extender":
             if not (is_simulation_path(path) or path in _PROBE_PATHS):
-                return _json(404, {"error": f"{path} is not served on the extender listener"})
+                return error_response(404, path, f"{path} is not served on the extender listener")
         elif self.listener == "web" and is_simulation_path(path):
             user = getattr(request, "user", None)
             if not (user is not None and user.is_authenticated) and _token_user(request) is None:
-                return _json(
+                return error_response(
                     403,
-                    {
-                        "error": "simulation endpoints on the web listener need a logged-in user or an "
-                        "API token; Cluster Autoscaler uses the mTLS extender listener"
-                    },
+                    path,
+                    "simulation endpoints on the web listener need a logged-in user or an "
+                    "API token; Cluster Autoscaler uses the mTLS extender listener",
                 )
         return self.get_response(request)
 

@@ -1,6 +1,7 @@
-"""OpenAPI for the extender verbs.
+"""OpenAPI for the extender verbs, and the error answers of every ``/api/v1`` operation.
 
-They are plain Django views (the hot path skips DRF), so drf-spectacular cannot discover them; this
+The extender verbs are DRF views without a serializer (the hot path parses and encodes once, by
+hand), so drf-spectacular cannot describe them: they are excluded from discovery and this
 post-processing hook adds them to ``/api/schema/`` with the wire format of
 ``k8s.io/kube-scheduler/extender/v1`` (Go field names, no JSON tags).
 """
@@ -125,12 +126,17 @@ def add_extender_paths(result: dict, generator, request, public) -> dict:
 
 # -- error responses every REST operation can give ------------------------------------------------------
 # drf-spectacular documents the success response only, but DRF answers 400 (validation, bad filter
-# values, bad If-Match), 401/403 (writes without credentials), 404 (unknown object) and 429 (throttle),
-# and the body limit answers 413. Clients (and schemathesis) must find them in the schema.
+# values, bad If-Match), 401/403 (writes without credentials), 404 (unknown object), 415 (a body that
+# is not JSON) and 429 (throttle), and the body limit answers 413. Clients (and schemathesis) must find them in the schema.
 _ERROR_BODY = {
     "type": "object",
+    "properties": {"detail": {"type": "string", "description": "what is wrong"}},
+    "required": ["detail"],
     "additionalProperties": True,
-    "description": "{'error': ...} on the simulation API; DRF's {'detail': ...} or field errors elsewhere.",
+    "description": (
+        "The one error shape of every /api/v1 endpoint (hami_sim.rest): {'detail': ...}, plus the "
+        "field errors beside it when a request serializer fails ({'detail': ..., '<field>': [...]})."
+    ),
 }
 _ERROR_TEXT = {
     "400": "Invalid request (body, query or header).",
@@ -138,6 +144,7 @@ _ERROR_TEXT = {
     "403": "Permission denied.",
     "404": "Not found.",
     "413": "Request body too large.",
+    "415": "Unsupported body media type (send application/json).",
     "429": "Throttled.",
 }
 
@@ -154,6 +161,8 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             codes = ["400", "413"]
+            if "requestBody" in operation:
+                codes.append("415")
             if "{" in path:
                 codes.append("404")
             if not simulation:

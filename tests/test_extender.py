@@ -195,11 +195,35 @@ def test_null_annotation_value_is_absent(client):
     assert answer["FailedAndUnresolvableNodes"] == {"n": "node unregistered"}
 
 
-@pytest.mark.parametrize("path", ["/filter-simulation", "/prioritize-simulation"])
-def test_only_post_is_allowed(client, path):
-    response = client.get(path)
+VERB_PATHS = [
+    "/filter-simulation",
+    "/prioritize-simulation",
+    "/sessions/s1/filter-simulation",
+    "/sessions/s1/prioritize-simulation",
+]
+
+
+@pytest.mark.parametrize("path", VERB_PATHS)
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "OPTIONS"])
+def test_only_post_is_allowed(client, path, method):
+    response = client.generic(method, path)
     assert response.status_code == 405 and response["Allow"] == "POST"
-    assert orjson.loads(response.content)["Error"].startswith("method GET not allowed")
+    assert response["Content-Type"] == "application/json"
+    assert orjson.loads(response.content)["Error"].startswith(f"method {method} not allowed")
+
+
+@pytest.mark.parametrize("path", VERB_PATHS)
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "*/*"])
+def test_accept_header_never_changes_the_answer(client, path, accept):
+    """One answer format: a client asking for something else still gets the extender's JSON, not a 406."""
+    body = extender_args(pod(gpumem=100), [a10("n1")])
+    response = client.post(path, body, content_type="application/json", HTTP_ACCEPT=accept)
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    answer = orjson.loads(response.content)
+    if path.endswith("filter-simulation"):
+        assert set(answer) == {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
+    else:
+        assert isinstance(answer, list)
 
 
 # -- semantics ---------------------------------------------------------------------------------------------

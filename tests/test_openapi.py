@@ -24,3 +24,29 @@ def test_schema_lists_extender_verbs(client):
 
 def test_docs_page_renders(client):
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_api_root_lists_every_endpoint(client):
+    response = client.get("/api/v1/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    listed = response.json()
+    assert set(listed) == {
+        "node-groups",
+        "device-profiles",
+        "node-inventories",
+        "drift-findings",
+        "task-runs",
+        "sessions",
+        "estimate",
+        "decisions",
+        "ca-events",
+        "autoscaler-status",
+    }
+    for name, url in listed.items():
+        assert url.endswith(f"/api/v1/{name}"), (name, url)
+
+
+def test_schema_documents_the_session_list_and_the_one_error_shape(client):
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    assert "get" in schema["paths"]["/api/v1/sessions/"]
+    assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]

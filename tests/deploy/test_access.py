@@ -72,7 +72,7 @@ def test_rest_body_over_the_limit_is_413_json_and_writes_nothing(client, operato
     big = orjson.dumps({"name": "gpu-big", "description": "x" * 4096})
     response = _post_json(client, "/api/v1/node-groups/", big, HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 413
-    assert "exceeds the limit of 1024 bytes" in response.json()["error"]
+    assert "exceeds the limit of 1024 bytes" in response.json()["detail"]
     assert NodeGroup.objects.count() == 0
 
 
@@ -86,7 +86,7 @@ def test_nonsense_content_length_is_400(client):
     response = client.generic(
         "POST", "/api/v1/node-groups/", b"{}", content_type="application/json", CONTENT_LENGTH="-5"
     )
-    assert response.status_code == 400 and "Content-Length" in response.json()["error"]
+    assert response.status_code == 400 and "Content-Length" in response.json()["detail"]
 
 
 def test_simulation_paths_use_the_extender_limit_not_the_rest_limit(client, settings):
@@ -159,7 +159,7 @@ def test_extender_listener_hides_admin_rest_and_dashboard(client, settings):
     for path in ("/admin/", "/api/v1/node-groups/", "/", "/api/schema/"):
         response = client.get(path)
         assert response.status_code == 404, path
-        assert "extender listener" in response.json()["error"]
+        assert "extender listener" in response.json()["detail"]
     assert _post_json(client, "/filter-simulation", FILTER_BODY).status_code == 200
     assert _post_json(client, "/sessions/nope/prioritize-simulation", FILTER_BODY).status_code == 200
     assert client.get("/healthz").status_code == 200

@@ -69,7 +69,8 @@ def test_bad_host_is_a_json_400_for_json_clients_and_writes_nothing(client, sett
     response = client.generic(method, path, BODY, content_type="application/json", HTTP_HOST="evil.example")
     assert response.status_code == 400
     assert response["Content-Type"] == "application/json"
-    error = orjson.loads(response.content)["error"]
+    # the extender verbs answer Go's Error field (decoded case-insensitively), the REST API "detail"
+    error = orjson.loads(response.content)["detail" if path.startswith("/api/") else "error"]
     assert "evil.example" in error and "ALLOWED_HOSTS" in error  # Django's own wording
     assert response["X-Request-ID"]
     assert SimulationSession.objects.count() == before
@@ -106,7 +107,7 @@ def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(
     query = "&".join(f"f{i}=1" for i in range(5))
     response = client.get(f"/api/v1/node-groups/?{query}")
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
-    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in orjson.loads(response.content)["error"]
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in orjson.loads(response.content)["detail"]
     response = client.post("/api/v1/node-groups/", query, content_type="application/x-www-form-urlencoded")
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
     assert NodeGroup.objects.count() == 0

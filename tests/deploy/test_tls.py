@@ -117,7 +117,7 @@ def test_extender_listener_serves_only_simulation_and_probes(pki, extender_serve
     status, body, _ = _request(url, ctx, "GET", "/readyz")
     assert status == 200 and orjson.loads(body)["status"] == "ready", body
     status, body, _ = _request(url, ctx, "GET", "/admin/")
-    assert status == 404 and "extender listener" in orjson.loads(body)["error"]
+    assert status == 404 and "extender listener" in orjson.loads(body)["detail"]
 
 
 def test_requests_of_every_worker_show_up_on_the_metrics_port(pki, extender_server):

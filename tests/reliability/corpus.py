@@ -3,7 +3,7 @@
 Each ``Case`` is one request a confused, buggy or hostile client could send. ``FILTER_ERRORS`` must be
 refused with the extender's own error shape; ``FILTER_DEFINED`` are hostile but decodable requests with
 one correct answer (HAMi's), checked verdict by verdict; ``SESSION_ERRORS`` are refused by the session
-API with a 4xx ``{"error": ...}``. The corpus is data, so it is easy to extend.
+API with a 4xx ``{"detail": ...}``. The corpus is data, so it is easy to extend.
 """
 
 from __future__ import annotations

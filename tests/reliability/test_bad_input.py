@@ -155,8 +155,8 @@ def test_session_api_rejects_bad_input_clearly(client, session_id, case):
     )
     assert response.status_code in case.statuses, response.content
     answer = orjson.loads(response.content)
-    assert isinstance(answer.get("error"), str) and answer["error"]
-    assert case.expect.lower() in answer["error"].lower()
+    assert isinstance(answer.get("detail"), str) and answer["detail"]
+    assert case.expect.lower() in answer["detail"].lower()
     assert row_counts() == before
     assert _session_state(client, session_id) == state
     # still answering: a good placement on the same session succeeds

@@ -82,7 +82,7 @@ def test_postgres_unreachable_extender_answers_readyz_503_sessions_clean_503(cli
             status, ctype, body = _call(url, method, path, payload)
             assert status == 503, (method, path, status, body[:300])
             assert ctype.startswith("application/json"), (method, path, ctype)
-            assert "database" in orjson.loads(body)["error"].lower()
+            assert "database" in orjson.loads(body)["detail"].lower()
         # the session-scoped extender verbs keep the extender's shape: 200 with Error / []
         status, _, body = _call(url, "POST", "/sessions/abc/filter-simulation", good_filter_body())
         assert status == 200 and orjson.loads(body)["Error"]

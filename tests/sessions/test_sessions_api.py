@@ -394,3 +394,49 @@ def test_unregistered_node_admits_device_less_pods_only(api):
     state = api.get(sid)
     assert [n["name"] for n in state["nodes"]] == ["cold"] and state["nodes"][0]["devices"] == []
     assert state["revision"] == 1
+
+
+# -- the one API style: listing, error shape ------------------------------------------------------------
+
+
+def test_list_sessions_newest_first_paginated_without_expired(api):
+    ids = [api.create(name=f"loop-{i}")["id"] for i in range(3)]
+    SimulationSession.objects.filter(pk=ids[0]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    status, page = api.call("get", "/api/v1/sessions?limit=1")
+    assert status == 200 and page["count"] == 2 and page["next"]
+    assert [s["id"] for s in page["results"]] == [ids[2]]
+    assert set(page["results"][0]) == {"id", "name", "revision", "depth", "expiresAt"}
+    status, page = api.call("get", "/api/v1/sessions/")
+    assert [(s["id"], s["name"]) for s in page["results"]] == [(ids[2], "loop-2"), (ids[1], "loop-1")]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"ttlSeconds": 0}, "ttlSeconds"),
+        ({"ttlSeconds": "60"}, "ttlSeconds"),
+        ({"name": 7}, "name"),
+        ({"name": "n" * 201}, "name"),
+    ],
+)
+def test_request_serializer_errors_carry_detail_and_the_field(api, body, field):
+    status, payload = api.call("post", "/api/v1/sessions", body)
+    assert status == 400 and field in payload["detail"]
+    assert isinstance(payload[field], list) and payload[field]
+    assert SimulationSession.objects.count() == 0
+
+
+def test_placement_body_must_be_json(api):
+    sid = api.create()["id"]
+    response = api.client.post(f"/api/v1/sessions/{sid}/placements", "pod=x", content_type="text/plain")
+    assert response.status_code == 415 and "text/plain" in orjson.loads(response.content)["detail"]
+    status, payload = api.call("get", f"/api/v1/sessions/{sid}/placements")
+    assert status == 405 and payload["detail"]
+    assert api.get(sid)["revision"] == 0
+
+
+def test_revision_mismatch_is_412_with_the_current_revision(api):
+    sid = api.create()["id"]
+    api.place(sid, pod("a", uid="a", gpumem=1000), a10_node())
+    status, payload = api.call("post", f"/api/v1/sessions/{sid}/fork", None, **{"If-Match": "0"})
+    assert status == 412 and payload["revision"] == 1 and "revision mismatch" in payload["detail"]

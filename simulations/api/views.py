@@ -3,10 +3,10 @@
 DRF views, like every endpoint, but shaped for the hot path: CA calls these thousands of times per
 loop, so there is no authentication, permission or throttle class (mTLS and the NetworkPolicy guard
 them, design.md 8), no parser (the bounded raw body is parsed once, by ``parse_extender_args``), no
-serializer and no content negotiation (the extender protocol has one answer format: a 406 would
-lose it). The answer is encoded once and handed to ``OrjsonRenderer`` as an ``orjson.Fragment``.
-Go's wire format is kept exactly: 200 with ``Error`` for request-level failures, 413 over the body
-limit, a JSON 405 naming the method for anything but POST.
+serializer, and no content negotiation (the extender protocol has one answer format: a client's
+``Accept`` must not turn an answer into a 406). The verb encodes its answer once with orjson and DRF
+passes the finished response through. Go's wire format is kept exactly: 200 with ``Error`` for
+request-level failures, 413 over the body limit, a JSON 405 naming the method for anything but POST.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from collections.abc import Mapping
 
 import orjson
 from django.conf import settings
-from django.http import HttpRequest
-from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.response import Response
+from django.http import HttpRequest, HttpResponse
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from hami_sim.engine.model import NodeState
@@ -136,19 +135,9 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
     return orjson.dumps(priorities), "ok"
 
 
-class _OneAnswerFormat(BaseContentNegotiation):
-    """The extender protocol has one answer format: ``Accept`` is ignored (a 406 would lose the answer)."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
-def _answer(content: bytes, status: int = 200) -> Response:
-    """Pre-encoded JSON through the renderer without a second encoding pass."""
-    return Response(orjson.Fragment(content), status=status)
+def _answer(content: bytes, status: int = 200) -> HttpResponse:
+    """The answer, encoded once by the verb: DRF passes a finished ``HttpResponse`` through as is."""
+    return HttpResponse(content, content_type=OrjsonRenderer.media_type, status=status)
 
 
 class ExtenderVerbView(APIView):
@@ -163,19 +152,34 @@ class ExtenderVerbView(APIView):
     throttle_classes: tuple = ()
     parser_classes: tuple = ()
     renderer_classes = (OrjsonRenderer,)
-    content_negotiation_class = _OneAnswerFormat
     http_method_names = ["post"]
     schema = None  # documented by ``simulations.schema.add_extender_paths`` (Go field names)
     verb = ""
     too_large: bytes | None = None
 
-    def perform_authentication(self, request) -> None:
-        """Nobody to authenticate (mTLS did): leave ``request.user`` to Django's middleware."""
+    # Allow: POST on every answer (DRF would recompute it from ``http_method_names`` per request)
+    default_response_headers = {"Allow": "POST"}
+
+    def initialize_request(self, request: HttpRequest, *args, **kwargs) -> Request:
+        """DRF's request wrapper, without building the parser and authenticator lists it would not use."""
+        return Request(request, parser_context={"view": self, "args": args, "kwargs": kwargs})
+
+    def initial(self, request, *args, **kwargs) -> None:
+        """DRF's per-request policy steps, minus the ones that cannot apply here.
+
+        No authentication (mTLS did it; ``request.user`` stays Django's), no permission or throttle
+        class, no API version, no format suffix, one answer format: so only the renderer is set.
+        """
+        self.format_kwarg = None
+        request.accepted_renderer = self._renderer
+        request.accepted_media_type = self._renderer.media_type
+
+    _renderer = OrjsonRenderer()
 
     def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
         raise NotImplementedError
 
-    def post(self, request, **kwargs: str) -> Response:
+    def post(self, request, **kwargs: str) -> HttpResponse:
         started = time.perf_counter()
         try:
             body = read_body(request._request)
@@ -189,7 +193,7 @@ class ExtenderVerbView(APIView):
         EXTENDER_LATENCY.labels(self.verb).observe(time.perf_counter() - started)
         return _answer(content)
 
-    def http_method_not_allowed(self, request, *args, **kwargs) -> Response:
+    def http_method_not_allowed(self, request, *args, **kwargs) -> HttpResponse:
         """Anything but POST: a JSON 405 naming the method (``Allow: POST`` comes from DRF)."""
         return _answer(
             orjson.dumps({"Error": f"method {request.method} not allowed; POST ExtenderArgs as JSON"}), 405

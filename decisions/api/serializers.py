@@ -12,7 +12,7 @@ __all__ = ["DecisionSerializer", "DecisionListSerializer", "CAEventSerializer", 
 class DecisionListSerializer(serializers.ModelSerializer):
     """List rows leave out the per-node detail (it can be megabytes for a large CA loop)."""
 
-    url = serializers.HyperlinkedIdentityField(view_name="decisions-api:decision-detail")
+    url = serializers.HyperlinkedIdentityField(view_name="decision-detail")
 
     class Meta:
         model = Decision

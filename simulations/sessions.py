@@ -61,16 +61,16 @@ MAX_DEPTH = 256
 
 
 class SessionError(Exception):
-    """A 4xx answer: HTTP status, the ``error`` text and optional extra fields for the JSON body."""
+    """A 4xx answer: HTTP status, the message and optional extra fields for the JSON body.
+
+    ``simulations.api`` answers it in the API's one error shape: ``{"detail": error, **extra}``.
+    """
 
     def __init__(self, status: int, error: str, **extra: object) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
         self.extra = extra
-
-    def body(self) -> dict:
-        return {"error": self.error, **self.extra}
 
 
 def _retrying(func: Callable) -> Callable:

@@ -18,6 +18,7 @@ __all__ = [
     "NODE_INSUFFICIENT_DEVICE",
     "ALLOCATED_CARDS_INSUFFICIENT_REQUEST",
     "RESOURCE_QUOTA_NOT_FIT",
+    "MODE_NOT_FIT",
     "NODE_UNREGISTERED",
     "DEVICE_TYPE_NOT_FOUND",
     "gen_reason",
@@ -39,6 +40,7 @@ CARD_MIG_TOPOLOGY_INFEASIBLE = "CardMigTopologyInfeasible"
 NODE_INSUFFICIENT_DEVICE = "NodeInsufficientDevice"
 ALLOCATED_CARDS_INSUFFICIENT_REQUEST = "AllocatedCardsInsufficientRequest"
 RESOURCE_QUOTA_NOT_FIT = "ResourceQuotaNotFit"
+MODE_NOT_FIT = "ModeNotFit"
 NODE_UNREGISTERED = "node unregistered"
 DEVICE_TYPE_NOT_FOUND = "Device type not found"
 

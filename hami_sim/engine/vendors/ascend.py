@@ -1,14 +1,22 @@
-"""Huawei Ascend NPUs (HAMi ``pkg/device/ascend``): one backend per chip, vNPU memory templates.
+"""Huawei Ascend NPUs (HAMi v2.10.0 ``pkg/device/ascend``): one backend per chip.
 
 Each ``vnpus:`` entry of the device config is its own vendor with ``commonWord`` = e.g.
 ``Ascend910B3``: JSON registration ``hami.io/node-register-<cw>``, requests ``huawei.com/<cw>``
-devices and ``huawei.com/<cw>-memory`` MiB. The memory is rounded **up** to the smallest vNPU
-template that holds it; above every template but within ``memoryCapacity`` it becomes the whole
-card (``memoryAllocatable``); above that it is 0, which HAMi then treats as 100 % of the card. No
-memory resource means 100 % of the card. Cores are never requested by the scheduler (0).
+devices, ``huawei.com/<cw>-memory`` MiB (x ``memoryFactor``; none = 100 % of the NPU) and
+``huawei.com/<cw>-core`` (a percentage, read into ``Coresreq``). The scheduler takes the memory as
+written: rounding it up to a vNPU template is the admission webhook's (``trim_memory``).
+
+Fit (v2.10): a pod annotated ``huawei.com/vnpu-mode: hami-core`` (soft slicing) needs a node whose
+``hami-vnpu-core`` annotation is ``"true"`` (absent: the config's ``hamiVnpuCore``), else
+``ModeNotFit``; its cores are then a percentage of the NPU (device ``Totalcore`` taken as 100). Each
+device, last first, is rejected by its first failing check: ``CardNotHealth``, type, UUID lists
+(``hami.io/use-<cw>-uuid``, shared ``CheckUUID``), split count, mutex, memory, cores, exclusive use,
+used-up cores. ``hami.io/device-cordon`` is not read (NVIDIA's only in v2.10).
 
 Topology: on Ascend910* nodes whose every device carries ``custominfo.NetworkID``, Fit collects
-every fitting device and picks the largest same-network group (910C: whole 2-NPU modules only).
+every fitting device and picks the largest same-network groups. Ascend910C requests of more than one
+NPU always take whole 2-NPU modules (with or without NetworkID) and fail unless exactly ``Nums`` NPUs
+come out (``AllocatedCardsInsufficientRequest`` counted over ``Nums``).
 
 Node score (``ScoreNode``, Ascend910* chips only): for each container, the share of its NPUs in its
 largest NetworkID group (1.0 when all share one network), summed over containers and weighted x10
@@ -17,15 +25,17 @@ largest NetworkID group (1.0 when all share one network), summed over containers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
-from .base import FitOutcome, PriorDevices, ResourceGetter
-from .common import ChipVendor, common_fit, int32, requested_count, resource_value, sliced_request
+from ..quantity import QuantityError, parse_quantity
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
+from .common import MAX_INT32, ChipVendor, Rejections, go_div
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -37,6 +47,9 @@ ASCEND_910_PREFIX = "Ascend910"
 ASCEND_910C = "Ascend910C"
 NETWORK_ID = "NetworkID"
 NETWORK_WEIGHT = 10  # HAMi Ascend910NetworkWeight
+VNPU_MODE = "huawei.com/vnpu-mode"  # pod annotation: soft slicing asked
+VNPU_MODE_HAMI_CORE = "hami-core"
+NODE_HAMI_CORE = "hami-vnpu-core"  # node annotation: "true" = the node runs hami-vnpu-core
 
 
 @dataclass(slots=True, frozen=True)
@@ -59,6 +72,9 @@ class AscendConfig:
     ai_core: int = 0
     templates: tuple[VnpuTemplate, ...] = ()
     memory_factor: int = 1
+    #: HAMi's ``vnpus.hamiVnpuCore`` (one flag for every chip there): nodes without a
+    #: ``hami-vnpu-core`` annotation support soft slicing
+    hami_vnpu_core: bool = False
     resource_name: str = ""
     resource_memory_name: str = ""
     resource_core_name: str = ""
@@ -76,7 +92,9 @@ class AscendConfig:
         object.__setattr__(self, "sorted_templates", tuple(sorted(self.templates, key=lambda t: t.memory)))
 
     def trim_memory(self, memory: int) -> tuple[int, str]:
-        """``trimMemory``: the template (or whole card) a memory request is rounded up to."""
+        """``trimMemory``: the template (or whole card) HAMi's admission webhook rounds a memory limit
+        up to (hard slicing). The scheduler reads the limit as written, so hami-sim, which takes pods
+        as they reach the scheduler, does not apply it to requests."""
         for template in self.sorted_templates:
             if memory <= template.memory:
                 return template.memory, template.name
@@ -152,18 +170,65 @@ class AscendVendor(ChipVendor[AscendConfig]):
     register_format = "hami.io/node-register-{}"
     resource_fields = ("resource_name", "resource_memory_name", "resource_core_name")
 
+    # -- registration: the node's hami-vnpu-core switch travels with its devices ----------------------
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        return (self.register_key, annotations.get(self.register_key), annotations.get(NODE_HAMI_CORE))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        """``GetNodeDevices``; a node annotation ``hami-vnpu-core`` (HAMi's ``VNPUNodeSelectorAnnotation``,
+        which Fit reads from the node object) is recorded on every device, so Fit sees it."""
+        devices, scores = super().node_devices(annotations, node)
+        switch = annotations.get(NODE_HAMI_CORE)
+        if switch is not None:
+            for dev in devices:
+                dev.custom_info = {**(dev.custom_info or {}), NODE_HAMI_CORE: switch == "true"}
+        return devices, scores
+
+    # -- requests ----------------------------------------------------------------------------------
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """v2.10 ``GenerateResourceRequests``: memory as asked (x ``memoryFactor``), cores from the
+        ``-core`` resource; out-of-range values give no request. Rounding the memory up to a vNPU
+        template is the admission webhook's job (``trim_memory``), not the scheduler's."""
         c = self.config
-        nums = requested_count(resources, c.resource_name)
-        if nums is None:
+        nums = _quantity(resources, c.resource_name)
+        if nums is None or nums.denominator != 1:
+            return None
+        if nums <= 0 or nums > MAX_INT32:
             return None
         memnum = 0
-        mem = resource_value(resources, c.resource_memory_name)
+        mem = _quantity(resources, c.resource_memory_name)
         if mem is not None:
-            if c.memory_factor > 1:
-                mem *= c.memory_factor
-            memnum = int32(c.trim_memory(mem)[0])
-        return sliced_request(nums, c.common_word, memnum, 0)
+            if mem < 0:
+                return None
+            if mem.denominator == 1:
+                if mem > MAX_INT32:
+                    return None
+                value = int(mem)
+                if c.memory_factor > 1:
+                    value *= c.memory_factor
+                    if value > MAX_INT32:
+                        return None
+                memnum = value
+        corenum = 0
+        if c.resource_core_name:
+            cores = _quantity(resources, c.resource_core_name)
+            if cores is not None:
+                value = _go_value(cores)
+                if value < 0 or value > MAX_INT32:
+                    return None
+                corenum = value
+        return ContainerDeviceRequest(int(nums), c.common_word, memnum, 100 if memnum == 0 else 0, corenum)
+
+    # -- fit -----------------------------------------------------------------------------------------
+    def _node_hami_core(self, devices: Sequence[DeviceUsage]) -> bool:
+        """The node's ``hami-vnpu-core`` annotation when it has one, else the config's ``hamiVnpuCore``."""
+        for dev in devices:
+            info = dev.custom_info
+            if isinstance(info, dict) and NODE_HAMI_CORE in info:
+                return bool(info[NODE_HAMI_CORE])
+        return self.config.hami_vnpu_core
 
     def fit(
         self,
@@ -174,46 +239,70 @@ class AscendVendor(ChipVendor[AscendConfig]):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        topology = self.common_word.startswith(ASCEND_910_PREFIX) and all(
-            _network_id(dev) is not None for dev in devices
-        )
-        if not topology:
-            return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
-        # topology mode: collect every fitting device (Fit never stops early), then choose
-        wide = ContainerDeviceRequest(
-            len(devices) + 1, request.type, request.memreq, request.mem_percentage_req, request.coresreq
-        )
-        outcome = common_fit(self.common_word, self.rules, devices, wide, pod, node, policy)
-        collected = outcome.devices
+        """v2.10 Ascend ``Fit``: soft-slicing mode check, the per-device loop, then 910C whole modules
+        or NetworkID topology. ``hami.io/device-cordon`` is NVIDIA's only (not read here)."""
+        hami_core = pod.annotations.get(VNPU_MODE) == VNPU_MODE_HAMI_CORE
+        if hami_core and not self._node_hami_core(devices):
+            return FitOutcome(False, [], R.gen_reason({R.MODE_NOT_FIT: 1}, len(devices)))
         origin = request.nums
-        if not collected:  # the reasons of the wide run are exactly HAMi's (nothing collected)
-            return outcome
-        by_id = {dev.id: dev for dev in devices}
-        if len(collected) < origin:
-            return FitOutcome(False, [], self._partial_reason(devices, request, pod, node, policy))
-        if len(collected) == origin:
-            return FitOutcome(True, collected, "", outcome.device_reasons)
-        if origin == 1:
-            return FitOutcome(True, collected[:1], "", outcome.device_reasons)
-        if self.common_word == ASCEND_910C:
-            chosen = self._best_modules(collected, origin)
-        else:
-            chosen = self._best_network(collected, origin, by_id)
-        if len(chosen) < origin:
-            counts = {R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST: 1}
-            return FitOutcome(False, [], R.gen_reason(counts, len(devices)), outcome.device_reasons)
-        return FitOutcome(True, chosen, "", outcome.device_reasons)
+        pairs = self.common_word == ASCEND_910C and origin > 1
+        topology = self.common_word.startswith(ASCEND_910_PREFIX) and all(
+            isinstance(dev.custom_info, dict) and NETWORK_ID in dev.custom_info for dev in devices
+        )
+        collect_all = pairs or topology
+        reject = Rejections()
+        collected = self._walk(devices, request, pod, policy, hami_core, collect_all, reject)
+        if not collect_all and len(collected) == origin:
+            return FitOutcome(True, collected, "", reject.device_reasons)
+        if pairs:
+            chosen = _best_modules(collected, origin)
+            if len(chosen) != origin:
+                reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(chosen)
+                return FitOutcome(False, [], R.gen_reason(reject.counts, origin), reject.device_reasons)
+            return FitOutcome(True, chosen, "", reject.device_reasons)
+        if topology and len(collected) >= origin:
+            if len(collected) == origin:
+                chosen = collected
+            elif origin == 1:
+                chosen = collected[:1]
+            else:
+                chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
+            return FitOutcome(True, chosen, "", reject.device_reasons)
+        if collected:
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
-    def _partial_reason(
+    def _walk(
         self,
         devices: list[DeviceUsage],
         request: ContainerDeviceRequest,
         pod: PodView,
-        node: NodeState,
         policy: GpuPolicy,
-    ) -> str:
-        # the normal run gives the same per-device reasons plus the partial-collection count
-        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy).reason
+        hami_core: bool,
+        collect_all: bool,
+        reject: Rejections,
+    ) -> list[ContainerDevice]:
+        """The device loop, last device first: each device is rejected by its first failing check
+        (health, type, UUID lists, split count, mutex, memory, cores against 100 in soft mode, whole
+        card on a used NPU, cores used up), else collected; it stops at ``Nums`` unless collecting all."""
+        keys = (self.common_word, self.rules.use_uuid, self.rules.nouse_uuid)
+        nums = request.nums
+        coresreq = min(request.coresreq, 100)
+        collected: list[ContainerDevice] = []
+        for dev in reversed(devices):
+            memreq = _memreq(request, dev)
+            total_core = 100 if hami_core else dev.totalcore
+            why = _device_reason(dev, request, pod, policy, keys, memreq, coresreq, total_core)
+            if why:
+                reject(dev, why)
+                continue
+            if nums > 0:
+                if not collect_all:
+                    nums -= 1
+                collected.append(ContainerDevice(dev.index, dev.id, request.type, memreq, coresreq))
+            if nums == 0 and not collect_all:
+                break
+        return collected
 
     def score_node(
         self,
@@ -247,39 +336,103 @@ class AscendVendor(ChipVendor[AscendConfig]):
             score = f32(score + f32(f32(max(counts.values())) / f32(total)))
         return f32(score * NETWORK_WEIGHT)
 
-    @staticmethod
-    def _best_network(
-        collected: list[ContainerDevice], origin: int, by_id: dict[str, DeviceUsage]
-    ) -> list[ContainerDevice]:
-        """``computeBestCombination``: fill from the network groups with most fitting devices."""
-        groups: dict[float, list[ContainerDevice]] = {}
-        for cd in collected:
-            net = _network_id(by_id[cd.uuid])
-            if net is not None:
-                groups.setdefault(net, []).append(cd)
-        result: list[ContainerDevice] = []
-        for group in sorted(groups.values(), key=len, reverse=True):
-            for cd in group:
-                result.append(cd)
-                if len(result) == origin:
-                    return result
-        return result
 
-    @staticmethod
-    def _best_modules(collected: list[ContainerDevice], origin: int) -> list[ContainerDevice]:
-        """``computeBestCombination910C``: whole modules (NPU pairs idx//2) only, fullest first."""
-        modules: dict[int, list[ContainerDevice]] = {}
-        for cd in collected:
-            modules.setdefault(cd.idx // 2, []).append(cd)
-        result: list[ContainerDevice] = []
-        remaining = origin
-        for module in sorted(modules.values(), key=len):
-            if remaining <= 0:
-                break
-            if len(module) == 2:
-                result.extend(module)
-                remaining -= 2
-        return result[:origin] if len(result) >= origin else result
+def _quantity(resources: ResourceGetter, name: str) -> Fraction | None:
+    """``limits[name]`` else ``requests[name]`` as an exact number; None when absent or unreadable."""
+    if not name:
+        return None
+    raw = resources.get(name)
+    if raw is None:
+        return None
+    try:
+        return parse_quantity(raw)
+    except QuantityError:
+        return None
+
+
+def _go_value(q: Fraction) -> int:
+    """Go ``Quantity.Value()``: the integer value, rounded away from zero."""
+    whole = abs(q.numerator) // q.denominator + (1 if abs(q.numerator) % q.denominator else 0)
+    return whole if q >= 0 else -whole
+
+
+def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
+    if request.memreq > 0:
+        return request.memreq
+    if request.mem_percentage_req != 101:
+        return go_div(dev.totalmem * request.mem_percentage_req, 100)
+    return 0
+
+
+def _device_reason(
+    dev: DeviceUsage,
+    request: ContainerDeviceRequest,
+    pod: PodView,
+    policy: GpuPolicy,
+    keys: tuple[str, str, str],
+    memreq: int,
+    coresreq: int,
+    total_core: int,
+) -> str:
+    """The first v2.10 Ascend check ``dev`` fails, "" when it fits (``total_core`` is 100 for
+    hami-core pods: cores are then a percentage of the NPU)."""
+    if not dev.health:
+        return R.CARD_NOT_HEALTH
+    word, use_uuid, nouse_uuid = keys
+    if request.type != word:
+        return R.CARD_TYPE_MISMATCH
+    if not check_uuid(pod.annotations, dev.id, use_uuid, nouse_uuid):
+        return R.CARD_UUID_MISMATCH
+    if dev.count <= dev.used:
+        return R.CARD_TIME_SLICING_EXHAUSTED
+    if policy.mutex and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    if dev.totalmem - dev.usedmem < memreq:
+        return R.CARD_INSUFFICIENT_MEMORY
+    if total_core - dev.usedcores < coresreq:
+        return R.CARD_INSUFFICIENT_CORE
+    if total_core == 100 and coresreq == 100 and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    if total_core != 0 and dev.usedcores == total_core and coresreq == 0:
+        return R.CARD_COMPUTE_UNITS_EXHAUSTED
+    return ""
+
+
+def _best_network(
+    collected: list[ContainerDevice], origin: int, by_id: dict[str, DeviceUsage]
+) -> list[ContainerDevice]:
+    """``computeBestCombination``: fill from the NetworkID groups with most fitting devices (groups of
+    equal size in order of first appearance: HAMi's map order is random, hami-sim's sort is stable)."""
+    groups: dict[float, list[ContainerDevice]] = {}
+    for cd in collected:
+        net = _network_id(by_id[cd.uuid])
+        if net is not None:
+            groups.setdefault(int(net), []).append(cd)
+    result: list[ContainerDevice] = []
+    for group in sorted(groups.values(), key=len, reverse=True):
+        for cd in group:
+            result.append(cd)
+            if len(result) == origin:
+                return result
+    return result
+
+
+def _best_modules(collected: list[ContainerDevice], origin: int) -> list[ContainerDevice]:
+    """``computeBestCombination910C``: whole modules only (the NPU pair ``idx // 2`` with both NPUs
+    fitting), in order of first appearance, until ``origin`` NPUs are covered; the caller rejects a
+    result of any other size (an odd ``origin`` can never be met)."""
+    modules: dict[int, list[ContainerDevice]] = {}
+    for cd in collected:
+        modules.setdefault(cd.idx // 2, []).append(cd)
+    result: list[ContainerDevice] = []
+    remaining = origin
+    for module in modules.values():
+        if remaining <= 0:
+            break
+        if len(module) == 2:
+            result.extend(module)
+            remaining -= 2
+    return result
 
 
 def ascend_vendors(configs: tuple[AscendConfig, ...] = DEFAULT_ASCEND_CONFIGS) -> list[AscendVendor]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from hami_sim.engine.fit import PodFit, fit_pod
 from hami_sim.engine.fit import fit_in_devices as engine_fit_in_devices
@@ -145,18 +144,15 @@ def fit(
     cordoned: Sequence[str] = (),
     default_policy: str = "",
     pair_scores: Mapping[str, Mapping[str, int]] | None = None,
-    node_annotations: Mapping[str, str] | None = None,
 ) -> FitOutcome:
     """``Fit(devices, request, pod, nodeInfo, allocated)``; ``request`` as a tuple or a request.
 
-    ``pair_scores`` and ``node_annotations`` are what Go's ``NodeInfo`` carries besides the devices
-    (NVIDIA's topology scores; the node object's annotations, e.g. Ascend's ``hami-vnpu-core``).
+    ``pair_scores`` is what Go's ``NodeInfo`` carries besides the devices (NVIDIA's topology scores);
+    a vendor that reads the node object's annotations gets them through ``registered`` devices.
     """
     pod = pod_view(annotations)
     scores = {uuid: dict(row) for uuid, row in (pair_scores or {}).items()}
     state = NodeState("node", list(devices), scores, frozenset(cordoned))
-    if node_annotations and "annotations" in NodeState.__dataclass_fields__:
-        state = replace(state, annotations=dict(node_annotations))
     policy = resolve_gpu_policy(pod.annotations, default_policy, False)
     if _fit_takes_allocated(vendor):
         return vendor.fit(devices, _request(request), pod, state, policy, allocated=allocated)

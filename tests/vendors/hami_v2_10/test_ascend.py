@@ -17,11 +17,13 @@ to that chip, exactly as the Go loop does.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hami_sim.engine.vendors.ascend import AscendConfig, AscendVendor, VnpuTemplate
 
-from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, request_of, usage
+from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, registered, request_of, usage
 
 VNPU_MODE = "huawei.com/vnpu-mode"
 NODE_HAMI_CORE = "hami-vnpu-core"
@@ -160,15 +162,6 @@ B3_OUT_OF_RANGE = AscendConfig(
     resource_memory_name="huawei.com/Ascend910B3-memory",
     resource_core_name="huawei.com/Ascend910B3-core",
 )
-NO_TRIM = pytest.mark.xfail(
-    strict=True,
-    reason="v2.10.0 GenerateResourceRequests keeps the memory as asked (x MemoryFactor); only the admission "
-    "webhook rounds it to a template",
-)
-RANGE = pytest.mark.xfail(
-    strict=True,
-    reason="v2.10.0 GenerateResourceRequests returns an empty request for negative or > MaxInt32 memory/cores",
-)
 
 
 def with_factor(factor: int, base: AscendConfig = A910A) -> AscendConfig:
@@ -223,10 +216,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             (1, "Ascend910B3", 15360, 0, 10),
             id="Test_GenerateResourceRequests_VNPUCoreMode/parse custom vNPU core and memory resources",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="v2.10.0 reads the -core resource into Coresreq and keeps the memory as asked",
-            ),
         ),
         pytest.param(
             with_factor(10),
@@ -234,7 +223,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             lim("Ascend910A", "1", "128"),
             (1, "Ascend910A", 1280, 0, 0),
             id="Test_GenerateResourceRequestsFactor/factor 10",
-            marks=NO_TRIM,
         ),
         pytest.param(
             with_factor(100),
@@ -242,7 +230,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             lim("Ascend910A", "1", "128"),
             (1, "Ascend910A", 12800, 0, 0),
             id="Test_GenerateResourceRequestsFactor/factor 100",
-            marks=NO_TRIM,
         ),
         pytest.param(
             with_factor(0),
@@ -250,7 +237,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             lim("Ascend910A", "1", "128"),
             (1, "Ascend910A", 128, 0, 0),
             id="Test_GenerateResourceRequestsFactor/factor 0",
-            marks=NO_TRIM,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -258,7 +244,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/memory in bytes exceeds int32 on soft-partitioning path",
-            marks=RANGE,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -266,7 +251,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/memory in bytes exceeds int32 range on trim path",
-            marks=RANGE,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -274,7 +258,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/negative fractional memory request",
-            marks=RANGE,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -282,7 +265,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/negative whole memory request",
-            marks=RANGE,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -297,7 +279,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/negative core request",
-            marks=RANGE,
         ),
         pytest.param(
             B3_OUT_OF_RANGE,
@@ -305,7 +286,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/oversized core request exceeds int32 range",
-            marks=RANGE,
         ),
         pytest.param(
             with_factor(10, B3_OUT_OF_RANGE),
@@ -313,7 +293,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_MemoryFactorOverflow/scaled memory overflows on soft-partitioning path",
-            marks=RANGE,
         ),
         pytest.param(
             with_factor(10),
@@ -321,7 +300,6 @@ def lim(cw: str, count: str | None = None, memory: str | None = None, core: str 
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_MemoryFactorOverflow/scaled memory overflows int32 on trim path",
-            marks=RANGE,
         ),
     ],
 )
@@ -506,7 +484,7 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "v2.10.0 Ascend Fit: a huawei.com/vnpu-mode=hami-core pod needs a hami-vnpu-core node (ModeNotFit)",
+        "",
     ),
     (
         "fit ok: annotation-less pod on hami-core node follows node",
@@ -528,7 +506,7 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "v2.10.0 Ascend Fit: a huawei.com/vnpu-mode=hami-core pod needs a hami-vnpu-core node (ModeNotFit)",
+        "",
     ),
     (
         "fit fail: memory-less hami-core pod on legacy node (ModeNotFit)",
@@ -539,7 +517,7 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "v2.10.0 Ascend Fit: a huawei.com/vnpu-mode=hami-core pod needs a hami-vnpu-core node (ModeNotFit)",
+        "",
     ),
     (
         "fit success: whole-card hami-core pod on hami-core node",
@@ -583,7 +561,7 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardNotHealth",
-        "v2.10.0 Ascend Fit rejects unhealthy devices first (CardNotHealth)",
+        "",
     ),
     (
         "fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
@@ -594,9 +572,32 @@ FIT_TABLE = [
         False,
         [],
         "2/2 AllocatedCardsInsufficientRequest",
-        "v2.10.0 Ascend Fit counts AllocatedCardsInsufficientRequest as the devices collected",
+        "",
     ),
 ]
+
+
+def on_node(vendor: AscendVendor, devices: list, node_annotations: dict) -> list:
+    """Go's ``nodeInfo.Node`` annotations reach Fit with the node: the devices are registered on a
+    node carrying them (``GetNodeDevices``), then given the table's usage."""
+    rows = [
+        {
+            "id": d.id,
+            "index": d.index,
+            "count": d.count,
+            "devmem": d.totalmem,
+            "devcore": d.totalcore,
+            "type": d.type,
+            "health": d.health,
+            **({"custominfo": d.custom_info} if d.custom_info else {}),
+        }
+        for d in devices
+    ]
+    annotations = {vendor.register_key: json.dumps(rows), **node_annotations}
+    out = registered(vendor, node("node1", annotations=annotations))
+    for got, want in zip(out, devices, strict=True):
+        got.used, got.usedmem, got.usedcores = want.used, want.usedmem, want.usedcores
+    return out
 
 
 def _fit_params():
@@ -633,14 +634,11 @@ def test_fit(config, name, devices, req, annos, node_annos, ok, ids, reason):
     pod_annos = {}
     for key, value in annos.items():
         pod_annos[f"hami.io/{key}-{cw}-uuid" if key in ("use", "no-use") else key] = value
+    vendor = AscendVendor(config)
     devs = [usage(type=cw, **d) for d in devices]
-    out = fit(
-        AscendVendor(config),
-        devs,
-        (nums, req_type, memreq, pct, cores),
-        pod_annos,
-        node_annotations=node_annos,
-    )
+    if node_annos:
+        devs = on_node(vendor, devs, node_annos)
+    out = fit(vendor, devs, (nums, req_type, memreq, pct, cores), pod_annos)
     assert (out.ok, out.reason) == (ok, reason)
     if ok:
         assert fit_ids(out) == ids
@@ -667,12 +665,6 @@ def test_fit_910c_full_modules_only():
     assert (out.ok, out.reason, fit_ids(out)) == (True, "", ["dev-1", "dev-0"])
 
 
-PAIRS = (
-    "v2.10.0 Ascend910C Fit: any request of more than one NPU goes through computeBestCombination910C "
-    "(whole modules only), with or without NetworkID, even when exactly enough NPUs fit"
-)
-
-
 def pairing(*indices, net=True):
     """The 910C pairing tests' devices: type unset, split count 1, 32000 MiB, no cores."""
     info = (lambda: {"NetworkID": 0.0}) if net else dict
@@ -688,7 +680,6 @@ def pairing(*indices, net=True):
             2,
             False,
             id="TestAscend910C_FitExactCountBypassBug",
-            marks=pytest.mark.xfail(strict=True, reason=PAIRS),
         ),
         pytest.param(pairing(0, 1), 2, True, id="TestAscend910C_FitFullPairSucceeds"),
         pytest.param(
@@ -696,7 +687,6 @@ def pairing(*indices, net=True):
             2,
             False,
             id="TestAscend910C_FitWithoutNetworkID_ValidatesPairing/split modules",
-            marks=pytest.mark.xfail(strict=True, reason=PAIRS),
         ),
         pytest.param(
             pairing(0, 1, net=False),
@@ -709,7 +699,6 @@ def pairing(*indices, net=True):
             4,
             False,
             id="TestComputeBestCombination910C_NoFullPairsReturnsEmpty",
-            marks=pytest.mark.xfail(strict=True, reason=PAIRS),
         ),
     ],
 )

@@ -10,12 +10,13 @@ into a whole-card CU request.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_type, check_uuid
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, Rejections, go_div, quantity_int
 
 if TYPE_CHECKING:
@@ -39,6 +40,23 @@ class AmdConfig:
     resource_count_name: str = "amd.com/gpu"
     resource_memory_name: str = "amd.com/gpumem"
     resource_core_name: str = "amd.com/gpucores"
+
+
+def _listed(value: str | None, card: str) -> bool | None:
+    """None when the annotation is absent or blank; else whether a non-empty entry is in ``card``."""
+    if value is None or not value.strip():
+        return None
+    return any(entry.strip() and entry.strip().upper() in card for entry in value.split(","))
+
+
+def check_amd_type(annotations: Mapping[str, str], card_type: str) -> bool:
+    """``checkAMDType``: upper-cased substring selection by ``amd.com/use-gputype`` /
+    ``nouse-gputype``. Blank entries never match; a use list that is not blank constrains even when
+    all its entries are blank (``", "`` selects nothing), unlike the shared ``CheckType``."""
+    card = card_type.upper()
+    if _listed(annotations.get(AMD_USE_TYPE), card) is False:
+        return False
+    return _listed(annotations.get(AMD_NOUSE_TYPE), card) is not True
 
 
 class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
@@ -83,8 +101,9 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        """AMD's own Fit, not ``common_fit``: a case-insensitive type, memory 0 = the whole card, cores
-        as a CU percentage (a whole-memory request takes every CU), the model recorded as the type."""
+        """AMD's own Fit, not ``common_fit``: health first, a case-insensitive type, memory 0 = the whole
+        card, cores as a CU percentage (a whole-memory request takes every CU), the model recorded as
+        the type. v2.10 AMD does not read ``hami.io/device-cordon`` (NVIDIA's only)."""
         annotations = pod.annotations
         nums = request.nums
         reject = Rejections()
@@ -92,15 +111,10 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         collected: list[ContainerDevice] = []
 
         for dev in reversed(devices):
-            if dev.id in node.cordoned:
-                reject(dev, R.CARD_CORDONED)
-                continue
             if not dev.health:
                 reject(dev, R.CARD_NOT_HEALTH)
                 continue
-            if request.type.lower() != AMD.lower() or not check_type(
-                annotations, dev.type, AMD_USE_TYPE, AMD_NOUSE_TYPE
-            ):
+            if request.type.lower() != AMD.lower() or not check_amd_type(annotations, dev.type):
                 reject(dev, R.CARD_TYPE_MISMATCH)
                 continue
             if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):

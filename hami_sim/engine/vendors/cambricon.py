@@ -2,18 +2,35 @@
 
 There is no registration annotation: ``status.capacity[cambricon.com/mlu.smlu.vcore]`` / 100 cards,
 each with split count 100, devcore 100 and devmem = capacity(``mlu.smlu.vmemory``) x 256 x 100 / vcore.
-Requests: ``cambricon.com/vmlu`` devices, ``mlu.smlu.vmemory`` in 256 MiB units, ``mlu.smlu.vcore``
-percent (default 100, i.e. a whole MLU unless cores are given).
+Requests: ``cambricon.com/vmlu`` devices, ``mlu.smlu.vmemory`` in 256 MiB units (a value that is
+not a plain integer or overflows int32 once scaled gives no request), ``mlu.smlu.vcore`` percent
+(default 100, i.e. a whole MLU unless cores are given).
+
+Fit (v2.10): the common loop with health first (``CardNotHealth``) and the shared ``CheckUUID``
+(``cambricon.com/use-gpuuuid``); a partial collection counts the MLUs collected; the device cordon
+is not read. HAMi's namespace-quota check (``ResourceQuotaNotFit``) is not simulated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import CapacityVendor, ConfiguredVendor, FitRules, count_memory_core_request
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, ResourceGetter
+from .common import (
+    CapacityVendor,
+    ConfiguredVendor,
+    FitRules,
+    common_fit,
+    plain_memory_request,
+    without_cordon,
+)
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
 
 __all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -39,8 +56,9 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     config_class = CambriconConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     capacity_fields = ("resource_core_name", "resource_memory_name")
-    # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU")
-    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
+    # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU");
+    # v2.10: unhealthy MLUs are rejected, a partial collection counts the MLUs collected
+    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID, check_health=True, partial_is_one=False)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
@@ -51,6 +69,16 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         # no vcore: a whole MLU's compute
-        return count_memory_core_request(
-            resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100
-        )
+        return plain_memory_request(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: Sequence[Sequence[ContainerDevice]] = (),
+    ) -> FitOutcome:
+        """The common Fit loop; v2.10 Cambricon does not read ``hami.io/device-cordon``."""
+        return common_fit(MLU, self.rules, devices, request, pod, without_cordon(node), policy)

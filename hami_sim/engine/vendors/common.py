@@ -346,6 +346,14 @@ def common_fit(
     return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
+def without_cordon(node: NodeState) -> NodeState:
+    """``node`` as a backend that does not read ``hami.io/device-cordon`` sees it (v2.10: only NVIDIA
+    reads it), for vendors that run ``common_fit``."""
+    if not node.cordoned:
+        return node
+    return NodeState(node.name, node.devices, node.pair_scores, frozenset())
+
+
 def same_device_rule(
     allocated: PriorDevices,
 ) -> Callable[[DeviceUsage, ContainerDeviceRequest], str] | None:
@@ -610,6 +618,26 @@ def count_memory_core_request(
     return sliced_request(nums, vendor, memnum, corenum)
 
 
+def plain_memory_request(
+    resources: ResourceGetter,
+    vendor: str,
+    config: object,
+    *,
+    memory_scale: int,
+    default_cores: int = 0,
+) -> ContainerDeviceRequest | None:
+    """``count_memory_core_request`` with v2.10 Cambricon's and Iluvatar's memory guard: a memory
+    quantity that is not a plain integer, is negative or overflows int32 once scaled gives no request
+    (HAMi refuses it rather than under-allocate). Hygon's v2.10 guard also checks the cores, so it
+    is not this one."""
+    present, mem = resource_int(resources, config.resource_memory_name)  # type: ignore[attr-defined]
+    if present and (mem is None or mem < 0 or mem > MAX_INT32 // memory_scale):
+        return None
+    return count_memory_core_request(
+        resources, vendor, config, memory_scale=memory_scale, default_cores=default_cores
+    )
+
+
 MAX_SYNTHESISED_DEVICES = 1024
 
 
@@ -681,5 +709,7 @@ __all__ += [
     "resource_int32",
     "sliced_request",
     "count_memory_core_request",
+    "plain_memory_request",
+    "without_cordon",
     "resource_value",
 ]

@@ -3,17 +3,28 @@
 Each configured chip (``iluvatars:`` in the device config; Helm ships MR-V100, MR-V50, BI-V150 and
 BI-V100) is its own vendor with ``commonWord`` = chip name: registration
 ``hami.io/node-<chip>-register`` (7/9-field format), requests ``iluvatar.ai/<chip>-vgpu`` devices with
-``<chip>.vMem`` in 256 MiB units (0 = whole card) and ``<chip>.vCore`` percent (default 0); UUID
-selection by ``hami.io/use-<chip>-uuid`` / ``hami.io/no-use-<chip>-uuid``.
+``<chip>.vMem`` in 256 MiB units (0 = whole card; not a plain integer, or overflowing int32 once
+scaled: no request) and ``<chip>.vCore`` percent (default 0); UUID selection by
+``hami.io/use-<chip>-uuid`` / ``hami.io/no-use-<chip>-uuid`` (shared ``CheckUUID``).
+
+Fit (v2.10): the common loop with health first (``CardNotHealth``); a partial collection counts the
+cards collected; the device cordon is not read.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest
-from .base import ResourceGetter
-from .common import ChipVendor, count_memory_core_request
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from .base import FitOutcome, ResourceGetter
+from .common import ChipVendor, common_fit, plain_memory_request, without_cordon
+
+if TYPE_CHECKING:
+    from ..policy import GpuPolicy
+    from ..requests import PodView
 
 __all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -41,8 +52,25 @@ class IluvatarVendor(ChipVendor[IluvatarConfig]):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # a chip entry may leave names unset
 
+    def __init__(self, config: IluvatarConfig) -> None:
+        super().__init__(config)
+        # v2.10: unhealthy cards are rejected, a partial collection counts the cards collected
+        self.rules = dataclasses.replace(self.rules, check_health=True, partial_is_one=False)
+
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        return count_memory_core_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
+        return plain_memory_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: Sequence[Sequence[ContainerDevice]] = (),
+    ) -> FitOutcome:
+        """The common Fit loop; v2.10 Iluvatar does not read ``hami.io/device-cordon``."""
+        return common_fit(self.common_word, self.rules, devices, request, pod, without_cordon(node), policy)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

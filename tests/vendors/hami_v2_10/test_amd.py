@@ -306,10 +306,6 @@ def test_fit(devices, req, annotations, want):
             "MI300X",
             False,
             id="TestCheckAMDType/use with only commas rejects card",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="checkAMDType: a use list that is not blank constrains even when every entry is empty",
-            ),
         ),
     ],
 )

@@ -17,10 +17,6 @@ from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request, r
 MLU = "MLU"
 POLICY = "hami.io/gpu-scheduler-policy"
 
-QUOTA_GUARD = (
-    "v2.10.0 Cambricon GenerateResourceRequests returns an empty request for memory that is not a"
-    " plain integer or exceeds MaxInt32/256"
-)
 
 vendor = CambriconVendor(
     CambriconConfig("cambricon.com/mlu", "cambricon.com/mlu.smlu.vmemory", "cambricon.com/mlu.smlu.vcore")
@@ -94,14 +90,12 @@ def test_get_node_devices_from_capacity():
             {},
             None,
             id="Test_GenerateResourceRequests/memory overflowing int32 is rejected, not truncated to zero",
-            marks=pytest.mark.xfail(strict=True, reason=QUOTA_GUARD),
         ),
         pytest.param(
             {"cambricon.com/mlu": "1", "cambricon.com/mlu.smlu.vmemory": "16.0Gi"},
             {},
             None,
             id="Test_GenerateResourceRequests/decimal-form memory request is rejected, not treated as zero",
-            marks=pytest.mark.xfail(strict=True, reason=QUOTA_GUARD),
         ),
     ],
 )
@@ -250,10 +244,6 @@ FIT_CASES = [
         [],
         "2/2 AllocatedCardsInsufficientRequest",
         id="TestDevices_Fit/fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="v2.10.0 Cambricon Fit counts AllocatedCardsInsufficientRequest as len(tmpDevs[type])",
-        ),
     ),
     pytest.param(
         [mlu("dev-0", totalmem=128, health=False)],
@@ -264,7 +254,6 @@ FIT_CASES = [
         [],
         "1/1 CardNotHealth",
         id="TestDevices_Fit/fit fail: CardNotHealth",
-        marks=pytest.mark.xfail(strict=True, reason="v2.10.0 Cambricon Fit rejects unhealthy devices first"),
     ),
 ]
 

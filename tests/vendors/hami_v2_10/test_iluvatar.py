@@ -16,10 +16,6 @@ from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
 CHIP = "MR-V100"
 REGISTER = "hami.io/node-MR-V100-register"
 POLICY = "hami.io/gpu-scheduler-policy"
-MEM_GUARD = (
-    "v2.10.0 Iluvatar GenerateResourceRequests returns an empty request for memory that is not a plain"
-    " integer or exceeds MaxInt32/256"
-)
 
 vendor = IluvatarVendor(
     IluvatarConfig(CHIP, "iluvatar.ai/MR-V100-vgpu", "iluvatar.ai/MR-V100.vMem", "iluvatar.ai/MR-V100.vCore")
@@ -105,14 +101,12 @@ def test_get_node_devices_no_annotation():
             {},
             None,
             id="Test_GenerateResourceRequests/memory overflowing int32 is rejected, not truncated to zero",
-            marks=pytest.mark.xfail(strict=True, reason=MEM_GUARD),
         ),
         pytest.param(
             {"iluvatar.ai/MR-V100-vgpu": "1", "iluvatar.ai/MR-V100.vMem": "16.0Gi"},
             {},
             None,
             id="Test_GenerateResourceRequests/decimal-form memory request is rejected, not treated as zero",
-            marks=pytest.mark.xfail(strict=True, reason=MEM_GUARD),
         ),
     ],
 )
@@ -180,7 +174,6 @@ FIT_CASES = [
         [],
         "1/1 CardNotHealth",
         id="Test_Fit/fit fail: CardNotHealth",
-        marks=pytest.mark.xfail(strict=True, reason="v2.10.0 Iluvatar Fit rejects unhealthy devices first"),
     ),
     pytest.param(
         [card("dev-0", used=1)],

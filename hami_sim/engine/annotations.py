@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from .model import DeviceInfo, MigPlacement, MigProfile
+from .policy import go_quote
 
 __all__ = [
     "NVIDIA_REGISTER",
@@ -319,6 +320,37 @@ def encode_device_json(devices: list[DeviceInfo], *, include_vendor: bool = Fals
     return orjson.dumps(out).decode()
 
 
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def _strconv_int(text: str, name: str, func: str, bits: int) -> int:
+    """Go ``strconv.ParseInt(text, 10, bits)`` / ``Atoi``: optional sign and ASCII digits only (no
+    spaces, no underscores); the error wraps strconv's, as ``DecodeNodeDevices`` reports it."""
+    if not _GO_DECIMAL.fullmatch(text):
+        raise AnnotationError(
+            f"invalid {name} field: strconv.{func}: parsing {go_quote(text)}: invalid syntax"
+        )
+    value = int(text)
+    limit = 1 << (bits - 1)
+    if not -limit <= value < limit:
+        raise AnnotationError(
+            f"invalid {name} field: strconv.{func}: parsing {go_quote(text)}: value out of range"
+        )
+    return value
+
+
+def _strconv_bool(text: str, name: str) -> bool:
+    """Go ``strconv.ParseBool``."""
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    raise AnnotationError(
+        f"invalid {name} field: strconv.ParseBool: parsing {go_quote(text)}: invalid syntax"
+    )
+
+
 def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
     """``DecodeNodeDevices``: the 7-field (<=v2.4) or 9-field (v2.5-v2.7) colon/comma format."""
     if ":" not in value:
@@ -333,36 +365,15 @@ def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
         if len(fields) not in (7, 9):
             raise AnnotationError(f"unexpected field count {len(fields)} in node annotation")
 
-        def num(text: str, name: str) -> int:
-            # Go strconv: optional sign and ASCII digits only (no spaces, no underscores)
-            if not _GO_DECIMAL.fullmatch(text):
-                raise AnnotationError(f"invalid {name} field")
-            return int(text)
-
-        count = num(fields[1], "count")
-        devmem = num(fields[2], "memory")
-        devcore = num(fields[3], "core")
-        numa = num(fields[5], "numa")
-        health_text = fields[6]
-        if health_text not in (
-            "1",
-            "t",
-            "T",
-            "TRUE",
-            "true",
-            "True",
-            "0",
-            "f",
-            "F",
-            "FALSE",
-            "false",
-            "False",
-        ):
-            raise AnnotationError("invalid health field")
-        health = health_text in ("1", "t", "T", "TRUE", "true", "True")
+        # Go's order: ParseInt count/memory/core (int32), ParseBool health, then Atoi numa
+        count = _strconv_int(fields[1], "count", "ParseInt", 32)
+        devmem = _strconv_int(fields[2], "memory", "ParseInt", 32)
+        devcore = _strconv_int(fields[3], "core", "ParseInt", 32)
+        health = _strconv_bool(fields[6], "health")
+        numa = _strconv_int(fields[5], "numa", "Atoi", 64)
         index, mode = 0, "hami-core"
         if len(fields) == 9:
-            index = num(fields[7], "index")
+            index = _strconv_int(fields[7], "index", "Atoi", 64)
             if index < 0:
                 raise AnnotationError(f"index field must not be negative: {index}")
             mode = fields[8]

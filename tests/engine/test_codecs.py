@@ -251,17 +251,35 @@ def test_legacy_empty_segments_are_skipped():
         ("GPU-0:", 'malformed node annotation segment: "GPU-0"'),
         ("GPU-0,10,1:", "unexpected field count 3 in node annotation"),
         ("GPU-0,10,1,100,T,0,true,0:", "unexpected field count 8 in node annotation"),
-        ("GPU-0,x,1,100,T,0,true:", "invalid count field"),
-        ("GPU-0,10,1Gi,100,T,0,true:", "invalid memory field"),
-        ("GPU-0,10,1,1.5,T,0,true:", "invalid core field"),
-        ("GPU-0,10,1,100,T,zero,true:", "invalid numa field"),
-        ("GPU-0,10,1,100,T,0,yes:", "invalid health field"),
-        ("GPU-0,10,1,100,T,0,true,x,hami-core:", "invalid index field"),
+        ("GPU-0,x,1,100,T,0,true:", 'invalid count field: strconv.ParseInt: parsing "x": invalid syntax'),
+        (
+            "GPU-0,10,1Gi,100,T,0,true:",
+            'invalid memory field: strconv.ParseInt: parsing "1Gi": invalid syntax',
+        ),
+        ("GPU-0,10,1,1.5,T,0,true:", 'invalid core field: strconv.ParseInt: parsing "1.5": invalid syntax'),
+        ("GPU-0,10,1,100,T,zero,true:", 'invalid numa field: strconv.Atoi: parsing "zero": invalid syntax'),
+        ("GPU-0,10,1,100,T,0,yes:", 'invalid health field: strconv.ParseBool: parsing "yes": invalid syntax'),
+        (
+            "GPU-0,10,1,100,T,0,true,x,hami-core:",
+            'invalid index field: strconv.Atoi: parsing "x": invalid syntax',
+        ),
         ("GPU-0,10,1,100,T,0,true,-1,hami-core:", "index field must not be negative: -1"),
-        # Go's strconv does not trim or accept underscores
-        ("GPU-0, 10,1,100,T,0,true:", "invalid count field"),
-        ("GPU-0,1_0,1,100,T,0,true:", "invalid count field"),
-        ("GPU-0,10,1,100,T,0, true:", "invalid health field"),
+        # Go's strconv does not trim or accept underscores; ParseInt(..., 32) bounds count/memory/core
+        (
+            "GPU-0,2147483648,1,100,T,0,true:",
+            'invalid count field: strconv.ParseInt: parsing "2147483648": value out of range',
+        ),
+        # ParseBool(health) runs before Atoi(numa)
+        (
+            "GPU-0,10,1,100,T,zero,yes:",
+            'invalid health field: strconv.ParseBool: parsing "yes": invalid syntax',
+        ),
+        ("GPU-0, 10,1,100,T,0,true:", 'invalid count field: strconv.ParseInt: parsing " 10": invalid syntax'),
+        ("GPU-0,1_0,1,100,T,0,true:", 'invalid count field: strconv.ParseInt: parsing "1_0": invalid syntax'),
+        (
+            "GPU-0,10,1,100,T,0, true:",
+            'invalid health field: strconv.ParseBool: parsing " true": invalid syntax',
+        ),
     ],
 )
 def test_legacy_decoder_errors(value, message):

@@ -2,10 +2,13 @@
 
 ``status.capacity[aws.amazon.com/neuron]`` devices, each with ``neuroncore / neuron`` cores; a
 device's ``devcore`` is the core bitmask (2 cores -> 3), its ``count`` the core count and there is no
-memory. ``aws.amazon.com/neuron: N`` asks for N whole devices; without it,
-``aws.amazon.com/neuroncore: C`` asks for one device's core (C=1) or C/2 whole devices (C>=2).
-Several devices are placed contiguously (Inferentia rings at any start, other instance types in
-aligned blocks of 1/4/8/16), read from the ``node.kubernetes.io/instance-type`` label.
+memory. ``aws.amazon.com/neuron: N`` (1..MaxInt32) asks for N whole devices; without it,
+``aws.amazon.com/neuroncore: C`` asks for C cores of one device (C up to the cores per device, at
+most 2) or C/2 whole devices (C a multiple of 2); any other value asks nothing (HAMi v2.10).
+Several devices are placed contiguously on idle healthy devices (Inferentia rings at any start,
+other instance types in aligned blocks of 1/4/8/16), read from the ``node.kubernetes.io/instance-type``
+label; one device is the last healthy one passing type, the shared ``CheckUUID``, split count, mutex
+and free cores. The device cordon is not read (v2.10: NVIDIA's only).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from ..model import (
     InventoryError,
     NodeState,
 )
-from .base import FitOutcome, PriorDevices, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import (
+    MAX_INT32,
     CapacityVendor,
     ConfiguredVendor,
     FitRules,
@@ -32,7 +36,6 @@ from .common import (
     capacity_int,
     capacity_raw,
     check_device_limit,
-    check_uuid_exact,
     int32,
     node_labels,
     node_name,
@@ -51,6 +54,8 @@ AWS_USE_UUID = "aws.amazon.com/use-neuron-uuid"
 AWS_NOUSE_UUID = "aws.amazon.com/nouse-neuron-uuid"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 NODE_TYPE_KEY = "AWSNodeType"
+#: HAMi ``maxCoresPerNeuronDevice``: the core mask has two bits, so a device offers at most 2 cores
+MAX_CORES_PER_DEVICE = 2
 
 
 @dataclass(slots=True, frozen=True)
@@ -66,22 +71,22 @@ class AwsNeuronConfig:
     cores_per_device: int = 2
 
 
-def _continuous(devices: list[DeviceUsage], start: int, count: int, cordoned: frozenset[str]) -> list[int]:
+def _continuous(devices: list[DeviceUsage], start: int, count: int) -> list[int]:
     if len(devices) < start + count:
         return []
     out = []
     for i in range(start, start + count):
-        if devices[i].used > 0 or devices[i].id in cordoned:
+        if devices[i].used > 0 or not devices[i].health:
             return []
         out.append(i)
     return out
 
 
-def graph_select(devices: list[DeviceUsage], count: int, cordoned: frozenset[str] = frozenset()) -> list[int]:
-    """``graphSelect``: list positions of ``count`` contiguous idle devices, or [].
+def graph_select(devices: list[DeviceUsage], count: int) -> list[int]:
+    """``graphSelect``: list positions of ``count`` contiguous idle, healthy devices, or [].
 
     HAMi then takes the devices whose *index* equals those positions (the same on template nodes,
-    whose devices stay in index order); cordoned devices count as busy.
+    whose devices stay in index order).
     """
     if not devices or not isinstance(devices[0].custom_info, dict):
         return []
@@ -93,7 +98,7 @@ def graph_select(devices: list[DeviceUsage], count: int, cordoned: frozenset[str
         return []
     start = 0
     while start < len(devices):
-        found = _continuous(devices, start, count, cordoned)
+        found = _continuous(devices, start, count)
         if found:
             return found
         start += step
@@ -154,18 +159,26 @@ class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
         return devices, {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """v2.10 ``GenerateResourceRequests``: ``neuron`` N (1..MaxInt32) whole devices; else ``neuroncore``
+        C (1..MaxInt32 x 2): one device's C cores when C fits a device, else C / cores-per-device
+        whole devices (C must divide evenly). Anything else asks nothing."""
         c = self.config
         present, nums = resource_int(resources, c.resource_count_name)
         if present:
-            if nums is None:
+            if nums is None or nums <= 0 or nums > MAX_INT32:
                 return None
-            return ContainerDeviceRequest(int32(nums), AWS_NEURON, 0, 0, c.cores_per_device)
+            return ContainerDeviceRequest(nums, AWS_NEURON, 0, 0, int32(c.cores_per_device))
         present, cores = resource_int(resources, c.resource_core_name)
-        if not present or cores is None:
+        if not present or cores is None or cores <= 0 or cores > MAX_INT32 * MAX_CORES_PER_DEVICE:
             return None
-        num = cores // 2 if cores >= 2 else 1
-        corenum = 2 if cores >= 2 else 1
-        return ContainerDeviceRequest(int32(num), AWS_NEURON, 0, 0, corenum)
+        per_device = (
+            min(c.cores_per_device, MAX_CORES_PER_DEVICE) if c.cores_per_device > 0 else MAX_CORES_PER_DEVICE
+        )
+        if cores <= per_device:
+            return ContainerDeviceRequest(1, AWS_NEURON, 0, 0, cores)
+        if cores % per_device or cores // per_device > MAX_INT32:
+            return None
+        return ContainerDeviceRequest(cores // per_device, AWS_NEURON, 0, 0, per_device)
 
     def fit(
         self,
@@ -176,10 +189,13 @@ class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
+        """v2.10 AWS Neuron ``Fit``: several devices come from ``graph_select`` alone (else
+        ``NumaNotFit`` over the node's devices); one device is the last that passes health, type, the
+        shared ``CheckUUID``, split count, mutex and the free core bits. No device cordon (NVIDIA's)."""
         if request.nums > 1:
-            alloc = graph_select(devices, request.nums, node.cordoned)
+            alloc = graph_select(devices, request.nums)
             if not alloc:
-                return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
+                return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, len(devices)))
             by_index: dict[int, DeviceUsage] = {}
             for dev in devices:
                 by_index.setdefault(dev.index, dev)
@@ -190,26 +206,30 @@ class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
             ]
             return FitOutcome(True, chosen, "")
         reject = Rejections()
-        counts, device_reasons = reject.counts, reject.device_reasons
-
         for dev in reversed(devices):
-            if dev.id in node.cordoned:
-                reject(dev, R.CARD_CORDONED)
-                continue
-            if request.type not in dev.type or request.type != AWS_NEURON:
-                reject(dev, R.CARD_TYPE_MISMATCH)
-                continue
-            if not check_uuid_exact(pod.annotations, dev.id, AWS_USE_UUID, AWS_NOUSE_UUID):
-                reject(dev, R.CARD_UUID_MISMATCH)
-                continue
-            if dev.count <= dev.used:
-                reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
-                continue
-            if dev.totalcore.bit_count() - max(dev.usedcores, 0).bit_count() < request.coresreq:
-                reject(dev, R.CARD_INSUFFICIENT_CORE)
+            why = _device_reason(dev, request, pod, policy)
+            if why:
+                reject(dev, why)
                 continue
             taken = _core_usage(dev.usedcores, request.coresreq)
             return FitOutcome(
-                True, [ContainerDevice(dev.index, dev.id, AWS_NEURON, 0, taken)], "", device_reasons
+                True, [ContainerDevice(dev.index, dev.id, AWS_NEURON, 0, taken)], "", reject.device_reasons
             )
-        return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+        return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
+
+
+def _device_reason(dev: DeviceUsage, request: ContainerDeviceRequest, pod: PodView, policy: GpuPolicy) -> str:
+    """The first single-device check ``dev`` fails, "" when it takes the request."""
+    if not dev.health:
+        return R.CARD_NOT_HEALTH
+    if request.type not in dev.type or request.type != AWS_NEURON:
+        return R.CARD_TYPE_MISMATCH
+    if not check_uuid(pod.annotations, dev.id, AWS_USE_UUID, AWS_NOUSE_UUID):
+        return R.CARD_UUID_MISMATCH
+    if dev.count <= dev.used:
+        return R.CARD_TIME_SLICING_EXHAUSTED
+    if policy.mutex and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    if dev.totalcore.bit_count() - max(dev.usedcores, 0).bit_count() < request.coresreq:
+        return R.CARD_INSUFFICIENT_CORE
+    return ""

@@ -104,36 +104,24 @@ def test_get_node_devices():
             {"aws.amazon.com/neuroncore": "3"},
             None,
             id="Test_GenerateResourceRequests/reject odd neuron core request when admission is bypassed",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 splitCoreRequest: cores must be 1 or a multiple of 2"
-            ),
         ),
         pytest.param(
             {},
             {"aws.amazon.com/neuroncore": "3"},
             None,
             id="Test_GenerateResourceRequests/reject request-only odd neuron core request",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 splitCoreRequest: cores must be 1 or a multiple of 2"
-            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": "0"},
             {},
             None,
             id="Test_GenerateResourceRequests/reject zero neuron core request when admission is bypassed",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"
-            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": "-2"},
             {},
             None,
             id="Test_GenerateResourceRequests/reject negative neuron core request when admission is bypassed",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 validateResourceRequest rejects a count below 1"
-            ),
         ),
         pytest.param(
             {"aws.amazon.com/neuroncore": MAX32 * 2 + 2},
@@ -147,11 +135,6 @@ def test_generate_resource_requests(limits, requests, want):
     assert request_of(vendor, limits, requests) == (want or EMPTY)
 
 
-SPLIT_XFAIL = pytest.mark.xfail(
-    strict=True, reason="v2.10.0 splitCoreRequest bounds per-device cores to the 2 addressable ones"
-)
-
-
 @pytest.mark.parametrize(
     ("per_device", "cores", "want"),
     [
@@ -163,9 +146,6 @@ SPLIT_XFAIL = pytest.mark.xfail(
             3,
             None,
             id="Test_splitCoreRequest/odd count above one has no representable shape",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 splitCoreRequest: cores must be 1 or a multiple of 2"
-            ),
         ),
         pytest.param(
             4, 4, (2, 2), id="Test_splitCoreRequest/per-device cores above the addressable limit are bounded"
@@ -181,9 +161,6 @@ SPLIT_XFAIL = pytest.mark.xfail(
             MAX32 + 1,
             None,
             id="Test_splitCoreRequest/device count stays within int32",
-            marks=pytest.mark.xfail(
-                strict=True, reason="v2.10.0 splitCoreRequest bounds the device count to int32"
-            ),
         ),
     ],
 )
@@ -304,9 +281,6 @@ FIT_CASES = [
         [],
         "1/1 ExclusiveDeviceAllocateConflict",
         id="TestDevices_Fit/mutex policy rejects used device",
-        marks=pytest.mark.xfail(
-            strict=True, reason="v2.10.0 AWS Neuron Fit rejects a used device under mutex"
-        ),
     ),
     pytest.param(
         [neuron("dev-0", 0, 0, 2, 3, 0, "trn"), neuron("dev-1", 1, 0, 2, 3, 0, "trn")],
@@ -317,9 +291,6 @@ FIT_CASES = [
         [],
         "1/2 NumaNotFit",
         id="TestDevices_Fit/fit fail: NumaNotFit with multiple devices",
-        marks=pytest.mark.xfail(
-            strict=True, reason="v2.10.0 AWS Neuron Fit: GenReason(NumaNotFit x1, len(devices))"
-        ),
     ),
     pytest.param(
         [neuron("dev-0", 0, 0, 2, 3, 0, "trn", health=False)],
@@ -330,7 +301,6 @@ FIT_CASES = [
         [],
         "1/1 CardNotHealth",
         id="TestDevices_Fit/fit fail: CardNotHealth",
-        marks=pytest.mark.xfail(strict=True, reason="v2.10.0 AWS Neuron Fit rejects unhealthy devices first"),
     ),
     pytest.param(
         [neuron("d", 0, 0, 2, 3, 0, "trn")],

@@ -27,10 +27,6 @@ from hami_sim.engine.vendors.nvidia import NvidiaVendor
 
 USE_UUID, NOUSE_UUID = "hami.io/gpu-use-uuid", "hami.io/gpu-no-use-uuid"
 USE_TYPE, NOUSE_TYPE = "example.com/use-gputype", "example.com/nouse-gputype"
-STRCONV = pytest.mark.xfail(
-    strict=True,
-    reason="v2.10.0 DecodeNodeDevices wraps the strconv error: 'invalid count field: strconv.ParseInt: parsing ...'",
-)
 
 
 @pytest.mark.parametrize(
@@ -167,31 +163,26 @@ P4_DEVICE = (0, P4, 10, 7680, 100, "NVIDIA-Tesla P4", 0, True, "hami-core")
             f"{P4},notanint,7680,100,NVIDIA-Tesla P4,0,true:",
             'invalid count field: strconv.ParseInt: parsing "notanint": invalid syntax',
             id="Test_DecodeNodeDevices/invalid count field",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,notanint,100,NVIDIA-Tesla P4,0,true:",
             'invalid memory field: strconv.ParseInt: parsing "notanint": invalid syntax',
             id="Test_DecodeNodeDevices/invalid memory field",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,7680,notanint,NVIDIA-Tesla P4,0,true:",
             'invalid core field: strconv.ParseInt: parsing "notanint": invalid syntax',
             id="Test_DecodeNodeDevices/invalid core field",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,7680,100,NVIDIA-Tesla P4,notanint,true:",
             'invalid numa field: strconv.Atoi: parsing "notanint": invalid syntax',
             id="Test_DecodeNodeDevices/invalid numa field",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,7680,100,NVIDIA-Tesla P4,0,notabool:",
             'invalid health field: strconv.ParseBool: parsing "notabool": invalid syntax',
             id="Test_DecodeNodeDevices/invalid health field",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,7680,100,NVIDIA-Tesla P4:",
@@ -202,7 +193,6 @@ P4_DEVICE = (0, P4, 10, 7680, 100, "NVIDIA-Tesla P4", 0, True, "hami-core")
             f"{P4},10,7680,100,NVIDIA-Tesla P4,0,true,notanint,hami-core:",
             'invalid index field: strconv.Atoi: parsing "notanint": invalid syntax',
             id="Test_DecodeNodeDevices/invalid index field in new format",
-            marks=STRCONV,
         ),
         pytest.param(
             f"{P4},10,7680,100,NVIDIA-Tesla P4,0,true,-1,hami-core:",

@@ -158,7 +158,7 @@ CASES = {
         ),
         pod(limits(**{"aws.amazon.com/neuroncore": 1})),
         pod(limits(**{"aws.amazon.com/neuron": 3})),
-        "1/1 NumaNotFit",
+        "1/16 NumaNotFit",  # v2.10: over the node's Neuron devices
     ),
     "mthreads": (
         node("tmpl-mt", capacity={"mthreads.com/sgpu-core": "32", "mthreads.com/sgpu-memory": "192"}),
@@ -312,7 +312,9 @@ def test_registration_errors_are_explained_and_unresolvable(client):
     unresolvable = answer["FailedAndUnresolvableNodes"]
     assert unresolvable["bad-amd"] == "malformed hami.io/node-amd-register: no gpu found on node"
     assert unresolvable["bad-drs"].startswith("malformed enflame.com/gcu-drs-capacity: invalid JSON")
-    assert unresolvable["bad-dcu"] == "malformed hami.io/node-dcu-register: invalid memory field"
+    assert unresolvable["bad-dcu"] == (
+        'malformed hami.io/node-dcu-register: invalid memory field: strconv.ParseInt: parsing "x": invalid syntax'
+    )
 
 
 def test_hygon_mock_readme_type_is_not_a_dcu_type(client):

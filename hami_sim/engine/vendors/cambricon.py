@@ -13,12 +13,12 @@ is not read. HAMi's namespace-quota check (``ResourceQuotaNotFit``) is not simul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter
+from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import (
     CapacityVendor,
     ConfiguredVendor,
@@ -29,8 +29,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -78,7 +78,7 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
-        allocated: Sequence[Sequence[ContainerDevice]] = (),
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         """The common Fit loop; v2.10 Cambricon does not read ``hami.io/device-cordon``."""
         return common_fit(MLU, self.rules, devices, request, pod, without_cordon(node), policy)

@@ -621,7 +621,7 @@ def count_memory_core_request(
 def plain_memory_request(
     resources: ResourceGetter,
     vendor: str,
-    config: object,
+    config: CountMemoryCoreConfig,
     *,
     memory_scale: int,
     default_cores: int = 0,
@@ -630,7 +630,7 @@ def plain_memory_request(
     quantity that is not a plain integer, is negative or overflows int32 once scaled gives no request
     (HAMi refuses it rather than under-allocate). Hygon's v2.10 guard also checks the cores, so it
     is not this one."""
-    present, mem = resource_int(resources, config.resource_memory_name)  # type: ignore[attr-defined]
+    present, mem = resource_int(resources, config.resource_memory_name)
     if present and (mem is None or mem < 0 or mem > MAX_INT32 // memory_scale):
         return None
     return count_memory_core_request(

@@ -14,17 +14,16 @@ cards collected; the device cordon is not read.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, ResourceGetter
+from ..model import ContainerDeviceRequest, DeviceUsage, NodeState
+from .base import FitOutcome, PriorDevices, ResourceGetter
 from .common import ChipVendor, common_fit, plain_memory_request, without_cordon
 
 if TYPE_CHECKING:
+    from ..model import PodView
     from ..policy import GpuPolicy
-    from ..requests import PodView
 
 __all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -67,7 +66,7 @@ class IluvatarVendor(ChipVendor[IluvatarConfig]):
         pod: PodView,
         node: NodeState,
         policy: GpuPolicy,
-        allocated: Sequence[Sequence[ContainerDevice]] = (),
+        allocated: PriorDevices = (),
     ) -> FitOutcome:
         """The common Fit loop; v2.10 Iluvatar does not read ``hami.io/device-cordon``."""
         return common_fit(self.common_word, self.rules, devices, request, pod, without_cordon(node), policy)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import orjson
 import pytest
 
 from hami_sim.engine.model import ContainerDeviceRequest, DeviceUsage, NodeState, PodRequests
@@ -253,6 +256,39 @@ def test_ascend_network_topology_picks_the_biggest_network_group():
     outcome = vendor.fit(npus, req("Ascend910B3", nums=2, mem=65536), view(), node(), SPREAD)
     assert outcome.ok
     assert sorted(d.uuid for d in outcome.devices) == ["npu-2", "npu-4"]  # network 1 has three fitting NPUs
+
+
+@pytest.mark.parametrize(
+    ("config_default", "node_annotation", "fits"),
+    [
+        (False, None, False),  # no annotation: the config's hamiVnpuCore (off)
+        (True, None, True),
+        (False, "true", True),  # the node annotation wins over the config
+        (True, "false", False),
+    ],
+)
+def test_ascend_hami_core_pods_need_a_hami_vnpu_core_node(config_default, node_annotation, fits):
+    """A ``huawei.com/vnpu-mode: hami-core`` pod fits only where hami-vnpu-core runs; there its
+    ``-core`` percentage is counted against 100 per NPU."""
+    config = dataclasses.replace(ASCEND["Ascend910B3"], hami_vnpu_core=config_default)
+    vendor = AscendVendor(config)
+    register = orjson.dumps(
+        [{"id": "npu-0", "count": 4, "devmem": 65536, "devcore": 20, "type": "Ascend910B3", "health": True}]
+    ).decode()
+    annotations = {vendor.register_key: register}
+    if node_annotation is not None:
+        annotations["hami-vnpu-core"] = node_annotation
+    infos, _ = vendor.node_devices(annotations, {})
+    devices = [DeviceUsage.from_info(i) for i in infos]
+    hami_core = view({"huawei.com/vnpu-mode": "hami-core"})
+    outcome = vendor.fit(devices, req("Ascend910B3", mem=15360, cores=50), hami_core, node(), SPREAD)
+    assert outcome.ok is fits
+    if not fits:
+        assert outcome.reason == "1/1 ModeNotFit"
+    else:
+        # 50 % of an NPU whose 20 AI cores count as 100: a template pod could not ask for 50
+        plain = vendor.fit(devices, req("Ascend910B3", mem=15360, cores=50), view(), node(), SPREAD)
+        assert plain.reason == "1/1 CardInsufficientCore"
 
 
 def test_ascend_910c_takes_whole_modules():

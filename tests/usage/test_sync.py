@@ -116,3 +116,19 @@ def test_the_periodic_relist_syncs_pods_too(kube_api, source):
     with pytest.raises(Exception, match="500"):
         sync_cluster_inventory.apply(kwargs={"source": source}).get()
     assert usage_of("n1")["GPU-n1-2"] == (1, 10000, 50, ("ml/half",))
+
+
+def test_usage_age_and_nodes_without_usage_are_exported(client, kube_api, source):
+    import re
+
+    from profiles.sync import sync_nodes
+    from usage.cluster import sync_cluster
+
+    cluster(kube_api)
+    sync_cluster(source)
+    sync_nodes([*kube_api.nodes, gpu_node("n3")])  # a node whose pods were never read
+    text = client.get("/metrics").content.decode()
+    ages = dict(re.findall(r'hami_sim_node_usage_age_seconds\{node="([^"]+)"\} ([0-9.e+-]+)', text))
+    assert set(ages) == {"n1", "n2"} and all(float(a) < 600 for a in ages.values())
+    assert re.search(r"^hami_sim_usage_confirmed_age_seconds [0-9.e+-]+$", text, re.M)
+    assert "hami_sim_live_nodes_without_usage 1.0" in text

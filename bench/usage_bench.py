@@ -60,6 +60,7 @@ def make_node(i: int) -> dict:
         "metadata": {
             "name": name,
             "uid": f"node-uid-{i}",
+            "resourceVersion": str(10_000 + i),
             "labels": {
                 "kubernetes.io/hostname": name,
                 "eks.amazonaws.com/nodegroup": f"gpu-h100-{i % 10}",
@@ -93,6 +94,7 @@ def make_pod(j: int, nodes: list[dict], rng: random.Random) -> dict:
             "name": f"infer-{j // 100}-{j:06d}",
             "namespace": f"team-{j % 40}",
             "uid": f"pod-uid-{j}",
+            "resourceVersion": str(100_000 + j),
             "labels": {"app": f"infer-{j // 100}", "pod-template-hash": "7d9f8c6b5d"},
             "annotations": {
                 "hami.io/vgpu-node": node["metadata"]["name"],

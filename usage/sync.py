@@ -170,35 +170,57 @@ def sync_allocations(
     with transaction.atomic():
         _bump()
         existing = {
-            uid: (pk, h, node)
-            for pk, uid, h, node in PodAllocation.objects.values_list("pk", "uid", "content_hash", "node")
+            uid: (pk, h, node, rv)
+            for pk, uid, h, node, rv in PodAllocation.objects.values_list(
+                "pk", "uid", "content_hash", "node", "resource_version"
+            )
         }
         touched: set[str] = set()
         create = []
         update = []
+        versions_only = []
         for uid, fields in wanted.items():
             row = existing.get(uid)
             fields["resource_version"] = versions.get(uid, "")[:40]
             if row is None:
                 create.append({"uid": uid, "observed_at": now, **fields})
                 touched.add(fields["node"])
-            else:  # changed content, or only a new resourceVersion (a status update): rewrite
+            elif row[1] != fields["content_hash"]:
                 update.append(PodAllocation(pk=row[0], uid=uid, observed_at=now, **fields))
-                if row[1] != fields["content_hash"]:
-                    touched.update((fields["node"], row[2]))
-        gone = [
-            (pk, node) for uid, (pk, _h, node) in existing.items() if uid not in wanted and uid not in keep
-        ]
-        touched.update(node for _pk, node in gone)
+                touched.update((fields["node"], row[2]))
+            elif fields["resource_version"] and fields["resource_version"] != row[3]:
+                versions_only.append((fields["resource_version"], row[0]))  # a status update
+        gone = [(uid, row[0]) for uid, row in existing.items() if uid not in wanted and uid not in keep]
+        touched.update(existing[uid][2] for uid, _pk in gone)
         _insert(PodAllocation, create)
-        PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=_BATCH)
+        PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=500)
+        _set_versions(versions_only)
         for i in range(0, len(gone), _BATCH):
-            PodAllocation.objects.filter(pk__in=[pk for pk, _n in gone[i : i + _BATCH]]).delete()
-        changed = sum(1 for row in update if row.content_hash != existing[row.uid][1])
-        counts.update(pods_created=len(create), pods_updated=changed, pods_deleted=len(gone))
+            PodAllocation.objects.filter(pk__in=[pk for _uid, pk in gone[i : i + _BATCH]]).delete()
+        counts.update(pods_created=len(create), pods_updated=len(update), pods_deleted=len(gone))
         counts.update(recompute(None if everything else touched | _liveness_changed(), now))
         confirm(now, relisted=True, source=source)
     return counts
+
+
+def _set_versions(pairs: list[tuple[str, int]]) -> None:
+    """Store new resourceVersions (pods whose allocation did not change), one statement per batch."""
+    if not pairs:
+        return
+    if connection.vendor != "postgresql":
+        for rv, pk in pairs:
+            PodAllocation.objects.filter(pk=pk).update(resource_version=rv)
+        return
+    table = connection.ops.quote_name(PodAllocation._meta.db_table)
+    with connection.cursor() as cursor:
+        for i in range(0, len(pairs), _BATCH):
+            batch = pairs[i : i + _BATCH]
+            values = ", ".join(["(%s, %s::bigint)"] * len(batch))
+            cursor.execute(
+                f"UPDATE {table} AS t SET resource_version = v.rv FROM (VALUES {values}) AS v(rv, id) "
+                "WHERE t.id = v.id",
+                [x for pair in batch for x in pair],
+            )
 
 
 def _liveness_changed() -> set[str]:

@@ -132,3 +132,32 @@ def test_usage_age_and_nodes_without_usage_are_exported(client, kube_api, source
     assert set(ages) == {"n1", "n2"} and all(float(a) < 600 for a in ages.values())
     assert re.search(r"^hami_sim_usage_confirmed_age_seconds [0-9.e+-]+$", text, re.M)
     assert "hami_sim_live_nodes_without_usage 1.0" in text
+
+
+def test_a_relist_skips_pods_whose_resource_version_is_unchanged(kube_api, source):
+    from usage.cluster import sync_cluster
+    from usage.models import PodAllocation
+
+    kube_api.add_node(gpu_node("n1"))
+    for i in range(3):
+        kube_api.add_pod(hami_pod(f"p{i}", "n1", [(f"GPU-n1-{i}", 1000, 10)]))
+    first = sync_cluster(source)
+    assert first["pods_created"] == 3 and first["pods_unchanged"] == 0
+    again = sync_cluster(source)
+    assert again["pods_unchanged"] == 3 and again["pods_created"] == again["pods_updated"] == 0
+    # a status update: new resourceVersion, same allocation; then a real change
+    kube_api.modify_pod(
+        {
+            **hami_pod("p0", "n1", [("GPU-n1-0", 1000, 10)]),
+            "status": {"phase": "Running", "podIP": "10.0.0.9"},
+        }
+    )
+    kube_api.modify_pod(hami_pod("p1", "n1", [("GPU-n1-1", 5000, 10)]))
+    counts = sync_cluster(source)
+    assert counts["pods_unchanged"] == 1 and counts["pods_updated"] == 1
+    assert (
+        PodAllocation.objects.get(name="p0").resource_version
+        == kube_api.pods[0]["metadata"]["resourceVersion"]
+    )
+    assert usage_of("n1")["GPU-n1-1"] == (1, 5000, 10, ("ml/p1",))
+    assert sync_cluster(source)["pods_unchanged"] == 3

@@ -340,9 +340,9 @@ def npu(
 HAMI_CORE = {VNPU_MODE: "hami-core"}
 CORE_NODE = {NODE_HAMI_CORE: "true"}
 
-# name, devices, (nums, memreq, pct, cores), pod annotations, node annotations, ok, ids, reason, xfail reason
+# name, devices, (nums, memreq, pct, cores), pod annotations, node annotations, ok, ids, reason
 FIT_TABLE = [
-    ("fit success", [npu("dev-0"), npu("dev-1")], (1, 64, 0, 50), {}, {}, True, ["dev-1"], "", ""),
+    ("fit success", [npu("dev-0"), npu("dev-1")], (1, 64, 0, 50), {}, {}, True, ["dev-1"], ""),
     (
         "fit fail: memory not enough",
         [npu("dev-0")],
@@ -352,7 +352,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardInsufficientMemory",
-        "",
     ),
     (
         "fit fail: core not enough",
@@ -363,7 +362,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardInsufficientCore",
-        "",
     ),
     (
         "fit fail: type mismatch",
@@ -374,7 +372,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardTypeMismatch",
-        "",
     ),
     (
         "fit fail: user assign use uuid mismatch",
@@ -385,7 +382,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardUuidMismatch",
-        "",
     ),
     (
         "fit fail: user assign no use uuid match",
@@ -396,7 +392,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardUuidMismatch",
-        "",
     ),
     (
         "fit fail: card overused",
@@ -407,7 +402,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardTimeSlicingExhausted",
-        "",
     ),
     (
         "fit success: but core limit can't exceed 100",
@@ -417,7 +411,6 @@ FIT_TABLE = [
         {},
         True,
         ["dev-0"],
-        "",
         "",
     ),
     (
@@ -429,7 +422,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ExclusiveDeviceAllocateConflict",
-        "",
     ),
     (
         "fit fail:  CardComputeUnitsExhausted",
@@ -440,7 +432,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardComputeUnitsExhausted",
-        "",
     ),
     (
         "fit fail:  AllocatedCardsInsufficientRequest",
@@ -451,7 +442,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 AllocatedCardsInsufficientRequest",
-        "",
     ),
     (
         "fit success:  memory percentage",
@@ -461,7 +451,6 @@ FIT_TABLE = [
         {},
         True,
         ["dev-0"],
-        "",
         "",
     ),
     (
@@ -473,7 +462,6 @@ FIT_TABLE = [
         True,
         ["dev-2", "dev-1"],
         "",
-        "",
     ),
     (
         "fit fail: hami-core pod on legacy node (ModeNotFit)",
@@ -484,7 +472,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "",
     ),
     (
         "fit ok: annotation-less pod on hami-core node follows node",
@@ -494,7 +481,6 @@ FIT_TABLE = [
         CORE_NODE,
         True,
         ["dev-0"],
-        "",
         "",
     ),
     (
@@ -506,7 +492,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "",
     ),
     (
         "fit fail: memory-less hami-core pod on legacy node (ModeNotFit)",
@@ -517,7 +502,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ModeNotFit",
-        "",
     ),
     (
         "fit success: whole-card hami-core pod on hami-core node",
@@ -527,7 +511,6 @@ FIT_TABLE = [
         CORE_NODE,
         True,
         ["dev-0"],
-        "",
         "",
     ),
     (
@@ -539,7 +522,6 @@ FIT_TABLE = [
         True,
         ["dev-0"],
         "",
-        "",
     ),
     (
         "mutex policy rejects used device",
@@ -550,7 +532,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 ExclusiveDeviceAllocateConflict",
-        "",
     ),
     (
         "fit fail: CardNotHealth",
@@ -561,7 +542,6 @@ FIT_TABLE = [
         False,
         [],
         "1/1 CardNotHealth",
-        "",
     ),
     (
         "fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
@@ -572,7 +552,6 @@ FIT_TABLE = [
         False,
         [],
         "2/2 AllocatedCardsInsufficientRequest",
-        "",
     ),
 ]
 
@@ -606,8 +585,7 @@ def _fit_params():
         cw = config.common_word
         seen[cw] = seen.get(cw, 0) + 1
         label = cw if seen[cw] == 1 else f"{cw}#{seen[cw]}"
-        for name, devices, req, annos, node_annos, ok, ids, reason, why in FIT_TABLE:
-            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        for name, devices, req, annos, node_annos, ok, ids, reason in FIT_TABLE:
             yield pytest.param(
                 config,
                 name,
@@ -619,7 +597,6 @@ def _fit_params():
                 ids,
                 reason,
                 id=f"{label}:{name}",
-                marks=marks,
             )
 
 

@@ -31,10 +31,10 @@ def _isolated():
 
 @pytest.fixture
 def operator(db):
-    from django.contrib.auth.models import Group
+    from tests.roles import operators_group
 
     user = get_user_model().objects.create_user("operator", password="s3cret-pass-word")
-    user.groups.add(Group.objects.get(name="operators"))
+    user.groups.add(operators_group())
     return user, Token.objects.create(user=user).key
 
 

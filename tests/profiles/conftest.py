@@ -51,12 +51,13 @@ def make_group(db):
 def token_client(db):
     """A DRF client authenticated with an API token (what GitOps automation would use)."""
     from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from tests.roles import operators_group
+
     user = get_user_model().objects.create_user("ops", password="ops-password-123")
-    user.groups.add(Group.objects.get(name="operators"))  # writes need the role (migration-made)
+    user.groups.add(operators_group())  # writes need the role (migration-made)
     token = Token.objects.create(user=user)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")

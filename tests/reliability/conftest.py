@@ -32,10 +32,9 @@ def make_probe_world(db, django_user_model):
     """What the hardening probes expect to exist: a node group ``gpu-a10`` with a profile, a viewer
     (logged in, no permissions) and an operator (member of the ``operators`` group). Returns
     (viewer, operator)."""
-    from django.contrib.auth.models import Group
-
     from profiles.models import DeviceProfile, NodeGroup
     from profiles.services import set_rows
+    from tests.roles import operators_group
 
     group = NodeGroup.objects.create(name="gpu-a10", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
     profile = DeviceProfile.objects.create(node_group=group, vendor="NVIDIA")
@@ -56,5 +55,5 @@ def make_probe_world(db, django_user_model):
     )
     viewer = django_user_model.objects.create_user("probe-viewer", password="probe-viewer-pw-1")
     operator = django_user_model.objects.create_user("probe-operator", password="probe-operator-pw-1")
-    operator.groups.add(Group.objects.get(name="operators"))  # made by a migration
+    operator.groups.add(operators_group())  # made by a migration
     return viewer, operator

@@ -126,9 +126,10 @@ def _redis_up() -> bool:
 
 
 # The worker as a real ``celery worker`` process. Two changes so the test does not sit idle: a 1 s
-# retry backoff instead of 30 s (Celery's ``retry_backoff``, ``profiles.tasks.backoff_seconds``), and a 5 s Redis visibility
+# retry backoff instead of 30 s (Celery's ``retry_backoff``, ``profiles.tasks.backoff_seconds``), and a 20 s Redis visibility
 # timeout (kombu: 1 hour), after which a message held by a dead worker is redelivered, swept every
-# second (kombu: every 10 x 10 s).
+# second (kombu: every 10 x 10 s). The timeout must exceed one whole sync under ``api.delay`` (nodes,
+# then the pods relist of the usage app: two delayed reads), or Redis hands a running task out twice.
 WORKER = textwrap.dedent(
     """
     import sys
@@ -138,7 +139,7 @@ WORKER = textwrap.dedent(
     celery.app.autoretry.get_exponential_backoff_interval = lambda **kwargs: 1
     from hami_sim.celery import app
     app.conf.broker_transport_options = {
-        "visibility_timeout": 5, "unacked_restore_interval": 1, "unacked_restore_throttle": 1,
+        "visibility_timeout": 20, "unacked_restore_interval": 1, "unacked_restore_throttle": 1,
     }
     app.worker_main(sys.argv[1:])
     """

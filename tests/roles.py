@@ -1,0 +1,33 @@
+"""The ``operators`` group, as its data migration (``dashboard/0001_operators_group``) makes it.
+
+A ``transaction=True`` test flushes the database when it ends, migration-made rows included, and
+pytest-django runs those tests last: a later test must not rely on the migration's row surviving.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from django.apps import apps
+from django.contrib.auth.management import create_permissions
+from django.contrib.auth.models import Group, Permission
+
+__all__ = ["operators_group"]
+
+_MIGRATION = importlib.import_module("dashboard.migrations.0001_operators_group")
+
+
+def operators_group() -> Group:
+    """The group with the migration's permissions, made again if a flush removed it."""
+    group = Group.objects.filter(name="operators").first()
+    if group is not None:
+        return group
+    for app_config in apps.get_app_configs():
+        create_permissions(app_config, verbosity=0)
+    group = Group.objects.create(name="operators")
+    for app_label, models in _MIGRATION.APP_MODELS.items():
+        codenames = [f"{action}_{model}" for model in models for action in _MIGRATION.ACTIONS]
+        group.permissions.add(
+            *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+        )
+    return group

@@ -51,7 +51,7 @@ class Conf:
     #: how long the writer waits to fold a burst of CA calls into one write
     decision_flush_seconds: float = 0.5
     #: live usage older than this answers per ``usage_stale_policy`` (docs/usage.md)
-    usage_stale_seconds: int = 180
+    usage_stale_seconds: int = 600
     #: ``fail`` (the node fails the filter) or ``last-known``
     usage_stale_policy: str = "fail"
     #: how often a replica checks for new usage

@@ -50,7 +50,8 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     if usage is None:
         return None
     age = usage.age_seconds(store.confirmed_at, now)
-    if age > conf().usage_stale_seconds and conf().usage_stale_policy == "fail":
+    stale = age > conf().usage_stale_seconds and not store.from_snapshot
+    if stale and conf().usage_stale_policy == "fail":
         return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
     return LiveNode(name, usage.devices, age)
 

@@ -70,6 +70,7 @@ class UsageStore:
         self._generation = -1
         self._nodes: dict[str, LiveUsage] = {}
         self._confirmed_at: datetime | None = None
+        self._snapshot_source = False
         self._checked = float("-inf")
 
     @property
@@ -87,9 +88,12 @@ class UsageStore:
         with self._lock:
             if not force and time.monotonic() - self._checked < self.check_seconds:
                 return
-            state = UsageState.objects.filter(pk=1).values_list("generation", "confirmed_at").first()
-            generation, confirmed_at = state if state else (0, None)
+            state = (
+                UsageState.objects.filter(pk=1).values_list("generation", "confirmed_at", "source").first()
+            )
+            generation, confirmed_at, source = state if state else (0, None, "")
             self._confirmed_at = confirmed_at
+            self._snapshot_source = source.startswith("file://")
             if generation != self._generation:
                 full = generation < self._generation or self._generation < 0
                 rows = (
@@ -118,6 +122,12 @@ class UsageStore:
     def confirmed_at(self) -> datetime | None:
         self.refresh()
         return self._confirmed_at
+
+    @property
+    def from_snapshot(self) -> bool:
+        """The usage came from a ``file://`` snapshot: a fixed picture that never goes stale."""
+        self.refresh()
+        return self._snapshot_source
 
     def snapshot(self) -> dict[str, LiveUsage]:
         """Every live node's usage (the metrics collector and the dashboard read this)."""

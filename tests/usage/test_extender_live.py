@@ -176,3 +176,18 @@ def test_estimate_places_pods_on_live_nodes_first_when_asked(client, kube_api, s
     ]
     bad = client.post("/api/v1/estimate", {**body, "existingNodes": "yes"}, content_type="application/json")
     assert bad.status_code == 400 and "existingNodes" in bad.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_usage_from_a_snapshot_file_never_goes_stale(client, tmp_path, settings):
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+
+    live = gpu_node(LIVE)
+    snapshot = tmp_path / "cluster.json"
+    holders = [hami_pod(f"holder-{c}", LIVE, [(f"GPU-{LIVE}-{c}", 23000, 100)]) for c in range(4)]
+    snapshot.write_bytes(orjson.dumps({"kind": "List", "items": [live, *holders]}))
+    sync_cluster(f"file://{snapshot}")
+    settings.USAGE_STALE_SECONDS = -1  # every age is too old, but a snapshot is a fixed picture
+    get_store().refresh(force=True)
+    assert filter_answer(client, [live])["FailedNodes"] == {LIVE: "4/4 CardInsufficientMemory"}

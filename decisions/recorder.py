@@ -74,8 +74,15 @@ def _request_summary(pod: PodView) -> list[dict]:
     return out
 
 
-def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of) -> dict:
-    """Per-node verdict plus every device of the node: chosen / free / rejected (with the rule)."""
+MAX_REASON_CHARS = 2000
+
+
+def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of, with_devices: bool = True) -> dict:
+    """Per-node verdict plus every device of the node: chosen / free / rejected (with the rule).
+
+    ``with_devices=False`` (nodes past ``DECISION_DETAIL_NODES``) keeps the verdict and reason only:
+    rows averaged 89 KB with every device of every node (issue 16 item 10).
+    """
     fit = verdict.fit
     chosen: dict[str, dict] = {}
     device_reasons: dict[str, str] = {}
@@ -90,7 +97,7 @@ def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of) -> dict:
                 slot["usedcores"] += dev.usedcores
                 slot["containers"].append(ci)
     devices: list[dict] = []
-    if not verdict.unresolvable and (fit is not None or device_reasons):
+    if with_devices and not verdict.unresolvable and (fit is not None or device_reasons):
         try:
             inventory = inventory_of(node)
             infos = inventory.devices if not inventory.error else ()
@@ -121,7 +128,7 @@ def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of) -> dict:
         "source": verdict.source,
         "fits": verdict.fits,
         "unresolvable": verdict.unresolvable,
-        "reason": verdict.reason,
+        "reason": verdict.reason[:MAX_REASON_CHARS],
         "score": round(float(verdict.score_after), 4),
         "failed_container": failed_container,
         "devices": devices,
@@ -161,7 +168,11 @@ def summarize(
 
         inventory_of = get_simulator().inventory
     caller, _, session = caller.partition(":")
-    details = [_node_detail(n, v, inventory_of) for n, v in zip(nodes, verdicts, strict=False)]
+    cap = conf().decision_detail_nodes
+    details = [
+        _node_detail(n, v, inventory_of, with_devices=i < cap)
+        for i, (n, v) in enumerate(zip(nodes, verdicts, strict=False))
+    ]
     groups = sorted({d["group"] or d["name"] for d in details})
     fit_groups = sorted({d["group"] or d["name"] for d in details if d["fits"]})
     fit_count = sum(1 for d in details if d["fits"])

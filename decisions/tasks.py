@@ -188,6 +188,18 @@ def sync_autoscaler_events(self) -> dict:
     return counts
 
 
+def _prune_beyond(max_rows: int) -> int:
+    """Delete the decisions last seen longest ago beyond the newest ``max_rows`` (a size bound)."""
+    deleted = 0
+    while True:
+        ids = list(
+            Decision.objects.order_by("-last_seen", "-pk").values_list("pk", flat=True)[max_rows:][:5000]
+        )
+        if not ids:
+            return deleted
+        deleted += Decision.objects.filter(pk__in=ids).delete()[0]
+
+
 def prune_once(days: int | None = None) -> dict:
     """Delete decisions and events last seen more than ``days`` ago; keep the newest CA status."""
     days = conf().decision_retention_days if days is None else days
@@ -199,6 +211,7 @@ def prune_once(days: int | None = None) -> dict:
         if not ids:
             break
         counts["decisions"] += Decision.objects.filter(pk__in=ids).delete()[0]
+    counts["decisions"] += _prune_beyond(conf().decision_max_rows)
     counts["events"] = CAEvent.objects.filter(last_seen__lt=cutoff).delete()[0]
     newest = AutoscalerStatus.objects.values_list("pk", flat=True).first()
     counts["statuses"] = AutoscalerStatus.objects.filter(fetched_at__lt=cutoff).exclude(pk=newest).delete()[0]

@@ -63,6 +63,17 @@ class Conf:
     #: failed admin logins per username (x10 per address) within the window before a lock-out
     login_failure_limit: int = 5
     login_failure_window_seconds: int = 900
+    #: decisions keep per-device detail for this many nodes; the rest keep verdict and reason only
+    decision_detail_nodes: int = 64
+    #: decision rows beyond this many are pruned oldest first (besides ``decision_retention_days``)
+    decision_max_rows: int = 50000
+    #: live simulation sessions at once; placements and nodes per session; checkpoint rows per session
+    session_max_live: int = 1000
+    session_max_placements: int = 10000
+    session_max_nodes: int = 5000
+    session_max_checkpoint_rows: int = 200000
+    #: new sessions per minute, all clients together (the extender listener has one client: CA)
+    session_create_per_minute: int = 600
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())

@@ -345,3 +345,14 @@ LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=DEFAULTS.login_fail
 LOGIN_FAILURE_WINDOW_SECONDS = env.int(
     "LOGIN_FAILURE_WINDOW_SECONDS", default=DEFAULTS.login_failure_window_seconds
 )
+# Growth bounds (issue 16 item 10): decision detail and rows, sessions and what each may hold.
+for _name in (
+    "DECISION_DETAIL_NODES",
+    "DECISION_MAX_ROWS",
+    "SESSION_MAX_LIVE",
+    "SESSION_MAX_PLACEMENTS",
+    "SESSION_MAX_NODES",
+    "SESSION_MAX_CHECKPOINT_ROWS",
+    "SESSION_CREATE_PER_MINUTE",
+):
+    globals()[_name] = env.int(_name, default=getattr(DEFAULTS, _name.lower()))

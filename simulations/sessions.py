@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import orjson
+from django.core.cache import cache
 from django.db import OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from hami_sim.conf import conf
 from hami_sim.engine.model import ContainerDevice, DeviceUsage, MigPlacement, MigProfile, NodeState
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
@@ -340,6 +342,41 @@ def _validate_ttl(ttl: object) -> int:
     return ttl
 
 
+def _admit_new_session() -> None:
+    """Growth bounds on creation (issue 16 item 10): a rate for all clients and a cap on live sessions.
+
+    100 placements and 256 forks added 58 MiB in 26 s; sessions were neither capped nor throttled.
+    The rate is global because the extender listener has one client (Cluster Autoscaler) and the
+    web listener's clients are logged-in users; both share the cache the API throttles use.
+    """
+    limits = conf()
+    key = f"hami-sim:session-creates:{int(time.time() // 60)}"
+    cache.add(key, 0, 120)
+    try:
+        created = cache.incr(key)
+    except ValueError:
+        created = 1
+    if created > limits.session_create_per_minute:
+        raise SessionError(
+            429, f"more than {limits.session_create_per_minute} new sessions this minute; retry later"
+        )
+    live = SimulationSession.objects.filter(expires_at__gt=timezone.now()).count()
+    if live >= limits.session_max_live:
+        raise SessionError(
+            429, f"{live} live sessions: the limit is {limits.session_max_live}; delete or let some expire"
+        )
+
+
+def _check_session_size(session: SimulationSession, new_node: bool) -> None:
+    """A placement may not grow a session past its caps (issue 16 item 10)."""
+    limits = conf()
+    placements = SessionPlacement.objects.filter(session=session).count()
+    if placements >= limits.session_max_placements:
+        raise SessionError(409, f"session holds {placements} placements, the limit of one session")
+    if new_node and SessionNode.objects.filter(session=session).count() >= limits.session_max_nodes:
+        raise SessionError(409, f"session holds {limits.session_max_nodes} nodes, the limit of one session")
+
+
 def create_session(body: object) -> dict:
     if body is None:
         body = {}
@@ -349,6 +386,7 @@ def create_session(body: object) -> dict:
     if not isinstance(name, str) or len(name) > 200:
         raise SessionError(400, "name must be a string of at most 200 characters")
     ttl = _validate_ttl(body.get("ttlSeconds"))
+    _admit_new_session()
     session = SimulationSession.objects.create(
         name=name, ttl_seconds=ttl, expires_at=timezone.now() + timedelta(seconds=ttl)
     )
@@ -450,6 +488,7 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
                 raise SessionError(409, f"pod {pod_uid} is already placed on node {existing.node_name}")
             return 200, {**_placement_json(existing), "revision": session.revision}
         _check_revision(session, if_match)
+        _check_session_size(session, new_node=row is None)
         if row is None:
             if data.node is None:
                 raise SessionError(
@@ -579,6 +618,13 @@ def fork(session_id: object, if_match: int | None) -> dict:
         _check_revision(session, if_match)
         if session.depth >= MAX_DEPTH:
             raise SessionError(409, f"checkpoint depth limit {MAX_DEPTH} reached: commit or revert first")
+        rows = SessionNode.objects.filter(session=session).count()
+        rows += SessionPlacement.objects.filter(session=session).count()
+        budget = conf().session_max_checkpoint_rows
+        if (session.depth + 1) * rows > budget:  # every checkpoint copies the session's rows
+            raise SessionError(
+                409, f"{session.depth + 1} checkpoints of {rows} rows exceed {budget}: commit or revert first"
+            )
         SessionCheckpoint.objects.create(
             session=session, depth=session.depth + 1, snapshot=_snapshot(session)
         )

@@ -147,3 +147,71 @@ def test_many_names_from_one_address_lock_the_address_out(client):
     }
     assert 429 in statuses
     cache.clear()
+
+
+# -- item 10: growth has bounds --------------------------------------------------------------------------
+
+
+def _create(client, name: str = "s"):
+    return client.post("/api/v1/sessions", {"name": name}, content_type="application/json")
+
+
+def test_live_sessions_are_capped_and_creation_is_rate_limited(client, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.SESSION_MAX_LIVE = 2
+    assert [_create(client).status_code for _ in range(3)] == [201, 201, 429]
+    assert "live sessions" in _create(client).json()["error"]
+    settings.SESSION_MAX_LIVE = 1000
+    settings.SESSION_CREATE_PER_MINUTE = 4
+    statuses = [_create(client).status_code for _ in range(3)]
+    assert statuses[-1] == 429 and "new sessions this minute" in _create(client).json()["error"]
+    cache.clear()
+
+
+def test_a_session_cannot_grow_past_its_placement_and_checkpoint_caps(client, settings):
+    import orjson
+
+    from tests.factories import gpu, node, pod
+
+    settings.SESSION_MAX_PLACEMENTS = 2
+    settings.SESSION_MAX_CHECKPOINT_ROWS = 6
+    sid = _create(client).json()["id"]
+    template = node("tmpl-cap", [gpu(f"GPU-c{i}", index=i) for i in range(4)])
+
+    def place(i: int):
+        body = {"pod": pod(f"p{i}", gpu_count=1, gpumem=1000, uid=f"uid-cap-{i}"), "node": template}
+        return client.post(
+            f"/api/v1/sessions/{sid}/placements", orjson.dumps(body), content_type="application/json"
+        )
+
+    assert [place(i).status_code for i in range(2)] == [201, 201]
+    before = row_counts()
+    refused = place(2)
+    assert refused.status_code == 409 and "placements" in refused.json()["error"]
+    assert row_counts() == before
+    forks = [client.post(f"/api/v1/sessions/{sid}/fork").status_code for _ in range(3)]
+    assert forks == [200, 200, 409], forks  # 3 rows per checkpoint: a third would hold 9 > 6
+
+
+def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capped(client, settings):
+
+    from decisions.models import Decision
+    from decisions.tasks import prune_once
+    from tests.factories import extender_args, gpu, node, pod
+
+    settings.DECISION_DETAIL_NODES = 1
+    nodes = [node(f"n{i}", [gpu(f"GPU-d{i}")]) for i in range(3)]
+    body = extender_args(pod("detail", gpumem=1000, uid="uid-detail"), nodes)
+    assert client.post("/filter-simulation", body, content_type="application/json").status_code == 200
+    stored = Decision.objects.get(pod_name="detail").nodes
+    assert [bool(n["devices"]) for n in stored] == [True, False, False]
+    assert [n["fits"] for n in stored] == [True, True, True]  # the verdicts stay
+    for i in range(4):
+        other = extender_args(pod(f"more-{i}", gpumem=1000 + i, uid=f"uid-more-{i}"), nodes)
+        client.post("/filter-simulation", other, content_type="application/json")
+    settings.DECISION_MAX_ROWS = 2
+    pruned = prune_once()
+    assert pruned["decisions"] == 3 and Decision.objects.count() == 2
+    assert set(Decision.objects.values_list("pod_name", flat=True)) == {"more-2", "more-3"}

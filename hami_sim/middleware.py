@@ -241,11 +241,10 @@ class ClientIdentityMiddleware:
                     list(presented or ()),
                     extra={"status_code": 403},
                 )
-                return _json(
+                return error_response(
                     403,
-                    {
-                        "error": "this client certificate is not allowed here; "
-                        "its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES"
-                    },
+                    request.path_info,
+                    "this client certificate is not allowed here; "
+                    "its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES",
                 )
         return self.get_response(request)

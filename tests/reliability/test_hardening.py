@@ -162,11 +162,11 @@ def test_live_sessions_are_capped_and_creation_is_rate_limited(client, settings)
     cache.clear()
     settings.SESSION_MAX_LIVE = 2
     assert [_create(client).status_code for _ in range(3)] == [201, 201, 429]
-    assert "live sessions" in _create(client).json()["error"]
+    assert "live sessions" in _create(client).json()["detail"]
     settings.SESSION_MAX_LIVE = 1000
     settings.SESSION_CREATE_PER_MINUTE = 4
     statuses = [_create(client).status_code for _ in range(3)]
-    assert statuses[-1] == 429 and "new sessions this minute" in _create(client).json()["error"]
+    assert statuses[-1] == 429 and "new sessions this minute" in _create(client).json()["detail"]
     cache.clear()
 
 
@@ -189,7 +189,7 @@ def test_a_session_cannot_grow_past_its_placement_and_checkpoint_caps(client, se
     assert [place(i).status_code for i in range(2)] == [201, 201]
     before = row_counts()
     refused = place(2)
-    assert refused.status_code == 409 and "placements" in refused.json()["error"]
+    assert refused.status_code == 409 and "placements" in refused.json()["detail"]
     assert row_counts() == before
     forks = [client.post(f"/api/v1/sessions/{sid}/fork").status_code for _ in range(3)]
     assert forks == [200, 200, 409], forks  # 3 rows per checkpoint: a third would hold 9 > 6

@@ -614,3 +614,31 @@ HARDENING: list[Probe] = [
     Probe("group-capacity-garbage", 11, "POST", "/api/v1/node-groups/", _group(pods="lots"),
           expect="not a Kubernetes quantity"),
 ]  # fmt: skip
+
+
+def _estimate(groups: list[dict], *, count: int = 1, expander: object = "least-waste") -> bytes:
+    pending = {"pod": pod("est", gpu_count=1, gpumem=1000, uid="uid-est"), "count": count}
+    return orjson.dumps({"pods": [pending], "nodeGroups": groups, "expander": expander})
+
+
+def _inline_group(name: str) -> dict:
+    return {"name": name, "template": node(f"template-node-for-{name[:40]}", [gpu(f"GPU-{name[:20]}")])}
+
+
+_REDOS_NAMES = ["a" * 28 + "!", "a" * 27 + "!"]
+HARDENING += [
+    # item 1: a catastrophic-backtracking priority regex against names the caller chooses: RE2 is linear
+    Probe("estimate-redos-priority", 1, "POST", "/api/v1/estimate",
+          _estimate([_inline_group(n) for n in _REDOS_NAMES],
+                    expander={"name": "priority,least-waste", "priorities": {"10": ["(a+)+$"]}}),
+          statuses=(200,), expect="options"),
+    Probe("estimate-backreference-refused", 1, "POST", "/api/v1/estimate",
+          _estimate([_inline_group("g1")], expander={"name": "priority", "priorities": {"1": ["(a)\\1"]}}),
+          expect="RE2"),
+    Probe("estimate-huge-pattern-refused", 1, "POST", "/api/v1/estimate",
+          _estimate([_inline_group("g1")], expander={"name": "priority", "priorities": {"1": ["a" * 5000]}}),
+          expect="characters"),
+    # item 2: 100,000 pods x 100 inline groups is refused before any packing
+    Probe("estimate-over-work-budget", 2, "POST", "/api/v1/estimate",
+          _estimate([_inline_group(f"g{i}") for i in range(100)], count=100_000), expect="work budget"),
+]  # fmt: skip

@@ -215,3 +215,18 @@ def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capp
     pruned = prune_once()
     assert pruned["decisions"] == 3 and Decision.objects.count() == 2
     assert set(Decision.objects.values_list("pod_name", flat=True)) == {"more-2", "more-3"}
+
+
+# -- item 2: the estimate's time limit -------------------------------------------------------------------
+
+
+def test_an_estimate_past_its_time_limit_is_a_clear_error():
+    from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+    from simulations.engine import get_simulator
+    from tests.factories import gpu, node, pod
+
+    group = GroupTemplate("g", node("template-node-for-g", [gpu("GPU-t")]))
+    with pytest.raises(EstimateError, match="time limit"):
+        estimate(
+            get_simulator(), [PendingPods(pod("t", gpumem=1000, uid="uid-t"), 10)], [group], time_limit=-1
+        )

@@ -49,15 +49,22 @@ def check_uuid(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_
 
 
 def check_type(annotations: Mapping[str, str], card_type: str, use_key: str, nouse_key: str) -> bool:
-    """``CheckType``: upper-cased substring match of the card type against each listed entry."""
-    if use_key not in annotations and nouse_key not in annotations:
-        return True
+    """``device.CheckType``: upper-cased substring match of the card type against each listed entry.
+
+    A list constrains when its value is not blank; entries are trimmed and an empty entry matches
+    nothing, so a use list made only of commas (``","``) rejects every card, while ``""`` or ``"  "``
+    is no constraint.
+    """
     upper = card_type.upper()
-    use = [p.strip().upper() for p in annotations.get(use_key, "").split(",") if p.strip()]
-    if use and not any(entry in upper for entry in use):
+
+    def listed(value: str) -> bool:
+        return any(entry and entry.upper() in upper for entry in (p.strip() for p in value.split(",")))
+
+    use = annotations.get(use_key)
+    if use is not None and use.strip() and not listed(use):
         return False
-    nouse = [p.strip().upper() for p in annotations.get(nouse_key, "").split(",") if p.strip()]
-    return not (nouse and any(entry in upper for entry in nouse))
+    nouse = annotations.get(nouse_key)
+    return not (nouse is not None and nouse.strip() and listed(nouse))
 
 
 @dataclass(slots=True)

@@ -1,8 +1,8 @@
 """Biren GPUs (HAMi ``pkg/device/biren``): JSON registration, whole-device (count-only) sharing.
 
 ``hami.io/node-biren-register`` is a ``[]DeviceInfo``; HAMi forces ``devcore`` to 100 (only for
-scoring). ``birentech.com/gpu: N`` asks for N devices; Fit walks the list **from the front** and only
-checks UUID selection and the split count (``count``), recording 0 MiB / 0 cores.
+scoring). ``birentech.com/gpu: N`` asks for N devices; Fit (the common loop, walking the list from the
+end) only checks health, UUID selection, the split count (``count``) and mutex, recording 0 MiB.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ class BirenVendor(WholeDeviceVendor[BirenConfig]):
     rules = FitRules(
         "birentech.com/use-gpuuuid",
         "birentech.com/nouse-gpuuuid",
-        forward=True,
         check_memory_and_cores=False,
         record_memory=False,
     )

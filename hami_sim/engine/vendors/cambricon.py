@@ -17,20 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter
+from ..model import ContainerDeviceRequest, DeviceInfo
+from .base import ResourceGetter
 from .common import (
     CapacityVendor,
     ConfiguredVendor,
     FitRules,
-    common_fit,
     plain_memory_request,
-    without_cordon,
 )
 
 if TYPE_CHECKING:
-    from ..model import PodView
-    from ..policy import GpuPolicy
+    pass
 
 __all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -57,8 +54,9 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     capacity_fields = ("resource_core_name", "resource_memory_name")
     # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU");
-    # v2.10: unhealthy MLUs are rejected, a partial collection counts the MLUs collected
-    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID, check_health=True, partial_is_one=False)
+    # v2.10 (the common loop): unhealthy MLUs are rejected, a partial collection counts the MLUs
+    # collected, the device cordon is not read
+    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
@@ -70,15 +68,3 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         # no vcore: a whole MLU's compute
         return plain_memory_request(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
-
-    def fit(
-        self,
-        devices: list[DeviceUsage],
-        request: ContainerDeviceRequest,
-        pod: PodView,
-        node: NodeState,
-        policy: GpuPolicy,
-        allocated: PriorDevices = (),
-    ) -> FitOutcome:
-        """The common Fit loop; v2.10 Cambricon does not read ``hami.io/device-cordon``."""
-        return common_fit(MLU, self.rules, devices, request, pod, without_cordon(node), policy)

@@ -1,9 +1,9 @@
 """What most non-NVIDIA HAMi backends share: registration readers, request helpers and the common Fit.
 
 HAMi's vendor packages are near-copies of one Fit loop (``pkg/device/<vendor>/device.go``): walk the
-policy-sorted devices from the end, reject a device on the first failing check, count the reasons,
-and stop as soon as enough devices were collected. ``common_fit`` is that loop once, with switches
-for the places the vendors differ (which checks they run, iteration direction, what a chosen device
+policy-sorted devices from the end (``slices.Backward``), reject a device on the first failing check,
+count the reasons, and stop as soon as enough devices were collected. ``common_fit`` is that loop
+once, with switches for the places the vendors differ (which checks they run, what a chosen device
 records), so each vendor module only states its differences.
 
 The same goes for the code around Fit: ``ConfiguredVendor`` (config block -> resource names),
@@ -11,8 +11,8 @@ The same goes for the code around Fit: ``ConfiguredVendor`` (config block -> res
 synthesised from ``status.capacity``), ``CountRequestVendor`` / ``WholeDeviceVendor`` (count-only
 requests) and the request helpers (``requested_count``, ``resource_int32``,
 ``count_memory_core_request``) each hold one HAMi rule that several backends repeat. Where two
-backends only look alike but HAMi encodes different rules (AMD's and MetaX sGPU's Fits, Hygon's
-type check, the exact UUID lists), the vendor module keeps its own code and says why.
+backends only look alike but HAMi encodes different rules (AMD's and MetaX sGPU's Fits, AWS Neuron's
+exact UUID lists, Vastai's die mode), the vendor module keeps its own code and says why.
 """
 
 from __future__ import annotations
@@ -228,22 +228,14 @@ def core_reason(dev: DeviceUsage, coresreq: int) -> str:
 class FitRules:
     """Where a vendor's Fit departs from the common loop."""
 
-    use_uuid: str
+    use_uuid: str  # UUID-selection annotations (``device.CheckUUID``); "" = the backend never selects
     nouse_uuid: str
-    use_type: str = ""  # type-selection annotations (CheckType substring semantics); "" = none
+    use_type: str = ""  # type-selection annotations (``device.CheckType``); "" = none
     nouse_type: str = ""
-    forward: bool = False  # Biren/Vastai walk the list from the front
     check_memory_and_cores: bool = True  # False: count-only vendors (Biren, Vastai, Metax GPU, GCU)
     clamp_cores: bool = True  # cores above 100 are clamped (the NVIDIA-derived vendors)
     record_memory: bool = True  # False: the chosen device records 0 MiB (Biren/Vastai)
-    check_health: bool = False  # only some v2.10 vendor Fits skip unhealthy devices (AMD does)
-    # the vendor copies of Fit count a partial collection as len(tmpDevs), i.e. map keys: always 1
-    partial_is_one: bool = True
-    # the backend's own UUID check (Hygon, Cambricon, AWS): a present annotation, even empty, is an
-    # exact, untrimmed comma list; otherwise the shared ``device.CheckUUID`` (trimmed, blank = none)
-    exact_uuid: bool = False
-    # a backend's own type check ``(annotations, device type) -> bool`` replacing CheckType
-    type_check: Callable[[Mapping[str, str], str], bool] | None = None
+    check_health: bool = True  # every v2.10 vendor Fit on this loop skips unhealthy devices first
 
 
 def _resolve_memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
@@ -265,15 +257,14 @@ def common_fit(
     accept: Callable[[DeviceUsage, ContainerDeviceRequest], str] | None = None,
     chosen: Callable[[DeviceUsage, int, int], ContainerDevice] | None = None,
 ) -> FitOutcome:
-    """The shared vendor Fit loop (HAMi v2.10 check order).
+    """The shared vendor Fit loop (HAMi v2.10 check order), walking the devices from the end.
 
-    Per device, the first failing check counts its reason: cordon, health (where the vendor checks
-    it), request/type selection,
-    UUID selection, split count, mutex, memory, cores, exclusive use, exhausted compute, then the
-    vendor's own ``accept`` rule (returns a reason or ""). The reason string aggregates with
-    ``gen_reason`` over the devices handed in; a partial collection adds
-    ``AllocatedCardsInsufficientRequest``: counted 1 by the vendor copies (``len(tmpDevs)`` over a
-    one-key map), the number collected where the vendor was fixed like NVIDIA (#2238).
+    Per device, the first failing check counts its reason: health, request/type selection, UUID
+    selection, split count, mutex, memory, cores, exclusive use, exhausted compute, then the vendor's
+    own ``accept`` rule (returns a reason or ""). The reason string aggregates with ``gen_reason``
+    over the devices handed in; a partial collection adds ``AllocatedCardsInsufficientRequest``
+    counted as the devices collected (``len(tmpDevs[k.Type])``). ``hami.io/device-cordon`` is not
+    read here: at v2.10 only NVIDIA's Fit reads it.
     """
     annotations = pod.annotations
     nums = request.nums
@@ -281,37 +272,12 @@ def common_fit(
     reject = Rejections()
     counts, device_reasons = reject.counts, reject.device_reasons
     collected: list[ContainerDevice] = []
-    cordoned = node.cordoned
     mutex = policy.mutex
 
-    order = devices if rules.forward else reversed(devices)
-    for dev in order:
-        if dev.id in cordoned:
-            reject(dev, R.CARD_CORDONED)
-            continue
-        if rules.check_health and not dev.health:
-            reject(dev, R.CARD_NOT_HEALTH)
-            continue
-        if request.type != vendor or (
-            not rules.type_check(annotations, dev.type)
-            if rules.type_check is not None
-            else rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
-        ):
-            reject(dev, R.CARD_TYPE_MISMATCH)
-            continue
-        uuid_ok = (
-            check_uuid_exact(annotations, dev.id, rules.use_uuid, rules.nouse_uuid)
-            if rules.exact_uuid
-            else check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid)
-        )
-        if not uuid_ok:
-            reject(dev, R.CARD_UUID_MISMATCH)
-            continue
-        if dev.count <= dev.used:
-            reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
-            continue
-        if mutex and dev.used > 0:
-            reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
+    for dev in reversed(devices):
+        why = _device_reason(vendor, rules, dev, request, annotations, mutex)
+        if why:
+            reject(dev, why)
             continue
         memreq = 0
         if rules.check_memory_and_cores:
@@ -341,17 +307,33 @@ def common_fit(
         if nums == 0:
             return FitOutcome(True, collected, "", device_reasons)
     if collected:
-        counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1 if rules.partial_is_one else len(collected)
+        counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
     # like HAMi, a failure still reports what was collected (Ascend topology mode builds on it)
     return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
-def without_cordon(node: NodeState) -> NodeState:
-    """``node`` as a backend that does not read ``hami.io/device-cordon`` sees it (v2.10: only NVIDIA
-    reads it), for vendors that run ``common_fit``."""
-    if not node.cordoned:
-        return node
-    return NodeState(node.name, node.devices, node.pair_scores, frozenset())
+def _device_reason(
+    vendor: str,
+    rules: FitRules,
+    dev: DeviceUsage,
+    request: ContainerDeviceRequest,
+    annotations: Mapping[str, str],
+    mutex: bool,
+) -> str:
+    """The checks before memory and cores: health, type, UUID, split count, mutex ("" = passes)."""
+    if rules.check_health and not dev.health:
+        return R.CARD_NOT_HEALTH
+    if request.type != vendor or (
+        rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
+    ):
+        return R.CARD_TYPE_MISMATCH
+    if rules.use_uuid and not check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid):
+        return R.CARD_UUID_MISMATCH
+    if dev.count <= dev.used:
+        return R.CARD_TIME_SLICING_EXHAUSTED
+    if mutex and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    return ""
 
 
 def same_device_rule(
@@ -710,6 +692,5 @@ __all__ += [
     "sliced_request",
     "count_memory_core_request",
     "plain_memory_request",
-    "without_cordon",
     "resource_value",
 ]

@@ -29,7 +29,7 @@ from ..model import (
     NodeState,
 )
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, PriorDevices, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import (
     MAX_INT32,
     CapacityVendor,
@@ -37,7 +37,6 @@ from .common import (
     CountRequestVendor,
     FitRules,
     Rejections,
-    common_fit,
     int32,
     node_name,
     resource_int,
@@ -103,7 +102,7 @@ class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        """Only the type and "is the GCU idle" are checked; a placement takes the whole card.
+        """Only health, the type and "is the GCU idle" are checked; a placement takes the whole card.
 
         Not ``common_fit``: HAMi's ``gcu.go`` Fit skips UUID selection, the split count and mutex, and
         records the request's own memory and cores.
@@ -114,8 +113,8 @@ class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
         collected: list[ContainerDevice] = []
         for dev in reversed(devices):
             reason = ""
-            if dev.id in node.cordoned:
-                reason = R.CARD_CORDONED
+            if not dev.health:
+                reason = R.CARD_NOT_HEALTH
             elif request.type != GCU:
                 reason = R.CARD_TYPE_MISMATCH
             elif dev.used > 0:
@@ -129,7 +128,7 @@ class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
             if nums == 0:
                 return FitOutcome(True, collected, "", device_reasons)
         if collected:
-            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = 1  # len(tmpDevs): a one-key map
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
         return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
@@ -158,26 +157,78 @@ class _Profile:
     core_percent: int
 
 
+def _drs_capacity(raw: object) -> int:
+    """``parseDRSCapacity`` of a JSON value: a number within int32 (truncated), or a decimal string
+    clamped to int32; anything else (and an out-of-range number) reads as 0, which is refused."""
+    if isinstance(raw, bool):
+        return 0
+    if isinstance(raw, int | float):
+        return int(raw) if -(2**31) <= raw <= MAX_INT32 else 0  # JSON numbers are Go float64s
+    if isinstance(raw, str):
+        try:
+            return max(min(int(raw.strip()), MAX_INT32), -(2**31))
+        except ValueError:
+            return 0
+    return 0
+
+
+def _custom_int(info: Mapping, key: str) -> int:
+    """``readCustomInfoInt``: an int, an in-range finite float, or a decimal string; else 0."""
+    value = info.get(key)
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if -(2**31) <= value <= MAX_INT32 else 0  # NaN fails both comparisons
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return 0
+    return 0
+
+
+def _device_profiles(dev: DeviceUsage) -> dict[str, str]:
+    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+    profiles = info.get("profiles")
+    if not isinstance(profiles, dict):
+        return {}
+    return {name: pid for name, pid in profiles.items() if isinstance(pid, str)}
+
+
 def _profiles(devices: list[DeviceUsage]) -> list[_Profile]:
-    max_slice = 0
-    for dev in devices:
-        info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
-        value = info.get("maxSlice", 0)
-        if isinstance(value, int) and value > max_slice:
-            max_slice = value
-    seen: dict[str, _Profile] = {}
+    """``collectDRSProfiles``: every valid profile of the devices, by slices then memory.
+
+    The core share of a profile is its slices over ``maxSlice`` (the devices' ``custominfo``, else
+    the largest profile).
+    """
+    max_slice = max(
+        (_custom_int(d.custom_info, "maxSlice") for d in devices if isinstance(d.custom_info, dict)),
+        default=0,
+    )
+    if max_slice <= 0:
+        sizes = [parse_profile(name)[0] for d in devices for name in _device_profiles(d)]
+        max_slice = max(sizes, default=0)
     if max_slice <= 0:
         return []
+    seen: dict[str, _Profile] = {}
     for dev in devices:
-        info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
-        for name, pid in (info.get("profiles") or {}).items():
-            if not isinstance(pid, str):
-                continue
+        for name, pid in _device_profiles(dev).items():
             size, mem = parse_profile(name)
             if size <= 0 or mem <= 0:
                 continue
             seen[name] = _Profile(name, pid, size, mem, math.ceil(size * 100 / max_slice))
     return sorted(seen.values(), key=lambda p: (p.size, p.memory_gb, p.name))
+
+
+def _profile_fits_int32(profile: _Profile) -> bool:
+    """v2.10 refuses a profile whose slices, MiB or core share do not fit an int32 (``ModeNotFit``)."""
+    return (
+        0 < profile.size <= MAX_INT32
+        and 0 < profile.memory_gb <= MAX_INT32 // 1024
+        and profile.core_percent <= MAX_INT32
+    )
 
 
 def _select_profile(devices: list[DeviceUsage], request: ContainerDeviceRequest) -> _Profile | None:
@@ -260,12 +311,8 @@ class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
                 index = int(str(entry.get("index", "")))
             except ValueError:
                 index = pos
-            capacity = entry.get("capacity")
-            try:
-                slices = int(capacity.strip()) if isinstance(capacity, str) else int(capacity)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                slices = 0
-            if isinstance(capacity, bool) or slices <= 0:
+            slices = _drs_capacity(entry.get("capacity"))
+            if slices <= 0:
                 raise InventoryError(DRS_CAPACITY, f"invalid drs capacity on node {name}")
             minor = str(entry.get("minor") or "").strip() or str(index)
             devices.append(
@@ -317,22 +364,62 @@ class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
         allocated: PriorDevices = (),
     ) -> FitOutcome:
         profile = _select_profile(devices, request)
-        if profile is None:
+        if profile is None or not _profile_fits_int32(profile):
             return FitOutcome(False, [], R.gen_reason({MODE_NOT_FIT: 1}, len(devices)))
         memory = profile.memory_gb * 1024
-        cores = max(profile.core_percent, 1)
-        spec = ContainerDeviceRequest(request.nums, ENFLAME, memory, 0, cores)
-        # the DRS check order is the common one (memory and cores of the profile)
-        rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, clamp_cores=False, partial_is_one=False)
-        return common_fit(ENFLAME, rules, devices, spec, pod, node, policy)
+        cores = profile.core_percent
+        reject = Rejections()
+        nums = request.nums
+        collected: list[ContainerDevice] = []
+        for dev in reversed(devices):
+            why = _drs_reason(dev, request, pod.annotations, policy.mutex, memory, cores)
+            if why:
+                reject(dev, why)
+                continue
+            if nums > 0:
+                nums -= 1
+                collected.append(ContainerDevice(dev.index, dev.id, ENFLAME, memory, cores))
+            if nums == 0:
+                return FitOutcome(True, collected, "", reject.device_reasons)
+        if collected:
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, collected, R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        """The chosen profile's slices (found by its memory; HAMi carries them in the chosen device's
+        ``drsSlice``), clamped to int32 like HAMi's ``clampToInt32``."""
         slices = 1
         for profile in _profiles([dev]):
             if profile.memory_gb * 1024 == chosen.usedmem:
-                slices = profile.size
+                slices = min(profile.size, MAX_INT32)
                 break
-        dev.used += slices
+        dev.used = min(dev.used + slices, MAX_INT32)
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores
         return None
+
+
+def _drs_reason(
+    dev: DeviceUsage,
+    request: ContainerDeviceRequest,
+    annotations: Mapping[str, str],
+    mutex: bool,
+    memory: int,
+    cores: int,
+) -> str:
+    """The DRS Fit checks in v2.10's order; cores only count on a device that registers cores."""
+    if not dev.health:
+        return R.CARD_NOT_HEALTH
+    if request.type != ENFLAME:
+        return R.CARD_TYPE_MISMATCH
+    if not check_uuid(annotations, dev.id, ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID):
+        return R.CARD_UUID_MISMATCH
+    if dev.count <= dev.used:
+        return R.CARD_TIME_SLICING_EXHAUSTED
+    if mutex and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    if dev.totalmem - dev.usedmem < memory:
+        return R.CARD_INSUFFICIENT_MEMORY
+    if dev.totalcore > 0 and dev.totalcore - dev.usedcores < cores:
+        return R.CARD_INSUFFICIENT_CORE
+    return ""

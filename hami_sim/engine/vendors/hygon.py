@@ -2,20 +2,22 @@
 
 ``hami.io/node-dcu-register`` still uses the pre-2.8 7/9-field format at v2.10. A request is
 ``hygon.com/dcunum`` devices with ``dcumem`` MiB (x ``memoryFactor``; 0 = the whole card: 100 %) and
-``dcucores`` percent (default 100: a whole card unless cores are given) each; type selection by
-``hygon.com/use-dcutype`` (substring of the card model); the backend's own exact UUID lists.
+``dcucores`` percent (default 100: a whole card unless cores are given) each. v2.10's guards drop the
+whole request when the count is not in 1..MaxInt32, or an integer memory or core value is negative or
+above MaxInt32 (memory also after the factor); a memory or core value that is not an integer is
+ignored. Type selection is the shared ``device.CheckType`` on ``hygon.com/use-dcutype`` /
+``nouse-dcutype`` (substring of the card model), UUID selection the shared ``device.CheckUUID``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
-from .common import ConfiguredVendor, FitRules, RegisteredVendor, count_memory_core_request
+from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, resource_int, sliced_request
 
-__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER", "check_dcu_type"]
+__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
 
 DCU = "DCU"
 DCU_REGISTER = "hami.io/node-dcu-register"
@@ -35,18 +37,8 @@ class HygonConfig:
     memory_factor: int = 1
 
 
-def check_dcu_type(annotations: Mapping[str, str], card_type: str) -> bool:
-    """``checkDCUtype``: a present use-list decides alone (nouse is then ignored); entries are not
-    trimmed and match as upper-cased substrings of the card type (so an empty entry matches).
-
-    Not ``base.check_type``: that is the shared ``device.CheckType`` (trimmed entries, blank lists
-    ignored, nouse checked too); Hygon's own function is a different HAMi rule."""
-    upper = card_type.upper()
-    if DCU_USE_TYPE in annotations:
-        return any(entry.upper() in upper for entry in annotations[DCU_USE_TYPE].split(","))
-    if DCU_NOUSE_TYPE in annotations:
-        return not any(entry.upper() in upper for entry in annotations[DCU_NOUSE_TYPE].split(","))
-    return True
+def _in_range(value: int) -> bool:
+    return 0 <= value <= MAX_INT32
 
 
 class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
@@ -55,11 +47,26 @@ class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     register_key = DCU_REGISTER
     legacy = True
-    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, exact_uuid=True, type_check=check_dcu_type)
+    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        factor = self.config.memory_factor
-        # no dcucores: the whole card's compute (exclusive)
-        return count_memory_core_request(
-            resources, DCU, self.config, memory_scale=factor if factor > 1 else 1, default_cores=100
-        )
+        """HAMi v2.10 ``GenerateResourceRequests`` with its range guards (None = no request)."""
+        c = self.config
+        present, nums = resource_int(resources, c.resource_count_name)
+        if not present or nums is None or not 1 <= nums <= MAX_INT32:
+            return None
+        memnum = 0
+        present, memory = resource_int(resources, c.resource_memory_name)
+        if present and memory is not None:
+            if c.memory_factor > 1:
+                memory *= c.memory_factor
+            if not _in_range(memory):
+                return None
+            memnum = memory
+        corenum = 100  # no dcucores: the whole card's compute (exclusive)
+        present, cores = resource_int(resources, c.resource_core_name)
+        if present and cores is not None:
+            if not _in_range(cores):
+                return None
+            corenum = cores
+        return sliced_request(nums, DCU, memnum, corenum)

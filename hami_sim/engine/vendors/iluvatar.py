@@ -13,17 +13,15 @@ cards collected; the device cordon is not read.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter
-from .common import ChipVendor, common_fit, plain_memory_request, without_cordon
+from ..model import ContainerDeviceRequest
+from .base import ResourceGetter
+from .common import ChipVendor, plain_memory_request
 
 if TYPE_CHECKING:
-    from ..model import PodView
-    from ..policy import GpuPolicy
+    pass
 
 __all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -51,25 +49,8 @@ class IluvatarVendor(ChipVendor[IluvatarConfig]):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # a chip entry may leave names unset
 
-    def __init__(self, config: IluvatarConfig) -> None:
-        super().__init__(config)
-        # v2.10: unhealthy cards are rejected, a partial collection counts the cards collected
-        self.rules = dataclasses.replace(self.rules, check_health=True, partial_is_one=False)
-
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         return plain_memory_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
-
-    def fit(
-        self,
-        devices: list[DeviceUsage],
-        request: ContainerDeviceRequest,
-        pod: PodView,
-        node: NodeState,
-        policy: GpuPolicy,
-        allocated: PriorDevices = (),
-    ) -> FitOutcome:
-        """The common Fit loop; v2.10 Iluvatar does not read ``hami.io/device-cordon``."""
-        return common_fit(self.common_word, self.rules, devices, request, pod, without_cordon(node), policy)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

@@ -2,17 +2,22 @@
 
 - Whole cards: ``status.capacity[kunlunxin.com/xpu]`` cards (count 100, 98304 MiB; the upper half of
   the indices on NUMA 1). A request for N cards is placed by the 8-card board topology
-  (``graghSelect``: two 4-card wings, preferred pairings) on idle cards only; when no placement
-  exists the reason is ``1/1 NumaNotFit``. Allocation only bumps ``used``.
+  (``graghSelect``: two 4-card wings, preferred pairings) on idle, healthy cards only. Allocation
+  only bumps ``used``.
 - vXPU: JSON ``hami.io/node-register-xpu``; ``kunlunxin.com/vxpu`` devices and
   ``kunlunxin.com/vxpu-memory`` MiB rounded **up** to the 24576 / 49152 / 98304 templates; cores
-  follow memory (``mem x 100 / 98304``); no memory = the whole card. A card only takes slices of
-  the size it already holds.
+  follow memory (``mem x 100 / 98304``); no memory = the whole card. A healthy card only takes
+  slices of the size it already holds; under the mutex policy only idle cards.
+- Both select cards by UUID with ``hami.io/use-xpu-uuid`` / ``no-use-xpu-uuid`` *and* the legacy
+  ``baidu.com/use-gpuuuid`` / ``nouse-gpuuuid`` (a card must pass both). When nothing is placed the
+  reason counts over the node's devices: the mutex conflicts (vXPU), else the cards rejected by UUID,
+  else ``1/<n> NumaNotFit``.
 
 Node score (``ScoreNode``, whole cards only): on a node whose every device is a ``kunlun`` card,
 ``countbubble`` of the cards in use before the pod and of the pod's cards (two 4-card wings: a wing
 holding 4 cards counts 0, 1 card 2, anything else 1; nothing at all counts 1) decides the bonus:
-one bubble fewer +2000, as many +1000, one more 0, two more -1000 (HAMi ``calcscore``).
+one bubble fewer 3000, as many 2000, one more 1000, two more 0, any other change 1000 (HAMi
+``calcscore``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter
+from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import (
     CapacityVendor,
     ConfiguredVendor,
@@ -132,18 +137,40 @@ def graph_select(devices: list[DeviceUsage], request: ContainerDeviceRequest, fi
     return []
 
 
+UUID_KEYS = (
+    ("hami.io/use-xpu-uuid", "hami.io/no-use-xpu-uuid"),
+    ("baidu.com/use-gpuuuid", "baidu.com/nouse-gpuuuid"),
+)
+
+
 def _select(
-    devices: list[DeviceUsage], request: ContainerDeviceRequest, node: NodeState, fits: FitFn, full: bool
+    devices: list[DeviceUsage],
+    request: ContainerDeviceRequest,
+    pod: PodView,
+    fits: FitFn,
+    full: bool,
+    failure: Callable[[], dict[str, int]] = dict,
 ) -> FitOutcome:
-    cordoned = node.cordoned
+    """HAMi's kunlun/vXPU Fit around ``graghSelect``: a device must pass both UUID selections (the
+    ``hami.io`` and ``baidu.com`` lists) and ``fits``. On failure the reason is ``failure()``'s counts,
+    else the number of devices rejected by UUID, else one ``NumaNotFit``, over the node's devices."""
+    annotations = pod.annotations
+    mismatched: set[str] = set()
 
     def usable(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
-        return dev.id not in cordoned and fits(dev, req)
+        if not all(check_uuid(annotations, dev.id, use, nouse) for use, nouse in UUID_KEYS):
+            mismatched.add(dev.id)
+            return False
+        return fits(dev, req)
 
     alloc = graph_select(devices, request, usable)
     if not alloc:
-        # HAMi: GenReason(reason, len(reason)) -> "1/1 NumaNotFit"
-        return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, 1))
+        counts = failure()
+        if not counts and mismatched:
+            counts = {R.CARD_UUID_MISMATCH: len(mismatched)}
+        if not counts:
+            counts = {R.NUMA_NOT_FIT: 1}
+        return FitOutcome(False, [], R.gen_reason(counts, len(devices)))
     chosen: list[ContainerDevice] = []
     for idx in alloc:
         for dev in devices:
@@ -196,7 +223,7 @@ class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return _select(devices, request, node, lambda d, _r: d.used == 0, full=True)
+        return _select(devices, request, pod, _fits_xpu, full=True)
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
@@ -230,7 +257,7 @@ def _bubbles(indices: list[int]) -> int:
     return _wing_value(left) + _wing_value(right)
 
 
-_BUBBLE_SCORE = {-1: 2000.0, 0: 1000.0, 1: 0.0, 2: -1000.0}
+_BUBBLE_SCORE = {-1: 3000.0, 0: 2000.0, 1: 1000.0, 2: 0.0}
 
 
 def kunlun_topology_score(
@@ -254,11 +281,18 @@ def kunlun_topology_score(
                 return 0.0
             if chosen.idx not in current:
                 current.append(chosen.idx)
-    return _BUBBLE_SCORE.get(_bubbles(current) - _bubbles(prev), 0.0)
+    return _BUBBLE_SCORE.get(_bubbles(current) - _bubbles(prev), 1000.0)
+
+
+def _fits_xpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
+    """``FitXPU``: a whole card must be idle and healthy."""
+    return dev.used == 0 and dev.health
 
 
 def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
-    """``FitVXPU``: memory left, and a used card only takes slices of the size it already holds."""
+    """``FitVXPU``: healthy, memory left, and a used card only takes slices of the size it holds."""
+    if not dev.health:
+        return False
     if request.memreq + dev.usedmem > dev.totalmem:
         return False
     if dev.used == 0:
@@ -298,5 +332,19 @@ class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        # HAMi declares hami.io/use-xpu-uuid / no-use-xpu-uuid but its vXPU Fit never reads them
-        return _select(devices, request, node, _fits_vxpu, full=False)
+        if not policy.mutex:
+            return _select(devices, request, pod, _fits_vxpu, full=False)
+
+        def conflicts() -> dict[str, int]:
+            # under mutex, every used card that would otherwise take the slice is a conflict
+            n = sum(1 for dev in devices if dev.used > 0 and _fits_vxpu(dev, request))
+            return {R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT: n} if n else {}
+
+        return _select(
+            devices,
+            request,
+            pod,
+            lambda d, r: d.used == 0 and _fits_vxpu(d, r),
+            full=False,
+            failure=conflicts,
+        )

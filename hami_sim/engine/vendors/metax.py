@@ -52,6 +52,7 @@ from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
 from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import (
+    MAX_INT32,
     ConfiguredVendor,
     CountRequestVendor,
     FitRules,
@@ -59,7 +60,6 @@ from .common import (
     SameDeviceVendor,
     core_reason,
     go_div,
-    int32,
     quantity_int,
 )
 
@@ -190,7 +190,8 @@ class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
     config_class = MetaxConfig
     capacity_fields = ("resource_count_name",)
     count_request = (0, 100, 100)
-    rules = FitRules(METAX_USE_UUID, METAX_NOUSE_UUID)
+    # v2.10's MetaX GPU ``checkUUID`` always passes: no UUID selection for whole GPUs
+    rules = FitRules("", "")
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         key = super().inventory_key(annotations, node)
@@ -358,24 +359,29 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
         return _decode_sdevices(raw), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """HAMi v2.10 ``GenerateResourceRequests`` (limits only). The count must be 1..MaxInt32, and an
+        integer ``vcore`` or ``vmemory`` (in MiB) 0..MaxInt32, else the container asks nothing; a value
+        that is not an integer is ignored."""
         c = self.config
         limits = resources.limits  # MetaX sGPU reads limits only
         count = quantity_int(limits.get(c.resource_vcount_name))
-        if count is None:
+        if count is None or not 1 <= count <= MAX_INT32:
             return None
         core = 100
         core_raw = limits.get(c.resource_vcore_name)
-        if core_raw is not None and quantity_int(core_raw) is not None:
-            core = quantity_int(core_raw)  # type: ignore[assignment]
+        value = quantity_int(core_raw) if core_raw is not None else None
+        if value is not None:
+            if not 0 <= value <= MAX_INT32:
+                return None
+            core = value
         mem = 0
         mem_raw = limits.get(c.resource_vmemory_name)
-        if mem_raw is not None:
-            value = vmemory_mib(mem_raw)
-            if value is not None:
-                mem = value
-        return ContainerDeviceRequest(
-            int32(count), METAX_SGPU, int32(mem), 100 if mem == 0 else 0, int32(core)
-        )
+        value = vmemory_mib(mem_raw) if mem_raw is not None else None
+        if value is not None:
+            if not 0 <= value <= MAX_INT32:
+                return None
+            mem = value
+        return ContainerDeviceRequest(count, METAX_SGPU, mem, 100 if mem == 0 else 0, core)
 
     def fit(
         self,
@@ -397,9 +403,6 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
         candidates: list[tuple[DeviceUsage, int]] = []
 
         for dev in reversed(devices):
-            if dev.id in node.cordoned:
-                reject(dev, R.CARD_CORDONED)
-                continue
             if request.type != METAX_SGPU:
                 reject(dev, R.CARD_TYPE_MISMATCH)
                 continue
@@ -420,6 +423,9 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
                 continue
             if dev.count <= dev.used:
                 reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
+                continue
+            if policy.mutex and dev.used > 0:
+                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
                 continue
             memreq = (
                 request.memreq

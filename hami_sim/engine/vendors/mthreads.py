@@ -3,8 +3,9 @@
 ``status.capacity[mthreads.com/sgpu-core]`` / 16 GPUs (16 cores each, split count 100) sharing
 ``mthreads.com/sgpu-memory`` x 512 MiB. A request is ``mthreads.com/vgpu`` GPUs with
 ``sgpu-memory`` (512 MiB units) and ``sgpu-core`` (of 16) **for the whole container**, divided
-evenly between its GPUs; no memory means 100 % of each card. UUID selection uses the
-``mthreads.ai`` domain.
+evenly between its GPUs; no memory means 100 % of each card. A count outside 1..MaxInt32, or a
+memory value that is not an integer or above MaxInt32/512, makes the container ask nothing (v2.10's
+guards). UUID selection uses the ``mthreads.ai`` domain.
 
 HAMi's ``customFilterRule`` ("Mthreads needs all devices on a device"): once an earlier container
 of the pod (init containers among themselves, app containers among themselves) holds Moore Threads
@@ -19,7 +20,15 @@ from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest, DeviceInfo
 from .base import ResourceGetter
-from .common import ConfiguredVendor, FitRules, SameDeviceVendor, go_div, requested_count, resource_int32
+from .common import (
+    MAX_INT32,
+    ConfiguredVendor,
+    FitRules,
+    SameDeviceVendor,
+    go_div,
+    resource_int,
+    resource_int32,
+)
 
 __all__ = ["MthreadsConfig", "MthreadsVendor", "MTHREADS"]
 
@@ -52,11 +61,19 @@ class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """HAMi v2.10 ``GenerateResourceRequests``: the count must be 1..MaxInt32 and a memory value an
+        integer in 0..MaxInt32/512, else the container asks nothing; a core value that is not an
+        integer is ignored."""
         c = self.config
-        nums = requested_count(resources, c.resource_count_name)
-        if not nums:  # absent, or 0: HAMi would divide by zero; the container asks for nothing
+        present, nums = resource_int(resources, c.resource_count_name)
+        if not present or nums is None or not 1 <= nums <= MAX_INT32:
             return None
-        memnum = resource_int32(resources, c.resource_memory_name, scale=MEMORY_UNIT)
+        memnum = 0
+        present, memory = resource_int(resources, c.resource_memory_name)
+        if present:
+            if memory is None or not 0 <= memory <= MAX_INT32 // MEMORY_UNIT:
+                return None
+            memnum = memory * MEMORY_UNIT
         corenum = resource_int32(resources, c.resource_core_name)
         # not ``sliced_request``: the whole-card default is decided on the container's total memory,
         # before it is divided between the GPUs

@@ -19,7 +19,6 @@ from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, r
 
 BIREN = "Biren"
 VENDOR = BirenVendor()
-XFAIL = pytest.mark.xfail
 REGISTER = "hami.io/node-biren-register"
 GPU = "birentech.com/gpu"
 
@@ -100,7 +99,6 @@ FIT_CASES = [
         ["dev-1"],
         "",
         id="TestDevices_Fit/fit success",
-        marks=XFAIL(strict=True, reason="v2.10.0 Biren Fit walks the devices backward (slices.Backward)"),
     ),
     pytest.param(
         [card()],
@@ -174,7 +172,6 @@ FIT_CASES = [
         [],
         "2/2 AllocatedCardsInsufficientRequest",
         id="TestDevices_Fit/fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
-        marks=XFAIL(strict=True, reason="v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"),
     ),
     pytest.param(
         [card(health=False)],
@@ -185,7 +182,6 @@ FIT_CASES = [
         [],
         "1/1 CardNotHealth",
         id="TestDevices_Fit/fit fail: CardNotHealth",
-        marks=XFAIL(strict=True, reason="v2.10.0 Biren Fit rejects an unhealthy device (CardNotHealth)"),
     ),
 ]
 

@@ -35,7 +35,6 @@ from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of
 
 ENFLAME, GCU = "Enflame", "GCU"
 DRS, GCUS = EnflameDrsVendor(), EnflameGcuVendor()
-XFAIL = pytest.mark.xfail
 DRS_CAPACITY = "enflame.com/gcu-drs-capacity"
 MAX_INT32 = 2**31 - 1
 DIRECT, BY_SPEC = 0, -1  # enflameRequestModeDirect / enflameRequestModeBySpec (MemPercentagereq)
@@ -69,16 +68,12 @@ def test_get_node_devices_drs_annotation():
             "1e300",
             None,
             id="TestParseDRSCapacity_RejectsNaNAndInf/1e300",
-            marks=XFAIL(
-                strict=True, reason="v2.10.0 parseDRSCapacity rejects a float capacity above MaxInt32"
-            ),
         ),
         pytest.param("42", 42, id="TestParseDRSCapacity_RejectsNaNAndInf/float64(42)"),
         pytest.param(
             '"2147483648"',
             MAX_INT32,
             id='TestParseDRSCapacity_RejectsNaNAndInf/"2147483648"',
-            marks=XFAIL(strict=True, reason="v2.10.0 parseDRSCapacity clamps a string capacity to MaxInt32"),
         ),
     ],
 )
@@ -96,7 +91,6 @@ def test_parse_drs_capacity(capacity, count):
             "test123",
             False,
             id="Test_checkType/the different type",
-            marks=XFAIL(strict=True, reason="v2.10.0 DRS Fit checks the request type (checkType) per device"),
         ),
     ],
 )
@@ -134,9 +128,6 @@ DRS_FIT = [
         [(20480, 50)],
         "",
         id="TestFit_SelectProfileByRequest",
-        marks=XFAIL(
-            strict=True, reason="v2.10.0 derives maxSlice from the profiles and skips cores on a 0-core card"
-        ),
     ),
     pytest.param(
         [drs()],
@@ -146,9 +137,6 @@ DRS_FIT = [
         [(20480, 50)],
         "",
         id="TestFit_SelectProfileByMemoryCoreRequest",
-        marks=XFAIL(
-            strict=True, reason="v2.10.0 derives maxSlice from the profiles and skips cores on a 0-core card"
-        ),
     ),
     pytest.param(
         [drs(profiles={"1g.6gb": "0"}, health=False)],
@@ -167,7 +155,6 @@ DRS_FIT = [
         None,
         "1/1 ExclusiveDeviceAllocateConflict",
         id="TestFit_MutexRejectsUsedDevice",
-        marks=XFAIL(strict=True, reason="v2.10.0 derives maxSlice from the profiles (no ModeNotFit here)"),
     ),
     pytest.param(
         [drs(health=False)],
@@ -177,9 +164,6 @@ DRS_FIT = [
         None,
         "~CardNotHealth",
         id="TestFit_UnhealthyDeviceRejected",
-        marks=XFAIL(
-            strict=True, reason="v2.10.0 Enflame DRS Fit rejects an unhealthy device (CardNotHealth)"
-        ),
     ),
 ]
 for number, (info, profiles) in enumerate(
@@ -224,14 +208,12 @@ def test_drs_fit(devices, request_, annotations, fits, chosen, reason):
             2,
             MAX_INT32,
             id="TestAddResourceUsage_ClampsOnOverflow",
-            marks=XFAIL(strict=True, reason="v2.10.0 clamps the slices used to MaxInt32"),
         ),
         pytest.param(
             "2147483648g.20gb",
             1,
             MAX_INT32,
             id="TestAddResourceUsage_ClampsOversizedSliceString",
-            marks=XFAIL(strict=True, reason="v2.10.0 clamps the slices used to MaxInt32"),
         ),
     ],
 )
@@ -333,7 +315,6 @@ GCU_FIT = [
         [],
         "2/2 AllocatedCardsInsufficientRequest",
         id="TestGCUDevices_Fit/fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards",
-        marks=XFAIL(strict=True, reason="v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"),
     ),
     pytest.param(
         [gcu(health=False)],
@@ -343,7 +324,6 @@ GCU_FIT = [
         [],
         "1/1 CardNotHealth",
         id="TestGCUDevices_Fit/fit fail: CardNotHealth",
-        marks=XFAIL(strict=True, reason="v2.10.0 GCU Fit rejects an unhealthy device (CardNotHealth)"),
     ),
 ]
 

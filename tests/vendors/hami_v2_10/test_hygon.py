@@ -22,7 +22,6 @@ from .sliced_fit import sliced_fit_cases
 
 DCU = "DCU"
 HYGON = HygonVendor()
-XFAIL = pytest.mark.xfail
 
 
 def dcu(id="dev-0", **kw):
@@ -55,9 +54,6 @@ USE, NOUSE = "hygon.com/use-dcutype", "hygon.com/nouse-dcutype"
             "dcu",
             True,
             id="Test_checkDCUtype/empty nouse type annotation excludes nothing",
-            marks=XFAIL(
-                strict=True, reason="v2.10.0 checkDCUtype is device.CheckType: a blank list is no constraint"
-            ),
         ),
         pytest.param(
             {NOUSE: "   "},
@@ -147,7 +143,6 @@ ALL = {NUM: "1", CORES: "1", MEM: "1024"}
             {},
             EMPTY,
             id="Test_GenerateResourceRequests/oversized dcu memory request exceeds int32 range",
-            marks=XFAIL(strict=True, reason="v2.10.0 returns an empty request for memory above MaxInt32"),
         ),
         pytest.param(
             {NUM: "2200000000"},
@@ -160,7 +155,6 @@ ALL = {NUM: "1", CORES: "1", MEM: "1024"}
             {},
             EMPTY,
             id="Test_GenerateResourceRequests_OutOfRangeValues/negative dcu cores",
-            marks=XFAIL(strict=True, reason="v2.10.0 returns an empty request for negative cores"),
         ),
     ],
 )
@@ -168,9 +162,6 @@ def test_generate_resource_requests(limits, requests, want):
     assert request_of(HYGON, limits, requests) == want
 
 
-@pytest.mark.xfail(
-    strict=True, reason="v2.10.0 returns an empty request when memory x factor overflows int32"
-)
 def test_generate_resource_requests_memory_factor_overflow():
     """Go: Test_GenerateResourceRequests_MemoryFactorOverflow (3000000 MiB x 1024 > MaxInt32)."""
     vendor = HygonVendor(HygonConfig(memory_factor=1024))
@@ -183,12 +174,6 @@ FIT_CASES = sliced_fit_cases(
     DCU,
     "hygon.com/use-gpuuuid",
     "hygon.com/nouse-gpuuuid",
-    xfail={
-        "fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards": (
-            "v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"
-        ),
-        "fit fail: CardNotHealth": "v2.10.0 Hygon Fit rejects an unhealthy device (CardNotHealth)",
-    },
 )
 
 

@@ -34,10 +34,8 @@ from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of
 
 KUNLUN, XPU = "kunlun", "XPU"
 CARDS, VXPU = KunlunVendor(), KunlunVxpuVendor()
-XFAIL = pytest.mark.xfail
 MAX_MEMORY = 98304
 MUTEX = {"hami.io/gpu-scheduler-policy": "mutex"}
-DENOMINATOR = "v2.10.0 counts the reason over the node's devices (GenReason(reason, len(devices)))"
 
 
 def board(*used, type=KUNLUN, **kw):
@@ -155,7 +153,6 @@ def test_vxpu_fit_mutex():
     assert fit(VXPU, cards, (1, "", 24576, 0, 0)).ok
 
 
-@pytest.mark.xfail(strict=True, reason="v2.10.0 vXPU Fit under mutex only takes idle cards (8/8 conflicts)")
 def test_vxpu_fit_mutex_rejects_used():
     """Go: TestKunlunVDevices_Fit_Mutex (the mutex half)."""
     outcome = fit(VXPU, vboard(*[(1, 24576)] * 8), (1, "", 24576, 0, 0), MUTEX)
@@ -179,7 +176,6 @@ def test_vxpu_fit_mutex_rejects_used():
         ),
     ],
 )
-@pytest.mark.xfail(strict=True, reason=DENOMINATOR)
 def test_fit_numa_not_fit(vendor, devices, request_):
     outcome = fit(vendor, devices, request_)
     assert (outcome.ok, outcome.reason) == (False, "1/8 NumaNotFit")
@@ -219,9 +215,6 @@ UUID_CASES = [
 
 
 @pytest.mark.parametrize(("vendor", "vtype", "slots", "request_", "annotations", "chosen"), UUID_CASES)
-@pytest.mark.xfail(
-    strict=True, reason="v2.10.0 Kunlun Fits select by hami.io/use-xpu-uuid and baidu.com UUID lists"
-)
 def test_fit_uuid(vendor, vtype, slots, request_, annotations, chosen):
     outcome = fit(vendor, uuid_board(vtype, slots), request_, annotations)
     if chosen is None:
@@ -237,9 +230,6 @@ def score(cur_containers, prev_used, n=8):
     previous = board(*prev_used)[:n]
     pod_devices = [[cdev(f"xpu-{i}", KUNLUN, idx=i) for i in container] for container in cur_containers]
     return score_node(CARDS, pod_devices, previous, "binpack")
-
-
-CALC = "v2.10.0 calcscore scores 3000/2000/1000/0 by bubble change, else 1000"
 
 
 @pytest.mark.parametrize(
@@ -269,7 +259,6 @@ CALC = "v2.10.0 calcscore scores 3000/2000/1000/0 by bubble change, else 1000"
         pytest.param([[5]], (), 8, 0, id="TestAddidx/append to empty slice"),
     ],
 )  # fmt: skip
-@pytest.mark.xfail(strict=True, reason=CALC)
 def test_score_node(cur, prev, n, want):
     assert score(cur, prev, n) == want
 
@@ -348,8 +337,7 @@ def test_trim_memory(memory, trimmed):
                      id="Test_FitVXPU_direct/shared device with matching average memory"),
         pytest.param({"used": 1, "usedmem": 49152, "health": False}, 24576, False,
                      id="Test_FitVXPU_direct/shared device with mismatched average memory"),
-        pytest.param({"health": False}, 24576, False, id="Test_FitVXPU_direct/unhealthy device is rejected",
-                     marks=XFAIL(strict=True, reason="v2.10.0 FitVXPU rejects an unhealthy card")),
+        pytest.param({"health": False}, 24576, False, id="Test_FitVXPU_direct/unhealthy device is rejected"),
     ],
 )  # fmt: skip
 def test_fit_vxpu_direct(card, memreq, fits):

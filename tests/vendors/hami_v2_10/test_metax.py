@@ -36,7 +36,6 @@ from .sliced_fit import sliced_fit_cases
 
 METAX = "Metax-GPU"
 VENDOR = MetaxGpuVendor()
-XFAIL = pytest.mark.xfail
 GPU = "metax-tech.com/gpu"
 LOSSES, SCORES = "metax-tech.com/gpu.topology.losses", "metax-tech.com/gpu.topology.scores"
 
@@ -158,7 +157,6 @@ FIT_CASES = sliced_fit_cases(
         "fit fail: CardNotHealth",
     ],
     overrides={"mutex policy rejects used device": _mutex_device},
-    xfail={"fit fail: CardNotHealth": "v2.10.0 MetaX GPU Fit rejects an unhealthy device (CardNotHealth)"},
 )
 
 

@@ -40,7 +40,6 @@ from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of
 
 SGPU = "Metax-SGPU"
 VENDOR = MetaxSgpuVendor()
-XFAIL = pytest.mark.xfail
 COUNT, CORE, MEM = "metax-tech.com/sgpu", "metax-tech.com/vcore", "metax-tech.com/vmemory"
 REGISTER = "metax-tech.com/node-gpu-devices"
 APP_CLASS, QOS = "metax-tech.com/sgpu-app-class", "metax-tech.com/sgpu-qos-policy"
@@ -93,9 +92,6 @@ def sdev(id="dev-0", **kw):
             {COUNT: "1", MEM: "2100001"},
             EMPTY,
             id="TestGenerateResourceRequests/oversized memory request exceeds int32 range (no unit, pre-multiply guard)",
-            marks=XFAIL(
-                strict=True, reason="v2.10.0 empties the request when vmemory GiB x 1024 exceeds MaxInt32"
-            ),
         ),
         pytest.param(
             {COUNT: "2200000000"},
@@ -106,9 +102,6 @@ def sdev(id="dev-0", **kw):
             {COUNT: "1", CORE: "2200000000"},
             EMPTY,
             id="TestGenerateResourceRequests/oversized vcore exceeds int32 range",
-            marks=XFAIL(
-                strict=True, reason="v2.10.0 empties the request when vcore is negative or above MaxInt32"
-            ),
         ),
     ],
 )
@@ -366,7 +359,6 @@ FIT_CASES = [
         [],
         "1/1 ExclusiveDeviceAllocateConflict",
         id="TestMetaxSDevices_Fit/mutex policy rejects used device",
-        marks=XFAIL(strict=True, reason="v2.10.0 MetaX sGPU Fit rejects a used card under the mutex policy"),
     ),
 ]
 

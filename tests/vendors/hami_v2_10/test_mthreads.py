@@ -21,7 +21,6 @@ from .sliced_fit import sliced_fit_cases
 
 MTHREADS = "Mthreads"
 VENDOR = MthreadsVendor()
-XFAIL = pytest.mark.xfail
 COUNT, MEM, CORE = "mthreads.com/vgpu", "mthreads.com/sgpu-memory", "mthreads.com/sgpu-core"
 
 
@@ -103,20 +102,12 @@ ALL = {COUNT: "1", MEM: "1000", CORE: "1"}
             {},
             EMPTY,
             id="Test_GenerateResourceRequests/memory overflowing int32 is rejected, not truncated to zero",
-            marks=XFAIL(
-                strict=True,
-                reason="v2.10.0: memory that is not an integer or exceeds MaxInt32/512 empties the request",
-            ),
         ),
         pytest.param(
             {COUNT: "1", MEM: "16.0Gi", CORE: "1"},
             {},
             EMPTY,
             id="Test_GenerateResourceRequests/decimal-form memory request is rejected, not treated as zero",
-            marks=XFAIL(
-                strict=True,
-                reason="v2.10.0: memory that is not an integer or exceeds MaxInt32/512 empties the request",
-            ),
         ),
     ],
 )
@@ -143,12 +134,6 @@ FIT_CASES = sliced_fit_cases(
     MTHREADS,
     "mthreads.ai/use-gpuuuid",
     "mthreads.ai/nouse-gpuuuid",
-    xfail={
-        "fit fail: partial allocation AllocatedCardsInsufficientRequest for multiple cards": (
-            "v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"
-        ),
-        "fit fail: CardNotHealth": "v2.10.0 Moore Threads Fit rejects an unhealthy device (CardNotHealth)",
-    },
 )
 
 

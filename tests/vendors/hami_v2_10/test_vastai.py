@@ -25,7 +25,6 @@ from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, r
 
 VASTAI = "Vastai"
 VENDOR = VastaiVendor()
-XFAIL = pytest.mark.xfail
 REGISTER = "hami.io/node-va-register"
 GPU = "vastaitech.com/va"
 
@@ -106,7 +105,6 @@ FIT_CASES = [
         ["dev-1"],
         "",
         id="TestDevices_Fit/fit success",
-        marks=XFAIL(strict=True, reason="v2.10.0 Vastai Fit walks the devices backward (slices.Backward)"),
     ),
     pytest.param(
         [card()],
@@ -180,7 +178,6 @@ FIT_CASES = [
         [],
         "2/2 AllocatedCardsInsufficientRequest",
         id="TestDevices_Fit/fit fail: partial allocation AllocatedCardsInsufficientRequest",
-        marks=XFAIL(strict=True, reason="v2.10.0 counts len(tmpDevs[k.Type]), the devices collected"),
     ),
     pytest.param(
         [card(health=False)],
@@ -191,7 +188,6 @@ FIT_CASES = [
         [],
         "1/1 CardNotHealth",
         id="TestDevices_Fit/fit fail: CardNotHealth",
-        marks=XFAIL(strict=True, reason="v2.10.0 Vastai Fit rejects an unhealthy device (CardNotHealth)"),
     ),
 ]
 
@@ -211,9 +207,6 @@ FIT_CASES += [
         ["dev-2"],
         "",
         id="TestDevices_Fit/mutex die mode rejects idle die on occupied card, picks die on free card",
-        marks=XFAIL(
-            strict=True, reason="v2.10.0 die mode: backward walk, an idle die on an occupied AIC conflicts"
-        ),
     ),
     pytest.param(
         [die("dev-0", 0, "1", used=1, count=2), die("dev-1", 1, "1")],
@@ -224,9 +217,6 @@ FIT_CASES += [
         [],
         "2/2 ExclusiveDeviceAllocateConflict",
         id="TestDevices_Fit/mutex die mode rejects all idle dies on an occupied card",
-        marks=XFAIL(
-            strict=True, reason="v2.10.0 die mode: under mutex an idle die on an occupied AIC conflicts"
-        ),
     ),
 ]
 
@@ -290,9 +280,6 @@ def dies(*aics):
             id="TestComputeBestCombination/request number exceeds available devices",
         ),
     ],
-)
-@pytest.mark.xfail(
-    strict=True, reason="v2.10.0 die mode: backward walk, then computeBestCombination (AIC groups)"
 )
 def test_compute_best_combination(devices, nums, fits, ids):
     outcome = fit(VENDOR, devices, (nums, VASTAI, 0, 100, 0))

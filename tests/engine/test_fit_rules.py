@@ -82,7 +82,13 @@ def test_nouse_gputype_rejects_matching_cards():
 
 
 def test_blank_gputype_annotations_mean_no_constraint():
-    assert fit([dev("g0", type="NVIDIA A10")], req(1, 100), {"nvidia.com/use-gputype": " , "}).ok
+    assert fit([dev("g0", type="NVIDIA A10")], req(1, 100), {"nvidia.com/use-gputype": "  "}).ok
+
+
+def test_gputype_list_of_only_commas_rejects_every_card():
+    """v2.10 ``device.CheckType``: a list that is not blank constrains, and an empty entry matches nothing."""
+    out = fit([dev("g0", type="NVIDIA A10")], req(1, 100), {"nvidia.com/use-gputype": " , "})
+    assert out.reason == "1/1 CardTypeMismatch"
 
 
 def test_vgpu_mode_must_contain_the_device_mode():

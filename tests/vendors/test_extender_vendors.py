@@ -139,7 +139,7 @@ CASES = {
         node("tmpl-kunlun", capacity={"kunlunxin.com/xpu": "8"}),
         pod(limits(**{"kunlunxin.com/xpu": 4})),
         pod(limits(**{"kunlunxin.com/xpu": 3})),
-        "1/1 NumaNotFit",
+        "1/8 NumaNotFit",  # v2.10 counts over the node's cards
     ),
     "kunlun-vxpu": (
         node("tmpl-vxpu", annotations={"hami.io/node-register-xpu": KUNLUN_VXPU}),

@@ -7,7 +7,7 @@ import dataclasses
 import orjson
 import pytest
 
-from hami_sim.engine.model import ContainerDeviceRequest, DeviceUsage, NodeState, PodRequests
+from hami_sim.engine.model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState, PodRequests
 from hami_sim.engine.policy import resolve_gpu_policy
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.vendors import (
@@ -112,34 +112,47 @@ def test_hygon_fit_takes_last_device_and_honours_type_selection():
     [
         ({"hygon.com/use-dcutype": "k100"}, ["DCU-0"]),
         ({"hygon.com/use-dcutype": "Z100L,K100_AI"}, ["DCU-1", "DCU-0"]),
-        ({"hygon.com/use-dcutype": "K100, Z100L"}, ["DCU-0"]),  # " Z100L" is not trimmed
-        (
-            {"hygon.com/use-dcutype": "K100", "hygon.com/nouse-dcutype": "K100"},
-            ["DCU-0"],
-        ),  # use decides alone
+        ({"hygon.com/use-dcutype": "K100, Z100L"}, ["DCU-1", "DCU-0"]),  # entries are trimmed
+        ({"hygon.com/use-dcutype": "K100", "hygon.com/nouse-dcutype": "K100"}, []),  # in both lists: rejected
         ({"hygon.com/nouse-dcutype": "K100"}, ["DCU-1"]),
+        ({"hygon.com/use-dcutype": "  "}, ["DCU-1", "DCU-0"]),  # blank: no constraint
+        ({"hygon.com/use-dcutype": ","}, []),  # only commas: constrains, and no entry matches
     ],
 )
 def test_hygon_type_selection(annotations, allowed):
+    """v2.10: Hygon's ``checkDCUtype`` is the shared ``device.CheckType``."""
     outcome = HYGON.fit(dcus(), req("DCU", nums=2, mem=10), view(annotations), node(), SPREAD)
     assert [d.uuid for d in outcome.devices] == allowed  # a failed Fit still reports what it collected
 
 
-def test_hygon_uuid_lists_are_exact():
-    """Hygon's own check: a present list names devices exactly; blanks are not trimmed away."""
+def test_hygon_uuid_lists_use_the_shared_check():
+    """v2.10: Hygon uses ``device.CheckUUID``: entries are trimmed, a blank list is no constraint."""
     outcome = HYGON.fit(
-        dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD
+        dcus(), req("DCU", nums=2, mem=1000), view({"hygon.com/use-gpuuuid": "DCU-0, DCU-1"}), node(), SPREAD
     )
-    assert [d.uuid for d in outcome.devices] == ["DCU-0"]  # " DCU-1" does not name DCU-1
+    assert [d.uuid for d in outcome.devices] == ["DCU-1", "DCU-0"]
     empty = HYGON.fit(dcus(), req("DCU", mem=1000), view({"hygon.com/use-gpuuuid": ""}), node(), SPREAD)
-    assert empty.reason == "2/2 CardUuidMismatch"
+    assert empty.ok
+    both = HYGON.fit(
+        dcus(),
+        req("DCU", mem=1000),
+        view({"hygon.com/use-gpuuuid": "DCU-0", "hygon.com/nouse-gpuuuid": "DCU-0"}),
+        node(),
+        SPREAD,
+    )
+    assert both.reason == "2/2 CardUuidMismatch"
 
 
-def test_cordoned_device_is_skipped_and_counted():
+def test_device_cordon_is_read_by_nvidia_only():
+    """v2.10: only NVIDIA's Fit reads ``hami.io/device-cordon``; a Hygon card listed there still fits."""
     outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view(), node({"DCU-1"}), SPREAD)
-    assert [d.uuid for d in outcome.devices] == ["DCU-0"]
-    outcome = HYGON.fit(dcus(), req("DCU", mem=1000), view(), node({"DCU-0", "DCU-1"}), SPREAD)
-    assert outcome.reason == "2/2 CardCordoned"
+    assert [d.uuid for d in outcome.devices] == ["DCU-1"]
+
+
+def test_unhealthy_devices_are_rejected_first():
+    """v2.10: the shared Fit loop skips a device registered unhealthy before any other check."""
+    outcome = HYGON.fit(dcus(health=False), req("OtherType", mem=1000), view(), node(), SPREAD)
+    assert outcome.reason == "2/2 CardNotHealth"
 
 
 def test_mutex_policy_rejects_used_devices():
@@ -333,7 +346,7 @@ def test_kunlun_whole_cards_follow_the_board_topology():
     for i in (2, 7):
         board[i].used = 1
     none = vendor.fit(board, req("kunlun", nums=4, pct=100), view(), node(), SPREAD)
-    assert not none.ok and none.reason == "1/1 NumaNotFit"
+    assert not none.ok and none.reason == "1/8 NumaNotFit"  # v2.10 counts over the node's cards
 
 
 # -- AMD -----------------------------------------------------------------------------------------------
@@ -541,11 +554,11 @@ def test_enflame_drs_profiles():
 
 
 # -- Biren / Vastai ---------------------------------------------------------------------------------
-def test_biren_is_count_only_and_walks_from_the_front():
+def test_biren_is_count_only_and_walks_from_the_end():
     vendor = BirenVendor()
     cards = [dev("Biren-0", type="Biren", count=1), dev("Biren-1", type="Biren", count=1, index=1)]
     first = vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD)
-    assert [(d.uuid, d.usedmem) for d in first.devices] == [("Biren-0", 0)]
+    assert [(d.uuid, d.usedmem) for d in first.devices] == [("Biren-1", 0)]
     cards[0].used = cards[1].used = 1
     assert (
         vendor.fit(cards, req("Biren", pct=100), view(), node(), SPREAD).reason
@@ -560,25 +573,42 @@ def test_biren_is_count_only_and_walks_from_the_front():
     ).reason == ("1/2 CardTimeSlicingExhausted, 1/2 CardUuidMismatch")
 
 
-def test_vastai_takes_whole_memory_and_walks_from_the_front():
+def test_vastai_is_count_only_and_walks_from_the_end():
+    """v2.10's Vastai Fit neither checks nor records device memory: a card is shared ``count`` times."""
     vendor = VastaiVendor()
     cards = [
-        dev("va-0", type="Vastai", count=4, mem=16384),
-        dev("va-1", type="Vastai", count=4, index=1, mem=16384),
+        dev("va-0", type="Vastai", count=2, mem=16384),
+        dev("va-1", type="Vastai", count=2, index=1, mem=16384),
     ]
     first = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
-    assert [(d.uuid, d.usedmem) for d in first.devices] == [("va-0", 16384)]
-    cards[0].used, cards[0].usedmem = 1, 16384
-    second = vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD)
-    assert [d.uuid for d in second.devices] == ["va-1"]
-    cards[1].used, cards[1].usedmem = 1, 16384
+    assert [(d.uuid, d.usedmem) for d in first.devices] == [("va-1", 0)]
+    cards[1].used = 1
+    assert [d.uuid for d in vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD).devices] == [
+        "va-1"
+    ]
+    cards[0].used = cards[1].used = 2
     assert (
         vendor.fit(cards, req("Vastai", pct=100), view(), node(), SPREAD).reason
-        == "2/2 CardInsufficientMemory"
+        == "2/2 CardTimeSlicingExhausted"
     )
+    cards[0].used = cards[1].used = 0
     assert vendor.fit(
         cards, req("Vastai", pct=100), view({"vastaitech.com/nouse-gpuuuid": "va-0,va-1"}), node(), SPREAD
     ).reason == ("2/2 CardUuidMismatch")
+
+
+def test_vastai_die_mode_prefers_dies_of_one_card():
+    """Die mode: every acceptable die is collected, then whole cards (AIC groups) first."""
+    vendor = VastaiVendor()
+    dies = [
+        dev(f"die-{i}", type="Vastai", count=1, index=i, custom={"DeviceStrategy": "die", "AIC": aic})
+        for i, aic in enumerate(["a", "b", "b", "c"])
+    ]
+    pair = vendor.fit(dies, req("Vastai", nums=2, pct=100), view(), node(), SPREAD)
+    assert sorted(d.uuid for d in pair.devices) == ["die-1", "die-2"]
+    assert vendor.score_node([pair.devices], dies, "binpack", view()) == 1.0
+    split = [ContainerDevice(d.index, d.id, "Vastai", 0, 0) for d in (dies[0], dies[3])]
+    assert vendor.score_node([split], dies, "binpack", view()) == 0.5
 
 
 def test_enflame_gcu_takes_idle_cards_only():

@@ -49,17 +49,17 @@ def kunlun_node(name="tmpl-kunlun", cards=8):
     return node(name, capacity={"kunlunxin.com/xpu": str(cards)})
 
 
-def test_kunlun_whole_wing_scores_1000_lone_card_minus_1000():
-    """calcscore: an idle board has 1 bubble; 4 cards on one wing keep it (+1000), 1 card makes 3 (-1000)."""
+def test_kunlun_whole_wing_scores_2000_lone_card_0():
+    """calcscore: an idle board has 1 bubble; 4 cards on one wing keep it (2000), 1 card makes 3 (0)."""
     sim = simulator()
     wing = only(sim, pod(limits(**{"kunlunxin.com/xpu": 4})), kunlun_node())
     lone = only(sim, pod(limits(**{"kunlunxin.com/xpu": 1})), kunlun_node())
     assert wing.fits and lone.fits
-    assert wing.fit.vendor_score == 1000.0 and wing.fit.score_before == 1000.0
-    assert lone.fit.vendor_score == -1000.0 and lone.fit.score_before == -1000.0
+    assert wing.fit.vendor_score == 2000.0 and wing.fit.score_before == 2000.0
+    assert lone.fit.vendor_score == 0.0 and lone.fit.score_before == 0.0
     # the score after placement also carries it (usage score + ScoreNode)
-    assert wing.score_after > 1000.0
-    assert lone.score_after < 0
+    assert wing.score_after > 2000.0
+    assert 0 < lone.score_after < wing.score_after
 
 
 def test_kunlun_score_is_zero_on_a_node_with_other_vendors():

@@ -15,6 +15,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
+from .jsonlimits import MAX_DEPTH, too_deep
 from .middleware import is_simulation_path
 
 __all__ = ["PayloadTooLarge", "OrjsonParser", "OrjsonRenderer"]
@@ -49,9 +50,12 @@ class OrjsonParser(BaseParser):
         if not raw.strip():
             return None
         try:
-            return orjson.loads(raw)
+            data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise exceptions.ParseError(f"malformed JSON: {exc}") from None
+        if too_deep(data):
+            raise exceptions.ParseError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels")
+        return data
 
 
 def _body_limit(path: str) -> int | None:

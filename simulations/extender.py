@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from hami_sim.jsonlimits import MAX_DEPTH, too_deep
+
 __all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result"]
 
 _FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
@@ -54,6 +56,8 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         raise ExtenderArgsError("extender args missing pod")
     if not isinstance(pod, dict):
         raise ExtenderArgsError("malformed extender args: Pod must be an object")
+    if too_deep(pod):
+        raise ExtenderArgsError(f"malformed extender args: Pod nested deeper than {MAX_DEPTH} levels")
     if fields.get("nodenames") is not None:
         raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
     nodes = fields.get("nodes")
@@ -80,6 +84,10 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
+        if too_deep(node):  # a fitting node is echoed; orjson writes at most 254 levels
+            raise ExtenderArgsError(
+                f"malformed extender args: Nodes.items[{i}] ({name}) nested deeper than {MAX_DEPTH} levels"
+            )
         # annotations are map[string]string: Go rejects the whole request otherwise, and the engine
         # reads them as strings (null is Go's zero value: treated as absent)
         annotations = meta.get("annotations")

@@ -642,3 +642,38 @@ HARDENING += [
     Probe("estimate-over-work-budget", 2, "POST", "/api/v1/estimate",
           _estimate([_inline_group(f"g{i}") for i in range(100)], count=100_000), expect="work budget"),
 ]  # fmt: skip
+
+
+def _deep_node(depth: int) -> bytes:
+    """A node that fits, with ``depth`` levels of nesting in its spec (a fitting node is echoed).
+    Built as bytes: orjson itself cannot write more than 254 levels."""
+    return orjson.dumps(GOOD_NODE)[:-1] + b', "spec": {"x": ' + deep(depth) + b"}}"
+
+
+def _filter_bytes(pod_json: bytes, node_json: bytes) -> bytes:
+    return b'{"Pod": ' + pod_json + b', "Nodes": {"metadata": {}, "items": [' + node_json + b"]}}"
+
+
+# item 5: deeper than orjson can write back (254) is refused where it is parsed
+FILTER_ERRORS += [
+    Case(
+        "fitting-node-spec-600-deep", _filter_bytes(orjson.dumps(GOOD_POD), _deep_node(600)), "nested deeper"
+    ),
+    Case(
+        "pod-spec-600-deep",
+        _filter_bytes(orjson.dumps(GOOD_POD)[:-1] + b', "x": ' + deep(600) + b"}", orjson.dumps(GOOD_NODE)),
+        "nested deeper",
+    ),
+]
+SESSION_ERRORS += [
+    Case("s-node-600-deep", b'{"pod": ' + orjson.dumps(_session_pod()) + b', "node": ' + _deep_node(600) + b"}",
+         "nested deeper", statuses=(400,)),
+]  # fmt: skip
+HARDENING += [
+    Probe("node-groups-json-1000-deep", 5, "POST", "/api/v1/node-groups/",
+          b'{"name": "deep", "labels": ' + deep(1000) + b"}", expect="nested deeper"),
+    Probe("device-profiles-json-1000-deep", 5, "POST", "/api/v1/device-profiles/",
+          b'{"node_group": "gpu-a10", "devices": ' + deep(1000) + b"}", expect="nested deeper"),
+    Probe("sessions-json-1000-deep", 5, "POST", "/api/v1/sessions", b'{"name": ' + deep(1000) + b"}",
+          expect="nested deeper"),
+]  # fmt: skip

@@ -21,7 +21,8 @@ now first), ``BOOKMARK`` events when ``allowWatchBookmarks=true`` (``send_bookma
 ``add_pod``/``modify_pod``/``delete_pod``/``add_node``/``modify_node``/``delete_node`` (each bumps the
 resourceVersion and notifies watchers); ``compact()`` makes older resourceVersions answer an ``ERROR``
 event with a 410 ``Expired`` Status (open watches too), ``drop_watches()`` cuts open streams mid-chunk
-(a broken connection) and ``watch_fail_status`` makes new watches fail with that HTTP status.
+(the client sees its stream end early and reconnects) and ``watch_fail_status`` makes new watches
+fail with that HTTP status.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import DisallowedHost, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.views import defaults
 
 from . import logconfig as log_context
@@ -43,6 +44,7 @@ __all__ = [
     "JsonHostMiddleware",
     "ListenerMiddleware",
     "ClientIdentityMiddleware",
+    "CookieCsrfMiddleware",
     "is_json_client_path",
     "bad_request",
     "error_response",
@@ -247,4 +249,40 @@ class ClientIdentityMiddleware:
                     "this client certificate is not allowed here; "
                     "its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES",
                 )
+        return self.get_response(request)
+
+
+class _CsrfCheck(CsrfViewMiddleware):
+    """Django's CSRF check, reporting the reason instead of rendering its HTML 403 page."""
+
+    def _reject(self, request: HttpRequest, reason: str) -> str:  # type: ignore[override]
+        return reason
+
+
+class CookieCsrfMiddleware:
+    """Unsafe requests to the simulation endpoints that a session cookie authenticates need the CSRF
+    token, as every other cookie-authenticated write does (issue 16 item 8).
+
+    The simulation views are CSRF-exempt because their real clients (Cluster Autoscaler over mTLS,
+    tokens) send no cookie. But on the web listener a logged-in browser is let through
+    (``ListenerMiddleware``), so a foreign page could have created sessions and placements with the
+    operator's cookie. A request without a logged-in session (mTLS, token, anonymous demo) is
+    unaffected.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.check = _CsrfCheck(get_response)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if (
+            request.method not in ("GET", "HEAD", "OPTIONS", "TRACE")
+            and is_simulation_path(request.path_info)
+            and user is not None
+            and user.is_authenticated
+        ):
+            reason = self.check.process_view(request, None, (), {})  # type: ignore[arg-type]
+            if reason is not None:
+                return error_response(403, request.path_info, f"CSRF check failed: {reason}")
         return self.get_response(request)

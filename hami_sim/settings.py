@@ -86,6 +86,7 @@ MIDDLEWARE = [
     "hami_sim.loginthrottle.LoginThrottleMiddleware",  # wrong passwords lock the name/address out
     "hami_sim.middleware.ListenerMiddleware",
     "hami_sim.middleware.ClientIdentityMiddleware",  # extender: client certificate CN/SAN allow-list
+    "hami_sim.middleware.CookieCsrfMiddleware",  # simulation writes by a logged-in browser need CSRF
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",

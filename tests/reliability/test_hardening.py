@@ -230,3 +230,67 @@ def test_an_estimate_past_its_time_limit_is_a_clear_error():
         estimate(
             get_simulator(), [PendingPods(pod("t", gpumem=1000, uid="uid-t"), 10)], [group], time_limit=-1
         )
+
+
+# -- item 8: every unsafe method with a session cookie needs the CSRF token ----------------------------
+
+UNSAFE_WITH_COOKIE = [
+    ("POST", "/api/v1/sessions", {"name": "csrf"}),
+    ("DELETE", "/api/v1/sessions/{sid}", None),
+    ("POST", "/api/v1/sessions/{sid}/placements", {"pod": {}, "nodeName": "n"}),
+    ("DELETE", "/api/v1/sessions/{sid}/placements/uid-x", None),
+    ("POST", "/api/v1/sessions/{sid}/fork", None),
+    ("POST", "/api/v1/sessions/{sid}/revert", None),
+    ("POST", "/api/v1/sessions/{sid}/commit", None),
+    ("POST", "/api/v1/estimate", {"pods": [], "nodeGroups": []}),
+    ("POST", "/api/v1/node-groups/", {"name": "csrf-group"}),
+    ("PATCH", "/api/v1/node-groups/gpu-a10/", {"description": "csrf"}),
+    ("PUT", "/api/v1/node-groups/gpu-a10/", {"name": "gpu-a10"}),
+    ("DELETE", "/api/v1/node-groups/gpu-a10/", None),
+    ("POST", "/api/v1/device-profiles/", {"node_group": "gpu-a10"}),
+    ("DELETE", "/api/v1/device-profiles/{profile}/", None),
+    ("POST", "/filter-simulation", None),
+    ("POST", "/prioritize-simulation", None),
+    ("POST", "/sessions/{sid}/filter-simulation", None),
+    ("POST", "/what-if/", None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), UNSAFE_WITH_COOKIE, ids=lambda v: str(v)[:40])
+def test_unsafe_methods_with_a_session_cookie_need_the_csrf_token(make_probe_world, method, path, body):
+    """A foreign page can make the browser send the cookie, never the token: 403, nothing written."""
+    import orjson
+    from django.test import Client
+
+    from profiles.models import DeviceProfile
+    from simulations.models import SimulationSession
+    from tests.reliability.corpus import good_filter_body
+
+    _, operator = make_probe_world
+    sid = SimulationSession.objects.create(name="csrf-target", expires_at="2999-01-01T00:00:00Z").pk
+    path = path.format(sid=sid, profile=DeviceProfile.objects.get().pk)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(operator)
+    payload = good_filter_body() if "simulation" in path else orjson.dumps(body) if body else b""
+    before = row_counts()
+    response = browser.generic(
+        method, path, payload, content_type="application/json", HTTP_ORIGIN="https://evil.example"
+    )
+    assert response.status_code == 403, (response.status_code, response.content[:300])
+    assert b"CSRF" in response.content or b"csrf" in response.content
+    assert row_counts() == before
+
+
+def test_a_logged_in_browser_with_the_csrf_token_still_creates_sessions(make_probe_world):
+    from django.middleware.csrf import _get_new_csrf_string
+    from django.test import Client
+
+    _, operator = make_probe_world
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(operator)
+    token = _get_new_csrf_string()
+    browser.cookies["csrftoken"] = token
+    response = browser.post(
+        "/api/v1/sessions", {"name": "ok"}, content_type="application/json", HTTP_X_CSRFTOKEN=token
+    )
+    assert response.status_code == 201, response.content

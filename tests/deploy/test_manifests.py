@@ -187,6 +187,14 @@ CRD_SCHEMAS = {
         "required": ["spec"],
         "properties": {"spec": {"type": "object", "minProperties": 1, "maxProperties": 1}},
     },
+    ("cert-manager.io/v1", "Issuer"): {
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "metadata": {"type": "object", "required": ["namespace"]},
+            "spec": {"type": "object", "minProperties": 1, "maxProperties": 1},
+        },
+    },
 }
 
 
@@ -541,3 +549,17 @@ def test_the_watcher_may_watch_nodes_and_pods_and_its_age_is_alerted_on(rendered
     rules = _objects(rendered, "base", "PrometheusRule")["hami-sim-usage"]["spec"]["groups"][0]["rules"]
     stale = next(r for r in rules if r["alert"] == "HamiSimUsageStale")
     assert stale["expr"].endswith(f"> {settings.USAGE_STALE_SECONDS}")
+
+
+def test_cert_manager_uses_namespaced_issuers_only(rendered):
+    """Issue 16 item 7: a ClusterIssuer signs for a Certificate in any namespace; ours may not."""
+    kinds = [obj["kind"] for obj in rendered["cert-manager"]]
+    assert "ClusterIssuer" not in kinds
+    issuers = [obj for obj in rendered["cert-manager"] if obj["kind"] == "Issuer"]
+    assert {(i["metadata"]["namespace"], i["metadata"]["name"]) for i in issuers} == {
+        ("hami-sim", "hami-sim-selfsigned"),
+        ("hami-sim", "hami-sim-ca"),
+        ("kube-system", "hami-sim-ca"),
+    }
+    for cert in (obj for obj in rendered["cert-manager"] if obj["kind"] == "Certificate"):
+        assert cert["spec"]["issuerRef"]["kind"] == "Issuer", cert["metadata"]["name"]

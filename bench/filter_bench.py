@@ -141,8 +141,8 @@ def bench_large(n_nodes: int = 1000, rounds: int = 15) -> dict:
     import django
 
     django.setup()
+    from hami_sim.runtime.simulator import get_simulator
     from simulations.api.views import run_filter
-    from simulations.engine import get_simulator
 
     nodes = [make_node(i) for i in range(n_nodes)]
     body = body_for(nodes, make_pod())

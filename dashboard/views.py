@@ -23,10 +23,10 @@ from decisions import recorder
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.runtime.models import TaskRun
+from hami_sim.runtime.simulator import get_simulator
 from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
-from simulations.engine import get_simulator
 from simulations.models import SimulationSession
 from usage import summary as usage_summary
 from usage.models import UsageFinding

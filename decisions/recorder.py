@@ -164,7 +164,7 @@ def summarize(
 ) -> dict:
     """The ``Decision`` fields for one answer, plus its fold digest."""
     if inventory_of is None:
-        from simulations.engine import get_simulator
+        from hami_sim.runtime.simulator import get_simulator
 
         inventory_of = get_simulator().inventory
     caller, _, session = caller.partition(":")

@@ -15,11 +15,8 @@ def _validate_vendor_config() -> None:
     from django.core.exceptions import ImproperlyConfigured
 
     from .checks import vendor_config_problem
+    from .runtime.simulator import build_vendors
 
-    try:
-        from simulations.engine import build_vendors
-    except ImportError:  # the extender app is optional for the checks and metrics
-        return
     problem = vendor_config_problem(settings.HAMI, build_vendors)
     if problem is not None:
         raise ImproperlyConfigured(f"Invalid HAMi vendor configuration: {problem}")

@@ -113,10 +113,8 @@ def check_vendor_config(app_configs, **kwargs):
     """Build every vendor config from ``settings.HAMI`` now: a typo in ``HAMI["VENDORS"]`` set in
     settings code then fails ``manage.py check`` (and every command and server start, which run the
     checks) instead of turning the first extender request into a 500 inside ``get_simulator()``."""
-    try:
-        from simulations.engine import build_vendors
-    except ImportError:  # the extender app is optional for the other checks
-        return []
+    from hami_sim.runtime.simulator import build_vendors
+
     hami = getattr(settings, "HAMI", None)
     if not isinstance(hami, Mapping):
         return [Error("settings.HAMI must be a dict of HAMi scheduler settings.", id="hami_sim.E001")]

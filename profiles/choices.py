@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ["InventorySource", "Vendor", "DriftKind", "Severity"]
+from hami_sim.engine.vendors import profile_fields
+
+__all__ = ["InventorySource", "Vendor", "vendor_choices", "DriftKind", "Severity"]
 
 
 class InventorySource(models.TextChoices):
@@ -15,38 +17,36 @@ class InventorySource(models.TextChoices):
     ANNOTATION_ONLY = "annotation-only", "annotation only"
 
 
-class Vendor(models.TextChoices):
-    """Device vendors a profile can describe: the engine vendor's ``common_word`` (HAMi CommonWord).
+def vendor_choices() -> list[tuple[str, str]]:
+    """(CommonWord, label) of every backend of the engine's vendor registry, in HAMi's order.
 
-    One entry per backend of ``hami_sim.engine.vendors.default_vendors()`` (Ascend and Iluvatar per
-    chip); ``tests/profiles/test_vendor_profiles.py`` checks the two lists stay equal.
+    A callable, so the model field, the filters and the API follow the registry (a vendor added
+    there is a profile choice without a change here); its value is no part of the database schema.
     """
+    return [(word, spec.label) for word, spec in profile_fields().items()]
 
-    NVIDIA = "NVIDIA", "NVIDIA GPU"
-    MLU = "MLU", "Cambricon MLU (capacity)"
-    DCU = "DCU", "Hygon DCU"
-    MR_V100 = "MR-V100", "Iluvatar MR-V100"
-    MR_V50 = "MR-V50", "Iluvatar MR-V50"
-    BI_V150 = "BI-V150", "Iluvatar BI-V150"
-    BI_V100 = "BI-V100", "Iluvatar BI-V100"
-    MTHREADS = "Mthreads", "Moore Threads (capacity)"
-    METAX_GPU = "Metax-GPU", "MetaX GPU (capacity)"
-    METAX_SGPU = "Metax-SGPU", "MetaX sGPU"
-    GCU = "GCU", "Enflame GCU (capacity)"
-    ENFLAME = "Enflame", "Enflame DRS vGCU"
-    KUNLUN = "kunlun", "Kunlunxin XPU (capacity)"
-    XPU = "XPU", "Kunlunxin vXPU"
-    AWS_NEURON = "AWSNeuron", "AWS Neuron (capacity)"
-    AMD = "AMD", "AMD GPU"
-    ASCEND_910A = "Ascend910A", "Ascend 910A"
-    ASCEND_910B2 = "Ascend910B2", "Ascend 910B2"
-    ASCEND_910B3 = "Ascend910B3", "Ascend 910B3"
-    ASCEND_910B4_1 = "Ascend910B4-1", "Ascend 910B4-1"
-    ASCEND_910B4 = "Ascend910B4", "Ascend 910B4"
-    ASCEND_910C = "Ascend910C", "Ascend 910C"
-    ASCEND_310P = "Ascend310P", "Ascend 310P"
-    VASTAI = "Vastai", "Vastai"
-    BIREN = "Biren", "Biren"
+
+class _VendorChoices:
+    """``Vendor.choices`` / ``.values`` / ``.labels`` read live from the registry (TextChoices-like)."""
+
+    NVIDIA = "NVIDIA"  # the default vendor of a profile
+
+    @property
+    def choices(self) -> list[tuple[str, str]]:
+        return vendor_choices()
+
+    @property
+    def values(self) -> list[str]:
+        return [word for word, _ in vendor_choices()]
+
+    @property
+    def labels(self) -> list[str]:
+        return [label for _, label in vendor_choices()]
+
+
+#: Device vendors a profile can describe: the engine vendor's ``common_word`` (HAMi CommonWord), one
+#: entry per backend of ``hami_sim.engine.vendors.default_vendors()`` (Ascend and Iluvatar per chip)
+Vendor = _VendorChoices()
 
 
 class DriftKind(models.TextChoices):

@@ -7,7 +7,7 @@ from django.db.models import Q
 
 from hami_sim.runtime.models import TaskRun
 
-from .choices import DriftKind, InventorySource, Severity, Vendor
+from .choices import DriftKind, InventorySource, Severity, vendor_choices
 from .models import DeviceProfile, DriftFinding, NodeGroup, NodeInventory
 
 __all__ = [
@@ -42,7 +42,7 @@ class NodeGroupFilterSet(django_filters.FilterSet):
 
 class DeviceProfileFilterSet(django_filters.FilterSet):
     node_group = django_filters.CharFilter(field_name="node_group__name")
-    vendor = django_filters.ChoiceFilter(choices=Vendor.choices)
+    vendor = django_filters.ChoiceFilter(choices=vendor_choices)
     type = django_filters.CharFilter(field_name="devices__type", lookup_expr="icontains", distinct=True)
 
     class Meta:

@@ -15,7 +15,7 @@ from simple_history.models import HistoricalRecords
 
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 
-from .choices import DriftKind, InventorySource, Severity, Vendor
+from .choices import DriftKind, InventorySource, Severity, Vendor, vendor_choices
 from .constants import DEFAULT_CAPACITY
 
 _INT64_MAX = 2**63 - 1
@@ -134,7 +134,7 @@ class DeviceProfile(models.Model):
     VERSIONED_FIELDS = ("node_group_id", "vendor", "pair_scores", "notes", "devices_snapshot")
 
     node_group = models.ForeignKey(NodeGroup, on_delete=models.CASCADE, related_name="profiles")
-    vendor = models.CharField(max_length=20, choices=Vendor.choices, default=Vendor.NVIDIA)
+    vendor = models.CharField(max_length=20, choices=vendor_choices, default=Vendor.NVIDIA)
     pair_scores = models.JSONField(
         default=dict, blank=True, help_text='optional topology scores by device index: {"0": {"1": 100}}'
     )

@@ -9,26 +9,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 import orjson
 
-from hami_sim.engine.annotations import (
-    NVIDIA_PAIR_SCORE,
-    NVIDIA_REGISTER,
-    AnnotationError,
-    decode_device_json,
-    encode_device_json,
-    encode_legacy,
-    encode_pair_scores,
-)
+from hami_sim.engine.annotations import AnnotationError, decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
 from hami_sim.engine.names import template_node_name
-from hami_sim.engine.vendors.enflame import DRS_CAPACITY
-from hami_sim.engine.vendors.metax import METAX_SGPU_REGISTER
+from hami_sim.engine.vendors import Registration, RenderInput, profile_fields
 
 from .constants import DEFAULT_CAPACITY, KWOK_ANNOTATION, UUID_NAMESPACE
-from .vendors import INSTANCE_TYPE_LABEL, SPECS, count_resource, engine_vendor, vendor_row_errors
+from .vendors import count_resource, engine_vendor, spec_for, vendor_row_errors
 
 __all__ = [
     "MODES",
@@ -37,7 +27,7 @@ __all__ = [
     "render_devices",
     "render_pair_scores",
     "render_annotations",
-    "Registration",
+    "Registration",  # the engine's (``hami_sim.engine.vendors.registry``), re-exported
     "render_registration",
     "device_total",
     "template_node",
@@ -52,12 +42,13 @@ _INT32_MAX = 2**31 - 1
 def row_errors(row: Mapping, vendor: str = "NVIDIA") -> dict[str, str]:
     """Field -> message for one device row of ``vendor``; empty when valid. Messages name the field."""
     errors = _generic_row_errors(row)
-    if vendor not in SPECS:
+    spec = profile_fields().get(vendor)
+    if spec is None:
         return errors
     vendor_errors = vendor_row_errors(vendor, row)
-    if SPECS[vendor].fixed.get("devmem", None) == 0:
-        errors.pop("devmem", None)  # AWS Neuron registers no memory
-    if vendor != "NVIDIA" and "mode" in vendor_errors:
+    if spec.fixed.get("devmem", None) == 0:
+        errors.pop("devmem", None)  # a vendor that registers no memory (AWS Neuron)
+    if "mode" in vendor_errors:  # the vendor's own message (it has no such modes) replaces the generic one
         errors.pop("mode", None)
     errors.update(vendor_errors)
     return errors
@@ -161,23 +152,6 @@ def render_devices(group: str, vendor: str, rows: Iterable[Mapping]) -> list[Dev
     return devices
 
 
-@dataclass(slots=True)
-class Registration:
-    """What a fresh node of the group carries for one vendor profile."""
-
-    annotations: dict[str, str] = field(default_factory=dict)
-    capacity: dict[str, str] = field(default_factory=dict)  # status.capacity and allocatable
-    labels: dict[str, str] = field(default_factory=dict)
-
-
-def _extra(rows: list[Mapping], key: str) -> object:
-    for row in rows:
-        extra = row.get("extra") or {}
-        if isinstance(extra, Mapping) and key in extra:
-            return extra[key]
-    return None
-
-
 def render_registration(
     group: str,
     vendor: str,
@@ -186,85 +160,18 @@ def render_registration(
     *,
     instance_type: str = "",
 ) -> Registration:
-    """The registration of ``vendor``'s devices, in the shape that vendor's HAMi backend reads."""
+    """The registration of ``vendor``'s devices, in the shape that vendor's HAMi backend reads.
+
+    The vendor's descriptor renders it (``ProfileFields.render``) from the placeholder devices;
+    ``scores`` (index-keyed operator topology scores) only for vendors whose rows carry them.
+    """
     rows = list(rows)
-    spec = SPECS.get(vendor)
-    if spec is None:
-        raise KeyError(f"unknown vendor {vendor!r}")
+    spec = spec_for(vendor)
     engine = engine_vendor(vendor)
-    config = getattr(engine, "config", None)
     devices = render_devices(group, vendor, rows)
-    out = Registration()
-    n = len(devices)
-    slots = sum(d.count for d in devices)
-    if spec.kind == "json":
-        out.annotations[getattr(engine, "register_key", NVIDIA_REGISTER)] = encode_device_json(devices)
-        pair = render_pair_scores(group, vendor, scores or {}, n) if vendor == "NVIDIA" else {}
-        if pair:
-            out.annotations[NVIDIA_PAIR_SCORE] = encode_pair_scores(pair)
-        out.capacity[count_resource(engine)] = str(slots)
-    elif spec.kind == "legacy":
-        out.annotations[engine.register_key] = encode_legacy(devices)
-        out.capacity[count_resource(engine)] = str(slots)
-    elif spec.kind == "metax-sgpu":
-        out.annotations[METAX_SGPU_REGISTER] = orjson.dumps(
-            [
-                {
-                    "uuid": d.id,
-                    "totalDevCount": d.count,
-                    "totalCompute": d.devcore,
-                    "totalVRam": d.devmem,
-                    "numa": d.numa,
-                    "healthy": d.health,
-                    "qosPolicy": str(_row_extra(rows, i, "qosPolicy") or ""),
-                }
-                for i, d in enumerate(devices)
-            ]
-        ).decode()
-        out.capacity[count_resource(engine)] = str(slots)
-    elif spec.kind == "enflame-drs":
-        profiles = _extra(rows, "profiles") or {}
-        out.annotations[DRS_CAPACITY] = orjson.dumps(
-            {
-                "devices": [
-                    {"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in devices
-                ],
-                "profiles": dict(profiles),
-            }
-        ).decode()
-        out.capacity[count_resource(engine)] = str(slots)
-    else:  # capacity vendors
-        out.capacity.update(_capacity_values(vendor, config, devices))
-        out.capacity.setdefault(count_resource(engine), str(slots))
-        if vendor == "AWSNeuron":
-            label = _extra(rows, "instance_type") or instance_type
-            if label:
-                out.labels[INSTANCE_TYPE_LABEL] = str(label)
-    return out
-
-
-def _row_extra(rows: list[Mapping], device_index: int, key: str) -> object:
-    """``extra[key]`` of the row that produced device ``device_index``."""
-    seen = 0
-    for row in rows:
-        seen += int(row.get("quantity", 1))
-        if device_index < seen:
-            extra = row.get("extra") or {}
-            return extra.get(key) if isinstance(extra, Mapping) else None
-    return None
-
-
-def _capacity_values(vendor: str, config, devices: list[DeviceInfo]) -> dict[str, str]:
-    n = len(devices)
-    devmem = devices[0].devmem if devices else 0
-    if vendor == "MLU":  # vcore = 100 per card; vmemory in 256 MiB units over all cards
-        return {config.resource_core_name: str(100 * n), config.resource_memory_name: str(n * devmem // 256)}
-    if vendor == "Mthreads":  # sgpu-core = 16 per GPU; sgpu-memory in 512 MiB units
-        return {config.resource_core_name: str(16 * n), config.resource_memory_name: str(n * devmem // 512)}
-    if vendor == "AWSNeuron":
-        cores = devices[0].count if devices else 0
-        return {config.resource_count_name: str(n), config.resource_core_name: str(n * cores)}
-    return {config.resource_count_name: str(n)}  # Metax-GPU, GCU, kunlun: the card count
+    pair = render_pair_scores(group, vendor, scores or {}, len(devices)) if spec.pair_scores else {}
+    data = RenderInput(devices, rows, pair, instance_type)
+    return spec.render(engine, data, count_resource(engine))
 
 
 def render_pair_scores(
@@ -360,18 +267,12 @@ def kwok_node(node: Mapping) -> dict:
 
 def _extra_of(dev: DeviceInfo, vendor: str) -> dict:
     """The row ``extra`` a registered device implies (inverse of ``render_registration``)."""
-    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
-    spec = SPECS.get(vendor)
-    kind = spec.kind if spec is not None else "json"
-    if kind == "json":
+    spec = profile_fields().get(vendor)
+    if spec is not None and spec.row_extra is not None:
+        return spec.row_extra(dev)
+    if spec is None or spec.codec == "json":
+        info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
         return {"custominfo": dict(info)} if info else {}
-    if kind == "metax-sgpu":
-        qos = info.get("QosPolicy") or ""
-        return {"qosPolicy": qos} if qos else {}
-    if kind == "enflame-drs":
-        return {"profiles": dict(info.get("profiles") or {})}
-    if vendor == "AWSNeuron" and info.get("AWSNodeType"):
-        return {"instance_type": info["AWSNodeType"]}
     return {}
 
 

@@ -43,7 +43,7 @@ def _single_flight() -> None:
 
 def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     """Upsert one inventory per node, mark vanished ones gone, check drift for what changed."""
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     from .models import NodeGroup, NodeInventory
 

@@ -33,9 +33,9 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import PodContext, Simulator
+from hami_sim.runtime.simulator import get_simulator
 from usage.live import live_state
 
-from .engine import get_simulator
 from .models import SessionCheckpoint, SessionNode, SessionPlacement, SimulationSession
 
 __all__ = [

@@ -26,8 +26,8 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def _fresh_simulator():
     """Each test sees a simulator built from its own settings, with empty memo caches."""
+    from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import reset as reset_profile_catalog
-    from simulations.engine import get_simulator
     from usage.store import reset as reset_usage_store
 
     get_simulator.cache_clear()

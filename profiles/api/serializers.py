@@ -141,7 +141,7 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
         vendor = attrs.get("vendor", getattr(instance, "vendor", "NVIDIA"))
         if vendor not in SPECS:
             raise serializers.ValidationError({"vendor": f"unknown vendor {vendor!r}"})
-        if attrs.get("pair_scores") and vendor != "NVIDIA":
+        if attrs.get("pair_scores") and not SPECS[vendor].pair_scores:
             raise serializers.ValidationError(
                 {
                     "pair_scores": f"pair_scores are NVIDIA topology scores (hami.io/node-nvidia-score); {vendor} has none"

@@ -20,8 +20,8 @@ from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.rest import ApiError
+from hami_sim.runtime.simulator import get_simulator
 
-from ..engine import get_simulator
 from ..existing import place_on_live_nodes
 from ..extender import ExtenderArgs
 from ..sessions import device_json

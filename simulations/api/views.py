@@ -26,9 +26,9 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
 from hami_sim.restjson import OrjsonRenderer
+from hami_sim.runtime.simulator import get_simulator
 from usage.live import for_inventory as live_usage
 
-from ..engine import get_simulator
 from ..extender import ExtenderArgsError, filter_result, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
 from ..signals import filter_answered

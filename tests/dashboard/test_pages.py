@@ -247,7 +247,7 @@ def test_every_list_filters(client, staff, demo_data, url, present, absent):
 
 def test_decision_from_every_caller_renders(client, staff, demo_data, settings):
     from decisions import recorder
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
     from tests.factories import gpu, node, pod
 
     sim = get_simulator()

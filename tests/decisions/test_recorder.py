@@ -123,7 +123,7 @@ def test_unresolvable_everywhere(client, sync_recording):
 
 @pytest.mark.django_db
 def test_record_function_for_other_callers(sync_recording):
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     sim = get_simulator()
     ctx = sim.pod_context(pod("what-if", gpumem=1000))

@@ -15,7 +15,7 @@ from tests.deploy.conftest import REPO
 
 # which resource name each configured Hygon / Cambricon backend counts, as the running engine has it
 SHOW = (
-    "from simulations.engine import get_simulator; import json; "
+    "from hami_sim.runtime.simulator import get_simulator; import json; "
     "print(json.dumps({v.common_word: v.config.resource_count_name for v in get_simulator().vendors.values() "
     "if v.common_word in ('DCU', 'MLU')}))"
 )

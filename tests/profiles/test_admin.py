@@ -135,8 +135,8 @@ def test_history_revert_restores_the_device_rows(admin_client, make_group):
     assert response.status_code == 302
     assert [r["quantity"] for r in DeviceProfile.objects.get().rows_data()] == [8]
     # and the extender sees the restored profile at once
+    from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import resolve
-    from simulations.engine import get_simulator
 
     tmpl = {"metadata": {"name": "template-node-for-gpu-h100-1", "labels": {}, "annotations": {}}}
     assert len(resolve(tmpl, get_simulator()).devices) == 8

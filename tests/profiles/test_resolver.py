@@ -118,9 +118,9 @@ def test_saving_a_profile_changes_the_next_answer(client, make_group):
 
 def test_other_processes_see_edits_through_the_generation_counter(make_group, settings):
     """A profile saved by another replica (only the generation moved here) is picked up after the interval."""
+    from hami_sim.runtime.simulator import get_simulator
     from profiles import inventory
     from profiles.models import CatalogVersion, DeviceProfile, DeviceRow
-    from simulations.engine import get_simulator
 
     settings.PROFILE_CACHE_CHECK_SECONDS = 0
     group = make_group("gpu-h100", [{**H100, "quantity": 1}])
@@ -149,8 +149,8 @@ def test_resolver_does_not_query_per_node(client, make_group, django_assert_max_
     ]
     ask(client, pod(), nodes[:1])  # warm the catalog
     with django_assert_max_num_queries(0):
+        from hami_sim.runtime.simulator import get_simulator
         from profiles.inventory import resolve
-        from simulations.engine import get_simulator
 
         sim = get_simulator()
         for n in nodes:
@@ -158,8 +158,8 @@ def test_resolver_does_not_query_per_node(client, make_group, django_assert_max_
 
 
 def test_inventory_key_distinguishes_profiles(make_group):
+    from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import resolve
-    from simulations.engine import get_simulator
 
     make_group("g1", [{**H100, "quantity": 1}])
     make_group("g2", [{**H100, "quantity": 2}])
@@ -177,8 +177,8 @@ def test_inventory_key_distinguishes_profiles(make_group):
 def test_database_down_still_answers_warm_templates(make_group, settings):
     from django.db import connection
 
+    from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import reset, resolve
-    from simulations.engine import get_simulator
 
     if connection.vendor != "postgresql":
         pytest.skip("needs a server database to take away (SQLite test databases live in memory)")

@@ -104,7 +104,7 @@ def test_vendor_choices_are_the_engine_vendors():
 @pytest.mark.parametrize("vendor", list(PROFILES))
 def test_rendered_registration_round_trips_through_the_engine(vendor):
     """A template node carrying the profile's registration yields exactly the profile's devices."""
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     rows = full(vendor, PROFILES[vendor])
     assert not profile_errors(vendor, rows)
@@ -174,7 +174,7 @@ def test_legacy_and_vendor_json_formats():
 
 def test_profile_from_a_realistic_registration_reproduces_it():
     """HAMi's mock Ascend 910B4 registration -> rows -> rendered again: the same devices."""
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     sim = get_simulator()
     real = {
@@ -321,7 +321,7 @@ def test_template_and_kwok_carry_every_vendors_registration(client, make_group):
     assert kwok["metadata"]["annotations"]["hami.io/node-dcu-register"] == ann["hami.io/node-dcu-register"]
     assert kwok["status"]["capacity"]["cambricon.com/mlu.smlu.vcore"] == "400"
     # the template node, sent to the extender, has exactly the profiles' devices
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     inv = get_simulator().annotation_inventory(tmpl)
     counts = {}
@@ -432,8 +432,8 @@ def test_cold_zero_groups_of_every_kind_get_exact_verdicts_over_http(live_server
 def test_resolver_serves_vendor_profiles_without_queries(
     client, make_group, django_assert_max_num_queries, settings
 ):
+    from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import resolve
-    from simulations.engine import get_simulator
 
     settings.PROFILE_CACHE_CHECK_SECONDS = 3600
     for vendor in ("MLU", "Ascend910B4"):
@@ -548,7 +548,7 @@ def test_drift_compares_every_vendor(make_group, settings):
 def test_renaming_a_vendor_resource_in_settings_changes_what_the_extender_reads(client, settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     dcu = "DCU-0,4,65536,100,DCU-K100,0,true,0,hami-core:"
     n = {
@@ -695,7 +695,7 @@ def test_every_accepted_profile_round_trips():
     from hypothesis import settings as hsettings
     from hypothesis import strategies as st
 
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     sim = get_simulator()
     # mutations of each vendor's realistic profile: often valid, sometimes not

@@ -289,7 +289,7 @@ def test_vendor_nodes_are_filtered_by_vendor(client):
 
 def test_capacity_templates_with_the_same_shape_keep_their_own_device_ids(client):
     """Capacity vendors name devices after the node: two identical templates must not share them."""
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
 
     a = node("tmpl-kl-a", capacity={"kunlunxin.com/xpu": "8"})
     b = node("tmpl-kl-b", capacity={"kunlunxin.com/xpu": "8"})

@@ -1,15 +1,34 @@
-"""Device vendors. ``default_vendors`` builds the set a simulator uses, in HAMi's registration order.
+"""Device vendors: the registry of vendor descriptors, in HAMi's registration order.
 
-One module per HAMi vendor family (``pkg/device/<vendor>``); each class implements ``base.Vendor``.
-Ascend and Iluvatar are configured per chip, so they contribute one vendor per chip.
+One module per HAMi vendor family (``pkg/device/<vendor>``); each backend class implements
+``base.Vendor`` and each module exports one ``DESCRIPTOR`` (``registry.VendorDescriptor``). Ascend and
+Iluvatar are configured per chip, so they contribute one backend per chip. Everything that lists
+vendors derives from ``descriptors()``: ``default_vendors`` here, the configured build in
+``hami_sim.runtime.simulator``, the profiles app's choices, validation and rendering, and the vendor
+table of docs/vendors.md (checked by ``tests/vendors/test_registry.py``).
 """
 
 from __future__ import annotations
 
+from . import (
+    amd,
+    ascend,
+    awsneuron,
+    biren,
+    cambricon,
+    enflame,
+    hygon,
+    iluvatar,
+    kunlun,
+    metax,
+    mthreads,
+    nvidia,
+    vastai,
+)
 from .amd import AmdConfig, AmdVendor
 from .ascend import DEFAULT_ASCEND_CONFIGS, AscendConfig, AscendVendor, VnpuTemplate, ascend_vendors
 from .awsneuron import AwsNeuronConfig, AwsNeuronVendor
-from .base import FitOutcome, ResourceGetter, Vendor
+from .base import FitOutcome, PriorDevices, ResourceGetter, Vendor
 from .biren import BirenConfig, BirenVendor
 from .cambricon import CambriconConfig, CambriconVendor
 from .enflame import EnflameConfig, EnflameDrsVendor, EnflameGcuVendor
@@ -19,6 +38,7 @@ from .kunlun import KunlunConfig, KunlunVendor, KunlunVxpuVendor
 from .metax import MetaxConfig, MetaxGpuVendor, MetaxSgpuVendor
 from .mthreads import MthreadsConfig, MthreadsVendor
 from .nvidia import NvidiaConfig, NvidiaVendor
+from .registry import Backend, ProfileFields, Registration, RenderInput, VendorDescriptor
 from .vastai import VastaiConfig, VastaiVendor
 
 __all__ = [
@@ -57,44 +77,112 @@ __all__ = [
     "MthreadsVendor",
     "VastaiConfig",
     "VastaiVendor",
+    "PriorDevices",
+    "Backend",
+    "ProfileFields",
+    "Registration",
+    "RenderInput",
+    "VendorDescriptor",
+    "descriptors",
+    "descriptor",
+    "register",
+    "unregister",
+    "profile_fields",
     "default_vendors",
     "all_vendor_names",
+    "ascend_vendors",
+    "iluvatar_vendors",
 ]
+
+
+_REGISTRY: dict[str, VendorDescriptor] = {}
+_ORDERED: list[VendorDescriptor] = []
+_PROFILES: dict[str, ProfileFields] = {}
+
+
+def register(desc: VendorDescriptor) -> None:
+    """Add (or replace) a vendor family; the registry stays sorted by HAMi's order."""
+    _REGISTRY[desc.block] = desc
+    _reindex()
+
+
+def unregister(block: str) -> None:
+    """Remove a vendor family (tests that register a toy vendor undo it so)."""
+    _REGISTRY.pop(block, None)
+    _reindex()
+
+
+def _reindex() -> None:
+    _ORDERED[:] = sorted(_REGISTRY.values(), key=lambda d: d.order)
+    _PROFILES.clear()
+    for desc in _ORDERED:
+        _PROFILES.update(desc.profiles())
+
+
+def descriptors() -> tuple[VendorDescriptor, ...]:
+    """Every registered vendor family in HAMi's registration order."""
+    return tuple(_ORDERED)
+
+
+def descriptor(block: str) -> VendorDescriptor:
+    """The family configured by ``HAMI["VENDORS"][block]``; KeyError when unknown."""
+    return _REGISTRY[block]
+
+
+def profile_fields() -> dict[str, ProfileFields]:
+    """CommonWord -> profile fields of every default backend, in registration order (a copy)."""
+    return dict(_PROFILES)
 
 
 def default_vendors(
     nvidia: NvidiaConfig | None = None,
     *,
     nvidia_only: bool = False,
-    ascend: tuple[AscendConfig, ...] = DEFAULT_ASCEND_CONFIGS,
-    iluvatar_chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS,
+    ascend: tuple[AscendConfig, ...] | None = None,
+    iluvatar_chips: tuple[str, ...] | None = None,
 ) -> list[Vendor]:
-    """Every HAMi v2.10 backend with Helm-default resource names (``nvidia_only`` for NVIDIA alone).
+    """Every registered backend with Helm-default resource names (``nvidia_only`` for NVIDIA alone).
 
-    A vendor whose registration (annotation or capacity) is absent from a node contributes no
-    devices and costs one dictionary lookup, so enabling all of them is cheap.
+    ``nvidia``, ``ascend`` and ``iluvatar_chips`` replace those families' defaults. A vendor whose
+    registration (annotation or capacity) is absent from a node contributes no devices and costs
+    one dictionary lookup, so enabling all of them is cheap.
     """
-    vendors: list[Vendor] = [NvidiaVendor(nvidia)]
-    if nvidia_only:
-        return vendors
-    vendors += [CambriconVendor(), HygonVendor()]
-    vendors += iluvatar_vendors(iluvatar_chips)
-    vendors += [
-        MthreadsVendor(),
-        MetaxGpuVendor(),
-        MetaxSgpuVendor(),
-        EnflameGcuVendor(),
-        EnflameDrsVendor(),
-        KunlunVendor(),
-        KunlunVxpuVendor(),
-        AwsNeuronVendor(),
-        AmdVendor(),
-    ]
-    vendors += ascend_vendors(ascend)
-    vendors += [VastaiVendor(), BirenVendor()]
+    overrides: dict[str, tuple[object, ...]] = {}
+    if nvidia is not None:
+        overrides["nvidia"] = (nvidia,)
+    if ascend is not None:
+        overrides["ascend"] = ascend
+    if iluvatar_chips is not None:
+        overrides["iluvatar"] = tuple(IluvatarConfig.for_chip(chip) for chip in iluvatar_chips)
+    vendors: list[Vendor] = []
+    for desc in descriptors():
+        if nvidia_only and desc.block != "nvidia":
+            continue
+        vendors += desc.build(overrides.get(desc.block))
     return vendors
 
 
 def all_vendor_names() -> list[str]:
-    """The ``CommonWord`` of every default vendor, in registration order."""
+    """The ``CommonWord`` of every registered default backend, in HAMi's registration order (the
+    usage app keys each vendor's pod allocation annotation by it, so a registered vendor is watched
+    without a change there)."""
     return [v.common_word for v in default_vendors()]
+
+
+# HAMi's registration order is each descriptor's ``order``; listing them here only registers them
+for _module in (
+    nvidia,
+    cambricon,
+    hygon,
+    iluvatar,
+    mthreads,
+    metax,
+    enflame,
+    kunlun,
+    awsneuron,
+    amd,
+    ascend,
+    vastai,
+    biren,
+):
+    register(_module.DESCRIPTOR)

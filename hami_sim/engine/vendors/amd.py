@@ -18,12 +18,13 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, Rejections, go_div, quantity_int
+from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
-__all__ = ["AmdConfig", "AmdVendor", "AMD", "AMD_REGISTER"]
+__all__ = ["DESCRIPTOR", "AmdConfig", "AmdVendor", "AMD", "AMD_REGISTER"]
 
 AMD = "AMD"
 AMD_REGISTER = "hami.io/node-amd-register"
@@ -150,3 +151,16 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         if collected:
             counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
         return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+
+
+PROFILE = ProfileFields(
+    label="AMD GPU",
+    codec="json",
+    help="hami.io/node-amd-register JSON; devcore = compute units",
+    render=render_json,
+    extras={"custominfo": CUSTOMINFO_HELP},
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="amd", order=100, config_class=AmdConfig, backends=(Backend(AmdVendor, lambda word: PROFILE),)
+)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
@@ -36,12 +36,20 @@ from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
 from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
 from .common import MAX_INT32, ChipVendor, Rejections, go_div
+from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
-__all__ = ["VnpuTemplate", "AscendConfig", "AscendVendor", "DEFAULT_ASCEND_CONFIGS", "ascend_vendors"]
+__all__ = [
+    "DESCRIPTOR",
+    "VnpuTemplate",
+    "AscendConfig",
+    "AscendVendor",
+    "DEFAULT_ASCEND_CONFIGS",
+    "ascend_vendors",
+]
 
 ASCEND_910_PREFIX = "Ascend910"
 ASCEND_910C = "Ascend910C"
@@ -437,3 +445,36 @@ def _best_modules(collected: list[ContainerDevice], origin: int) -> list[Contain
 
 def ascend_vendors(configs: tuple[AscendConfig, ...] = DEFAULT_ASCEND_CONFIGS) -> list[AscendVendor]:
     return [AscendVendor(c) for c in configs]
+
+
+def _check_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
+    """The NetworkID a row gives its NPUs must be a number (topology mode groups NPUs by it)."""
+    info = extra.get("custominfo")
+    if isinstance(info, Mapping) and NETWORK_ID in info:
+        nid = info[NETWORK_ID]
+        if isinstance(nid, bool) or not isinstance(nid, int | float):
+            return {
+                "extra": f"extra.custominfo.NetworkID must be a number (the Ascend topology network id), got {nid!r}"
+            }
+    return {}
+
+
+def _profile(word: str) -> ProfileFields:
+    return ProfileFields(
+        label=word.replace("Ascend", "Ascend ", 1),
+        codec="json",
+        help=f"hami.io/node-register-{word} JSON; custominfo NetworkID for topology",
+        render=render_json,
+        extras={"custominfo": CUSTOMINFO_HELP},
+        check_row=_check_row,
+        count_field="resource_name",
+    )
+
+
+DESCRIPTOR = VendorDescriptor(
+    block="ascend",
+    order=110,
+    config_class=AscendConfig,
+    backends=(Backend(AscendVendor, _profile),),
+    chips=DEFAULT_ASCEND_CONFIGS,
+)

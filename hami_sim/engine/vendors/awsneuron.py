@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import reasons as R
 from ..model import (
@@ -42,12 +42,13 @@ from .common import (
     resource_int,
     synthesise,
 )
+from .registry import Backend, ProfileFields, Registration, RenderInput, Row, VendorDescriptor, first_extra
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
-__all__ = ["AwsNeuronConfig", "AwsNeuronVendor", "AWS_NEURON", "INSTANCE_TYPE_LABEL"]
+__all__ = ["DESCRIPTOR", "AwsNeuronConfig", "AwsNeuronVendor", "AWS_NEURON", "INSTANCE_TYPE_LABEL"]
 
 AWS_NEURON = "AWSNeuron"
 AWS_USE_UUID = "aws.amazon.com/use-neuron-uuid"
@@ -233,3 +234,56 @@ def _device_reason(dev: DeviceUsage, request: ContainerDeviceRequest, pod: PodVi
     if dev.totalcore.bit_count() - max(dev.usedcores, 0).bit_count() < request.coresreq:
         return R.CARD_INSUFFICIENT_CORE
     return ""
+
+
+def _render(vendor: AwsNeuronVendor, data: RenderInput, count_name: str) -> Registration:
+    """Devices and cores in capacity, and the instance-type label the backend reads."""
+    c = vendor.config
+    n = len(data.devices)
+    cores = data.devices[0].count if data.devices else 0
+    out = Registration()
+    out.capacity.update({c.resource_count_name: str(n), c.resource_core_name: str(n * cores)})
+    out.capacity.setdefault(count_name, str(data.slots))
+    label = first_extra(data.rows, "instance_type") or data.instance_type
+    if label:
+        out.labels[INSTANCE_TYPE_LABEL] = str(label)
+    return out
+
+
+def _check_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    it = extra.get("instance_type")
+    if "instance_type" in extra and (not isinstance(it, str) or not it.strip()):
+        errors["extra"] = "extra.instance_type must be a non-empty string (node.kubernetes.io/instance-type)"
+    count = row.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 30:
+        errors["count"] = f"count (Neuron cores per device) must be between 1 and 30, got {count!r}"
+    elif row.get("devcore") != (1 << count) - 1:
+        errors["devcore"] = (
+            f"devcore must be {(1 << count) - 1} (the core mask of {count} cores) for AWSNeuron, got {row.get('devcore')!r}"
+        )
+    return errors
+
+
+def _row_extra(dev: DeviceInfo) -> dict[str, Any]:
+    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+    return {"instance_type": info[NODE_TYPE_KEY]} if info.get(NODE_TYPE_KEY) else {}
+
+
+PROFILE = ProfileFields(
+    label="AWS Neuron (capacity)",
+    codec="capacity",
+    help="status.capacity aws.amazon.com/neuron = devices, neuroncore = devices x count (count = cores per device)",
+    render=_render,
+    extras={"instance_type": "node.kubernetes.io/instance-type (defaults to the group's instance_type)"},
+    fixed={"type": AWS_NEURON, "devmem": 0, "numa": 0},
+    check_row=_check_row,
+    row_extra=_row_extra,
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="awsneuron",
+    order=90,
+    config_class=AwsNeuronConfig,
+    backends=(Backend(AwsNeuronVendor, lambda word: PROFILE),),
+)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .common import FitRules, WholeDeviceVendor
+from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 
-__all__ = ["BirenConfig", "BirenVendor", "BIREN", "BIREN_REGISTER"]
+__all__ = ["DESCRIPTOR", "BirenConfig", "BirenVendor", "BIREN", "BIREN_REGISTER"]
 
 BIREN = "Biren"
 BIREN_REGISTER = "hami.io/node-biren-register"
@@ -34,3 +35,17 @@ class BirenVendor(WholeDeviceVendor[BirenConfig]):
         check_memory_and_cores=False,
         record_memory=False,
     )
+
+
+PROFILE = ProfileFields(
+    label="Biren",
+    codec="json",
+    help="hami.io/node-biren-register JSON; HAMi forces devcore 100",
+    render=render_json,
+    extras={"custominfo": CUSTOMINFO_HELP},
+    fixed={"devcore": 100},
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="biren", order=140, config_class=BirenConfig, backends=(Backend(BirenVendor, lambda word: PROFILE),)
+)

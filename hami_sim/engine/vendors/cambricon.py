@@ -13,7 +13,7 @@ is not read. HAMi's namespace-quota check (``ResourceQuotaNotFit``) is not simul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,11 +25,12 @@ from .common import (
     FitRules,
     plain_memory_request,
 )
+from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CambriconConfig", "CambriconVendor", "MLU"]
+__all__ = ["DESCRIPTOR", "CambriconConfig", "CambriconVendor", "MLU"]
 
 MLU = "MLU"
 MLU_USE_TYPE = "cambricon.com/use-mlutype"
@@ -68,3 +69,30 @@ class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         # no vcore: a whole MLU's compute
         return plain_memory_request(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
+
+
+def _capacity(config: CambriconConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
+    """vcore = 100 per card; vmemory in 256 MiB units over all cards."""
+    n = len(devices)
+    devmem = devices[0].devmem if devices else 0
+    return {
+        config.resource_core_name: str(100 * n),
+        config.resource_memory_name: str(n * devmem // MEMORY_UNIT),
+    }
+
+
+PROFILE = ProfileFields(
+    label="Cambricon MLU (capacity)",
+    codec="capacity",
+    help="status.capacity mlu.smlu.vcore = 100 x cards, mlu.smlu.vmemory = cards x devmem / 256",
+    render=capacity_renderer(_capacity),
+    fixed={"type": "MLU", "count": 100, "devcore": 100, "numa": 0},
+    devmem_unit=MEMORY_UNIT,
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="cambricon",
+    order=20,
+    config_class=CambriconConfig,
+    backends=(Backend(CambriconVendor, lambda word: PROFILE),),
+)

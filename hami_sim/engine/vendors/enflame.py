@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -41,12 +41,23 @@ from .common import (
     node_name,
     resource_int,
 )
+from .registry import (
+    Backend,
+    ProfileFields,
+    Registration,
+    RenderInput,
+    Row,
+    VendorDescriptor,
+    capacity_renderer,
+    first_extra,
+)
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
 __all__ = [
+    "DESCRIPTOR",
     "EnflameConfig",
     "EnflameGcuVendor",
     "EnflameDrsVendor",
@@ -423,3 +434,94 @@ def _drs_reason(
     if dev.totalcore > 0 and dev.totalcore - dev.usedcores < cores:
         return R.CARD_INSUFFICIENT_CORE
     return ""
+
+
+def _gcu_capacity(config: EnflameConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
+    return {config.resource_count_name: str(len(devices))}
+
+
+def _render_drs(vendor: EnflameDrsVendor, data: RenderInput, count_name: str) -> Registration:
+    """``{"devices": [...], "profiles": {...}}`` on ``enflame.com/gcu-drs-capacity``."""
+    profiles = first_extra(data.rows, "profiles") or {}
+    out = Registration()
+    out.annotations[DRS_CAPACITY] = orjson.dumps(
+        {
+            "devices": [
+                {"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in data.devices
+            ],
+            "profiles": dict(profiles),  # type: ignore[call-overload]
+        }
+    ).decode()
+    out.capacity[count_name] = str(data.slots)
+    return out
+
+
+def _check_drs_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
+    """The node's DRS profiles must parse; devmem is the largest profile's memory."""
+    profiles = extra.get("profiles")
+    if not isinstance(profiles, Mapping) or not profiles:
+        return {
+            "extra": 'extra.profiles (the node\'s DRS profiles, e.g. {"1g.6gb": "0"}) is required for Enflame'
+        }
+    if not all(isinstance(v, str) for v in profiles.values()):
+        return {"extra": "extra.profiles must map profile names to string ids"}
+    sizes = [parse_profile(str(name)) for name in profiles]
+    bad = [name for name, (size, _mem) in zip(profiles, sizes, strict=True) if size <= 0]
+    if bad:
+        return {"extra": f"extra.profiles: {bad[0]!r} is not a DRS profile name like '3g.24gb'"}
+    max_slice = max(s for s, _ in sizes)
+    max_mem = max(m for _, m in sizes) or max_slice
+    if row.get("devmem") != max_mem * 1024:
+        return {
+            "devmem": f"devmem must be {max_mem * 1024} MiB for Enflame: HAMi takes the largest DRS profile's memory ({max_mem} GB)"
+        }
+    return {}
+
+
+def _check_drs_rows(rows: Sequence[Row]) -> str:
+    profiles = {
+        orjson.dumps((r.get("extra") or {}).get("profiles"), option=orjson.OPT_SORT_KEYS) for r in rows
+    }
+    if len(profiles) > 1:
+        return (
+            "extra.profiles differ between rows: Enflame DRS profiles are per node, give every row the same"
+        )
+    return ""
+
+
+def _drs_row_extra(dev: DeviceInfo) -> dict[str, Any]:
+    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+    return {"profiles": dict(info.get("profiles") or {})}
+
+
+GCU_PROFILE = ProfileFields(
+    label="Enflame GCU (capacity)",
+    codec="capacity",
+    help="status.capacity enflame.com/gcu = cards (exclusive)",
+    render=capacity_renderer(_gcu_capacity),
+    fixed={"type": GCU, "count": 1, "devmem": 100, "devcore": 100, "numa": 0},
+)
+DRS_PROFILE = ProfileFields(
+    label="Enflame DRS vGCU",
+    codec="enflame-drs",
+    help="enflame.com/gcu-drs-capacity: count = the device's DRS slices; devmem = the largest profile's memory",
+    render=_render_drs,
+    extras={
+        "profiles": 'the node\'s DRS profiles, name -> id, e.g. {"1g.6gb": "0", "3g.24gb": "1"} (the same on every row)'
+    },
+    fixed={"type": ENFLAME, "devcore": 100, "numa": 0},
+    check_row=_check_drs_row,
+    check_rows=_check_drs_rows,
+    row_extra=_drs_row_extra,
+    count_field="resource_drs_name",
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="enflame",
+    order=70,
+    config_class=EnflameConfig,
+    backends=(
+        Backend(EnflameGcuVendor, lambda word: GCU_PROFILE),
+        Backend(EnflameDrsVendor, lambda word: DRS_PROFILE),
+    ),
+)

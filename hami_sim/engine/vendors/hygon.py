@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
 from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, resource_int, sliced_request
+from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
 
-__all__ = ["HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
+__all__ = ["DESCRIPTOR", "HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
 
 DCU = "DCU"
 DCU_REGISTER = "hami.io/node-dcu-register"
@@ -70,3 +71,15 @@ class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
                 return None
             corenum = cores
         return sliced_request(nums, DCU, memnum, corenum)
+
+
+PROFILE = ProfileFields(
+    label="Hygon DCU",
+    codec="legacy",
+    help="hami.io/node-dcu-register (legacy colon format); type contains DCU",
+    render=render_legacy,
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="hygon", order=30, config_class=HygonConfig, backends=(Backend(HygonVendor, lambda word: PROFILE),)
+)

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 from ..model import ContainerDeviceRequest
 from .base import ResourceGetter
 from .common import ChipVendor, plain_memory_request
+from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
 
 if TYPE_CHECKING:
     pass
 
-__all__ = ["IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
+__all__ = ["DESCRIPTOR", "IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
 MEMORY_UNIT = 256  # one vMem unit is 256 MiB
 DEFAULT_ILUVATAR_CHIPS = ("MR-V100", "MR-V50", "BI-V150", "BI-V100")
@@ -55,3 +56,21 @@ class IluvatarVendor(ChipVendor[IluvatarConfig]):
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:
     return [IluvatarVendor(IluvatarConfig.for_chip(chip)) for chip in chips]
+
+
+def _profile(chip: str) -> ProfileFields:
+    return ProfileFields(
+        label=f"Iluvatar {chip}",
+        codec="legacy",
+        help=f"hami.io/node-{chip}-register (legacy colon format)",
+        render=render_legacy,
+    )
+
+
+DESCRIPTOR = VendorDescriptor(
+    block="iluvatar",
+    order=40,
+    config_class=IluvatarConfig,
+    backends=(Backend(IluvatarVendor, _profile),),
+    chips=tuple(IluvatarConfig.for_chip(chip) for chip in DEFAULT_ILUVATAR_CHIPS),
+)

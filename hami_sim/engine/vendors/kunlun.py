@@ -38,12 +38,22 @@ from .common import (
     requested_count,
     resource_value,
 )
+from .registry import (
+    CUSTOMINFO_HELP,
+    Backend,
+    ProfileFields,
+    Row,
+    VendorDescriptor,
+    capacity_renderer,
+    render_json,
+)
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
 __all__ = [
+    "DESCRIPTOR",
     "KunlunConfig",
     "KunlunVendor",
     "KunlunVxpuVendor",
@@ -348,3 +358,51 @@ class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
             full=False,
             failure=conflicts,
         )
+
+
+def _capacity(config: KunlunConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
+    return {config.resource_count_name: str(len(devices))}
+
+
+def _check_rows(rows: Sequence[Row]) -> str:
+    """HAMi puts the upper half of a node's cards on NUMA 1: the rows must say so."""
+    total = sum(int(r.get("quantity", 1)) for r in rows)
+    index = 0
+    for i, r in enumerate(rows):
+        for _ in range(int(r.get("quantity", 1))):
+            want = 1 if index >= total // 2 else 0
+            if r.get("numa") != want:
+                return (
+                    f"rows[{i}].numa must be {want}: HAMi puts the upper half of a node's kunlun cards "
+                    f"on NUMA 1 (use one row per half)"
+                )
+            index += 1
+    return ""
+
+
+XPU_PROFILE = ProfileFields(
+    label="Kunlunxin XPU (capacity)",
+    codec="capacity",
+    help="status.capacity kunlunxin.com/xpu = cards; the upper half of the cards is NUMA 1",
+    render=capacity_renderer(_capacity),
+    fixed={"type": KUNLUN, "count": 100, "devmem": KUNLUN_MAX_MEMORY, "devcore": 100},
+    check_rows=_check_rows,
+)
+VXPU_PROFILE = ProfileFields(
+    label="Kunlunxin vXPU",
+    codec="json",
+    help="hami.io/node-register-xpu JSON (Kunlunxin vXPU)",
+    render=render_json,
+    extras={"custominfo": CUSTOMINFO_HELP},
+    count_field="resource_vcount_name",
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="kunlun",
+    order=80,
+    config_class=KunlunConfig,
+    backends=(
+        Backend(KunlunVendor, lambda word: XPU_PROFILE),
+        Backend(KunlunVxpuVendor, lambda word: VXPU_PROFILE),
+    ),
+)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -62,12 +62,23 @@ from .common import (
     go_div,
     quantity_int,
 )
+from .registry import (
+    Backend,
+    ProfileFields,
+    Registration,
+    RenderInput,
+    Row,
+    VendorDescriptor,
+    capacity_renderer,
+    row_extra,
+)
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
 __all__ = [
+    "DESCRIPTOR",
     "MetaxConfig",
     "MetaxGpuVendor",
     "MetaxSgpuVendor",
@@ -556,3 +567,70 @@ def _score_exclusive(exclusive: list[ContainerDevice], previous: Sequence[Device
     allocated_score = link_score(allocated)
     loss = link_score(available) - allocated_score - link_score(rest)
     return 10 * allocated_score - loss
+
+
+def _gpu_capacity(config: MetaxConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
+    return {config.resource_count_name: str(len(devices))}
+
+
+def _render_sgpu(vendor: MetaxSgpuVendor, data: RenderInput, count_name: str) -> Registration:
+    """MetaX's own JSON list on ``metax-tech.com/node-gpu-devices``; qosPolicy per row."""
+    out = Registration()
+    out.annotations[METAX_SGPU_REGISTER] = orjson.dumps(
+        [
+            {
+                "uuid": d.id,
+                "totalDevCount": d.count,
+                "totalCompute": d.devcore,
+                "totalVRam": d.devmem,
+                "numa": d.numa,
+                "healthy": d.health,
+                "qosPolicy": str(row_extra(data.rows, i, "qosPolicy") or ""),
+            }
+            for i, d in enumerate(data.devices)
+        ]
+    ).decode()
+    out.capacity[count_name] = str(data.slots)
+    return out
+
+
+def _check_sgpu_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
+    if "qosPolicy" in extra and not isinstance(extra["qosPolicy"], str):
+        return {"extra": f"extra.qosPolicy must be a string, got {extra['qosPolicy']!r}"}
+    return {}
+
+
+def _sgpu_row_extra(dev: DeviceInfo) -> dict[str, Any]:
+    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
+    qos = info.get("QosPolicy") or ""
+    return {"qosPolicy": qos} if qos else {}
+
+
+GPU_PROFILE = ProfileFields(
+    label="MetaX GPU (capacity)",
+    codec="capacity",
+    help="status.capacity metax-tech.com/gpu = cards (HAMi: 65536 MiB, exclusive)",
+    render=capacity_renderer(_gpu_capacity),
+    fixed={"type": METAX_GPU, "count": 1, "devmem": METAX_GPU_MEMORY, "devcore": 100, "numa": 0},
+)
+SGPU_PROFILE = ProfileFields(
+    label="MetaX sGPU",
+    codec="metax-sgpu",
+    help="metax-tech.com/node-gpu-devices: count = totalDevCount, devcore = totalCompute, devmem = totalVRam",
+    render=_render_sgpu,
+    extras={"qosPolicy": "the card's sGPU QoS policy (e.g. best-effort, fixed-share, burst-share)"},
+    fixed={"type": METAX_SGPU, "mode": "hami-core"},
+    check_row=_check_sgpu_row,
+    row_extra=_sgpu_row_extra,
+    count_field="resource_vcount_name",
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="metax",
+    order=60,
+    config_class=MetaxConfig,
+    backends=(
+        Backend(MetaxGpuVendor, lambda word: GPU_PROFILE),
+        Backend(MetaxSgpuVendor, lambda word: SGPU_PROFILE),
+    ),
+)

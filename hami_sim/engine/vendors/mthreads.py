@@ -15,7 +15,7 @@ share one GPU; any other device fails with ``CardNotFoundCustomFilterRule``. ``S
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model import ContainerDeviceRequest, DeviceInfo
@@ -29,8 +29,9 @@ from .common import (
     resource_int,
     resource_int32,
 )
+from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 
-__all__ = ["MthreadsConfig", "MthreadsVendor", "MTHREADS"]
+__all__ = ["DESCRIPTOR", "MthreadsConfig", "MthreadsVendor", "MTHREADS"]
 
 MTHREADS = "Mthreads"
 CORES_PER_GPU = 16
@@ -79,3 +80,30 @@ class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
         # before it is divided between the GPUs
         pct = 100 if memnum == 0 else 0
         return ContainerDeviceRequest(nums, MTHREADS, go_div(memnum, nums), pct, go_div(corenum, nums))
+
+
+def _capacity(config: MthreadsConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
+    """sgpu-core = 16 per GPU; sgpu-memory in 512 MiB units over all GPUs."""
+    n = len(devices)
+    devmem = devices[0].devmem if devices else 0
+    return {
+        config.resource_core_name: str(CORES_PER_GPU * n),
+        config.resource_memory_name: str(n * devmem // MEMORY_UNIT),
+    }
+
+
+PROFILE = ProfileFields(
+    label="Moore Threads (capacity)",
+    codec="capacity",
+    help="status.capacity sgpu-core = 16 x GPUs, sgpu-memory = GPUs x devmem / 512",
+    render=capacity_renderer(_capacity),
+    fixed={"type": "Mthreads", "count": 100, "devcore": 16, "numa": 0},
+    devmem_unit=MEMORY_UNIT,
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="mthreads",
+    order=50,
+    config_class=MthreadsConfig,
+    backends=(Backend(MthreadsVendor, lambda word: PROFILE),),
+)

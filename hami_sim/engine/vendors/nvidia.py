@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import reasons as R
 from ..annotations import (
@@ -13,6 +13,7 @@ from ..annotations import (
     NVIDIA_REGISTER,
     AnnotationError,
     decode_pair_scores,
+    encode_pair_scores,
 )
 from ..model import (
     ContainerDevice,
@@ -30,12 +31,22 @@ from .common import MAX_INT32 as _MAX_INT32
 from .common import ConfiguredVendor, json_devices
 from .common import go_div as _go_div
 from .common import int32 as _int32
+from .registry import (
+    CUSTOMINFO_HELP,
+    Backend,
+    ProfileFields,
+    Registration,
+    RenderInput,
+    VendorDescriptor,
+    render_json,
+)
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
 __all__ = [
+    "DESCRIPTOR",
     "NvidiaConfig",
     "NvidiaVendor",
     "choose_mig_slot",
@@ -90,6 +101,7 @@ def choose_mig_slot(
 
 class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
     common_word = NVIDIA
+    register_key = NVIDIA_REGISTER  # read on every node (no ``registration_sources``: pair scores too)
     config_class = NvidiaConfig
     resource_fields = (
         "resource_count_name",
@@ -327,3 +339,45 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores
         return None
+
+
+def config_from_settings(block: Mapping[str, Any]) -> NvidiaConfig:
+    """``HAMI["NVIDIA"]`` (Helm's camelCase names, every key required) as the config block."""
+    return NvidiaConfig(
+        resource_count_name=block["resourceCountName"],
+        resource_memory_name=block["resourceMemoryName"],
+        resource_memory_percentage_name=block["resourceMemoryPercentageName"],
+        resource_core_name=block["resourceCoreName"],
+        default_memory=block["defaultMemory"],
+        default_cores=block["defaultCores"],
+        memory_factor=block["memoryFactor"],
+    )
+
+
+def _render(vendor: NvidiaVendor, data: RenderInput, count_name: str) -> Registration:
+    out = render_json(vendor, data, count_name)
+    if data.pair_scores:
+        out.annotations[NVIDIA_PAIR_SCORE] = encode_pair_scores(
+            {a: dict(row) for a, row in data.pair_scores.items()}
+        )
+    return out
+
+
+PROFILE = ProfileFields(
+    label="NVIDIA GPU",
+    codec="json",
+    help="hami.io/node-nvidia-register JSON; mode hami-core/mig/mps, MIG profiles",
+    render=_render,
+    extras={"custominfo": CUSTOMINFO_HELP},
+    pair_scores=True,
+    modes=("hami-core", MIG_MODE, "mps"),
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="nvidia",
+    order=10,
+    config_class=NvidiaConfig,
+    backends=(Backend(NvidiaVendor, lambda word: PROFILE),),
+    settings_block="NVIDIA",
+    from_settings=config_from_settings,
+)

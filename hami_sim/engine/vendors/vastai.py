@@ -24,12 +24,13 @@ from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeSt
 from ..policy import f32
 from .base import FitOutcome, PriorDevices, check_uuid
 from .common import FitRules, Rejections, WholeDeviceVendor
+from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 
 if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
-__all__ = ["VastaiConfig", "VastaiVendor", "VASTAI", "VASTAI_REGISTER", "best_combination"]
+__all__ = ["DESCRIPTOR", "VastaiConfig", "VastaiVendor", "VASTAI", "VASTAI_REGISTER", "best_combination"]
 
 VASTAI = "Vastai"
 VASTAI_REGISTER = "hami.io/node-va-register"
@@ -176,3 +177,20 @@ class VastaiVendor(WholeDeviceVendor[VastaiConfig]):
             if total:
                 score = f32(score + f32(f32(max(counts.values())) / f32(total)))
         return score
+
+
+PROFILE = ProfileFields(
+    label="Vastai",
+    codec="json",
+    help="hami.io/node-va-register JSON; HAMi forces devcore 100",
+    render=render_json,
+    extras={"custominfo": CUSTOMINFO_HELP},
+    fixed={"devcore": 100},
+)
+
+DESCRIPTOR = VendorDescriptor(
+    block="vastai",
+    order=130,
+    config_class=VastaiConfig,
+    backends=(Backend(VastaiVendor, lambda word: PROFILE),),
+)

@@ -55,35 +55,11 @@ def row_errors(row: Mapping, vendor: str = "NVIDIA") -> dict[str, str]:
 
 
 def _generic_row_errors(row: Mapping) -> dict[str, str]:
+    """The checks every vendor's rows share: the numbers, the mode and the MIG profiles."""
     errors: dict[str, str] = {}
-
-    def num(name: str) -> int | None:
-        value = row.get(name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            errors[name] = f"{name} must be an integer, got {value!r}"
-            return None
-        if value > _INT32_MAX:
-            errors[name] = f"{name} {value} does not fit HAMi's int32"
-            return None
-        return value
-
     if not isinstance(row.get("type"), str) or not row.get("type", "").strip():
         errors["type"] = "type (device model, e.g. 'NVIDIA A10') is required"
-    devmem = num("devmem")
-    if devmem is not None and devmem <= 0:
-        errors["devmem"] = f"devmem must be a positive number of MiB, got {devmem}"
-    devcore = num("devcore")
-    if devcore is not None and not 0 < devcore <= _INT32_MAX:
-        errors["devcore"] = f"devcore must be positive (100 = a whole card), got {devcore}"
-    count = num("count")
-    if count is not None and count <= 0:
-        errors["count"] = f"count (split count) must be at least 1, got {count}"
-    numa = num("numa")
-    if numa is not None and numa < 0:
-        errors["numa"] = f"numa must not be negative, got {numa}"
-    quantity = num("quantity")
-    if quantity is not None and not 1 <= quantity <= 64:
-        errors["quantity"] = f"quantity (devices per node) must be between 1 and 64, got {quantity}"
+    devmem = _number_errors(row, errors)
     mode = row.get("mode") or "hami-core"
     if mode not in MODES:
         errors["mode"] = f"mode must be one of {', '.join(MODES)}, got {mode!r}"
@@ -91,29 +67,56 @@ def _generic_row_errors(row: Mapping) -> dict[str, str]:
     if not isinstance(mig, list):
         errors["mig_profiles"] = "mig_profiles must be a list of MIG profiles"
     elif mig:
-        try:
-            parsed = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig}]).decode())[
-                0
-            ].mig_profiles
-        except (AnnotationError, TypeError) as exc:
-            errors["mig_profiles"] = f"mig_profiles do not parse: {exc}"
-        else:
-            for profile in parsed:
-                if not profile.name:
-                    errors["mig_profiles"] = "every MIG profile needs a name"
-                elif devmem is not None and devmem > 0 and profile.memory_mb > devmem:
-                    errors["mig_profiles"] = (
-                        f"MIG profile {profile.name} has memoryMB {profile.memory_mb}, larger than the card's devmem {devmem}"
-                    )
-                elif profile.memory_mb <= 0 or profile.slice_count <= 0:
-                    errors["mig_profiles"] = (
-                        f"MIG profile {profile.name} needs positive memoryMB and sliceCount"
-                    )
-                if "mig_profiles" in errors:
-                    break
+        problem = _mig_problem(mig, devmem)
+        if problem:
+            errors["mig_profiles"] = problem
     if mig and mode != "mig" and "mode" not in errors and "mig_profiles" not in errors:
         errors["mode"] = f"mig_profiles are set but mode is {mode!r}; MIG profiles need mode 'mig'"
     return errors
+
+
+#: integer row field -> (lowest valid value, highest valid value, message naming the rule)
+_NUMBER_RULES: dict[str, tuple[int, int, str]] = {
+    "devmem": (1, _INT32_MAX, "devmem must be a positive number of MiB, got {}"),
+    "devcore": (1, _INT32_MAX, "devcore must be positive (100 = a whole card), got {}"),
+    "count": (1, _INT32_MAX, "count (split count) must be at least 1, got {}"),
+    "numa": (0, _INT32_MAX, "numa must not be negative, got {}"),
+    "quantity": (1, 64, "quantity (devices per node) must be between 1 and 64, got {}"),
+}
+
+
+def _number_errors(row: Mapping, errors: dict[str, str]) -> int | None:
+    """Check the integer fields into ``errors``; returns devmem when it is an int32."""
+    devmem: int | None = None
+    for name, (low, high, message) in _NUMBER_RULES.items():
+        value = row.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors[name] = f"{name} must be an integer, got {value!r}"
+            continue
+        if value > _INT32_MAX:
+            errors[name] = f"{name} {value} does not fit HAMi's int32"
+            continue
+        if name == "devmem":
+            devmem = value
+        if not low <= value <= high:
+            errors[name] = message.format(value)
+    return devmem
+
+
+def _mig_problem(mig: list, devmem: int | None) -> str:
+    """The first problem of a row's MIG profiles ('' when they parse and fit the card)."""
+    try:
+        parsed = decode_device_json(orjson.dumps([{"id": "x", "migProfiles": mig}]).decode())[0].mig_profiles
+    except (AnnotationError, TypeError) as exc:
+        return f"mig_profiles do not parse: {exc}"
+    for profile in parsed:
+        if not profile.name:
+            return "every MIG profile needs a name"
+        if devmem is not None and devmem > 0 and profile.memory_mb > devmem:
+            return f"MIG profile {profile.name} has memoryMB {profile.memory_mb}, larger than the card's devmem {devmem}"
+        if profile.memory_mb <= 0 or profile.slice_count <= 0:
+            return f"MIG profile {profile.name} needs positive memoryMB and sliceCount"
+    return ""
 
 
 def placeholder_uuid(group: str, vendor: str, index: int) -> str:

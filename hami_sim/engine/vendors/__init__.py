@@ -163,10 +163,8 @@ def default_vendors(
 
 
 def all_vendor_names() -> list[str]:
-    """The ``CommonWord`` of every registered default backend, in HAMi's registration order (the
-    usage app keys each vendor's pod allocation annotation by it, so a registered vendor is watched
-    without a change there)."""
-    return [v.common_word for v in default_vendors()]
+    """The ``CommonWord`` of every default backend, in registration order (``usage`` keys on it)."""
+    return list(_PROFILES)
 
 
 # HAMi's registration order is each descriptor's ``order``; listing them here only registers them

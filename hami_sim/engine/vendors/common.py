@@ -212,8 +212,7 @@ def core_reason(dev: DeviceUsage, coresreq: int) -> str:
     """The NVIDIA-derived core checks after memory: insufficient cores, a whole-card request on a used
     card, a card whose compute is used up for a core-less request; "" when the device passes.
 
-    ``NvidiaVendor.fit`` keeps its own inline copy on purpose: its check order is the reference the
-    others were derived from and is kept verbatim.
+    The order is NVIDIA's (``NvidiaVendor.fit`` uses it too), which the other vendors' Fits copied.
     """
     if dev.totalcore - dev.usedcores < coresreq:
         return R.CARD_INSUFFICIENT_CORE

@@ -28,7 +28,7 @@ from ..model import (
 from ..quantity import as_int64, parse_quantity
 from .base import FitOutcome, PriorDevices, ResourceGetter, check_type, check_uuid, go_parse_bool
 from .common import MAX_INT32 as _MAX_INT32
-from .common import ConfiguredVendor, json_devices
+from .common import ConfiguredVendor, core_reason, json_devices
 from .common import go_div as _go_div
 from .common import int32 as _int32
 from .registry import (
@@ -97,6 +97,67 @@ def choose_mig_slot(
             if not any(placement.overlaps(used) for used in in_use):
                 return profile, placement
     return None
+
+
+class _Walk:
+    """The state of one NVIDIA Fit walk: what is still needed, what was collected, why devices failed."""
+
+    __slots__ = ("origin", "nums", "numa_bind", "prevnuma", "collected", "counts", "device_reasons")
+
+    def __init__(self, nums: int, numa_bind: bool) -> None:
+        self.origin = self.nums = nums
+        self.numa_bind = numa_bind
+        self.prevnuma = -1
+        self.collected: list[ContainerDevice] = []
+        self.counts: dict[str, int] = {}
+        self.device_reasons: dict[str, str] = {}
+
+    def reject(self, dev: DeviceUsage, reason: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        self.device_reasons.setdefault(dev.id, reason)
+
+    def numa_switch(self, dev: DeviceUsage) -> None:
+        """``numa-bind``: a device on another NUMA node restarts the collection; the devices dropped
+        count as ``NumaNotFit``."""
+        if not self.numa_bind or dev.numa == self.prevnuma:
+            return
+        if self.nums != self.origin:
+            self.counts[R.NUMA_NOT_FIT] = self.counts.get(R.NUMA_NOT_FIT, 0) + len(self.collected)
+            for prior in self.collected:
+                self.device_reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
+        self.nums = self.origin
+        self.prevnuma = dev.numa
+        self.collected = []
+
+
+def _selection_reason(
+    dev: DeviceUsage,
+    request: ContainerDeviceRequest,
+    annotations: Mapping[str, str],
+    cordoned: frozenset[str],
+) -> str:
+    """The rules checked before the NUMA switch: health, cordon, request type, card type and mode."""
+    if not dev.health:
+        return R.CARD_NOT_HEALTH
+    if dev.id in cordoned:
+        return R.CARD_CORDONED
+    vgpu_mode = annotations.get(ALLOCATE_MODE)
+    if (
+        request.type != NVIDIA
+        or not check_type(annotations, dev.type, GPU_IN_USE, GPU_NO_USE)
+        or (vgpu_mode is not None and dev.mode not in vgpu_mode)
+    ):
+        return R.CARD_TYPE_MISMATCH
+    return ""
+
+
+def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
+    """The MiB a request takes of ``dev``: its memory, else its percentage of the card, else 0."""
+    if request.memreq > 0:
+        return request.memreq
+    if request.mem_percentage_req != 101:
+        return _go_div(dev.totalmem * request.mem_percentage_req, 100)
+    return 0
 
 
 class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
@@ -206,96 +267,74 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        annotations = pod.annotations
-        nums = origin = request.nums
-        coresreq = request.coresreq
-        prevnuma = -1
-        collected: list[ContainerDevice] = []
-        counts: dict[str, int] = {}
-        device_reasons: dict[str, str] = {}
-        numa_bind = go_parse_bool(annotations.get(NUMA_BIND))
-        vgpu_mode = annotations.get(ALLOCATE_MODE)
-        cordoned = node.cordoned
+        """HAMi's NVIDIA ``Fit``: walk the policy-sorted devices from the end, reject each on its first
+        failing rule, restart the collection on every NUMA change under ``numa-bind``, and stop once
+        enough devices were collected (topology mode collects every fitting device, then picks)."""
+        walk = _Walk(request.nums, go_parse_bool(pod.annotations.get(NUMA_BIND)))
+        coresreq = min(request.coresreq, 100)  # HAMi clamps before the first rule that reads it
         topology = policy.topology
-        mutex = policy.mutex
-
-        def reject(dev: DeviceUsage, reason: str) -> None:
-            counts[reason] = counts.get(reason, 0) + 1
-            device_reasons.setdefault(dev.id, reason)
-
         i = len(devices) - 1
         while i >= 0:
             dev = devices[i]
             i -= 1
-            if not dev.health:
-                reject(dev, R.CARD_NOT_HEALTH)
+            why = _selection_reason(dev, request, pod.annotations, node.cordoned)
+            if why:
+                walk.reject(dev, why)
                 continue
-            if dev.id in cordoned:
-                reject(dev, R.CARD_CORDONED)
+            walk.numa_switch(dev)
+            why, memreq = self._device_reason(dev, request, pod.annotations, coresreq, walk, policy.mutex)
+            if why:
+                walk.reject(dev, why)
                 continue
-            if (
-                request.type != NVIDIA
-                or not check_type(annotations, dev.type, GPU_IN_USE, GPU_NO_USE)
-                or (vgpu_mode is not None and dev.mode not in vgpu_mode)
-            ):
-                reject(dev, R.CARD_TYPE_MISMATCH)
-                continue
-            if numa_bind and dev.numa != prevnuma:
-                if nums != origin:
-                    counts[R.NUMA_NOT_FIT] = counts.get(R.NUMA_NOT_FIT, 0) + len(collected)
-                    for prior in collected:
-                        device_reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
-                nums = origin
-                prevnuma = dev.numa
-                collected = []
-            if not check_uuid(annotations, dev.id, GPU_USE_UUID, GPU_NO_USE_UUID):
-                reject(dev, R.CARD_UUID_MISMATCH)
-                continue
-            if dev.count <= dev.used:
-                reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
-                continue
-            if mutex and dev.used > 0:
-                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
-                continue
-            if coresreq > 100:
-                coresreq = 100
-            if request.memreq > 0:
-                memreq = request.memreq
-            elif request.mem_percentage_req != 101:
-                memreq = _go_div(dev.totalmem * request.mem_percentage_req, 100)
-            else:
-                memreq = 0
-            if dev.totalmem - dev.usedmem < memreq:
-                reject(dev, R.CARD_INSUFFICIENT_MEMORY)
-                continue
-            if dev.totalcore - dev.usedcores < coresreq:
-                reject(dev, R.CARD_INSUFFICIENT_CORE)
-                continue
-            if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
-                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
-                continue
-            if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
-                reject(dev, R.CARD_COMPUTE_UNITS_EXHAUSTED)
-                continue
-            if dev.mode == MIG_MODE and not self._mig_filter(dev, memreq, collected):
-                reject(dev, R.CARD_MIG_TOPOLOGY_INFEASIBLE)
-                continue
-            if nums > 0:
-                collected.append(ContainerDevice(dev.index, dev.id, NVIDIA, memreq, coresreq))
+            if walk.nums > 0:
+                walk.collected.append(ContainerDevice(dev.index, dev.id, NVIDIA, memreq, coresreq))
                 if not topology:
-                    nums -= 1
-                if nums == 0 and not topology:
-                    return FitOutcome(True, collected, "", device_reasons)
+                    walk.nums -= 1
+                    if walk.nums == 0:
+                        return FitOutcome(True, walk.collected, "", walk.device_reasons)
                 if dev.mode == MIG_MODE:
                     i += 1  # one MIG-mode GPU may supply several instances: visit it again
+        return self._finish(walk, devices, node, topology)
+
+    def _device_reason(
+        self,
+        dev: DeviceUsage,
+        request: ContainerDeviceRequest,
+        annotations: Mapping[str, str],
+        coresreq: int,
+        walk: _Walk,
+        mutex: bool,
+    ) -> tuple[str, int]:
+        """(the first failing rule after selection, "" when the device fits; the memory it would give)."""
+        if not check_uuid(annotations, dev.id, GPU_USE_UUID, GPU_NO_USE_UUID):
+            return R.CARD_UUID_MISMATCH, 0
+        if dev.count <= dev.used:
+            return R.CARD_TIME_SLICING_EXHAUSTED, 0
+        if mutex and dev.used > 0:
+            return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT, 0
+        memreq = _memreq(request, dev)
+        if dev.totalmem - dev.usedmem < memreq:
+            return R.CARD_INSUFFICIENT_MEMORY, memreq
+        why = core_reason(dev, coresreq)
+        if why:
+            return why, memreq
+        if dev.mode == MIG_MODE and not self._mig_filter(dev, memreq, walk.collected):
+            return R.CARD_MIG_TOPOLOGY_INFEASIBLE, memreq
+        return "", memreq
+
+    def _finish(self, walk: _Walk, devices: list[DeviceUsage], node: NodeState, topology: bool) -> FitOutcome:
+        """After the walk: topology mode picks from what it collected; otherwise too few were found."""
+        origin = walk.origin
         if topology:
-            if len(collected) == origin:
-                return FitOutcome(True, collected, "", device_reasons)
-            if len(collected) > origin:
-                return FitOutcome(True, self._topology_pick(collected, origin, node), "", device_reasons)
-        if collected:
-            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
-        return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+            if len(walk.collected) == origin:
+                return FitOutcome(True, walk.collected, "", walk.device_reasons)
+            if len(walk.collected) > origin:
+                return FitOutcome(
+                    True, self._topology_pick(walk.collected, origin, node), "", walk.device_reasons
+                )
+        if walk.collected:
+            walk.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(walk.collected)
+        return FitOutcome(False, [], R.gen_reason(walk.counts, len(devices)), walk.device_reasons)
 
     @staticmethod
     def _topology_pick(

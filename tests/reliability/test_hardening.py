@@ -222,7 +222,7 @@ def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capp
 
 def test_an_estimate_past_its_time_limit_is_a_clear_error():
     from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
-    from simulations.engine import get_simulator
+    from hami_sim.runtime.simulator import get_simulator
     from tests.factories import gpu, node, pod
 
     group = GroupTemplate("g", node("template-node-for-g", [gpu("GPU-t")]))

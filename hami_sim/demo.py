@@ -62,6 +62,13 @@ def migrate(demo: Demo) -> None:
     print("  database migrated")
 
 
+def collect_static(demo: Demo) -> None:
+    """Static files by content hash (WhiteNoise's manifest storage); skipped when nothing changed."""
+    from hami_sim.runtime.staticfiles import collect_static_if_stale
+
+    print("  static files collected" if collect_static_if_stale() else "  static files up to date")
+
+
 def load_profiles(demo: Demo) -> None:
     from django.core.management import call_command
 
@@ -110,6 +117,7 @@ def seed_decisions(demo: Demo) -> None:
 # The demo's data steps, in order. Add a step here (a function taking the Demo) to seed more data.
 STEPS: list[Callable[[Demo], None]] = [
     migrate,
+    collect_static,
     load_profiles,
     create_admin,
     sync_inventory,

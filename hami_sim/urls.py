@@ -9,7 +9,10 @@
 
 from django.conf import settings
 from django.contrib import admin
+from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from decisions.api.urls import routes as decision_routes
@@ -18,6 +21,14 @@ from simulations.api.urls import routes as simulation_routes
 
 from . import benchviews, health, metrics
 from .rest import OptionalSlashRouter
+
+
+@cache_control(max_age=86400)
+def favicon(request):
+    """Browsers ask for /favicon.ico on every site: send them to the content-hashed icon (302, not 301,
+    so a new icon's new hash is picked up within a day)."""
+    return redirect(static("hami_sim/favicon.svg"))
+
 
 # The URLconf is the composition root: the one place that names every app's REST routes.
 router = OptionalSlashRouter()
@@ -33,6 +44,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),  # django-prometheus + ours, multiprocess-aware
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon, name="favicon"),
     path("", include("dashboard.urls")),
 ]
 

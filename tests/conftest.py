@@ -21,6 +21,16 @@ def pytest_configure(config):
     from hami_sim.runtime.localdirs import ensure_local_dirs
 
     ensure_local_dirs()
+    # Templates link static files by content hash (CompressedManifestStaticFilesStorage): collect them
+    # once per change of the sources, so no test depends on a manual collectstatic.
+    from hami_sim.runtime.staticfiles import collect_static_if_stale
+
+    collect_static_if_stale()
+    # The live server then serves /static/ through WhiteNoise, as production does (hashed names,
+    # gzip, cache headers), instead of Django's finder-based handler that knows no hashed names.
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+
+    StaticFilesHandler._should_handle = lambda self, path: False
 
 
 @pytest.fixture(autouse=True)

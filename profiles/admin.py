@@ -150,19 +150,35 @@ class DeviceRowInline(admin.TabularInline):
     min_num = 1
 
 
+def rows_summary(rows: list[dict]) -> str:
+    """Device rows as the changelist shows them ("4 x NVIDIA A10G 23028 MiB; ...")."""
+    return (
+        "; ".join(f"{r.get('quantity', 1)} x {r.get('type', '?')} {r.get('devmem', '?')} MiB" for r in rows)
+        or "-"
+    )
+
+
 @admin.register(DeviceProfile)
 class DeviceProfileAdmin(SimpleHistoryAdmin):
     inlines = [DeviceRowInline]
     list_display = ["node_group", "vendor", "devices_summary", "version", "updated_at"]
     list_filter = ["vendor", "node_group__provider", "node_group__inventory_source"]
     search_fields = ["node_group__name", "devices__type", "notes"]
-    readonly_fields = ["version", "rendered_annotation", "vendor_rules", "created_at", "updated_at"]
+    readonly_fields = [
+        "version",
+        "device_rows",
+        "rendered_annotation",
+        "vendor_rules",
+        "created_at",
+        "updated_at",
+    ]
     fields = [
         "node_group",
         "vendor",
         "pair_scores",
         "notes",
         "version",
+        "device_rows",
         "rendered_annotation",
         "vendor_rules",
         "created_at",
@@ -181,9 +197,31 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
     def devices_summary(self, obj: DeviceProfile) -> str:
         return "; ".join(str(r) for r in obj.devices.all())
 
+    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+        """simple-history's changes, plus the rows and the version: they are not editable form fields,
+        so simple-history leaves them out and an edit of the rows alone showed an empty "Changes"."""
+        super().set_history_delta_changes(request, historical_records, foreign_keys_are_objs)
+        records = list(historical_records)
+        for newer, older in zip(records, records[1:], strict=False):
+            changes = list(getattr(newer, "history_delta_changes", []))
+            for name, label, show in (
+                ("devices_snapshot", "Devices", rows_summary),
+                ("version", "Version", str),
+            ):
+                old, new = getattr(older, name), getattr(newer, name)
+                if old != new:
+                    changes.append({"field": label, "old": show(old), "new": show(new)})
+            newer.history_delta_changes = changes
+
+    @admin.display(description="device rows (on a revert form: the rows the revert restores)")
+    def device_rows(self, obj: DeviceProfile) -> str:
+        return rows_summary(list(obj.devices_snapshot or []) or (obj.rows_data() if obj.pk else []))
+
     @admin.display(description="rendered hami.io/node-nvidia-register (or the vendor's registration)")
     def rendered_annotation(self, obj: DeviceProfile):
-        rows = obj.rows_data() if obj.pk else []
+        # The rows this object holds: on a history entry's revert form that entry's snapshot (what a
+        # revert restores), not the current rows; a stored profile's snapshot equals its rows.
+        rows = list(obj.devices_snapshot or []) or (obj.rows_data() if obj.pk else [])
         if not rows:
             return "-"
         group = obj.node_group

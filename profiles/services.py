@@ -34,6 +34,7 @@ __all__ = [
     "rows_changed",
     "profile_saved",
     "stamp_version",
+    "history_written",
 ]
 
 
@@ -45,6 +46,7 @@ class _Edit:
     base: dict[int, int] = field(default_factory=dict)
     rows_changed: set[int] = field(default_factory=set)
     groups: set[int] = field(default_factory=set)
+    history: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
 
 
 _EDIT: ContextVar[_Edit | None] = ContextVar("hami_sim_profile_edit", default=None)
@@ -65,10 +67,32 @@ def profile_edit() -> Iterator[None]:
             yield
             for profile in DeviceProfile.objects.filter(pk__in=edit.rows_changed):
                 sync_snapshot(profile)
+            _collapse_history(edit)
         finally:
             _EDIT.reset(token)  # before the commit: on-commit work is not part of the edit
         for group_id in sorted(edit.groups):
             check_group_on_commit(group_id)
+
+
+def history_written(profile_id: int, history_id: int, history_type: str) -> None:
+    """A history entry of ``profile_id`` was written; inside an edit, remember it for the collapse."""
+    edit = _EDIT.get()
+    if edit is not None:
+        edit.history.setdefault(profile_id, []).append((history_id, history_type))
+
+
+def _collapse_history(edit: _Edit) -> None:
+    """One edit, one history entry per profile: the header save and the rows snapshot are separate
+    writes, but the admin's history (and its revert) must show one entry holding both. The last entry
+    is kept (final header and rows), typed as the first ("Created" for a profile this edit made)."""
+    model = DeviceProfile.history.model
+    for entries in edit.history.values():
+        if len(entries) < 2:
+            continue
+        (_, first_type), (last_id, last_type) = entries[0], entries[-1]
+        model.objects.filter(history_id__in=[hid for hid, _ in entries[:-1]]).delete()
+        if first_type != last_type:
+            model.objects.filter(history_id=last_id).update(history_type=first_type)
 
 
 def save_profile(profile: DeviceProfile, *, rows: list[dict] | None = None, **fields: Any) -> DeviceProfile:

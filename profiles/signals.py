@@ -11,10 +11,11 @@ from __future__ import annotations
 from django.db.models import F, QuerySet
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
+from simple_history.signals import post_create_historical_record
 
 from .inventory import invalidate
 from .models import CatalogVersion, DeviceProfile, DeviceRow, NodeGroup
-from .services import profile_saved, rows_changed, stamp_version
+from .services import history_written, profile_saved, rows_changed, stamp_version
 
 __all__ = ["bump_generation"]
 
@@ -63,3 +64,8 @@ def _profile_changed(sender, instance: DeviceProfile, **kwargs) -> None:
     if kwargs.get("raw") or instance.node_group_id is None:
         return
     profile_saved(instance.node_group_id)
+
+
+@receiver(post_create_historical_record, sender=DeviceProfile.history.model)
+def _history_written(sender, instance: DeviceProfile, history_instance, **kwargs) -> None:
+    history_written(instance.pk, history_instance.history_id, history_instance.history_type)  # one per edit

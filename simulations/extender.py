@@ -44,6 +44,8 @@ def _pick(body: Mapping) -> dict[str, object]:
 
 
 def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> ExtenderArgs:
+    """Go's ``ExtenderArgs`` from a request body: the pod and the full Node objects, checked as the
+    Go decoder and the engine need them; any problem is one ``ExtenderArgsError`` for the caller."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -51,16 +53,31 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
     if not isinstance(data, dict):
         raise ExtenderArgsError(f"malformed extender args: expected a JSON object, got {type(data).__name__}")
     fields = _pick(data)
-    pod = fields.get("pod")
+    pod = _checked_pod(fields.get("pod"))
+    if fields.get("nodenames") is not None:
+        raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
+    items = _node_items(fields.get("nodes"))
+    seen: set[str] = set()
+    for i, node in enumerate(items):
+        name = _checked_node(i, node)
+        if name in seen:
+            raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
+        seen.add(name)
+    return ExtenderArgs(pod, items)
+
+
+def _checked_pod(pod: object) -> dict:
     if pod is None:
         raise ExtenderArgsError("extender args missing pod")
     if not isinstance(pod, dict):
         raise ExtenderArgsError("malformed extender args: Pod must be an object")
     if too_deep(pod):
         raise ExtenderArgsError(f"malformed extender args: Pod nested deeper than {MAX_DEPTH} levels")
-    if fields.get("nodenames") is not None:
-        raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
-    nodes = fields.get("nodes")
+    return pod
+
+
+def _node_items(nodes: object) -> list:
+    """``Nodes.items`` as Go's case-insensitive decoder finds it (an exact ``items`` key wins)."""
     if nodes is None:
         raise ExtenderArgsError("extender args missing Nodes")
     if not isinstance(nodes, dict):
@@ -70,38 +87,42 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         if isinstance(key, str) and key.lower() == "items" and (items is None or key == "items"):
             items = value
     if items is None:
-        items = []
+        return []
     if not isinstance(items, list):
         raise ExtenderArgsError("malformed extender args: Nodes.items must be a list")
-    seen: set[str] = set()
-    for i, node in enumerate(items):
-        if not isinstance(node, dict):
-            raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] must be a Node object")
-        meta = node.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
-        if not isinstance(name, str) or not name:
-            raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] has no metadata.name")
-        if name in seen:
-            raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
-        seen.add(name)
-        if too_deep(node):  # a fitting node is echoed; orjson writes at most 254 levels
+    return items
+
+
+def _checked_node(i: int, node: object) -> str:
+    """The node's name, once the node is an object Go would decode and we can echo back."""
+    if not isinstance(node, dict):
+        raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] must be a Node object")
+    meta = node.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] has no metadata.name")
+    if too_deep(node):  # a fitting node is echoed; orjson writes at most 254 levels
+        raise ExtenderArgsError(
+            f"malformed extender args: Nodes.items[{i}] ({name}) nested deeper than {MAX_DEPTH} levels"
+        )
+    _check_annotations(i, meta.get("annotations"))  # type: ignore[union-attr]
+    return name
+
+
+def _check_annotations(i: int, annotations: object) -> None:
+    """Annotations are ``map[string]string``: Go rejects the whole request otherwise, and the engine
+    reads them as strings (null is Go's zero value: treated as absent)."""
+    if annotations is None:
+        return
+    if type(annotations) is not dict:
+        raise ExtenderArgsError(
+            f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object"
+        )
+    for key, value in annotations.items():
+        if type(value) is not str and value is not None:
             raise ExtenderArgsError(
-                f"malformed extender args: Nodes.items[{i}] ({name}) nested deeper than {MAX_DEPTH} levels"
+                f"malformed extender args: Nodes.items[{i}].metadata.annotations[{key}] must be a string"
             )
-        # annotations are map[string]string: Go rejects the whole request otherwise, and the engine
-        # reads them as strings (null is Go's zero value: treated as absent)
-        annotations = meta.get("annotations")
-        if annotations is not None:
-            if type(annotations) is not dict:
-                raise ExtenderArgsError(
-                    f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object"
-                )
-            for key, value in annotations.items():
-                if type(value) is not str and value is not None:
-                    raise ExtenderArgsError(
-                        f"malformed extender args: Nodes.items[{i}].metadata.annotations[{key}] must be a string"
-                    )
-    return ExtenderArgs(pod, items)
 
 
 def filter_result(

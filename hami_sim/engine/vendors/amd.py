@@ -110,37 +110,11 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         collected: list[ContainerDevice] = []
 
         for dev in reversed(devices):
-            if not dev.health:
-                reject(dev, R.CARD_NOT_HEALTH)
-                continue
-            if request.type.lower() != AMD.lower() or not check_amd_type(annotations, dev.type):
-                reject(dev, R.CARD_TYPE_MISMATCH)
-                continue
-            if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):
-                reject(dev, R.CARD_UUID_MISMATCH)
-                continue
-            if dev.count <= dev.used:
-                reject(dev, R.CARD_TIME_SLICING_EXHAUSTED)
-                continue
-            if policy.mutex and dev.used > 0:
-                reject(dev, R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT)
-                continue
-            memreq = request.memreq
-            if memreq <= 0 and dev.totalmem > 0:
-                memreq = dev.totalmem
-            if dev.totalmem - dev.usedmem < memreq:
-                reject(dev, R.CARD_INSUFFICIENT_MEMORY)
-                continue
-            corereq = 0
-            if request.coresreq > 0:
-                if dev.totalcore <= 0:
-                    reject(dev, R.CARD_INSUFFICIENT_CORE)
-                    continue
-                corereq = min(max(go_div(dev.totalcore * request.coresreq, 100), 1), dev.totalcore)
-            elif dev.totalmem > 0 and memreq >= dev.totalmem:
-                corereq = dev.totalcore
-            if dev.totalcore - dev.usedcores < corereq:
-                reject(dev, R.CARD_INSUFFICIENT_CORE)
+            reason = _selection_reason(dev, request, annotations, policy)
+            if reason is None:
+                reason, memreq, corereq = _slice(dev, request)
+            if reason is not None:
+                reject(dev, reason)
                 continue
             if nums > 0:
                 nums -= 1
@@ -151,6 +125,43 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         if collected:
             counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
         return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
+
+
+def _selection_reason(
+    dev: DeviceUsage, request: ContainerDeviceRequest, annotations: Mapping[str, str], policy: GpuPolicy
+) -> str | None:
+    """The first of AMD's card checks (health, type, UUID, slots, mutex) that rejects ``dev``."""
+    if not dev.health:
+        return R.CARD_NOT_HEALTH
+    if request.type.lower() != AMD.lower() or not check_amd_type(annotations, dev.type):
+        return R.CARD_TYPE_MISMATCH
+    if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):
+        return R.CARD_UUID_MISMATCH
+    if dev.count <= dev.used:
+        return R.CARD_TIME_SLICING_EXHAUSTED
+    if policy.mutex and dev.used > 0:
+        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
+    return None
+
+
+def _slice(dev: DeviceUsage, request: ContainerDeviceRequest) -> tuple[str | None, int, int]:
+    """(rejection or None, memory, compute units) of the slice ``dev`` would give: memory 0 is the
+    whole card, cores are a CU percentage, and a whole-memory request takes every CU."""
+    memreq = request.memreq
+    if memreq <= 0 and dev.totalmem > 0:
+        memreq = dev.totalmem
+    if dev.totalmem - dev.usedmem < memreq:
+        return R.CARD_INSUFFICIENT_MEMORY, memreq, 0
+    corereq = 0
+    if request.coresreq > 0:
+        if dev.totalcore <= 0:
+            return R.CARD_INSUFFICIENT_CORE, memreq, 0
+        corereq = min(max(go_div(dev.totalcore * request.coresreq, 100), 1), dev.totalcore)
+    elif dev.totalmem > 0 and memreq >= dev.totalmem:
+        corereq = dev.totalcore
+    if dev.totalcore - dev.usedcores < corereq:
+        return R.CARD_INSUFFICIENT_CORE, memreq, corereq
+    return None, memreq, corereq
 
 
 PROFILE = ProfileFields(

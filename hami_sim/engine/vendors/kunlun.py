@@ -87,33 +87,43 @@ FitFn = Callable[[DeviceUsage, ContainerDeviceRequest], bool]
 
 
 def _interconnect(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    count = request.nums
-    if count == 2:
-        for a in devices:
-            if not fits(a, request):
+    """HAMi's ``interconnect``: 2 cards on one interconnect pair, or 4 on one interconnect group."""
+    if request.nums == 2:
+        return _interconnect_pair(devices, request, fits)
+    if request.nums == 4:
+        return _interconnect_four(devices, request, fits)
+    return []
+
+
+def _interconnect_pair(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
+    for a in devices:
+        if not fits(a, request):
+            continue
+        for b in devices:
+            if not fits(b, request) or b.index == a.index:
                 continue
-            for b in devices:
-                if not fits(b, request) or b.index == a.index:
-                    continue
-                for left, right in INTER_GROUP:
-                    if (left, right) in ((a.index, b.index), (b.index, a.index)):
-                        return [a.index, b.index]
-    if count == 4:
-        unused = [d.index for d in devices if fits(d, request)]
-        if len(unused) in (4, 5):
-            for combo in INTER_GROUP_4:
-                if set(combo) <= set(unused):
-                    return list(combo)
-        if len(unused) == 6:
-            ret: list[int] = []
-            for combo in INTER_GROUP_4:
-                if set(combo) <= set(unused):
-                    ret = list(combo)
-                    rest = [i for i in unused if i not in combo]
-                    for pair in INTER_GROUP + GROUP:
-                        if set(pair) <= set(rest):
-                            return ret
-            return ret
+            for left, right in INTER_GROUP:
+                if (left, right) in ((a.index, b.index), (b.index, a.index)):
+                    return [a.index, b.index]
+    return []
+
+
+def _interconnect_four(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
+    unused = [d.index for d in devices if fits(d, request)]
+    if len(unused) in (4, 5):
+        for combo in INTER_GROUP_4:
+            if set(combo) <= set(unused):
+                return list(combo)
+    if len(unused) == 6:
+        ret: list[int] = []
+        for combo in INTER_GROUP_4:
+            if set(combo) <= set(unused):
+                ret = list(combo)
+                rest = [i for i in unused if i not in combo]
+                for pair in INTER_GROUP + GROUP:
+                    if set(pair) <= set(rest):
+                        return ret
+        return ret
     return []
 
 

@@ -9,6 +9,7 @@ opened and resolved with the node they belong to. Nothing here ever raises for o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -22,7 +23,6 @@ from django.utils import timezone
 from hami_sim.engine.allocations import (
     ContainerDevice,
     MigAllocation,
-    allocated_key,
     node_usage,
     pod_allocation,
 )
@@ -33,7 +33,7 @@ from hami_sim.engine.allocations import (
     PodAllocation as Allocation,
 )
 from hami_sim.engine.model import MigPlacement
-from hami_sim.engine.vendors import all_vendor_names
+from hami_sim.engine.vendors import allocated_annotations
 
 from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
 
@@ -54,9 +54,11 @@ _BATCH = 2000
 
 
 @lru_cache(maxsize=1)
+@functools.cache
 def checklist() -> dict[str, str]:
-    """``SupportDevices`` for every vendor hami-sim knows: CommonWord -> allocated annotation key."""
-    return {name: allocated_key(name) for name in all_vendor_names()}
+    """``SupportDevices`` for every vendor hami-sim knows: CommonWord -> allocated annotation key
+    (each vendor module names its own; built once, a relist asks for it once per pod)."""
+    return allocated_annotations()
 
 
 def allocation_of(pod: Mapping) -> Allocation | None:

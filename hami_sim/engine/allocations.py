@@ -27,14 +27,12 @@ from .model import MigPlacement, NodeState
 __all__ = [
     "ASSIGNED_NODE",
     "MIG_ALLOCATIONS",
-    "SUPPORT_DEVICES",
     "AllocationError",
     "ContainerDevice",
     "MigAllocation",
     "PodAllocation",
     "DeviceUse",
     "NodeUsage",
-    "allocated_key",
     "decode_container_devices",
     "decode_pod_devices",
     "decode_mig_allocations",
@@ -52,31 +50,8 @@ MIG_ALLOCATIONS = "hami.io/vgpu-mig-allocations"  # nvidia.MigAllocationsAnnotat
 HAMI_CORE_MODE = "hami-core"
 MIG_MODE = "mig"
 
-#: ``device.SupportDevices`` as each v2.10.0 backend's init fills it: vendor CommonWord -> the pod
-#: annotation its PatchAnnotations writes the allocation to. Chips configured by name (Ascend,
-#: Iluvatar) and Vastai/Biren use ``hami.io/<commonWord>-devices-allocated`` (``allocated_key``).
-SUPPORT_DEVICES: dict[str, str] = {
-    "NVIDIA": "hami.io/vgpu-devices-allocated",
-    "MLU": "hami.io/cambricon-mlu-devices-allocated",
-    "DCU": "hami.io/dcu-devices-allocated",
-    "Mthreads": "hami.io/mthreads-vgpu-devices-allocated",
-    "Metax-GPU": "hami.io/metax-gpu-devices-allocated",
-    "Metax-SGPU": "hami.io/metax-sgpu-devices-allocated",
-    "GCU": "hami.io/enflame-gcu-devices-allocated",
-    "Enflame": "hami.io/enflame-vgpu-devices-allocated",
-    "kunlun": "hami.io/kunlun-allocated",
-    "XPU": "hami.io/xpu-devices-allocated",
-    "AWSNeuron": "hami.io/aws-neuron-devices-allocated",
-    "AMD": "hami.io/amd-devices-allocated",
-}
-
 _INT32_MAGNITUDE = 1 << 31  # ParseInt(s, 10, 32): -2^31 .. 2^31-1
 _UINT32_MAX = (1 << 32) - 1  # ParseUint's bound inside ParseInt(..., 32)
-
-
-def allocated_key(common_word: str) -> str:
-    """The pod annotation a vendor's allocation is written to (``SupportDevices[commonWord]``)."""
-    return SUPPORT_DEVICES.get(common_word) or f"hami.io/{common_word}-devices-allocated"
 
 
 class AllocationError(ValueError):

@@ -8,10 +8,8 @@ import orjson
 import pytest
 
 from hami_sim.engine.allocations import (
-    SUPPORT_DEVICES,
     AllocationError,
     ContainerDevice,
-    allocated_key,
     collapse_init_container_usage,
     decode_container_devices,
     decode_mig_allocations,
@@ -20,6 +18,9 @@ from hami_sim.engine.allocations import (
     pod_allocation,
 )
 from hami_sim.engine.model import MigPlacement
+from hami_sim.engine.vendors import allocated_annotations
+
+SUPPORT_DEVICES = allocated_annotations()  # each vendor module names its own key
 
 NV = "hami.io/vgpu-devices-allocated"
 U1 = "GPU-8dcd427f-483b-b48f-d7e5-75fb19a52b76"
@@ -108,7 +109,7 @@ def test_pod_devices_keep_one_entry_per_container_including_the_trailing_empty_o
     ],
 )
 def test_each_vendor_reads_its_support_devices_key(vendor, key):
-    assert allocated_key(vendor) == key
+    assert allocated_annotations()[vendor] == key
 
 
 N, P = "NVIDIA", "kunlun"

@@ -10,6 +10,8 @@ table of docs/vendors.md (checked by ``tests/vendors/test_registry.py``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from . import (
     amd,
     ascend,
@@ -89,7 +91,7 @@ __all__ = [
     "unregister",
     "profile_fields",
     "default_vendors",
-    "all_vendor_names",
+    "allocated_annotations",
     "ascend_vendors",
     "iluvatar_vendors",
 ]
@@ -162,9 +164,9 @@ def default_vendors(
     return vendors
 
 
-def all_vendor_names() -> list[str]:
-    """The ``CommonWord`` of every default backend, in registration order (``usage`` keys on it)."""
-    return list(_PROFILES)
+def allocated_annotations(vendors: Iterable[Vendor] | None = None) -> dict[str, str]:
+    """CommonWord -> the pod annotation carrying that vendor's allocation (HAMi's ``SupportDevices``)."""
+    return {v.common_word: v.allocated_key() for v in (default_vendors() if vendors is None else vendors)}
 
 
 # HAMi's registration order is each descriptor's ``order``; listing them here only registers them

@@ -62,6 +62,9 @@ def check_amd_type(annotations: Mapping[str, str], card_type: str) -> bool:
 
 class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
     common_word = AMD
+    allocated_annotation = (
+        "hami.io/amd-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = AmdConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # AMD's backend skips unset names (see container_request)

@@ -118,6 +118,9 @@ def _core_usage(usage: int, require: int) -> int:
 
 class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
     common_word = AWS_NEURON
+    allocated_annotation = (
+        "hami.io/aws-neuron-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = AwsNeuronConfig
     resource_fields = ("resource_count_name", "resource_core_name")
     capacity_fields = ("resource_count_name", "resource_core_name")

@@ -102,6 +102,13 @@ class Vendor(ABC):
 
     #: the request/device Type key (HAMi ``CommonWord``), e.g. ``NVIDIA``
     common_word: str = ""
+    #: the pod annotation HAMi writes this vendor's allocation to (``device.SupportDevices``);
+    #: empty means v2.10.0's default for chips named by CommonWord (``allocated_key``)
+    allocated_annotation: str = ""
+
+    def allocated_key(self) -> str:
+        """The pod annotation that carries this vendor's allocation (live usage reads it)."""
+        return self.allocated_annotation or f"hami.io/{self.common_word}-devices-allocated"
 
     @abstractmethod
     def resource_names(self) -> frozenset[str]:

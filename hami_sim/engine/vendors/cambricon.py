@@ -51,6 +51,7 @@ class CambriconConfig:
 
 class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
     common_word = MLU
+    allocated_annotation = "hami.io/cambricon-mlu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = CambriconConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     capacity_fields = ("resource_core_name", "resource_memory_name")

@@ -92,6 +92,7 @@ class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
     """Whole, exclusive Enflame GCUs from node capacity (HAMi ``gcu.go``)."""
 
     common_word = GCU
+    allocated_annotation = "hami.io/enflame-gcu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = EnflameConfig
     capacity_fields = ("resource_count_name",)
     count_request = (100, 100, 100)
@@ -275,6 +276,7 @@ class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
     """Enflame DRS slices (vGCU)."""
 
     common_word = ENFLAME
+    allocated_annotation = "hami.io/enflame-vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = EnflameConfig
     resource_fields = ("resource_drs_name", "resource_memory_name", "resource_core_name")
 

@@ -44,6 +44,9 @@ def _in_range(value: int) -> bool:
 
 class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
     common_word = DCU
+    allocated_annotation = (
+        "hami.io/dcu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = HygonConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     register_key = DCU_REGISTER

@@ -214,6 +214,9 @@ class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
     """Whole Kunlunxin cards from node capacity."""
 
     common_word = KUNLUN
+    allocated_annotation = (
+        "hami.io/kunlun-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = KunlunConfig
     capacity_fields = ("resource_count_name",)
     rules = FitRules("baidu.com/use-gpuuuid", "baidu.com/nouse-gpuuuid")
@@ -324,6 +327,9 @@ class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
     """vXPU slices from the ``hami.io/node-register-xpu`` JSON registration."""
 
     common_word = XPU
+    allocated_annotation = (
+        "hami.io/xpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = KunlunConfig
     resource_fields = ("resource_vcount_name", "resource_vmemory_name")
     register_key = XPU_REGISTER

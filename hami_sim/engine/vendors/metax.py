@@ -198,6 +198,9 @@ class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
     """Exclusive MetaX GPUs from node capacity, with the topology-loss node score."""
 
     common_word = METAX_GPU
+    allocated_annotation = (
+        "hami.io/metax-gpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = MetaxConfig
     capacity_fields = ("resource_count_name",)
     count_request = (0, 100, 100)
@@ -352,6 +355,9 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
     """MetaX sGPU: shared slices with QoS policies."""
 
     common_word = METAX_SGPU
+    allocated_annotation = (
+        "hami.io/metax-sgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     config_class = MetaxConfig
     resource_fields = ("resource_vcount_name", "resource_vcore_name", "resource_vmemory_name")
 

@@ -49,6 +49,7 @@ class MthreadsConfig:
 
 class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
     common_word = MTHREADS
+    allocated_annotation = "hami.io/mthreads-vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = MthreadsConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     capacity_fields = ("resource_core_name", "resource_memory_name")

@@ -162,6 +162,9 @@ def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
 
 class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
     common_word = NVIDIA
+    allocated_annotation = (
+        "hami.io/vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+    )
     register_key = NVIDIA_REGISTER  # read on every node (no ``registration_sources``: pair scores too)
     config_class = NvidiaConfig
     resource_fields = (

@@ -25,10 +25,11 @@ controller (one equivalence group each, as in CA) share parsing with identical p
 
 from __future__ import annotations
 
+import random
 import time
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -39,6 +40,7 @@ from .names import estimated_node_name, pod_id, template_node_name
 from .policy import WeightsError
 from .predicates import (
     Resources,
+    containers_demand,
     insufficient,
     node_allocatable,
     node_capacity,
@@ -47,6 +49,16 @@ from .predicates import (
     static_mismatch,
 )
 from .requests import PodError
+from .scaleup import (
+    GroupSize,
+    ScaleUpLimits,
+    ScaleUpPlan,
+    balance,
+    cap_new_nodes,
+    node_limit,
+    similar_templates,
+    skip_reason,
+)
 from .simulate import Inventory, PodContext, Simulator
 
 __all__ = [
@@ -61,10 +73,26 @@ __all__ = [
     "Waste",
     "GroupOption",
     "EstimateResult",
+    "ScaleUpLimits",
+    "DIFFERENCES",
+    "choose",
+    "expander_filter",
     "estimate",
 ]
 
-EXPANDERS = ("least-waste", "most-pods", "least-nodes", "priority")
+# CA's names and meaning; ``least-waste-gpu`` is ours (least-waste plus device memory and cores)
+EXPANDERS = ("least-waste", "least-waste-gpu", "most-pods", "least-nodes", "priority", "random")
+# Where the estimate departs from CA on purpose (the response lists them; docs/sessions.md too)
+DIFFERENCES = (
+    "HAMi device fit (with usage carried from pod to pod) is checked on top of CA's predicates",
+    "random: 'chosen' is the first of the tied candidates in request order, or a seeded pick with "
+    "randomSeed; 'candidates' lists the set CA would pick from at random",
+    "gpuTotal counts physical devices from HAMi's inventory, of any type (CA: nvidia.com/gpu "
+    "capacity per GPU type)",
+    "balance-similar-node-groups compares templates (capacity, allocatable, labels) and, for the "
+    "final split, the sets of pods the groups schedule; CA compares the equivalence groups that fit "
+    "an empty template",
+)
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
 
@@ -79,6 +107,12 @@ class GroupTemplate:
     name: str
     template: Mapping
     max_new_nodes: int | None = None
+    max_size: int | None = None  # CA's MaxSize(); None = not known (only our limits apply)
+    current_size: int = 0  # CA's TargetSize(): the group's live nodes
+
+    @property
+    def size(self) -> GroupSize:
+        return GroupSize(self.name, self.current_size, self.max_size)
 
 
 @dataclass(slots=True, frozen=True)
@@ -95,30 +129,55 @@ class Expander:
 
     names: tuple[str, ...] = ("least-waste",)
     priorities: tuple[tuple[int, re2._Regexp], ...] = ()
+    seed: int | None = None  # random: a seeded pick among the candidates, else the first
 
 
-def parse_expander(value: object, priorities: object = None) -> Expander:
-    """``"least-waste"``, ``"priority,least-waste"`` or ``{"name": ..., "priorities": ...}``.
+def parse_expander(value: object, priorities: object = None, seed: object = None) -> Expander:
+    """``"least-waste"``, ``"priority,least-waste"``, ``["priority", "least-waste"]`` or
+    ``{"name": ..., "priorities": ...}``, checked as CA's expander factory does: every name known,
+    none twice, nothing after ``random`` (it always answers one option, so a later one never runs).
 
     Priorities use CA's priority-expander ConfigMap shape, ``{"<int>": ["<regex>", ...]}``; the
-    inverse ``{"<regex>": <int>}`` is accepted too. Higher wins; a group matching no regex is used
-    only when no group matches any.
+    inverse ``{"<regex>": <int>}`` is accepted too.
     """
     if isinstance(value, Mapping):
         priorities = value.get("priorities", priorities)
         value = value.get("name")
-    if value is None:
-        value = "least-waste"
-    if not isinstance(value, str) or not value.strip():
-        raise EstimateError("expander must be a string such as 'least-waste' or 'priority,least-waste'")
-    names = tuple(part.strip() for part in value.split(",") if part.strip())
-    for name in names:
-        if name not in EXPANDERS:
-            raise EstimateError(f"unknown expander {name!r}; supported: {', '.join(EXPANDERS)}")
+    names = _expander_names("least-waste" if value is None else value)
     table = _priority_table(priorities) if priorities is not None else []
     if "priority" in names and not table:
         raise EstimateError("the priority expander needs a priorities map")
-    return Expander(names, tuple(table))
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise EstimateError("randomSeed must be an integer")
+    return Expander(names, tuple(table), seed)
+
+
+def _expander_names(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+        parts = [part.strip() for part in value]
+    else:
+        parts = []
+    names = tuple(part for part in parts if part)
+    if not names:
+        raise EstimateError(
+            "expander must be a name such as 'least-waste' or a chain 'priority,least-waste' "
+            '(or ["priority", "least-waste"])'
+        )
+    for i, name in enumerate(names):
+        if name not in EXPANDERS:
+            raise EstimateError(f"unknown expander {name!r}; supported: {', '.join(EXPANDERS)}")
+        if name in names[:i]:
+            raise EstimateError(
+                f"expander {name} was specified multiple times; each expander may appear only once"
+            )
+        if i and names[i - 1] == "random":
+            raise EstimateError(
+                f"expander {name} comes after random, which always answers one option, so {name} "
+                "would never be used"
+            )
+    return names
 
 
 # One request may not occupy a worker without bound (issue 16 item 2): 100,000 pods x 100 inline groups
@@ -207,6 +266,11 @@ class GroupOption:
     unschedulable: dict[str, str] = field(default_factory=dict)
     nodes: list[EstimatedNode] = field(default_factory=list)
     waste: Waste = field(default_factory=Waste)
+    skipped: str = ""  # why CA would not consider the group at all (max size, resource limits)
+    node_limit: int | None = None  # the most new nodes binpacking may add (None = no limit)
+    timed_out: bool = False  # max-nodegroup-binpacking-duration stopped the binpacking
+    requested_cpu: int = 0  # app containers' requests of the scheduled pods (least-waste's sums)
+    requested_memory: int = 0
 
 
 @dataclass(slots=True)
@@ -214,6 +278,10 @@ class EstimateResult:
     options: list[GroupOption]
     chosen: str | None
     explanation: str
+    candidates: list[str] = field(default_factory=list)  # the tie CA's random fallback picks from
+    scale_up: ScaleUpPlan | None = None
+    binpacking_seconds: float = 0.0
+    binpacking_time_exceeded: bool = False  # over max-binpacking-time (CA 1.32 only logs it)
 
 
 # -- equivalence groups ------------------------------------------------------------------------------
@@ -237,6 +305,7 @@ class _Equivalence:
     order: int
     ctx: PodContext
     demand: Resources
+    containers: Resources  # app containers only (least-waste)
     spec_key: bytes  # spec + annotations: equal keys fit and filter identically
 
 
@@ -415,7 +484,7 @@ class _Template:
 
     __slots__ = ("group", "name", "node", "allocatable", "inventory", "devices", "sig", "limit")
 
-    def __init__(self, sim: Simulator, group: GroupTemplate, max_nodes: int) -> None:
+    def __init__(self, sim: Simulator, group: GroupTemplate, limit: int | None) -> None:
         self.group = group.name
         self.name = _template_name(group)
         self.node = group.template
@@ -425,7 +494,7 @@ class _Template:
             self.inventory.state(self.name).devices if not self.inventory.error else []
         )
         self.sig = _signature(self.devices)
-        self.limit = max_nodes if group.max_new_nodes is None else min(max_nodes, group.max_new_nodes)
+        self.limit = limit
 
     def new_node(self, index: int) -> _Node:
         name = estimated_node_name(self.name, index)
@@ -453,9 +522,21 @@ class _GroupPacker:
     pod shape's candidate list, and which shapes dropped which node from their list.
     """
 
-    __slots__ = ("sim", "template", "option", "nodes", "last", "rr", "shapes", "rejecters", "static")
+    __slots__ = (
+        "sim",
+        "template",
+        "option",
+        "nodes",
+        "last",
+        "rr",
+        "shapes",
+        "rejecters",
+        "static",
+        "deadline",
+        "clock",
+    )
 
-    def __init__(self, sim: Simulator, template: _Template) -> None:
+    def __init__(self, sim: Simulator, template: _Template, limits: ScaleUpLimits) -> None:
         self.sim = sim
         self.template = template
         self.option = GroupOption(template.group)
@@ -465,6 +546,9 @@ class _GroupPacker:
         self.shapes: dict[tuple, _Shape] = {}
         self.rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it
         self.static: dict[bytes, str] = {}  # spec key -> static_mismatch reason
+        # CA's limiter asks the clock before each new node: no node after the group's budget
+        self.clock = limits.clock
+        self.deadline = limits.clock() + limits.group_budget if limits.group_budget > 0 else None
 
     def pack(self, eq: _Equivalence) -> None:
         """Place the group's pods: on the nodes so far (step 1), then on the last or new nodes (2)."""
@@ -485,6 +569,8 @@ class _GroupPacker:
         for pid in ids[placed:]:
             self.option.unschedulable[pid] = stop_reason
         self.option.scheduled.extend(ids[:placed])
+        self.option.requested_cpu += placed * eq.containers.cpu
+        self.option.requested_memory += placed * eq.containers.memory
 
     def _unschedulable(self, eq: _Equivalence) -> str:
         """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
@@ -530,8 +616,11 @@ class _GroupPacker:
             if not last.pods:
                 return why
         template = self.template
-        if len(self.nodes) >= template.limit:
+        if template.limit is not None and len(self.nodes) >= template.limit:
             return f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
+        if self.deadline is not None and self.clock() > self.deadline:
+            self.option.timed_out = True
+            return f"max-nodegroup-binpacking-duration exceeded for node group {template.group}"
         last = self.last = template.new_node(len(self.nodes))
         self.nodes.append(last)
         why, devices, sig = fitter.check(last)
@@ -577,7 +666,6 @@ def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> 
     allocatable = template.allocatable
     used = [node for node in nodes if node.pods]
     option.node_count = len(used)
-    cpu_used = mem_used = 0
     gpu_total = gpu_used = core_total = core_used = 0
     for node in used:
         requested = Resources(
@@ -586,8 +674,6 @@ def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> 
             allocatable.ephemeral - node.free.ephemeral,
             allocatable.pods - node.free.pods,
         )
-        cpu_used += requested.cpu
-        mem_used += requested.memory
         for dev in node.state.devices:
             gpu_total += dev.totalmem
             gpu_used += dev.usedmem
@@ -599,26 +685,42 @@ def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> 
         cpu_total = capacity.cpu * len(used)
         mem_total = capacity.memory * len(used)
         option.waste = Waste(
-            _unused(cpu_total, cpu_used),
-            _unused(mem_total, mem_used),
+            _unused(cpu_total, option.requested_cpu),
+            _unused(mem_total, option.requested_memory),
             _unused(gpu_total, gpu_used),
             _unused(core_total, core_used),
         )
 
 
 def _unused(total: int, used: int) -> float:
-    return max(0.0, (total - used) / total) if total else 0.0
+    """CA's waste share; not clamped at 0 (CA's least-waste is not either)."""
+    return (total - used) / total if total else 0.0
 
 
 def _estimate_group(
     sim: Simulator,
     group: GroupTemplate,
     equivalences: list[_Equivalence],
-    max_nodes: int,
+    limits: ScaleUpLimits,
+    similar: Sequence[GroupSize],
     deadline: float = float("inf"),
 ) -> GroupOption:
-    template = _Template(sim, group, max_nodes)
-    packer = _GroupPacker(sim, template)
+    template = _Template(sim, group, None)
+    option = GroupOption(group.name)
+    skipped = skip_reason(group.size, group.template, len(template.devices), limits)
+    raw = node_limit(group.size, similar, limits) if not skipped else -1
+    limit = None if raw == 0 else max(raw, 0)
+    if group.max_new_nodes is not None:
+        limit = group.max_new_nodes if limit is None else min(limit, group.max_new_nodes)
+    template.limit = limit
+    if skipped:
+        option.skipped = skipped
+        for eq in equivalences:
+            for pid in eq.ids:
+                option.unschedulable[pid] = skipped
+        return option
+    packer = _GroupPacker(sim, template, limits)
+    packer.option.node_limit = limit
     for eq in template.order(equivalences):
         if time.monotonic() > deadline:
             raise EstimateError(
@@ -633,26 +735,53 @@ def _estimate_group(
 # -- expanders -----------------------------------------------------------------------------------------
 
 
-def _best(options: list[GroupOption], key) -> list[GroupOption]:
+def _best(options: list[GroupOption], key: Callable[[GroupOption], float]) -> list[GroupOption]:
     values = [key(o) for o in options]
     top = max(values)
     return [o for o, v in zip(options, values, strict=True) if v == top]
 
 
-def _apply(name: str, options: list[GroupOption], expander: Expander) -> list[GroupOption]:
+def _ca_waste(option: GroupOption) -> float:
+    """CA's least-waste score: unused cpu share + unused memory share (app containers' requests)."""
+    return option.waste.cpu + option.waste.memory
+
+
+def _priority(option: GroupOption, expander: Expander) -> int | None:
+    """The highest priority matching the group, counting only priorities >= -1 (CA's priority
+    expander starts from -1, so a group matched only below -1 is treated as not matched)."""
+    matched = [p for p, rx in expander.priorities if p >= -1 and rx.search(option.node_group)]
+    return max(matched) if matched else None
+
+
+def _by_priority(options: list[GroupOption], expander: Expander) -> list[GroupOption]:
+    ranked = [(o, _priority(o, expander)) for o in options]
+    found = [prio for _, prio in ranked if isinstance(prio, int)]
+    if not found:
+        return options  # CA: no priorities info for any option, nothing filtered
+    top = max(found)
+    return [o for o, prio in ranked if prio == top]
+
+
+def expander_filter(
+    name: str, options: list[GroupOption], expander: Expander, rng: random.Random | None = None
+) -> list[GroupOption]:
+    """One of CA's expander filters: the options it keeps (ties included)."""
     if name == "least-waste":
-        return _best(options, lambda o: -round(o.waste.score, 9))
+        return _best(options, lambda o: -_ca_waste(o))
+    if name == "least-waste-gpu":
+        return _best(options, lambda o: -o.waste.score)
     if name == "most-pods":
         return _best(options, lambda o: len(o.scheduled))
     if name == "least-nodes":
         return _best(options, lambda o: -o.node_count)
+    if name == "random":
+        return [_pick(options, rng)]
+    return _by_priority(options, expander)
 
-    def priority(o: GroupOption) -> float:
-        matched = [p for p, rx in expander.priorities if rx.search(o.node_group)]
-        return max(matched) if matched else float("-inf")
 
-    best = _best(options, priority)
-    return best if priority(best[0]) != float("-inf") else options
+def _pick(options: list[GroupOption], rng: random.Random | None) -> GroupOption:
+    """CA picks at random; we answer the first (request order) unless a seed is given."""
+    return options[rng.randrange(len(options))] if rng is not None else options[0]
 
 
 def _describe(option: GroupOption) -> str:
@@ -666,6 +795,8 @@ def _describe(option: GroupOption) -> str:
 
 
 def _why_not(option: GroupOption) -> str:
+    if option.skipped:
+        return f"{option.node_group!r}: skipped ({option.skipped})"
     reasons = Counter(option.unschedulable.values())
     if not reasons:
         return f"{option.node_group!r}: no pods to place"
@@ -673,30 +804,51 @@ def _why_not(option: GroupOption) -> str:
     return f"{option.node_group!r}: no pod fits ({count} pod(s): {reason})"
 
 
-def _choose(options: list[GroupOption], expander: Expander) -> tuple[str | None, str]:
-    viable = [o for o in options if o.scheduled]
-    rejected = [o for o in options if not o.scheduled]
+def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption | None, list[str], str]:
+    """CA's chain strategy: each filter narrows the options; one left wins, else random picks among
+    the rest. Returns (chosen, the candidates random picked from, the explanation)."""
+    viable = [o for o in options if o.scheduled and o.node_count > 0]
+    rejected = [o for o in options if not (o.scheduled and o.node_count > 0)]
     if not viable:
         detail = "; ".join(_why_not(o) for o in rejected) or "no node groups given"
-        return None, f"No node group can schedule any pending pod. {detail}."
+        return None, [], f"No node group can schedule any pending pod. {detail}."
+    rng = random.Random(expander.seed) if expander.seed is not None else None
     remaining = viable
     steps: list[str] = []
+    candidates: list[str] = []
     for name in expander.names:
-        if len(remaining) <= 1:
+        before = remaining
+        remaining = expander_filter(name, remaining, expander, rng)
+        steps.append(f"{name} kept {len(remaining)} of {len(before)}")
+        if name == "random":
+            candidates = [o.node_group for o in before]
+        if len(remaining) == 1:
             break
-        before = len(remaining)
-        remaining = _apply(name, remaining, expander)
-        steps.append(f"{name} kept {len(remaining)} of {before}")
+    if len(remaining) > 1:  # CA's fallback strategy: random among the rest
+        candidates = [o.node_group for o in remaining]
+        remaining = [_pick(remaining, rng)]
     chosen = remaining[0]
-    chain = ",".join(expander.names)
-    parts = [f"Expander {chain} chose {_describe(chosen)}."]
+    return chosen, candidates, _explain(chosen, viable, rejected, expander, steps, candidates)
+
+
+def _explain(
+    chosen: GroupOption,
+    viable: list[GroupOption],
+    rejected: list[GroupOption],
+    expander: Expander,
+    steps: list[str],
+    candidates: list[str],
+) -> str:
+    parts = [f"Expander {','.join(expander.names)} chose {_describe(chosen)}."]
     if len(viable) == 1:
         parts.append("It was the only node group that could schedule any pod.")
     else:
-        if steps:
-            parts.append("Steps: " + "; ".join(steps) + ".")
-        if len(remaining) > 1:
-            parts.append("Remaining ties go to the earliest node group in the request.")
+        parts.append("Steps: " + "; ".join(steps) + ".")
+        if len(candidates) > 1:
+            how = f"seeded pick (randomSeed {expander.seed})" if expander.seed is not None else "the first"
+            parts.append(
+                f"CA picks at random among {', '.join(repr(c) for c in candidates)}; this answer takes {how}."
+            )
         others = [_describe(o) for o in viable if o is not chosen]
         parts.append("Other options: " + "; ".join(others) + ".")
     if rejected:
@@ -704,7 +856,7 @@ def _choose(options: list[GroupOption], expander: Expander) -> tuple[str | None,
     unsched = len(chosen.unschedulable)
     if unsched:
         parts.append(f"{unsched} pod(s) stay pending even with this scale-up.")
-    return chosen.node_group, " ".join(parts)
+    return " ".join(parts)
 
 
 # -- entry point ---------------------------------------------------------------------------------------
@@ -718,13 +870,18 @@ def estimate(
     max_nodes_per_scale_up: int = DEFAULT_MAX_NODES_PER_SCALE_UP,
     max_work: int = MAX_WORK,
     time_limit: float = TIME_LIMIT_SECONDS,
+    limits: ScaleUpLimits | None = None,
 ) -> EstimateResult:
-    """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice.
+    """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice,
+    and the scale-up CA would ask for after its limits and balancing (``scale_up``).
 
+    ``limits`` carries CA's flags; without it ``max_nodes_per_scale_up`` is the only one (0 = none).
     Raises ``EstimateError`` for unusable input (malformed pod, bad weights, duplicate ids), for more
     than ``max_work`` pod x group placements, and when packing runs past ``time_limit`` seconds.
     """
     expander = expander or Expander()
+    limits = limits or ScaleUpLimits(max_nodes_per_scale_up=max_nodes_per_scale_up)
+    started = limits.clock()
     equivalences = _parse_groups(sim, _group_pods(pods))
     _check_groups(groups)
     work = sum(len(eq.ids) for eq in equivalences) * len(groups)
@@ -736,17 +893,76 @@ def estimate(
     deadline = time.monotonic() + time_limit
     options = []
     for group in groups:
+        similar = _similar(group, groups, limits)
         try:
-            options.append(_estimate_group(sim, group, equivalences, max_nodes_per_scale_up, deadline))
+            options.append(
+                _estimate_group(sim, group, equivalences, limits, [g.size for g in similar], deadline)
+            )
         except PodError as exc:  # a template with unparseable status quantities
             raise EstimateError(f"node group {group.name!r}: {exc}") from None
-    chosen, explanation = _choose(options, expander)
-    return EstimateResult(options, chosen, explanation)
+    seconds = limits.clock() - started
+    chosen, candidates, explanation = choose(options, expander)
+    plan = _plan(chosen, options, groups, limits, sim) if chosen is not None else None
+    if plan is not None and plan.capped_by:
+        explanation += f" CA caps the scale-up at {plan.node_count} node(s) ({', '.join(plan.capped_by)})."
+    result = EstimateResult(options, chosen.node_group if chosen else None, explanation, candidates, plan)
+    result.binpacking_seconds = seconds
+    result.binpacking_time_exceeded = limits.total_budget > 0 and seconds > limits.total_budget
+    return result
+
+
+def _similar(
+    group: GroupTemplate, groups: Sequence[GroupTemplate], limits: ScaleUpLimits
+) -> list[GroupTemplate]:
+    """The other requested groups CA's balancing would treat as the same (templates only)."""
+    if not limits.balance_similar:
+        return []
+    return [
+        g
+        for g in groups
+        if g is not group
+        and (g.max_size is None or g.current_size < g.max_size)
+        and similar_templates(group.template, g.template, limits.ignored_labels)
+    ]
+
+
+def _plan(
+    chosen: GroupOption,
+    options: list[GroupOption],
+    groups: Sequence[GroupTemplate],
+    limits: ScaleUpLimits,
+    sim: Simulator,
+) -> ScaleUpPlan:
+    """CA's steps after the expander: cap by maxNodesTotal and the resource limits, then balance."""
+    by_name = {g.name: g for g in groups}
+    group = by_name[chosen.node_group]
+    devices = _Template(sim, group, None).devices
+    count, capped = cap_new_nodes(chosen.node_count, group.template, len(devices), limits)
+    plan = ScaleUpPlan(chosen.node_group, chosen.node_count, count, capped)
+    targets = [group]
+    scheduled = set(chosen.scheduled)
+    for other in _similar(group, groups, limits):
+        option = next(o for o in options if o.node_group == other.name)
+        if not option.skipped and set(option.scheduled) == scheduled:
+            targets.append(other)
+    sizes = [t.size if t.max_size is not None else _open_size(t, count) for t in targets]
+    plan.groups = balance(sizes, count)
+    total = sum(new - current for _, current, new in plan.groups)
+    if total < count:
+        plan.capped_by.append("node group max sizes")
+        plan.node_count = total
+    return plan
+
+
+def _open_size(group: GroupTemplate, count: int) -> GroupSize:
+    """A group without a known max size can take the whole count (or its maxNewNodes)."""
+    room = count if group.max_new_nodes is None else group.max_new_nodes
+    return GroupSize(group.name, group.current_size, group.current_size + room)
 
 
 def _parse_groups(sim: Simulator, grouped: list[_Grouped]) -> list[_Equivalence]:
     """Each group's pod context and demand (identical pods parsed once); groups of no pods dropped."""
-    parsed: dict[bytes, tuple[PodContext, Resources]] = {}
+    parsed: dict[bytes, tuple[PodContext, Resources, Resources]] = {}
     out: list[_Equivalence] = []
     for group in grouped:
         try:
@@ -758,7 +974,11 @@ def _parse_groups(sim: Simulator, grouped: list[_Grouped]) -> list[_Equivalence]
                 raise PodError(str(exc)) from None
             cached = parsed.get(spec_key)
             if cached is None:  # pods without a controller are separate groups but often identical
-                cached = parsed[spec_key] = (sim.pod_context(group.pod), pod_demand(group.pod))
+                cached = parsed[spec_key] = (
+                    sim.pod_context(group.pod),
+                    pod_demand(group.pod),
+                    containers_demand(group.pod),
+                )
         except PodError as exc:
             raise EstimateError(f"pod {group.ids[0] if group.ids else pod_id(group.pod)}: {exc}") from None
         except WeightsError as exc:

@@ -24,6 +24,7 @@ from .requests import PodError
 __all__ = [
     "Resources",
     "pod_demand",
+    "containers_demand",
     "node_allocatable",
     "node_capacity",
     "insufficient",
@@ -117,6 +118,18 @@ def pod_demand(pod: Mapping) -> Resources:
     total.cpu += overhead.cpu
     total.memory += overhead.memory
     total.ephemeral += overhead.ephemeral
+    return total
+
+
+def containers_demand(pod: Mapping) -> Resources:
+    """The app containers' requests only: what CA's least-waste expander sums (no init, no overhead)."""
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    containers = spec.get("containers") if isinstance(spec, Mapping) else None
+    total = Resources(pods=1)
+    for i, container in enumerate(containers if isinstance(containers, list) else []):
+        r = _container_requests(container, f"pod.spec.containers[{i}]")
+        total.cpu += r.cpu
+        total.memory += r.memory
     return total
 
 

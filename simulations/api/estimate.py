@@ -15,9 +15,18 @@ import orjson
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from hami_sim.engine.estimate import EstimateResult, GroupTemplate, PendingPods, estimate
+from hami_sim.engine.estimate import (
+    DIFFERENCES,
+    EstimateResult,
+    GroupOption,
+    GroupTemplate,
+    PendingPods,
+    ScaleUpLimits,
+    estimate,
+)
 from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.quantity import QuantityError, parse_quantity
 from hami_sim.engine.requests import PodError
 from hami_sim.rest import ApiError
 from hami_sim.runtime.simulator import get_simulator
@@ -41,39 +50,103 @@ log = logging.getLogger("hami_sim.estimate")
 MAX_RECORDED_PODS = 20  # distinct pods per estimate that get a decision record
 
 
-def result_json(result: EstimateResult) -> dict:
-    return {
-        "options": [
+def _option_json(o: GroupOption) -> dict:
+    out = {
+        "nodeGroup": o.node_group,
+        "nodeCount": o.node_count,
+        "scheduledPods": o.scheduled,
+        "unschedulablePods": o.unschedulable,
+        "nodes": [
             {
-                "nodeGroup": o.node_group,
-                "nodeCount": o.node_count,
-                "scheduledPods": o.scheduled,
-                "unschedulablePods": o.unschedulable,
-                "nodes": [
-                    {
-                        "name": n.name,
-                        "pods": n.pods,
-                        "devices": [device_json(d) for d in n.devices],
-                        "requested": {
-                            "cpu": f"{n.requested.cpu}m",
-                            "memory": str(n.requested.memory),
-                            "pods": n.requested.pods,
-                        },
-                    }
-                    for n in o.nodes
-                ],
-                "waste": {
-                    "cpu": round(o.waste.cpu, 6),
-                    "memory": round(o.waste.memory, 6),
-                    "gpuMemory": round(o.waste.gpu_memory, 6),
-                    "gpuCores": round(o.waste.gpu_cores, 6),
+                "name": n.name,
+                "pods": n.pods,
+                "devices": [device_json(d) for d in n.devices],
+                "requested": {
+                    "cpu": f"{n.requested.cpu}m",
+                    "memory": str(n.requested.memory),
+                    "pods": n.requested.pods,
                 },
             }
-            for o in result.options
+            for n in o.nodes
         ],
+        "waste": {
+            "cpu": round(o.waste.cpu, 6),
+            "memory": round(o.waste.memory, 6),
+            "gpuMemory": round(o.waste.gpu_memory, 6),
+            "gpuCores": round(o.waste.gpu_cores, 6),
+        },
+        "nodeLimit": o.node_limit,
+    }
+    if o.skipped:
+        out["skipped"] = o.skipped
+    if o.timed_out:
+        out["timedOut"] = True
+    return out
+
+
+def result_json(result: EstimateResult) -> dict:
+    plan = result.scale_up
+    return {
+        "options": [_option_json(o) for o in result.options],
         "chosen": result.chosen,
         "explanation": result.explanation,
+        "candidates": result.candidates,
+        "scaleUp": None
+        if plan is None
+        else {
+            "nodeGroup": plan.node_group,
+            "estimatedNodes": plan.estimated,
+            "nodeCount": plan.node_count,
+            "cappedBy": plan.capped_by,
+            "groups": [{"nodeGroup": n, "currentSize": c, "newSize": s} for n, c, s in plan.groups],
+        },
+        "binpacking": {
+            "seconds": round(result.binpacking_seconds, 6),
+            "maxBinpackingTimeExceeded": result.binpacking_time_exceeded,
+            "timedOutGroups": [o.node_group for o in result.options if o.timed_out],
+        },
+        "differencesFromCA": list(DIFFERENCES),
     }
+
+
+def _cluster_now() -> tuple[int, int, int, int]:
+    """(live nodes, their whole cores, memory bytes, GPU devices) from the inventory, for CA's totals."""
+    from profiles.models import NodeInventory
+
+    nodes = cores = memory = gpus = 0
+    rows = NodeInventory.objects.filter(gone_at__isnull=True).values_list("capacity", "devices")
+    for capacity, devices in rows.iterator(chunk_size=500):
+        nodes += 1
+        gpus += len(devices or [])
+        try:
+            cores += -int(-parse_quantity(str((capacity or {}).get("cpu", "0"))) // 1)
+            memory += int(parse_quantity(str((capacity or {}).get("memory", "0"))))
+        except (QuantityError, ValueError):
+            continue
+    return nodes, cores, memory, gpus
+
+
+def scale_up_limits(data: dict) -> ScaleUpLimits:
+    """CA's flags from the request; the cluster's current totals only when a total limit is set."""
+    needs_cluster = data["maxNodesTotal"] or any(
+        data[k] is not None for k in ("coresTotal", "memoryTotal", "gpuTotal")
+    )
+    nodes, cores, memory, gpus = _cluster_now() if needs_cluster else (0, 0, 0, 0)
+    return ScaleUpLimits(
+        max_nodes_per_scale_up=data["maxNodesPerScaleUp"],
+        max_nodes_total=data["maxNodesTotal"],
+        current_nodes=nodes,
+        cores_total=data["coresTotal"],
+        memory_total=data["memoryTotal"],
+        gpu_total=data["gpuTotal"],
+        current_cores=cores,
+        current_memory=memory,
+        current_gpus=gpus,
+        balance_similar=data["balanceSimilarNodeGroups"],
+        ignored_labels=frozenset(data["balancingIgnoredLabels"]),
+        group_budget=data["maxNodeGroupBinpackingDuration"],
+        total_budget=data["maxBinpackingTime"],
+    )
 
 
 def record_decisions(pods: list[PendingPods], groups: list[GroupTemplate]) -> None:
@@ -143,7 +216,8 @@ class EstimateViewSet(SimulationViewSet):
             except (PodError, WeightsError) as exc:
                 raise ApiError(400, f"malformed pod: {exc}") from None
             pending = existing.remaining
-        result = estimate(get_simulator(), pending, groups, data["expander"], data["maxNodesPerScaleUp"])
+        limits = scale_up_limits(data)
+        result = estimate(get_simulator(), pending, groups, data["expander"], limits=limits)
         record_decisions(pods, groups)
         out = result_json(result)
         if existing is not None:

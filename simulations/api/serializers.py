@@ -20,6 +20,7 @@ from hami_sim.engine.estimate import (
     PendingPods,
     parse_expander,
 )
+from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET
 
 from ..sessions import MAX_TTL
 
@@ -214,8 +215,9 @@ def resolve_node_group(name: str) -> GroupTemplate | None:
     """A known node group (profiles app) as a template Node; None when there is no such group.
 
     The template is the one ``GET /api/v1/node-groups/<name>/template`` serves: labels, taints,
-    capacity and the registration annotation rendered from the group's device profiles. A group's
-    ``max_size`` bounds how many nodes it may add (its current size is not known here).
+    capacity and the registration annotation rendered from the group's device profiles. As in CA, the
+    group may add ``max_size`` minus its current size (its live nodes in the inventory) new nodes,
+    and a ``max_size`` of 0 never grows.
     """
     from profiles.models import NodeGroup
     from profiles.nodetemplates import group_template
@@ -224,7 +226,8 @@ def resolve_node_group(name: str) -> GroupTemplate | None:
     if group is None:
         return None
     node = group_template(group)
-    return GroupTemplate(group.name, node, group.max_size or None)
+    current = group.inventories.filter(gone_at__isnull=True).count()
+    return GroupTemplate(group.name, node, None, group.max_size, current)
 
 
 def _int(value: object, name: str, low: int, high: int) -> int:
@@ -273,15 +276,25 @@ def _group(entry: object, i: int) -> GroupTemplate:
     max_new = entry.get("maxNewNodes")
     if max_new is not None:
         max_new = _int(max_new, f"nodeGroups[{i}].maxNewNodes", 0, MAX_PODS)
+    max_size = entry.get("maxSize")
+    if max_size is not None:
+        max_size = _int(max_size, f"nodeGroups[{i}].maxSize", 0, MAX_PODS)
     template = entry.get("template")
     if template is None:
         known = resolve_node_group(name)
         if known is None:
             raise EstimateError(f"unknown node group {name!r}: give its template inline or create it first")
-        return GroupTemplate(name, known.template, max_new if max_new is not None else known.max_new_nodes)
+        if max_new is not None and max_size is None:  # an explicit room replaces the stored max size
+            return GroupTemplate(name, known.template, max_new, None, known.current_size)
+        size = known.max_size if max_size is None else max_size
+        current = _int(
+            entry.get("currentSize", known.current_size), f"nodeGroups[{i}].currentSize", 0, MAX_PODS
+        )
+        return GroupTemplate(name, known.template, max_new, size, current)
     if not isinstance(template, Mapping) or not isinstance(template.get("metadata", {}), Mapping):
         raise EstimateError(f"nodeGroups[{i}].template must be a Node object")
-    return GroupTemplate(name, template, max_new)
+    current = _int(entry.get("currentSize", 0), f"nodeGroups[{i}].currentSize", 0, MAX_PODS)
+    return GroupTemplate(name, template, max_new, max_size, current)
 
 
 def parse_groups(raw: object) -> list[GroupTemplate]:
@@ -293,6 +306,15 @@ def parse_groups(raw: object) -> list[GroupTemplate]:
     if len(raw) > MAX_GROUPS:
         raise EstimateError(f"at most {MAX_GROUPS} node groups per estimate")
     return [_group(entry, i) for i, entry in enumerate(raw)]
+
+
+def _total(value: object, name: str) -> int | None:
+    """CA's ``--cores-total``/``--memory-total``/``--gpu-total`` maximum: ``n`` or ``"min:max"``."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.count(":") == 1 and value.split(":")[1].strip().isdigit():
+        return int(value.split(":")[1])
+    return _int(value, name, 0, 10**12)
 
 
 def _engine_checked(parse, value: object):
@@ -327,6 +349,39 @@ class EstimateRequestSerializer(serializers.Serializer):
             "max_value": f"maxNodesPerScaleUp must be an integer between 0 and {MAX_PODS}",
         },
     )
+    maxNodesTotal = StrictIntegerField(  # noqa: N815
+        required=False, default=0, min_value=0, help_text="CA's --max-nodes-total (0 = no limit)"
+    )
+    coresTotal = serializers.JSONField(  # noqa: N815
+        required=False, help_text="CA's --cores-total: the cluster's max cores, n or \"min:max\""
+    )
+    memoryTotal = serializers.JSONField(  # noqa: N815
+        required=False, help_text='CA\'s --memory-total in GiB, n or "min:max"'
+    )
+    gpuTotal = serializers.JSONField(  # noqa: N815
+        required=False, help_text="CA's --gpu-total: the cluster's max GPU devices, n or \"min:max\""
+    )
+    balanceSimilarNodeGroups = StrictBooleanField(  # noqa: N815
+        required=False, default=False, help_text="CA's --balance-similar-node-groups"
+    )
+    balancingIgnoredLabels = serializers.ListField(  # noqa: N815
+        child=StrictCharField(), required=False, default=list, help_text="CA's --balancing-ignore-label"
+    )
+    randomSeed = StrictIntegerField(  # noqa: N815
+        required=False, allow_null=True, help_text="random expander: a seeded pick (else the first candidate)"
+    )
+    maxNodeGroupBinpackingDuration = serializers.FloatField(  # noqa: N815
+        required=False,
+        default=DEFAULT_GROUP_BUDGET,
+        min_value=0,
+        help_text="CA's --max-nodegroup-binpacking-duration in seconds (0 = none)",
+    )
+    maxBinpackingTime = serializers.FloatField(  # noqa: N815
+        required=False,
+        default=DEFAULT_TOTAL_BUDGET,
+        min_value=0,
+        help_text="CA's --max-binpacking-time in seconds (reported, as CA 1.32 only logs it)",
+    )
     existingNodes = StrictBooleanField(  # noqa: N815
         required=False,
         default=False,
@@ -342,10 +397,15 @@ class EstimateRequestSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         attrs["expander"] = _engine_checked(
-            lambda _: parse_expander(attrs.get("expander"), attrs.get("priorities")), None
+            lambda _: parse_expander(attrs.get("expander"), attrs.get("priorities"), attrs.get("randomSeed")),
+            None,
         )
         if attrs.get("maxNodesPerScaleUp") is None:
             attrs["maxNodesPerScaleUp"] = DEFAULT_MAX_NODES_PER_SCALE_UP
+        for key in ("coresTotal", "memoryTotal", "gpuTotal"):
+            attrs[key] = _engine_checked(lambda value, key=key: _total(value, key), attrs.get(key))
+        if attrs["memoryTotal"] is not None:
+            attrs["memoryTotal"] *= 1024**3  # CA's flag is in GiB
         return attrs
 
 
@@ -356,6 +416,29 @@ class EstimateOptionSerializer(serializers.Serializer):
     unschedulablePods = serializers.DictField(child=serializers.CharField())  # noqa: N815
     nodes = serializers.ListField(child=serializers.DictField())
     waste = serializers.DictField(child=serializers.FloatField())
+    nodeLimit = serializers.IntegerField(allow_null=True, required=False)  # noqa: N815
+    skipped = serializers.CharField(required=False, help_text="why CA would not consider the group")
+    timedOut = serializers.BooleanField(required=False)  # noqa: N815
+
+
+class ScaleUpGroupSerializer(serializers.Serializer):
+    nodeGroup = serializers.CharField()  # noqa: N815
+    currentSize = serializers.IntegerField()  # noqa: N815
+    newSize = serializers.IntegerField()  # noqa: N815
+
+
+class ScaleUpSerializer(serializers.Serializer):
+    nodeGroup = serializers.CharField()  # noqa: N815
+    estimatedNodes = serializers.IntegerField()  # noqa: N815
+    nodeCount = serializers.IntegerField()  # noqa: N815
+    cappedBy = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    groups = ScaleUpGroupSerializer(many=True)
+
+
+class BinpackingSerializer(serializers.Serializer):
+    seconds = serializers.FloatField()
+    maxBinpackingTimeExceeded = serializers.BooleanField()  # noqa: N815
+    timedOutGroups = serializers.ListField(child=serializers.CharField())  # noqa: N815
 
 
 class ExistingNodesSerializer(serializers.Serializer):
@@ -369,3 +452,9 @@ class EstimateSerializer(serializers.Serializer):
     existingNodes = ExistingNodesSerializer(required=False)  # noqa: N815
     chosen = serializers.CharField(allow_null=True)
     explanation = serializers.CharField()
+    candidates = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="the tie CA's random fallback picks from"
+    )
+    scaleUp = ScaleUpSerializer(allow_null=True, required=False)  # noqa: N815
+    binpacking = BinpackingSerializer(required=False)
+    differencesFromCA = serializers.ListField(child=serializers.CharField(), required=False)  # noqa: N815

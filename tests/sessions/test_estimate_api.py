@@ -231,7 +231,7 @@ def test_named_group_from_the_database(client):
         ({"pods": [1], "nodeGroups": [{"name": "a", "template": {}}]}, "pods[0]"),
         ({"pods": [{"pod": {}, "count": -1}], "nodeGroups": [{"name": "a", "template": {}}]}, "count"),
         (
-            {"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "random"},
+            {"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "fastest"},
             "unknown expander",
         ),
         ({"pods": [], "nodeGroups": [{"name": "a", "template": {}}], "expander": "priority"}, "priorities"),
@@ -290,3 +290,51 @@ def test_estimate_leaves_decision_records(client):
     rows = {d.pod_name: d for d in Decision.objects.filter(caller="estimate")}
     assert set(rows) == {"rec", "ok"}
     assert rows["rec"].verdict == "no_fit" and rows["ok"].fit_count == 1
+
+
+def test_a_warm_group_adds_max_size_minus_its_live_nodes(client):
+    """CA's room for a group is max size minus current size: a warm gpu-a10g (max 10, 2 live nodes)
+    may add 8, a max size of 0 never grows, and the answer says what CA would ask for."""
+    from django.utils import timezone
+
+    from profiles.models import NodeInventory
+
+    ng = NodeGroup.objects.create(
+        name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=10
+    )
+    profile = DeviceProfile.objects.create(node_group=ng)
+    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
+    now = timezone.now()
+    for name in ("live-0", "live-1"):
+        NodeInventory.objects.create(name=name, node_group=ng, first_seen=now, last_seen=now)
+    NodeInventory.objects.create(name="gone", node_group=ng, first_seen=now, last_seen=now, gone_at=now)
+    pods = [{"pod": pod("w", gpumem=12000), "count": 30}]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"], "maxNodesPerScaleUp": 0})
+    assert status == 200, body
+    [option] = body["options"]
+    assert (option["nodeCount"], option["nodeLimit"], len(option["scheduledPods"])) == (8, 8, 16)
+    assert body["scaleUp"]["groups"] == [{"nodeGroup": "gpu-a10g", "currentSize": 2, "newSize": 10}]
+    assert body["differencesFromCA"]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"], "maxNodesTotal": 5})
+    assert body["options"][0]["nodeCount"] == 3  # 2 live nodes of at most 5 in the cluster
+    ng.max_size = 0
+    ng.save()
+    status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"]})
+    assert body["chosen"] is None and body["options"][0]["skipped"].startswith("max node group size reached")
+
+
+@pytest.mark.parametrize(
+    ("extra", "chosen", "candidates"),
+    [
+        ({"expander": ["most-pods", "least-nodes"]}, "a", ["a", "b"]),
+        ({"expander": "random"}, "a", ["a", "b"]),
+        ({"expander": "random", "randomSeed": 3}, None, ["a", "b"]),
+    ],
+)
+def test_random_and_chains_over_http(client, extra, chosen, candidates):
+    groups = [group("a", a10_node("ta")), group("b", a10_node("tb"))]
+    body = {"pods": [{"pod": pod("w", gpumem=1000), "count": 2}], "nodeGroups": groups, **extra}
+    status, answer = estimate(client, body)
+    assert status == 200, answer
+    assert answer["candidates"] == candidates
+    assert answer["chosen"] == chosen if chosen else answer["chosen"] in candidates

@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean
+.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean protos
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/filter_bench.py
 	$(PY) bench/estimate_bench.py
+
+## Regenerate the gRPC expander's Python modules from our own .proto files (committed).
+PROTOS := simulations/grpcexpander/protos
+protos: $(STAMP)
+	$(PY) -m grpc_tools.protoc -I . --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)/k8s_core.proto $(PROTOS)/expander.proto
+	rm -f $(PROTOS)/k8s_core_pb2_grpc.py
 
 clean:
 	rm -rf var tests/artifacts

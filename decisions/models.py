@@ -30,6 +30,7 @@ class Decision(models.Model):
         SESSION = "session"
         ESTIMATE = "estimate"
         UI = "ui", "UI"  # the derived label would be "Ui"
+        EXPANDER = "expander"  # CA's gRPC expander (design.md 11)
 
     digest = models.CharField(max_length=64, unique=True, help_text="pod + caller + node groups + verdicts")
     pod_uid = models.CharField(max_length=128, db_index=True, blank=True)

@@ -74,6 +74,9 @@ class Conf:
     session_max_checkpoint_rows: int = 200000
     #: new sessions per minute, all clients together (the extender listener has one client: CA)
     session_create_per_minute: int = 600
+    #: what the gRPC expander answers: ``most-placed`` (every option placing the most pods; ties go
+    #: to CA's next expander) or ``least-gpu-waste`` (the single one of those with the least waste)
+    expander_return: str = "most-placed"
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())

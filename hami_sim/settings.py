@@ -295,6 +295,8 @@ DRIFT_UNREGISTERED_GRACE_SECONDS = env.int(
 DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=DEFAULTS.decision_retention_days)
 # Decision recording: "async" (bounded queue + writer thread), "sync" (in the caller) or "off".
 DECISION_RECORDING = env.str("DECISION_RECORDING", default=DEFAULTS.decision_recording)
+# EXPANDER_RETURN: what the gRPC expander answers CA, "most-placed" or "least-gpu-waste" (design.md 11)
+EXPANDER_RETURN = env.str("EXPANDER_RETURN", default=DEFAULTS.expander_return)
 DECISION_QUEUE_MAX_NODES = env.int(
     "DECISION_QUEUE_MAX_NODES", default=DEFAULTS.decision_queue_max_nodes
 )  # queued nodes, not calls

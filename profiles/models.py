@@ -66,6 +66,13 @@ class NodeGroup(models.Model):
     """A CA node group (``name`` = CA's node group id) and the rule for its template inventories."""
 
     name = models.CharField(max_length=253, unique=True, help_text="CA's node group id")
+    ca_node_group_id = models.CharField(
+        max_length=300,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="CA's node group id when it differs from the name (e.g. the ASG name); the gRPC expander maps by it first",
+    )
     match_labels = models.JSONField(
         default=dict,
         blank=True,

@@ -217,6 +217,7 @@ class NodeGroupSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "ca_node_group_id",
             "match_labels",
             "provider",
             "instance_type",

@@ -1,0 +1,168 @@
+"""Benchmark of CA's gRPC expander (design.md 11, issue 13). Never run by tests.
+
+One ``BestOptions`` call carries 50 options x 100 pods (five Deployments' mixed GPU requests, each pod
+its own Pod message with its own uid) and 50 template Nodes: 25 warm (8-GPU registration annotation in
+the template) and 25 cold (no annotation; resolved from the NodeGroup's device profile). The client is
+real grpcio over 127.0.0.1 sending CA's protobuf encoding; the server is ``build_server`` in this
+process. Prints p50/p99/max over the calls, in ms. Target: p99 < 500 ms.
+
+Run: ``PYTHONPATH=. .venv/bin/python bench/expander_bench.py [calls]`` (``DATABASE_URL`` or a SQLite file
+under var/; migrated on the way).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", f"sqlite:///{ROOT / 'var' / 'expander-bench.db'}")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+(ROOT / "var").mkdir(exist_ok=True)
+
+import django  # noqa: E402
+
+django.setup()
+
+import grpc  # noqa: E402
+import orjson  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from simulations.grpcexpander.protos import expander_pb2 as pb  # noqa: E402
+from simulations.grpcexpander.protos import k8s_core_pb2 as core  # noqa: E402
+from simulations.grpcexpander.server import build_server  # noqa: E402
+
+OPTIONS, PODS = 50, 100
+# (deployment, gpu count, gpumem MiB, gpucores)
+MIX = (
+    ("infer-small", 1, 4000, 10),
+    ("infer-medium", 1, 10000, 20),
+    ("train-pair", 2, 20000, 50),
+    ("notebook", 1, 2000, 0),
+    ("batch", 1, 8000, 30),
+)
+H100 = {
+    "type": "NVIDIA H100 80GB HBM3",
+    "devmem": 81559,
+    "devcore": 100,
+    "count": 10,
+    "numa": 0,
+    "mode": "hami-core",
+}
+
+
+def q(values: dict) -> dict:
+    return {k: core.Quantity(string=str(v)) for k, v in values.items()}
+
+
+def pod(option: int, i: int) -> core.Pod:
+    name, count, mem, cores = MIX[i % len(MIX)]
+    limits = {"nvidia.com/gpu": count, "nvidia.com/gpumem": mem, "nvidia.com/gpucores": cores}
+    return core.Pod(
+        metadata=core.ObjectMeta(
+            name=f"{name}-{i}",
+            namespace="ml",
+            uid=f"uid-{i}",
+            ownerReferences=[
+                core.OwnerReference(kind="ReplicaSet", name=name, uid=f"rs-{name}", controller=True)
+            ],
+        ),
+        spec=core.PodSpec(
+            containers=[
+                core.Container(
+                    name="c",
+                    resources=core.ResourceRequirements(
+                        limits=q(limits), requests=q({"cpu": "1", "memory": "2Gi"})
+                    ),
+                )
+            ]
+        ),
+    )
+
+
+def template(group: str, warm: bool, devmem: int) -> core.Node:
+    annotations = {}
+    if warm:
+        devices = [
+            {**H100, "devmem": devmem, "id": f"GPU-{group}-{g}", "index": g, "health": True} for g in range(8)
+        ]
+        annotations["hami.io/node-nvidia-register"] = orjson.dumps(devices).decode()
+    status = {"cpu": "96", "memory": "768Gi", "pods": "110"}
+    return core.Node(
+        metadata=core.ObjectMeta(
+            name=f"template-node-for-{group}-1", labels={"pool": group}, annotations=annotations
+        ),
+        status=core.NodeStatus(capacity=q(status), allocatable=q(status)),
+    )
+
+
+def ensure_cold_groups(names: list[str], devmem) -> None:
+    from profiles.models import DeviceProfile, NodeGroup
+    from profiles.services import save_profile
+
+    for name in names:
+        group, created = NodeGroup.objects.get_or_create(name=name, defaults={"match_labels": {"pool": name}})
+        if created:
+            rows = [{**H100, "devmem": devmem(name), "quantity": 8, "mig_profiles": []}]
+            save_profile(DeviceProfile(node_group=group, vendor="NVIDIA"), rows=rows)
+
+
+def request(distinct: bool) -> bytes:
+    """``distinct``: every group's cards differ in memory, so no two options pack alike (worst case);
+    else the groups are one instance type in 50 pools (what CA's options often are)."""
+    prefix = "bench-distinct" if distinct else "bench"
+    groups = [f"{prefix}-{'warm' if i % 2 == 0 else 'cold'}-{i}" for i in range(OPTIONS)]
+
+    def devmem(group: str) -> int:
+        return 81559 - 100 * int(group.rsplit("-", 1)[1]) if distinct else 81559
+
+    ensure_cold_groups([g for g in groups if "-cold-" in g], devmem)
+    options = [
+        pb.CAOption(nodeGroupId=g, nodeCount=3, pod=[pod(o, i) for i in range(PODS)])
+        for o, g in enumerate(groups)
+    ]
+    node_map = {g: template(g, "-warm-" in g, devmem(g)) for g in groups}
+    return pb.CABestOptionsRequest(options=options, nodeMap=node_map).SerializeToString()
+
+
+def run(raw: bytes, calls: int) -> tuple[list[float], int]:
+    server, port = build_server("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = channel.unary_unary(
+                "/grpcplugin.Expander/BestOptions", response_deserializer=pb.BestOptionsResponse.FromString
+            )
+            kept = len(stub(raw, timeout=60).options)  # warm-up
+            times = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                stub(raw, timeout=60)
+                times.append((time.perf_counter() - started) * 1000)
+    finally:
+        server.stop(None)
+    return sorted(times), kept
+
+
+def main() -> None:
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    call_command("migrate", verbosity=0)
+    for distinct in (False, True):
+        raw = request(distinct)
+        times, kept = run(raw, calls)
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+        kind = "50 distinct templates" if distinct else "one instance type in 50 groups"
+        print(
+            f"expander BestOptions, {OPTIONS} options x {PODS} pods ({kind}), {len(raw)} bytes, {calls} calls, {kept} kept"
+        )
+        print(
+            f"  p50_ms={statistics.median(times):.1f} p99_ms={p99:.1f} max_ms={times[-1]:.1f} target_p99_ms=500"
+        )
+
+
+if __name__ == "__main__":
+    main()

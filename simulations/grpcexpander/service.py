@@ -1,0 +1,285 @@
+"""CA's gRPC expander (``grpcplugin.Expander/BestOptions``, design.md section 11).
+
+CA asks which of its scale-up options to keep. Each option (a node group id, ``nodeCount`` new
+nodes, the pods it would help) is packed with HAMi's device rules by the estimator's packer
+(``hami_sim.engine.estimate.estimate``) onto ``nodeCount`` fresh nodes of the group's template: CA's
+template Node from ``nodeMap`` when it carries a registration annotation, else merged with the
+template rendered from the NodeGroup's device profiles. The answer is a set, not a ranking: CA keeps
+what we return, narrows a several-option answer with its next expander, gives up this loop on an
+empty answer and keeps every option on an error - so a bad option is dropped alone, never the call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import orjson
+from google.protobuf.message import DecodeError
+
+from hami_sim.conf import conf
+from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+from hami_sim.engine.simulate import NodeVerdict, Simulator
+
+from ..engine import get_simulator
+from ..extender import ExtenderArgs
+from ..signals import filter_answered
+from .convert import node_from_bytes, pod_from_bytes
+from .protos import expander_pb2 as pb
+
+__all__ = [
+    "RETURN_MODES",
+    "OptionVerdict",
+    "GroupDirectory",
+    "CallCache",
+    "evaluate",
+    "choose",
+    "best_options",
+]
+
+log = logging.getLogger("hami_sim.expander")
+RETURN_MODES = ("most-placed", "least-gpu-waste")
+MAX_NODE_COUNT = 1000  # CA's default --max-nodes-total is 0 (no limit); 1000 bounds one option's packing
+
+
+@dataclass(slots=True)
+class OptionVerdict:
+    """What became of one option: kept or not, and why (the decision record's per-group line)."""
+
+    node_group: str
+    node_count: int
+    debug: str = ""
+    placed: int = 0
+    total: int = 0
+    nodes_used: int = 0
+    gpu_waste: float = 0.0
+    kept: bool = False
+    malformed: bool = False
+    reason: str = ""
+    template: Mapping | None = None
+    first_pod: Mapping | None = None
+
+
+class GroupDirectory:
+    """NodeGroups by CA's id: the explicit ``ca_node_group_id``, else the name, else the template's
+    labels (the group whose ``match_labels`` the template carries, the most specific first). Loaded
+    once per call."""
+
+    def __init__(self) -> None:
+        from profiles.models import NodeGroup
+
+        self.groups = list(NodeGroup.objects.prefetch_related("profiles__devices"))
+        self.by_ca_id = {g.ca_node_group_id: g for g in self.groups if g.ca_node_group_id}
+        self.by_name = {g.name: g for g in self.groups}
+
+    def find(self, group_id: str, template: Mapping | None):
+        found = self.by_ca_id.get(group_id) or self.by_name.get(group_id)
+        if found is not None or template is None:
+            return found
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        matching = [
+            g
+            for g in self.groups
+            if g.match_labels and all(labels.get(k) == v for k, v in g.match_labels.items())
+        ]
+        return max(matching, key=lambda g: len(g.match_labels), default=None)
+
+
+def _template(sim: Simulator, template: Mapping | None, group) -> Mapping | None:
+    """CA's template when it is registered; else CA's template completed from the group's profile."""
+    if template is not None and not sim.annotation_inventory(template).error:
+        return template
+    if group is None:
+        return template
+    from profiles.nodetemplates import group_template
+
+    rendered = group_template(group)
+    if template is None:
+        return rendered
+    meta, base_meta = dict(template.get("metadata") or {}), rendered["metadata"]
+    meta["annotations"] = {**(base_meta.get("annotations") or {}), **(meta.get("annotations") or {})}
+    meta["labels"] = {**(base_meta.get("labels") or {}), **(meta.get("labels") or {})}
+    status = template.get("status") or {}
+    base_status = rendered.get("status") or {}
+    merged_status = {
+        key: {**(base_status.get(key) or {}), **(status.get(key) or {})}
+        for key in ("capacity", "allocatable")
+    }
+    return {**template, "metadata": meta, "status": merged_status}
+
+
+def _why_none(unschedulable: Mapping[str, str]) -> str:
+    reasons = Counter(unschedulable.values())
+    if not reasons:
+        return "no pods in the option"
+    reason, count = reasons.most_common(1)[0]
+    return f"no pod fits a new node ({count} pod(s): {reason})"
+
+
+#: labels the device rules read whatever the pod asks (AWS Neuron's instance type)
+_RULE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+class CallCache:
+    """Work shared by the options of one call. CA's options carry the same pending Pods (identical
+    bytes), and groups of one instance type have templates that differ only in names and device ids,
+    so pods are decoded once and an option equivalent to one already packed reuses its result."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self.pods: dict[bytes, dict] = {}
+        self.packed: dict[bytes, tuple[int, int, int, float, str]] = {}
+
+    def pod(self, raw: bytes) -> dict:
+        found = self.pods.get(raw)
+        if found is None:
+            found = self.pods[raw] = pod_from_bytes(raw)
+        return found
+
+    def key(self, option: pb.Option, pods: Sequence[Mapping], template: Mapping) -> bytes:
+        """What the packing depends on: the pods, nodeCount, and the template up to names and ids."""
+        meta = template.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if not any((p.get("spec") or {}).get("nodeSelector") for p in pods):
+            labels = {k: v for k, v in labels.items() if k in _RULE_LABELS}
+        inventory = self.sim.inventory(template)
+        devices = [
+            (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health, repr(d.mig_profiles),
+             d.device_vendor, repr(d.custom_info))
+            for d in inventory.devices
+        ]  # fmt: skip
+        annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if "register" not in k}
+        shape = [
+            option.nodeCount, b"".join(option.pod).hex(), labels, annotations, devices, inventory.error,
+            repr(inventory.pair_scores), sorted(inventory.cordoned), template.get("spec"), template.get("status"),
+        ]  # fmt: skip
+        return orjson.dumps(shape, default=repr)
+
+
+def _pack(cache: CallCache, option: pb.Option, pods: list[dict], template: Mapping) -> tuple:
+    """(placed, total, nodes used, gpu waste, reason when none placed), from the cache when an
+    equivalent option was packed already in this call."""
+    key = cache.key(option, pods, template)
+    found = cache.packed.get(key)
+    if found is None:
+        group = GroupTemplate(option.nodeGroupId, template, option.nodeCount)
+        packed = estimate(cache.sim, [PendingPods(p) for p in pods], [group]).options[0]
+        placed = len(packed.scheduled)
+        found = cache.packed[key] = (
+            placed,
+            placed + len(packed.unschedulable),
+            packed.node_count,
+            round(packed.waste.gpu_memory + packed.waste.gpu_cores, 9),
+            "" if placed else _why_none(packed.unschedulable),
+        )
+    return found
+
+
+def evaluate(
+    cache: CallCache, option: pb.Option, node_map: Mapping[str, bytes], groups: GroupDirectory
+) -> OptionVerdict:
+    """Pack one option; a malformed one comes back ``malformed`` with the reason, never raises."""
+    verdict = OptionVerdict(option.nodeGroupId, option.nodeCount, option.debug)
+    try:
+        if not option.nodeGroupId:
+            raise EstimateError("no nodeGroupId")
+        if not 0 < option.nodeCount <= MAX_NODE_COUNT:
+            raise EstimateError(f"nodeCount {option.nodeCount} is not between 1 and {MAX_NODE_COUNT}")
+        pods = [cache.pod(raw) for raw in option.pod]
+        verdict.first_pod = pods[0] if pods else None
+        raw_node = node_map.get(option.nodeGroupId)
+        template = node_from_bytes(raw_node) if raw_node is not None else None
+        template = _template(cache.sim, template, groups.find(option.nodeGroupId, template))
+        if template is None:
+            raise EstimateError("no template Node in nodeMap and no node group of that id")
+        verdict.template = template
+        verdict.placed, verdict.total, verdict.nodes_used, verdict.gpu_waste, verdict.reason = _pack(
+            cache, option, pods, template
+        )
+    except (DecodeError, EstimateError, ValueError, TypeError) as exc:
+        verdict.malformed = True
+        verdict.reason = f"malformed option: {exc}"
+    return verdict
+
+
+def choose(verdicts: Sequence[OptionVerdict], mode: str) -> list[OptionVerdict]:
+    """Mark and return the options to keep: those placing the most pods (``most-placed``), or the one
+    of those with the least GPU waste, earliest on ties (``least-gpu-waste``)."""
+    viable = [v for v in verdicts if not v.malformed and v.placed]
+    if not viable:
+        return []
+    most = max(v.placed for v in viable)
+    kept = [v for v in viable if v.placed == most]
+    for v in viable:
+        if v.placed < most:
+            v.reason = f"places {v.placed}/{v.total} pod(s); other options place {most}"
+    if mode == "least-gpu-waste" and len(kept) > 1:
+        best = min(kept, key=lambda v: v.gpu_waste)
+        for v in kept:
+            if v is not best:
+                v.reason = (
+                    f"gpu waste {v.gpu_waste:.3f} is more than {best.node_group!r}'s {best.gpu_waste:.3f}"
+                )
+        kept = [best]
+    for v in kept:
+        v.kept = True
+        v.reason = (
+            f"kept: places {v.placed}/{v.total} pod(s) on {v.nodes_used} of {v.node_count} new node(s), "
+            f"gpu waste {v.gpu_waste:.3f}"
+        )
+    return kept
+
+
+def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float) -> None:
+    """One decision record per call (caller ``expander``): the call's first pod, one line per option
+    with its verdict and reason. Sent as ``filter_answered``; never fails the answer."""
+    if not filter_answered.receivers or not verdicts:
+        return
+    try:
+        pod = next((v.first_pod for v in verdicts if v.first_pod), None) or {
+            "metadata": {"name": "expander-call", "namespace": ""},
+            "spec": {"containers": []},
+        }
+        nodes = [v.template or {"metadata": {"name": v.node_group}} for v in verdicts]
+        node_verdicts = [
+            NodeVerdict(
+                name=(v.template or {}).get("metadata", {}).get("name") or v.node_group,
+                fits=v.kept,
+                reason=v.reason,
+                unresolvable=v.malformed,
+                node_group=v.node_group,
+                source="expander",
+            )
+            for v in verdicts
+        ]
+        filter_answered.send_robust(
+            sender=best_options,
+            ctx=sim.pod_context(pod),
+            args=ExtenderArgs(dict(pod), nodes),
+            verdicts=node_verdicts,
+            caller="expander",
+            seconds=seconds,
+        )
+    except Exception:
+        log.exception("could not record an expander decision")
+
+
+def best_options(request: pb.BestOptionsRequest, mode: str | None = None) -> pb.BestOptionsResponse:
+    """The whole call: evaluate every option, choose, record, answer."""
+    started = time.perf_counter()
+    sim = get_simulator()
+    mode = mode or conf().expander_return
+    groups = GroupDirectory()
+    cache = CallCache(sim)
+    verdicts = [evaluate(cache, option, request.nodeMap, groups) for option in request.options]
+    kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed")
+    for v in verdicts:
+        if v.malformed:
+            log.warning("expander dropped option %r: %s", v.node_group, v.reason)
+    _record(sim, verdicts, time.perf_counter() - started)
+    return pb.BestOptionsResponse(
+        options=[pb.Option(nodeGroupId=v.node_group, nodeCount=v.node_count, debug=v.debug) for v in kept]
+    )

@@ -1,0 +1,43 @@
+"""``manage.py run_expander --bind HOST:PORT [--tls-cert F --tls-key F]``: CA's gRPC expander."""
+
+from __future__ import annotations
+
+import signal
+
+from django.core.management.base import BaseCommand, CommandError
+
+from simulations.grpcexpander.server import build_server
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve Cluster Autoscaler's gRPC expander (grpcplugin.Expander/BestOptions) with HAMi's device rules."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--bind", default="127.0.0.1:8443", help="HOST:PORT to listen on")
+        parser.add_argument("--tls-cert", default="", help="PEM certificate (chain) to serve TLS with")
+        parser.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
+        parser.add_argument("--workers", type=int, default=4, help="concurrent calls")
+
+    def handle(self, *args, **opts):
+        try:
+            server, port = build_server(
+                opts["bind"],
+                tls_cert=opts["tls_cert"] or None,
+                tls_key=opts["tls_key"] or None,
+                workers=opts["workers"],
+            )
+        except (ValueError, OSError) as exc:
+            raise CommandError(str(exc)) from None
+        server.start()
+        scheme = "tls" if opts["tls_cert"] else "plaintext"
+        self.stdout.write(
+            f"gRPC expander listening on {opts['bind'].rsplit(':', 1)[0]}:{port} ({scheme})", ending="\n"
+        )
+        self.stdout.flush()
+        signal.signal(signal.SIGTERM, lambda *_: server.stop(5))
+        try:
+            server.wait_for_termination()
+        except KeyboardInterrupt:
+            server.stop(5)

@@ -1,0 +1,229 @@
+"""CA's gRPC expander over a real gRPC channel with CA's protobuf encodings (design.md 11).
+
+The client encodes requests with ``CABestOptionsRequest`` (typed exactly as CA's Go ``protos`` do:
+``v1.Pod`` and ``v1.Node`` messages), and the server decodes them as bytes; both sides are real grpcio.
+"""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+import trustme
+
+from simulations.grpcexpander.convert import pod_dict
+from simulations.grpcexpander.protos import expander_pb2 as pb
+from simulations.grpcexpander.protos import k8s_core_pb2 as core
+from simulations.grpcexpander.server import build_server
+from tests.factories import gpu, node
+from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+METHOD = "/grpcplugin.Expander/BestOptions"
+
+
+def q(values: dict) -> dict:
+    return {k: core.Quantity(string=str(v)) for k, v in values.items()}
+
+
+def pod_msg(name: str, gpumem: int, *, owner: str = "rs-1") -> core.Pod:
+    limits = {"nvidia.com/gpu": 1, "nvidia.com/gpumem": gpumem}
+    return core.Pod(
+        metadata=core.ObjectMeta(
+            name=name,
+            namespace="ml",
+            uid=f"uid-{name}",
+            ownerReferences=[core.OwnerReference(kind="ReplicaSet", name=owner, uid=owner, controller=True)],
+        ),
+        spec=core.PodSpec(
+            containers=[core.Container(name="c", resources=core.ResourceRequirements(limits=q(limits)))]
+        ),
+    )
+
+
+def node_msg(raw: dict) -> core.Node:
+    meta = raw["metadata"]
+    return core.Node(
+        metadata=core.ObjectMeta(
+            name=meta["name"], labels=meta.get("labels") or {}, annotations=meta.get("annotations") or {}
+        ),
+        status=core.NodeStatus(
+            capacity=q(raw["status"]["capacity"]), allocatable=q(raw["status"]["allocatable"])
+        ),
+    )
+
+
+def warm_a10(name: str = "template-node-for-gpu-a10-1") -> core.Node:
+    """A warm template carrying its registration: 4 x A10 (23028 MiB)."""
+    return node_msg(node(name, [gpu(f"GPU-{i}", index=i) for i in range(4)]))
+
+
+def cold(name: str, labels: dict | None = None) -> core.Node:
+    raw = node(name, labels=labels)
+    raw["metadata"]["annotations"] = {}
+    return node_msg(raw)
+
+
+def option(group: str, count: int, pods: list[core.Pod]) -> pb.CAOption:
+    return pb.CAOption(nodeGroupId=group, nodeCount=count, debug=f"{group} debug", pod=pods)
+
+
+def pods(n: int, gpumem: int) -> list[core.Pod]:
+    return [pod_msg(f"p{i}", gpumem) for i in range(n)]
+
+
+@pytest.fixture
+def groups(make_group):  # noqa: F811
+    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    make_group("gpu-h100", [{**H100, "quantity": 8}])
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(**tls):
+        server, port = build_server("127.0.0.1:0", **tls)
+        server.start()
+        servers.append(server)
+        return port
+
+    yield start
+    for server in servers:
+        server.stop(None)
+
+
+def call(channel, request: bytes) -> list[str]:
+    """One BestOptions call with an already-encoded request; the kept node group ids."""
+    stub = channel.unary_unary(METHOD, response_deserializer=pb.BestOptionsResponse.FromString)
+    return [o.nodeGroupId for o in stub(request, timeout=10).options]
+
+
+@pytest.fixture
+def channel(serve):
+    port = serve()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as chan:
+        yield chan
+
+
+@pytest.fixture
+def ask(channel):
+    def ask(options, node_map) -> list[str]:
+        return call(channel, pb.CABestOptionsRequest(options=options, nodeMap=node_map).SerializeToString())
+
+    return ask
+
+
+TEMPLATES = {"gpu-a10": warm_a10(), "gpu-h100": cold("template-node-for-gpu-h100-1")}
+
+CASES = [
+    # (what the user sees, options, kept)
+    (
+        "a 40000 MiB pod never fits an A10 card: that option is dropped",
+        [("gpu-a10", 1, 1, 40000), ("gpu-h100", 1, 1, 40000)],
+        ["gpu-h100"],
+    ),
+    (
+        "8 of 16 fit 2 x 4 A10, 16 of 16 fit 2 x 8 H100: H100 wins",
+        [("gpu-a10", 2, 16, 12000), ("gpu-h100", 2, 16, 12000)],
+        ["gpu-h100"],
+    ),
+    ("a partial option is kept when nothing places more", [("gpu-a10", 2, 16, 12000)], ["gpu-a10"]),
+    (
+        "equal placements are all kept (ties go to CA's next expander)",
+        [("gpu-a10", 2, 4, 12000), ("gpu-h100", 1, 4, 12000)],
+        ["gpu-a10", "gpu-h100"],
+    ),
+    (
+        "nothing fits anywhere: the answer is empty (no scale-up)",
+        [("gpu-a10", 3, 2, 90000), ("gpu-h100", 3, 2, 90000)],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("why", "spec", "kept"), CASES, ids=[c[0] for c in CASES])
+def test_best_options(groups, ask, why, spec, kept):
+    options = [option(g, count, pods(n, mem)) for g, count, n, mem in spec]
+    assert ask(options, TEMPLATES) == kept, why
+
+
+def test_least_gpu_waste_returns_the_single_best(groups, ask, settings):
+    settings.EXPANDER_RETURN = "least-gpu-waste"
+    # 4 pods of 12000 MiB: all fit both; 1 A10 node is nearly full, 1 H100 node mostly idle
+    options = [option("gpu-h100", 1, pods(4, 12000)), option("gpu-a10", 1, pods(4, 12000))]
+    assert ask(options, TEMPLATES) == ["gpu-a10"]
+
+
+def test_a_malformed_option_is_dropped_alone_and_recorded(groups, channel):
+    from decisions.models import Decision
+
+    request = pb.CABestOptionsRequest(options=[option("gpu-h100", 1, pods(2, 12000))], nodeMap=TEMPLATES)
+    # a second option whose pod bytes are no Pod (a truncated message): appended as field 1
+    garbage = pb.Option(nodeGroupId="gpu-a10", nodeCount=1, pod=[b"\x0a\xff\xff"]).SerializeToString()
+    raw = request.SerializeToString() + b"\x0a" + bytes([len(garbage)]) + garbage
+    assert call(channel, raw) == ["gpu-h100"]
+    row = Decision.objects.get(caller="expander")
+    lines = {n["group"]: n for n in row.nodes}
+    assert lines["gpu-a10"]["unresolvable"] and lines["gpu-a10"]["reason"].startswith("malformed option")
+    assert lines["gpu-h100"]["fits"] and lines["gpu-h100"]["reason"].startswith("kept: places 2/2")
+
+
+def test_the_record_says_why_each_option_won_or_lost(groups, ask):
+    from decisions.models import Decision
+
+    ask([option("gpu-a10", 2, pods(16, 12000)), option("gpu-h100", 2, pods(16, 12000))], TEMPLATES)
+    lines = {n["group"]: n["reason"] for n in Decision.objects.get(caller="expander").nodes}
+    assert lines == {
+        "gpu-a10": "places 8/16 pod(s); other options place 16",
+        "gpu-h100": "kept: places 16/16 pod(s) on 1 of 2 new node(s), gpu waste 1.706",
+    }
+
+
+MAPPINGS = [
+    # (how CA names the group, NodeGroup fields, template labels)
+    ("explicit ca_node_group_id", "eks-gpu-h100-1a2b", {"ca_node_group_id": "eks-gpu-h100-1a2b"}, {}),
+    ("the template's labels", "asg-7f3e", {}, {"eks.amazonaws.com/nodegroup": "h100-pool"}),
+]
+
+
+@pytest.mark.parametrize(("why", "ca_id", "fields", "labels"), MAPPINGS, ids=[m[0] for m in MAPPINGS])
+def test_cold_group_found_by(make_group, ask, why, ca_id, fields, labels):  # noqa: F811
+    make_group("h100-pool", [{**H100, "quantity": 8}], **fields)
+    templates = {ca_id: cold("template-node-for-x", labels=labels or None)}
+    assert ask([option(ca_id, 1, pods(1, 40000))], templates) == [ca_id], why
+
+
+def test_unknown_cold_group_places_nothing(groups, ask):
+    assert ask([option("nobody", 1, pods(1, 12000))], {"nobody": cold("template-node-for-nobody")}) == []
+
+
+def test_over_tls(groups, serve, tmp_path):
+    ca = trustme.CA()
+    cert = ca.issue_cert("hami-sim-expander.hami-sim.svc", "localhost")
+    cert.cert_chain_pems[0].write_to_path(tmp_path / "tls.crt")
+    cert.private_key_pem.write_to_path(tmp_path / "tls.key")
+    port = serve(tls_cert=str(tmp_path / "tls.crt"), tls_key=str(tmp_path / "tls.key"))
+    # what CA does with --grpc-expander-cert: trust that file, verify the URL's host name
+    creds = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
+    with grpc.secure_channel(f"localhost:{port}", creds) as chan:
+        request = pb.CABestOptionsRequest(
+            options=[option("gpu-a10", 2, pods(16, 12000)), option("gpu-h100", 2, pods(16, 12000))],
+            nodeMap=TEMPLATES,
+        )
+        assert call(chan, request.SerializeToString()) == ["gpu-h100"]
+
+
+def test_pod_decoding_keeps_what_the_device_rules_read():
+    msg = pod_msg("p0", 12000)
+    msg.spec.nodeSelector["gpu"] = "a10"
+    msg.spec.tolerations.add(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+    decoded = pod_dict(core.Pod.FromString(msg.SerializeToString()))
+    assert decoded["spec"]["containers"][0]["resources"] == {
+        "limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "12000"}
+    }
+    assert decoded["metadata"]["ownerReferences"][0]["controller"] is True
+    assert decoded["spec"]["nodeSelector"] == {"gpu": "a10"}
+    assert decoded["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]

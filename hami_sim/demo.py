@@ -38,6 +38,8 @@ __all__ = [
 @dataclass
 class Demo:
     port: int = int(os.environ.get("DEMO_PORT", "8000"))
+    #: CA's gRPC expander, plaintext on loopback (docs/cluster-autoscaler.md)
+    expander_port: int = int(os.environ.get("DEMO_EXPANDER_PORT", "8444"))
     user: str = os.environ.get("DEMO_ADMIN_USER", "admin")
     password: str = os.environ.get("DEMO_ADMIN_PASSWORD", "hami-sim-demo")
     children: list[subprocess.Popen] = field(default_factory=list)
@@ -159,6 +161,11 @@ def start_services(demo: Demo) -> None:
             "--without-gossip", "--without-mingle", "-s", str(var / "celerybeat-schedule"),
         ],
     )  # fmt: skip
+    _spawn(
+        demo,
+        f"gRPC expander on 127.0.0.1:{demo.expander_port} (plaintext)",
+        [python, "manage.py", "run_expander", "--bind", f"127.0.0.1:{demo.expander_port}"],
+    )
 
 
 def wait_ready(demo: Demo, timeout: float = 30.0) -> bool:

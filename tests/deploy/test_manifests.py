@@ -24,7 +24,14 @@ from tests.deploy.conftest import REPO
 
 DEPLOY = REPO / "deploy"
 K8S_VERSION = "1.32.0"
-KUSTOMIZATIONS = ["base", "production", "demo", "cluster-autoscaler-example", "cert-manager"]
+KUSTOMIZATIONS = [
+    "base",
+    "production",
+    "demo",
+    "cluster-autoscaler-example",
+    "cluster-autoscaler-grpc-example",
+    "cert-manager",
+]
 CI = os.environ.get("CI") == "true"
 # Checks left out of the checkov run, and why (docs/production.md repeats this):
 CHECKOV_SKIPS = {
@@ -417,6 +424,40 @@ def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
         "labels"
     ]
     assert not _allowed(policies, worker, 8080, other_ns, {})
+
+
+def test_only_cluster_autoscaler_pods_reach_the_grpc_expander(rendered):
+    policies = list(_objects(rendered, "base", "NetworkPolicy").values())
+    expander = _objects(rendered, "base", "Deployment")["hami-sim-expander"]["spec"]["template"]["metadata"]
+    ca_pod = _objects(rendered, "cluster-autoscaler-grpc-example", "Deployment")["cluster-autoscaler"]
+    ca_labels = ca_pod["spec"]["template"]["metadata"]["labels"]
+    kube_system = {"kubernetes.io/metadata.name": "kube-system"}
+    assert _allowed(policies, expander["labels"], 8443, kube_system, ca_labels)
+    assert not _allowed(
+        policies, expander["labels"], 8443, {"kubernetes.io/metadata.name": "team-a"}, ca_labels
+    )
+    assert not _allowed(policies, expander["labels"], 8443, kube_system, {"app": "coredns"})
+
+
+def test_upstream_ca_overlay_points_the_grpc_expander_at_the_service(rendered):
+    """The flags CA 1.32 reads (expander/grpcplugin): a chain with grpc first, the Service's address,
+    and the mounted certificate file; the expander serves TLS with the matching Secret."""
+    ca = _objects(rendered, "cluster-autoscaler-grpc-example", "Deployment")["cluster-autoscaler"]
+    container = ca["spec"]["template"]["spec"]["containers"][0]
+    flags = [f for f in container["command"] if f.startswith("--")]
+    assert [f for f in flags if f.startswith("--expander")] == ["--expander=grpc,least-waste"]
+    service = _objects(rendered, "base", "Service")["hami-sim-expander"]
+    port = service["spec"]["ports"][0]["port"]
+    assert f"--grpc-expander-url=hami-sim-expander.hami-sim.svc:{port}" in flags
+    cert = next(f.split("=", 1)[1] for f in flags if f.startswith("--grpc-expander-cert="))
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert cert.rsplit("/", 1)[0] in mounts
+    assert not any(f.startswith("--scheduler-config-file") for f in flags)  # upstream CA: no extender
+    expander = _objects(rendered, "base", "Deployment")["hami-sim-expander"]["spec"]["template"]["spec"]
+    command = expander["containers"][0]["command"]
+    assert command[:3] == ["python", "manage.py", "run_expander"] and any(
+        c.startswith("--tls-cert=") for c in command
+    )
 
 
 # -- Cluster Autoscaler wiring -----------------------------------------------------------------------------

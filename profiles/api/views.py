@@ -95,6 +95,25 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
         kwok = getattr(request.accepted_renderer, "format", "") == "kwok"
         return Response(group_template(group, kwok=kwok))
 
+    @extend_schema(
+        parameters=[OpenApiParameter("provider", str, enum=["aws", "azure", "clusterapi"], required=True)],
+        responses={200: dict},
+    )
+    @action(detail=True, methods=["get"], url_path="ca-template")
+    def ca_template(self, request: Request, name: str | None = None) -> Response:
+        """The tags (aws, azure) or annotations (clusterapi) that make CA's template of this group,
+        when it has no nodes, advertise HAMi's resources, labels and taints (scale-from-zero)."""
+        from django.shortcuts import get_object_or_404
+
+        from ..catemplate import PROVIDERS, ca_template
+
+        # not self.get_object(): the list filters would read ?provider= as NodeGroup.provider
+        group = get_object_or_404(self.get_queryset(), name=name)
+        provider = request.query_params.get("provider", "")
+        if provider not in PROVIDERS:
+            return Response({"detail": f"provider must be one of {', '.join(PROVIDERS)}"}, status=400)
+        return Response(ca_template(group, provider))
+
     def handle_exception(self, exc: Exception) -> Response:
         # Errors are JSON even under ?format=kwok: the YAML renderer cannot dump DRF's ErrorDetail
         # (an unknown group was a 500), and clients read errors as JSON everywhere else.

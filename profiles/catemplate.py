@@ -1,0 +1,99 @@
+"""What a cloud provider's Cluster Autoscaler integration reads to build a cold group's template
+(scale-from-zero), rendered from the group's profile (design.md 11; docs/cluster-autoscaler.md).
+
+Formats, from CA 1.32's provider code:
+- aws (``cloudprovider/aws/aws_manager.go``): ASG tags ``k8s.io/cluster-autoscaler/node-template/
+  resources/<resource>`` (any resource name), ``.../label/<key>`` and ``.../taint/<key>`` =
+  ``value:Effect``.
+- azure (``cloudprovider/azure/azure_template.go``, ``azure_util.go``): VMSS tags
+  ``k8s.io_cluster-autoscaler_node-template_resources_<name>`` (CA turns ``_`` into ``/``, so a
+  resource name cannot hold ``_``), ``..._label_<key>`` and ``..._taint_<key>`` (``/`` written as
+  ``_``, ``_`` as ``~2``).
+- clusterapi (``cloudprovider/clusterapi/clusterapi_unstructured.go``, ``clusterapi_utils.go``):
+  MachineSet/MachineDeployment annotations ``capacity.cluster-autoscaler.kubernetes.io/{cpu,memory,
+  maxPods,gpu-type,gpu-count,labels,taints}``: one GPU resource only, so no memory or cores names.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from .models import NodeGroup
+from .nodetemplates import group_template
+
+__all__ = ["PROVIDERS", "ca_template"]
+
+PROVIDERS = ("aws", "azure", "clusterapi")
+AWS = "k8s.io/cluster-autoscaler/node-template/"
+AZURE = "k8s.io_cluster-autoscaler_node-template_"
+CAPI = "capacity.cluster-autoscaler.kubernetes.io/"
+_NODE_SPECIFIC_LABELS = ("kubernetes.io/hostname",)
+
+
+def _device_totals(group: NodeGroup) -> dict[str, str]:
+    """HAMi's NVIDIA memory (MiB) and cores names with the group's totals: what a template must
+    advertise for CA to count pods asking them (unless CA's profile ignores them, docs)."""
+    mem = cores = 0
+    for profile in group.profiles.all():
+        if profile.vendor != "NVIDIA":
+            continue
+        for row in profile.devices.all():
+            mem += row.devmem * row.quantity
+            cores += row.devcore * row.quantity
+    nvidia = settings.HAMI["NVIDIA"]
+    return {nvidia["resourceMemoryName"]: str(mem), nvidia["resourceCoreName"]: str(cores)} if mem else {}
+
+
+def _parts(group: NodeGroup) -> tuple[dict, dict, list, dict]:
+    node = group_template(group)
+    capacity = dict(node["status"]["capacity"])
+    labels = {
+        k: v for k, v in (node["metadata"].get("labels") or {}).items() if k not in _NODE_SPECIFIC_LABELS
+    }
+    extended = {k: v for k, v in capacity.items() if "/" in k}
+    return capacity, labels, list(node["spec"].get("taints") or []), {**extended, **_device_totals(group)}
+
+
+def _azure_key(key: str) -> str:
+    return key.replace("_", "~2").replace("/", "_")
+
+
+def _taint_value(taint: dict) -> str:
+    return f"{taint.get('value', '')}:{taint.get('effect', 'NoSchedule')}"
+
+
+def _aws(capacity, labels, taints, resources) -> dict:
+    tags = {f"{AWS}resources/{k}": v for k, v in resources.items()}
+    tags.update({f"{AWS}label/{k}": v for k, v in labels.items()})
+    tags.update({f"{AWS}taint/{t['key']}": _taint_value(t) for t in taints})
+    return {"tags": tags}
+
+
+def _azure(capacity, labels, taints, resources) -> dict:
+    tags = {f"{AZURE}resources_{k.replace('/', '_')}": v for k, v in resources.items() if "_" not in k}
+    tags.update({f"{AZURE}label_{_azure_key(k)}": v for k, v in labels.items()})
+    tags.update({f"{AZURE}taint_{_azure_key(t['key'])}": _taint_value(t) for t in taints})
+    return {"tags": tags}
+
+
+def _clusterapi(capacity, labels, taints, resources) -> dict:
+    count_name = settings.HAMI["NVIDIA"]["resourceCountName"]
+    annotations = {f"{CAPI}{k}": capacity[k] for k in ("cpu", "memory") if k in capacity}
+    if "pods" in capacity:
+        annotations[f"{CAPI}maxPods"] = capacity["pods"]
+    if count_name in capacity:
+        annotations[f"{CAPI}gpu-type"] = count_name
+        annotations[f"{CAPI}gpu-count"] = capacity[count_name]
+    if labels:
+        annotations[f"{CAPI}labels"] = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    if taints:
+        annotations[f"{CAPI}taints"] = ",".join(
+            f"{t['key']}={t.get('value', '')}:{t.get('effect', 'NoSchedule')}" for t in taints
+        )
+    return {"annotations": annotations}
+
+
+def ca_template(group: NodeGroup, provider: str) -> dict:
+    """``{"provider", "nodeGroup", "tags"|"annotations"}`` for ``provider`` (one of ``PROVIDERS``)."""
+    render = {"aws": _aws, "azure": _azure, "clusterapi": _clusterapi}[provider]
+    return {"provider": provider, "nodeGroup": group.name, **render(*_parts(group))}

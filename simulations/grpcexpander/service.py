@@ -23,8 +23,8 @@ from google.protobuf.message import DecodeError
 from hami_sim.conf import conf
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.simulate import NodeVerdict, Simulator
+from hami_sim.runtime.simulator import get_simulator
 
-from ..engine import get_simulator
 from ..extender import ExtenderArgs
 from ..signals import filter_answered
 from .convert import node_from_bytes, pod_from_bytes

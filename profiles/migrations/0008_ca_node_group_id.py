@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('profiles', '0006_taskrun_moved_to_runtime'),
+        ('profiles', '0007_vendor_choices_from_registry'),
     ]
 
     operations = [

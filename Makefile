@@ -17,8 +17,17 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
+# The demo needs the runtime packages only (requirements.txt), not the test and lint tools.
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+$(RUNTIME_STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "installing runtime packages (requirements.txt) into $(VENV) ..."
+	$(PIP) install --progress-bar on --upgrade pip
+	$(PIP) install --progress-bar on -r requirements.txt
+	touch $(RUNTIME_STAMP)
+
 ## Start web, Celery worker and beat on SQLite + the embedded broker, with demo data.
-demo: $(STAMP)
+demo: $(RUNTIME_STAMP)
 	$(PY) -m hami_sim.demo
 
 ## The whole test suite: PostgreSQL (DATABASE_URL) when available, plus the API tests on SQLite.

@@ -49,6 +49,23 @@ class Demo:
         return f"http://127.0.0.1:{self.port}"
 
 
+def port_taken(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something already listens on ``port`` (the demo would wait for it, then fail)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0
+
+
+def check_port(demo: Demo) -> None:
+    """Fail fast, before any setup, when the port is taken: name the setting that moves it."""
+    if port_taken(demo.port):
+        raise SystemExit(
+            f"port {demo.port} is already in use; start the demo on another one: DEMO_PORT=8001 make demo"
+        )
+
+
 def _environment() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
     os.environ.setdefault("KUBE_SOURCE", f"file://{DEMO_DIR / 'cluster-snapshot.json'}")
@@ -203,6 +220,7 @@ def main() -> int:
 
     ensure_local_dirs()
     demo = Demo()
+    check_port(demo)
     print("hami-sim demo: preparing data")
     for step in STEPS:
         step(demo)

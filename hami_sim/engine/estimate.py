@@ -47,15 +47,18 @@ from .predicates import (
     node_problem,
     pod_demand,
     static_mismatch,
+    untolerated_taint,
 )
 from .requests import PodError
 from .scaleup import (
+    UNSCHEDULABLE_TAINT,
     GroupSize,
     ScaleUpLimits,
     ScaleUpPlan,
     balance,
     cap_new_nodes,
     node_limit,
+    sanitize_template,
     similar_templates,
     skip_reason,
 )
@@ -92,6 +95,7 @@ DIFFERENCES = (
     "balance-similar-node-groups compares templates (capacity, allocatable, labels) and, for the "
     "final split, the sets of pods the groups schedule; CA compares the equivalence groups that fit "
     "an empty template",
+    "DaemonSet pods take cpu, memory and pod slots on a fresh node, never HAMi devices",
 )
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
@@ -109,6 +113,7 @@ class GroupTemplate:
     max_new_nodes: int | None = None
     max_size: int | None = None  # CA's MaxSize(); None = not known (only our limits apply)
     current_size: int = 0  # CA's TargetSize(): the group's live nodes
+    daemon_pods: tuple[Mapping, ...] = ()  # pods of DaemonSets that would run on a fresh node
 
     @property
     def size(self) -> GroupSize:
@@ -271,6 +276,7 @@ class GroupOption:
     timed_out: bool = False  # max-nodegroup-binpacking-duration stopped the binpacking
     requested_cpu: int = 0  # app containers' requests of the scheduled pods (least-waste's sums)
     requested_memory: int = 0
+    daemon_pods: list[str] = field(default_factory=list)  # DaemonSet pods on every new node
 
 
 @dataclass(slots=True)
@@ -482,7 +488,18 @@ def _template_name(group: GroupTemplate) -> str:
 class _Template:
     """What every new node of a group starts as: the template's name, resources and devices."""
 
-    __slots__ = ("group", "name", "node", "allocatable", "inventory", "devices", "sig", "limit")
+    __slots__ = (
+        "group",
+        "name",
+        "node",
+        "allocatable",
+        "inventory",
+        "devices",
+        "sig",
+        "limit",
+        "fresh",
+        "daemons",
+    )
 
     def __init__(self, sim: Simulator, group: GroupTemplate, limit: int | None) -> None:
         self.group = group.name
@@ -495,11 +512,30 @@ class _Template:
         )
         self.sig = _signature(self.devices)
         self.limit = limit
+        self.daemons: list[str] = []
+        self.fresh = self._fresh(group)
+
+    def _fresh(self, group: GroupTemplate) -> Resources:
+        """A new node's free resources after the DaemonSet pods CA places on it (the ones whose
+        selectors, affinity and tolerations let them run there and that fit)."""
+        free = self.allocatable.copy()
+        for pod in group.daemon_pods:
+            if static_mismatch(pod, self.node):
+                continue
+            demand = pod_demand(pod)
+            if insufficient(demand, free):
+                continue
+            free.cpu -= demand.cpu
+            free.memory -= demand.memory
+            free.ephemeral -= demand.ephemeral
+            free.pods -= 1
+            self.daemons.append(pod_id(pod))
+        return free
 
     def new_node(self, index: int) -> _Node:
         name = estimated_node_name(self.name, index)
         state = NodeState(name, self.devices, self.inventory.pair_scores, self.inventory.cordoned)
-        return _Node(name, state, self.sig, self.allocatable.copy())
+        return _Node(name, state, self.sig, self.fresh.copy())
 
     def order(self, equivalences: list[_Equivalence]) -> list[_Equivalence]:
         """CA's order: share of the template (cpu + memory), then device memory, both descending."""
@@ -512,6 +548,18 @@ class _Template:
             return cpu + mem
 
         return sorted(equivalences, key=lambda eq: (-share(eq), -_device_memory(eq, devmem), eq.order))
+
+
+_UNSCHEDULABLE_NODE = {"spec": {"taints": [UNSCHEDULABLE_TAINT]}}
+
+
+def _cordoned(pod: Mapping, node: Mapping) -> str:
+    """kube-scheduler's NodeUnschedulable: a ``spec.unschedulable`` template holds only pods that
+    tolerate ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    spec = node.get("spec")
+    if not (isinstance(spec, Mapping) and spec.get("unschedulable") is True):
+        return ""
+    return "node(s) were unschedulable" if untolerated_taint(pod, _UNSCHEDULABLE_NODE) else ""
 
 
 class _GroupPacker:
@@ -576,7 +624,9 @@ class _GroupPacker:
         """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
         reason = self.static.get(eq.spec_key)
         if reason is None:
-            reason = self.static[eq.spec_key] = static_mismatch(eq.pod, self.template.node)
+            reason = self.static[eq.spec_key] = static_mismatch(eq.pod, self.template.node) or _cordoned(
+                eq.pod, self.template.node
+            )
         inventory = self.template.inventory
         if not reason and inventory.error and eq.ctx.pod.requests.has_requests:
             reason = inventory.error
@@ -721,6 +771,7 @@ def _estimate_group(
         return option
     packer = _GroupPacker(sim, template, limits)
     packer.option.node_limit = limit
+    packer.option.daemon_pods = template.daemons
     for eq in template.order(equivalences):
         if time.monotonic() > deadline:
             raise EstimateError(
@@ -884,6 +935,7 @@ def estimate(
     started = limits.clock()
     equivalences = _parse_groups(sim, _group_pods(pods))
     _check_groups(groups)
+    groups = [_sanitized(g) for g in groups]
     work = sum(len(eq.ids) for eq in equivalences) * len(groups)
     if work > max_work:
         raise EstimateError(
@@ -909,6 +961,21 @@ def estimate(
     result.binpacking_seconds = seconds
     result.binpacking_time_exceeded = limits.total_budget > 0 and seconds > limits.total_budget
     return result
+
+
+def _sanitized(group: GroupTemplate) -> GroupTemplate:
+    """The group with CA's sanitised template (CA's own and node-condition taints removed)."""
+    node, removed = sanitize_template(group.template)
+    if not removed:
+        return group
+    return GroupTemplate(
+        group.name,
+        node,
+        group.max_new_nodes,
+        group.max_size,
+        group.current_size,
+        group.daemon_pods,
+    )
 
 
 def _similar(

@@ -35,7 +35,34 @@ __all__ = [
     "similar_templates",
     "balance",
     "cap_new_nodes",
+    "sanitize_template",
+    "daemon_set_pod",
+    "UNSCHEDULABLE_TAINT",
 ]
+
+# CA's own taints and the node-condition taints CA strips from a template (utils/taints SanitizeTaints)
+CA_TAINTS = frozenset({"ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler"})
+CONDITION_TAINTS = frozenset(
+    {
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/network-unavailable",
+        "node.kubernetes.io/pid-pressure",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        "node.cloudprovider.kubernetes.io/shutdown",
+        "cloud.google.com/impending-node-termination",
+        "NodeWithImpairedVolumes",
+    }
+)
+STRIPPED_PREFIXES = (
+    "ignore-taint.cluster-autoscaler.kubernetes.io/",
+    "startup-taint.cluster-autoscaler.kubernetes.io/",
+    "status-taint.cluster-autoscaler.kubernetes.io/",
+)
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 DEFAULT_GROUP_BUDGET = 10.0  # CA's --max-nodegroup-binpacking-duration
 DEFAULT_TOTAL_BUDGET = 300.0  # CA's --max-binpacking-time
@@ -245,3 +272,51 @@ def balance(sizes: Sequence[GroupSize], new_nodes: int) -> list[tuple[str, int, 
         else:
             current = start
     return [(i.name, i.current, i.new) for i in infos if i.new != i.current]
+
+
+def _kept(taint: object) -> bool:
+    key = taint.get("key") if isinstance(taint, Mapping) else None
+    if not isinstance(key, str):
+        return True
+    return key not in CA_TAINTS and key not in CONDITION_TAINTS and not key.startswith(STRIPPED_PREFIXES)
+
+
+def sanitize_template(node: Mapping) -> tuple[Mapping, list[str]]:
+    """CA's sanitised template: without CA's own taints (ToBeDeleted, DeletionCandidate), the
+    node-condition taints and the ignore/startup/status-taint prefixes. Returns (node, removed keys);
+    the node is the same object when nothing was removed."""
+    spec = node.get("spec")
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("taints"), list):
+        return node, []
+    taints: list = spec["taints"]
+    kept = [t for t in taints if _kept(t)]
+    if len(kept) == len(taints):
+        return node, []
+    removed = [str(t.get("key")) for t in taints if not _kept(t) and isinstance(t, Mapping)]
+    return {**node, "spec": {**spec, "taints": kept}}, removed
+
+
+def _object(value: object) -> Mapping:
+    return value if isinstance(value, Mapping) else {}
+
+
+def daemon_set_pod(ds: Mapping) -> dict:
+    """The pod a DaemonSet would create on a fresh node (its pod template, owned by the DaemonSet),
+    with the unschedulable toleration the DaemonSet controller adds to every daemon pod."""
+    meta = _object(ds.get("metadata"))
+    pod_spec = dict(_object(_object(_object(ds.get("spec")).get("template")).get("spec")))
+    tolerations = list(pod_spec.get("tolerations") or [])
+    tolerations.append({"key": UNSCHEDULABLE_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"})
+    pod_spec["tolerations"] = tolerations
+    name = str(meta.get("name") or "daemonset")
+    return {
+        "metadata": {
+            "name": f"{name}-pod",
+            "namespace": meta.get("namespace") or "default",
+            "uid": f"daemonset/{meta.get('namespace') or 'default'}/{name}",
+            "ownerReferences": [
+                {"kind": "DaemonSet", "name": name, "uid": meta.get("uid", ""), "controller": True}
+            ],
+        },
+        "spec": pod_spec,
+    }

@@ -77,6 +77,8 @@ def _option_json(o: GroupOption) -> dict:
         },
         "nodeLimit": o.node_limit,
     }
+    if o.daemon_pods:
+        out["daemonSetPods"] = o.daemon_pods
     if o.skipped:
         out["skipped"] = o.skipped
     if o.timed_out:

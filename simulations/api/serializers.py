@@ -9,6 +9,7 @@ errors (``malformed pod: ...``) are 400s too. Response serializers document the 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -20,7 +21,7 @@ from hami_sim.engine.estimate import (
     PendingPods,
     parse_expander,
 )
-from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET
+from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET, daemon_set_pod
 
 from ..sessions import MAX_TTL
 
@@ -276,6 +277,9 @@ def _group(entry: object, i: int) -> GroupTemplate:
     max_new = entry.get("maxNewNodes")
     if max_new is not None:
         max_new = _int(max_new, f"nodeGroups[{i}].maxNewNodes", 0, MAX_PODS)
+    allocatable = entry.get("allocatable")
+    if allocatable is not None and not isinstance(allocatable, Mapping):
+        raise EstimateError(f"nodeGroups[{i}].allocatable must be an object of quantities")
     max_size = entry.get("maxSize")
     if max_size is not None:
         max_size = _int(max_size, f"nodeGroups[{i}].maxSize", 0, MAX_PODS)
@@ -297,6 +301,25 @@ def _group(entry: object, i: int) -> GroupTemplate:
     return GroupTemplate(name, template, max_new, max_size, current)
 
 
+def _with_allocatable(group: GroupTemplate, allocatable: object) -> GroupTemplate:
+    """The template with ``status.allocatable`` replaced (capacity minus what the kubelet reserves)."""
+    if not isinstance(allocatable, Mapping):
+        return group
+    status = group.template.get("status")
+    status = dict(status) if isinstance(status, Mapping) else {}
+    status["allocatable"] = dict(allocatable)
+    return replace(group, template={**group.template, "status": status})
+
+
+def parse_daemon_sets(raw: object) -> tuple[dict, ...]:
+    """``daemonSets``: DaemonSet objects whose pods CA places on every fresh node they would run on."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(ds, Mapping) for ds in raw):
+        raise EstimateError("daemonSets must be a list of DaemonSet objects")
+    return tuple(daemon_set_pod(ds) for ds in raw)
+
+
 def parse_groups(raw: object) -> list[GroupTemplate]:
     """``nodeGroups``: names of known groups and/or ``{"name", "template": Node, "maxNewNodes"}``."""
     if not isinstance(raw, list) or not raw:
@@ -305,7 +328,10 @@ def parse_groups(raw: object) -> list[GroupTemplate]:
         )
     if len(raw) > MAX_GROUPS:
         raise EstimateError(f"at most {MAX_GROUPS} node groups per estimate")
-    return [_group(entry, i) for i, entry in enumerate(raw)]
+    return [
+        _with_allocatable(_group(entry, i), entry.get("allocatable") if isinstance(entry, Mapping) else None)
+        for i, entry in enumerate(raw)
+    ]
 
 
 def _total(value: object, name: str) -> int | None:
@@ -382,6 +408,10 @@ class EstimateRequestSerializer(serializers.Serializer):
         min_value=0,
         help_text="CA's --max-binpacking-time in seconds (reported, as CA 1.32 only logs it)",
     )
+    daemonSets = JSONListField(  # noqa: N815
+        required=False,
+        help_text="DaemonSet objects: their pods are placed on every fresh node they would run on",
+    )
     existingNodes = StrictBooleanField(  # noqa: N815
         required=False,
         default=False,
@@ -402,6 +432,9 @@ class EstimateRequestSerializer(serializers.Serializer):
         )
         if attrs.get("maxNodesPerScaleUp") is None:
             attrs["maxNodesPerScaleUp"] = DEFAULT_MAX_NODES_PER_SCALE_UP
+        daemons = _engine_checked(parse_daemon_sets, attrs.get("daemonSets"))
+        if daemons and "nodeGroups" in attrs:
+            attrs["nodeGroups"] = [replace(g, daemon_pods=daemons) for g in attrs["nodeGroups"]]
         for key in ("coresTotal", "memoryTotal", "gpuTotal"):
             attrs[key] = _engine_checked(lambda value, key=key: _total(value, key), attrs.get(key))
         if attrs["memoryTotal"] is not None:

@@ -338,3 +338,35 @@ def test_random_and_chains_over_http(client, extra, chosen, candidates):
     assert status == 200, answer
     assert answer["candidates"] == candidates
     assert answer["chosen"] == chosen if chosen else answer["chosen"] in candidates
+
+
+def test_daemon_sets_and_allocatable_over_http(client):
+    """A DaemonSet's pod takes room on every fresh node; ``allocatable`` replaces the template's."""
+    tmpl = a10_node("t")
+    tmpl["status"] = {"capacity": {"cpu": "1", "memory": "4Gi", "pods": "110"}}
+    p = pod("w", gpumem=100)
+    p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "400m"}
+    ds = {
+        "metadata": {"name": "logs", "namespace": "kube-system"},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "300m"}}}]}}
+        },
+    }
+    body = {"pods": [{"pod": p, "count": 4}], "nodeGroups": [group("g", tmpl)]}
+    status, answer = estimate(client, body)
+    assert answer["options"][0]["nodeCount"] == 2
+    status, answer = estimate(client, {**body, "daemonSets": [ds]})
+    assert answer["options"][0]["nodeCount"] == 4
+    assert answer["options"][0]["daemonSetPods"] == ["daemonset/kube-system/logs"]
+    status, answer = estimate(
+        client,
+        {
+            **body,
+            "nodeGroups": [
+                {**group("g", tmpl), "allocatable": {"cpu": "500m", "memory": "4Gi", "pods": "110"}}
+            ],
+        },
+    )
+    assert answer["options"][0]["nodeCount"] == 4
+    status, answer = estimate(client, {**body, "daemonSets": "x"})
+    assert status == 400 and "daemonSets" in answer["detail"]

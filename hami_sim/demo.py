@@ -221,6 +221,7 @@ def main() -> int:
     ensure_local_dirs()
     demo = Demo()
     check_port(demo)
+    os.environ.setdefault("DEMO_LOGIN_HINT", f"{demo.user} / {demo.password}")  # the web child's login page
     print("hami-sim demo: preparing data")
     for step in STEPS:
         step(demo)

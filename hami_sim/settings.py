@@ -106,6 +106,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "hami_sim.context_processors.demo",
             ],
         },
     },
@@ -319,6 +320,8 @@ USAGE_WATCH_SECONDS = env.int(
     "USAGE_WATCH_SECONDS", default=DEFAULTS.usage_watch_seconds
 )  # server-side timeout of one watch request
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
+# "user / password" on the login page; set by ``make demo`` (hami_sim/demo.py) and nowhere else.
+DEMO_LOGIN_HINT = env.str("DEMO_LOGIN_HINT", default="")
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 
 # JSON lines with request_id, pod and verdict on every record (hami_sim/logconfig.py).

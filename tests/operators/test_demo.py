@@ -19,3 +19,12 @@ def test_taken_port_fails_fast_naming_demo_port():
     assert f"port {port} is already in use" in str(stopped.value)
     assert "DEMO_PORT=" in str(stopped.value)
     check_port(Demo(port=port))  # free again: no complaint
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("hint", ["admin / hami-sim-demo", ""])
+def test_login_page_hints_the_demo_login_in_demo_mode_only(client, settings, hint):
+    settings.DEMO_LOGIN_HINT = hint
+    page = client.get("/admin/login/").content.decode()
+    assert ("Demo login: <b>admin / hami-sim-demo</b>" in page) == bool(hint)
+    assert 'name="username"' in page  # still the admin's login form

@@ -70,3 +70,11 @@ def _record_decisions_inline(settings):
     place that sets it; tests of the async writer override it (tests/decisions/test_recorder.py)."""
     settings.DECISION_RECORDING = "sync"
     yield
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Django's default PBKDF2 costs about a second per user created or login checked on this
+    machine; the tests exercise roles and throttles, not the hash, so they use a cheap one."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    yield

@@ -69,7 +69,7 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # AMD's backend skips unset names (see container_request)
     register_key = AMD_REGISTER
-    rules = FitRules(AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE, check_health=True)
+    rules = FitRules(AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE)
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

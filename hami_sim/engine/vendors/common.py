@@ -234,7 +234,6 @@ class FitRules:
     check_memory_and_cores: bool = True  # False: count-only vendors (Biren, Vastai, Metax GPU, GCU)
     clamp_cores: bool = True  # cores above 100 are clamped (the NVIDIA-derived vendors)
     record_memory: bool = True  # False: the chosen device records 0 MiB (Biren/Vastai)
-    check_health: bool = True  # every v2.10 vendor Fit on this loop skips unhealthy devices first
 
 
 def _resolve_memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
@@ -254,7 +253,6 @@ def common_fit(
     policy: GpuPolicy,
     *,
     accept: Callable[[DeviceUsage, ContainerDeviceRequest], str] | None = None,
-    chosen: Callable[[DeviceUsage, int, int], ContainerDevice] | None = None,
 ) -> FitOutcome:
     """The shared vendor Fit loop (HAMi v2.10 check order), walking the devices from the end.
 
@@ -296,12 +294,9 @@ def common_fit(
                 reject(dev, why)
                 continue
         if nums > 0:
-            if chosen is not None:
-                collected.append(chosen(dev, memreq, coresreq))
-            else:
-                collected.append(
-                    ContainerDevice(dev.index, dev.id, vendor, memreq if rules.record_memory else 0, coresreq)
-                )
+            collected.append(
+                ContainerDevice(dev.index, dev.id, vendor, memreq if rules.record_memory else 0, coresreq)
+            )
             nums -= 1
         if nums == 0:
             return FitOutcome(True, collected, "", device_reasons)
@@ -319,8 +314,9 @@ def _device_reason(
     annotations: Mapping[str, str],
     mutex: bool,
 ) -> str:
-    """The checks before memory and cores: health, type, UUID, split count, mutex ("" = passes)."""
-    if rules.check_health and not dev.health:
+    """The checks before memory and cores: health (every v2.10 Fit on this loop skips an unhealthy
+    device first), type, UUID, split count, mutex ("" = passes)."""
+    if not dev.health:
         return R.CARD_NOT_HEALTH
     if request.type != vendor or (
         rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)

@@ -35,7 +35,6 @@ from .common import (
     CapacityVendor,
     ConfiguredVendor,
     CountRequestVendor,
-    FitRules,
     Rejections,
     int32,
     node_name,
@@ -96,7 +95,6 @@ class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
     config_class = EnflameConfig
     capacity_fields = ("resource_count_name",)
     count_request = (100, 100, 100)
-    rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID, check_memory_and_cores=False)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
@@ -279,10 +277,6 @@ class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
     allocated_annotation = "hami.io/enflame-vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = EnflameConfig
     resource_fields = ("resource_drs_name", "resource_memory_name", "resource_core_name")
-
-    def __init__(self, config: EnflameConfig | None = None) -> None:
-        super().__init__(config)
-        self.rules = FitRules(ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID)
 
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (DRS_CAPACITY,), ()

@@ -33,7 +33,6 @@ from .common import (
     CapacityVendor,
     ConfiguredVendor,
     CountRequestVendor,
-    FitRules,
     RegisteredVendor,
     requested_count,
     resource_value,
@@ -219,7 +218,6 @@ class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
     )
     config_class = KunlunConfig
     capacity_fields = ("resource_count_name",)
-    rules = FitRules("baidu.com/use-gpuuuid", "baidu.com/nouse-gpuuuid")
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
@@ -334,7 +332,6 @@ class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
     resource_fields = ("resource_vcount_name", "resource_vmemory_name")
     register_key = XPU_REGISTER
     empty_error = "no device found on node"
-    rules = FitRules("hami.io/use-xpu-uuid", "hami.io/no-use-xpu-uuid")
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

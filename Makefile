@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean protos
+.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean protos ca-config
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ PROTOS := simulations/grpcexpander/protos
 protos: $(STAMP)
 	$(PY) -m grpc_tools.protoc -I . --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)/k8s_core.proto $(PROTOS)/expander.proto
 	rm -f $(PROTOS)/k8s_core_pb2_grpc.py
+
+## Regenerate CA's --scheduler-config-file in deploy/cluster-autoscaler{,-extender}/ from the enabled
+## vendors (HAMI settings; a test fails when the committed files are stale).
+ca-config: $(RUNTIME_STAMP)
+	$(PY) manage.py ca_config
 
 clean:
 	rm -rf var tests/artifacts

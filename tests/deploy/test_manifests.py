@@ -21,6 +21,7 @@ import yaml
 
 from hami_sim.engine.vendors import default_vendors
 from tests.deploy.conftest import REPO
+from tests.deploy.kube_scheduler import scheduler_config_errors
 
 DEPLOY = REPO / "deploy"
 K8S_VERSION = "1.32.0"
@@ -29,7 +30,7 @@ KUSTOMIZATIONS = [
     "production",
     "demo",
     "cluster-autoscaler-example",
-    "cluster-autoscaler-grpc-example",
+    "cluster-autoscaler-extender-example",
     "cert-manager",
 ]
 CI = os.environ.get("CI") == "true"
@@ -411,7 +412,7 @@ def _allowed(policies, target_labels, port, source_ns_labels, source_pod_labels)
 def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
     policies = list(_objects(rendered, "base", "NetworkPolicy").values())
     web = _objects(rendered, "base", "Deployment")["hami-sim-web"]["spec"]["template"]["metadata"]["labels"]
-    ca_pod = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]
+    ca_pod = _objects(rendered, "cluster-autoscaler-extender-example", "Deployment")["cluster-autoscaler"]
     ca_labels = ca_pod["spec"]["template"]["metadata"]["labels"]
     kube_system = {"kubernetes.io/metadata.name": "kube-system"}
     other_ns = {"kubernetes.io/metadata.name": "team-a"}
@@ -429,7 +430,7 @@ def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
 def test_only_cluster_autoscaler_pods_reach_the_grpc_expander(rendered):
     policies = list(_objects(rendered, "base", "NetworkPolicy").values())
     expander = _objects(rendered, "base", "Deployment")["hami-sim-expander"]["spec"]["template"]["metadata"]
-    ca_pod = _objects(rendered, "cluster-autoscaler-grpc-example", "Deployment")["cluster-autoscaler"]
+    ca_pod = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]
     ca_labels = ca_pod["spec"]["template"]["metadata"]["labels"]
     kube_system = {"kubernetes.io/metadata.name": "kube-system"}
     assert _allowed(policies, expander["labels"], 8443, kube_system, ca_labels)
@@ -442,7 +443,7 @@ def test_only_cluster_autoscaler_pods_reach_the_grpc_expander(rendered):
 def test_upstream_ca_overlay_points_the_grpc_expander_at_the_service(rendered):
     """The flags CA 1.32 reads (expander/grpcplugin): a chain with grpc first, the Service's address,
     and the mounted certificate file; the expander serves TLS with the matching Secret."""
-    ca = _objects(rendered, "cluster-autoscaler-grpc-example", "Deployment")["cluster-autoscaler"]
+    ca = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]
     container = ca["spec"]["template"]["spec"]["containers"][0]
     flags = [f for f in container["command"] if f.startswith("--")]
     assert [f for f in flags if f.startswith("--expander")] == ["--expander=grpc,least-waste"]
@@ -452,7 +453,8 @@ def test_upstream_ca_overlay_points_the_grpc_expander_at_the_service(rendered):
     cert = next(f.split("=", 1)[1] for f in flags if f.startswith("--grpc-expander-cert="))
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert cert.rsplit("/", 1)[0] in mounts
-    assert not any(f.startswith("--scheduler-config-file") for f in flags)  # upstream CA: no extender
+    (cm,) = [o for o in rendered["cluster-autoscaler-example"] if o["kind"] == "ConfigMap"]
+    assert "extenders" not in yaml.safe_load(cm["data"]["scheduler-config.yaml"])  # upstream CA: none
     expander = _objects(rendered, "base", "Deployment")["hami-sim-expander"]["spec"]["template"]["spec"]
     command = expander["containers"][0]["command"]
     assert command[:3] == ["python", "manage.py", "run_expander"] and any(
@@ -463,7 +465,7 @@ def test_upstream_ca_overlay_points_the_grpc_expander_at_the_service(rendered):
 # -- Cluster Autoscaler wiring -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def scheduler_config(rendered) -> dict:
-    (cm,) = [o for o in rendered["cluster-autoscaler-example"] if o["kind"] == "ConfigMap"]
+    (cm,) = [o for o in rendered["cluster-autoscaler-extender-example"] if o["kind"] == "ConfigMap"]
     return yaml.safe_load(cm["data"]["scheduler-config.yaml"])
 
 
@@ -485,9 +487,9 @@ def test_scheduler_config_extender_is_what_hami_sim_serves(scheduler_config, ren
         == f"https://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}"
     )
     # The paths CA is told about are where the component mounts the client Secret.
-    ca = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]["spec"][
-        "template"
-    ]["spec"]
+    ca = _objects(rendered, "cluster-autoscaler-extender-example", "Deployment")["cluster-autoscaler"][
+        "spec"
+    ]["template"]["spec"]
     mounts = {m["name"]: m["mountPath"] for m in ca["containers"][0]["volumeMounts"]}
     for key in ("caFile", "certFile", "keyFile"):
         assert Path(tls[key]).parent == Path(mounts["hami-sim-extender-client"])
@@ -514,8 +516,33 @@ def test_every_hami_resource_is_managed_and_ignored_by_the_scheduler(scheduler_c
     assert all(managed.values()), [n for n, ignored in managed.items() if not ignored]
 
 
-def test_cluster_autoscaler_loads_the_config_file(rendered):
-    deployment = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]
+CA_EXAMPLES = ["cluster-autoscaler-example", "cluster-autoscaler-extender-example"]
+
+
+@pytest.mark.parametrize("example", CA_EXAMPLES)
+def test_rendered_scheduler_config_passes_kube_schedulers_rules_with_one_profile(rendered, example):
+    """What `kubectl kustomize` puts in CA's ConfigMap is what `make ca-config` wrote, and CA 1.32.1
+    would load it (kube-scheduler's v1 rules, exactly one profile)."""
+    (cm,) = [o for o in rendered[example] if o["kind"] == "ConfigMap"]
+    text = cm["data"]["scheduler-config.yaml"]
+    component = example.removesuffix("-example")
+    assert text == (DEPLOY / component / "scheduler-config.yaml").read_text()
+    assert scheduler_config_errors(yaml.safe_load(text)) == []
+
+
+def test_upstream_ca_profile_ignores_hami_memory_and_cores(rendered):
+    (cm,) = [o for o in rendered["cluster-autoscaler-example"] if o["kind"] == "ConfigMap"]
+    (profile,) = yaml.safe_load(cm["data"]["scheduler-config.yaml"])["profiles"]
+    (fit,) = [p["args"] for p in profile["pluginConfig"] if p["name"] == "NodeResourcesFit"]
+    assert {"nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage"} <= set(
+        fit["ignoredResources"]
+    )
+    assert "nvidia.com/gpu" not in fit["ignoredResources"]
+
+
+@pytest.mark.parametrize("example", CA_EXAMPLES)
+def test_cluster_autoscaler_loads_the_config_file(rendered, example):
+    deployment = _objects(rendered, example, "Deployment")["cluster-autoscaler"]
     spec = deployment["spec"]["template"]["spec"]
     flags = [a for a in spec["containers"][0]["command"] if a.startswith("--scheduler-config-file=")]
     assert len(flags) == 1
@@ -523,7 +550,7 @@ def test_cluster_autoscaler_loads_the_config_file(rendered):
     mounts = {m["name"]: m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
     assert path.parent == Path(mounts["hami-sim-scheduler-config"])
     config_volume = next(v for v in spec["volumes"] if v["name"] == "hami-sim-scheduler-config")
-    (cm,) = [o for o in rendered["cluster-autoscaler-example"] if o["kind"] == "ConfigMap"]
+    (cm,) = [o for o in rendered[example] if o["kind"] == "ConfigMap"]
     assert config_volume["configMap"]["name"] == cm["metadata"]["name"]  # hashed name kept in sync
     assert path.name in cm["data"]
     # The CA pod carries the label hami-sim's NetworkPolicy admits; its own selector still matches.

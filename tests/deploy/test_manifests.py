@@ -32,6 +32,7 @@ KUSTOMIZATIONS = [
     "cluster-autoscaler-example",
     "cluster-autoscaler-extender-example",
     "cert-manager",
+    "monitoring",
 ]
 CI = os.environ.get("CI") == "true"
 # Checks left out of the checkov run, and why (docs/production.md repeats this):
@@ -240,6 +241,7 @@ def test_validation_rejects_a_misspelt_field(rendered):
 def test_base_has_every_part_the_issue_lists(rendered):
     kinds = {(o["kind"], o["metadata"]["name"]) for o in rendered["base"]}
     for expected in [
+        ("Deployment", "hami-sim-extender"),
         ("Deployment", "hami-sim-web"),
         ("Deployment", "hami-sim-worker"),
         ("Deployment", "hami-sim-beat"),
@@ -250,11 +252,13 @@ def test_base_has_every_part_the_issue_lists(rendered):
         ("Service", "hami-sim-web"),
         ("NetworkPolicy", "hami-sim-extender-from-cluster-autoscaler"),
         ("ServiceMonitor", "hami-sim"),
+        ("PodDisruptionBudget", "hami-sim-extender"),
         ("PodDisruptionBudget", "hami-sim-web"),
     ]:
         assert expected in kinds, expected
     assert any(k == "ConfigMap" and n.startswith("hami-sim-config") for k, n in kinds)
     assert _objects(rendered, "production", "Deployment")["hami-sim-web"]["spec"]["replicas"] == 3
+    assert _objects(rendered, "production", "Deployment")["hami-sim-extender"]["spec"]["replicas"] == 3
 
 
 # -- security ----------------------------------------------------------------------------------------------
@@ -411,16 +415,20 @@ def _allowed(policies, target_labels, port, source_ns_labels, source_pod_labels)
 
 def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
     policies = list(_objects(rendered, "base", "NetworkPolicy").values())
-    web = _objects(rendered, "base", "Deployment")["hami-sim-web"]["spec"]["template"]["metadata"]["labels"]
+    deployments = _objects(rendered, "base", "Deployment")
+    extender = deployments["hami-sim-extender"]["spec"]["template"]["metadata"]["labels"]
+    web = deployments["hami-sim-web"]["spec"]["template"]["metadata"]["labels"]
     ca_pod = _objects(rendered, "cluster-autoscaler-extender-example", "Deployment")["cluster-autoscaler"]
     ca_labels = ca_pod["spec"]["template"]["metadata"]["labels"]
     kube_system = {"kubernetes.io/metadata.name": "kube-system"}
     other_ns = {"kubernetes.io/metadata.name": "team-a"}
-    assert _allowed(policies, web, 8443, kube_system, ca_labels)
-    assert not _allowed(policies, web, 8443, other_ns, ca_labels)  # same labels, wrong namespace
-    assert not _allowed(policies, web, 8443, kube_system, {"app": "coredns"})
-    assert not _allowed(policies, web, 8443, {"kubernetes.io/metadata.name": "hami-sim"}, {"app": "x"})
+    assert _allowed(policies, extender, 8443, kube_system, ca_labels)
+    assert not _allowed(policies, extender, 8443, other_ns, ca_labels)  # same labels, wrong namespace
+    assert not _allowed(policies, extender, 8443, kube_system, {"app": "coredns"})
+    assert not _allowed(policies, extender, 8443, {"kubernetes.io/metadata.name": "hami-sim"}, {"app": "x"})
+    assert _allowed(policies, extender, 9100, other_ns, {"app": "prometheus"})  # worker metrics
     assert _allowed(policies, web, 8080, other_ns, {"app": "ingress-nginx"})  # dashboard: TLS + login
+    assert not _allowed(policies, web, 8443, kube_system, ca_labels)  # the web pods serve no extender
     worker = _objects(rendered, "base", "Deployment")["hami-sim-worker"]["spec"]["template"]["metadata"][
         "labels"
     ]
@@ -567,11 +575,12 @@ def test_cert_manager_issues_server_and_client_certificates_from_one_ca(rendered
     assert client["spec"]["secretName"] == "hami-sim-extender-client"
     assert client["metadata"]["namespace"] == "kube-system" and "client auth" in client["spec"]["usages"]
     assert server["spec"]["issuerRef"] == client["spec"]["issuerRef"]
-    web = _objects(rendered, "base", "Deployment")["hami-sim-web"]["spec"]["template"]["spec"]
-    assert {v["secret"]["secretName"] for v in web["volumes"] if "secret" in v} == {
-        "hami-sim-tls",
-        "hami-sim-secrets",
-    }
+    for name in ("hami-sim-extender", "hami-sim-web"):
+        pod = _objects(rendered, "base", "Deployment")[name]["spec"]["template"]["spec"]
+        assert {v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v} == {
+            "hami-sim-tls",
+            "hami-sim-secrets",
+        }, name
 
 
 def test_web_container_allows_its_pod_ip_as_host_for_prometheus(rendered):
@@ -631,3 +640,106 @@ def test_cert_manager_uses_namespaced_issuers_only(rendered):
     }
     for cert in (obj for obj in rendered["cert-manager"] if obj["kind"] == "Certificate"):
         assert cert["spec"]["issuerRef"]["kind"] == "Issuer", cert["metadata"]["name"]
+
+
+# -- the extender's readiness is its own (issue 16 item 4) -------------------------------------------------
+def _selects(selector: dict, labels: dict) -> bool:
+    """Kubernetes label-selector semantics (matchLabels and In/NotIn/Exists/DoesNotExist), or a plain
+    Service selector (a dict of labels)."""
+    if "matchLabels" not in selector and "matchExpressions" not in selector:
+        selector = {"matchLabels": selector}
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expr in selector.get("matchExpressions", []):
+        key, op, values = expr["key"], expr["operator"], expr.get("values", [])
+        ok = {
+            "In": labels.get(key) in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def _pods_behind(objects: list[dict], selector: dict) -> dict[str, dict]:
+    """The workloads whose pods a selector picks: {name: pod template}."""
+    return {
+        obj["metadata"]["name"]: obj["spec"]["template"]
+        for obj, _spec in _pod_specs(objects)
+        if _selects(selector, obj["spec"]["template"]["metadata"].get("labels", {}))
+    }
+
+
+def _probe_port(container: dict, probe: dict) -> int:
+    """The container port number a tcpSocket/httpGet probe reaches (named ports resolved)."""
+    handler = probe.get("tcpSocket") or probe.get("httpGet") or probe.get("grpc")
+    assert handler is not None, f"{container['name']}: exec probes reach no listener: {probe}"
+    port = handler["port"]
+    if isinstance(port, int):
+        return port
+    return next(p["containerPort"] for p in container["ports"] if p["name"] == port)
+
+
+@pytest.mark.parametrize("kustomization", ["base", "production"])
+def test_extender_pods_are_ready_on_their_own_listener_alone(rendered, kustomization):
+    """The pods behind Service ``hami-sim`` (CA's urlPrefix) run the extender listener and nothing of the
+    web Deployment, and every readiness probe there targets the extender listener's port: an unready
+    or stalled web listener cannot take them out of the Service (a pod is Ready only when all its
+    containers are)."""
+    objects = rendered[kustomization]
+    service = _objects(rendered, kustomization, "Service")["hami-sim"]
+    extender_port = next(p for p in service["spec"]["ports"] if p["name"] == "extender")
+    assert extender_port["port"] == 8443  # the name and port CA's scheduler config names
+    behind = _pods_behind(objects, service["spec"]["selector"])
+    assert list(behind) == ["hami-sim-extender"]
+    web_pod = _objects(rendered, kustomization, "Deployment")["hami-sim-web"]["spec"]["template"]
+    web_containers = {c["name"] for c in web_pod["spec"]["containers"]}
+    assert "hami-sim-web" not in _pods_behind(objects, service["spec"]["selector"])
+    for name, template in behind.items():
+        containers = template["spec"]["containers"]
+        assert [c["name"] for c in containers] == ["extender"], name
+        assert not web_containers & {c["name"] for c in containers}, name
+        (container,) = containers
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["HAMI_SIM_LISTENER"] == "extender" and env["HAMI_SIM_TLS_CLIENT_CA"]
+        listener = next(p for p in container["ports"] if p["name"] == extender_port["targetPort"])
+        assert env["HAMI_SIM_BIND"].rsplit(":", 1)[1] == str(listener["containerPort"])
+        for probe in ("readinessProbe", "startupProbe"):
+            assert _probe_port(container, container[probe]) == listener["containerPort"], probe
+    # the disruption budget and the NetworkPolicy that admit CA guard exactly these pods
+    pdb = _objects(rendered, kustomization, "PodDisruptionBudget")["hami-sim-extender"]
+    assert list(_pods_behind(objects, pdb["spec"]["selector"])) == ["hami-sim-extender"]
+    policy = _objects(rendered, kustomization, "NetworkPolicy")["hami-sim-extender-from-cluster-autoscaler"]
+    assert list(_pods_behind(objects, policy["spec"]["podSelector"])) == ["hami-sim-extender"]
+
+
+def test_service_monitor_scrapes_both_listeners(rendered):
+    """Prometheus finds the extender's worker metrics (Service hami-sim) and the web /metrics (hami-sim-web)."""
+    monitor = _objects(rendered, "base", "ServiceMonitor")["hami-sim"]
+    services = _objects(rendered, "base", "Service")
+    selected = {
+        n for n, svc in services.items() if _selects(monitor["spec"]["selector"], svc["metadata"]["labels"])
+    }
+    assert selected == {"hami-sim", "hami-sim-web"}
+    ports = {p["name"] for n in selected for p in services[n]["spec"]["ports"]}
+    assert {e["port"] for e in monitor["spec"]["endpoints"]} == {"metrics", "https"} <= ports
+
+
+# -- optional monitoring (deploy/monitoring) ---------------------------------------------------------------
+def test_monitoring_renders_the_alerts_and_the_grafana_dashboard(rendered):
+    """``kubectl apply -k deploy/monitoring``: the PrometheusRule and the dashboard as a ConfigMap the
+    Grafana sidecar picks up by label, both in hami-sim's namespace, the dashboard byte for byte."""
+    objects = rendered["monitoring"]
+    assert {(o["kind"], o["metadata"]["name"]) for o in objects} == {
+        ("PrometheusRule", "hami-sim-operations"),
+        ("ConfigMap", "hami-sim-grafana-dashboard"),
+    }
+    assert {o["metadata"]["namespace"] for o in objects} == {"hami-sim"}
+    dashboard = _objects(rendered, "monitoring", "ConfigMap")["hami-sim-grafana-dashboard"]
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    (text,) = dashboard["data"].values()
+    assert json.loads(text) == json.loads((DEPLOY / "monitoring" / "grafana-dashboard.json").read_text())
+    rule = _objects(rendered, "monitoring", "PrometheusRule")["hami-sim-operations"]
+    assert rule["spec"] == yaml.safe_load((DEPLOY / "monitoring" / "prometheusrule.yaml").read_text())["spec"]

@@ -2,8 +2,10 @@
 
 The server runs as the web container does (gunicorn, one worker, one thread). Slow clients keep
 sending a header line (or a body byte) every half second; meanwhile ``/healthz`` must be answered
-as usual, and the slow clients get ``408`` once their head deadline has passed. The client timeouts
-below only detect a hang; nothing asserts how fast an answer came.
+as usual, and the slow clients get ``408`` once their head deadline has passed. And with both
+production listeners running as deployed (web: TLS; extender: mTLS, each its own Deployment), slow
+clients on the web listener leave the extender's readiness untouched. The client timeouts below only
+detect a hang; nothing asserts how fast an answer came.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import contextlib
 import http.client
 import socket
+import ssl
 import subprocess
 import threading
 
+import orjson
 import pytest
 
 from hami_sim.serve import start_server, stop_server
+from tests.deploy.conftest import Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 
 pytestmark = [pytest.mark.slow]
 
@@ -49,19 +54,31 @@ def _healthz(port: int) -> int:
 
 
 class _Trickle:
-    """``clients`` connections that send ``first`` and then ``piece`` every half second until stopped."""
+    """``clients`` connections that send ``first`` and then ``piece`` every ``every`` seconds until
+    stopped (over TLS with ``tls``)."""
 
-    def __init__(self, port: int, first: bytes, piece: bytes, clients: int = 4) -> None:
+    def __init__(
+        self,
+        port: int,
+        first: bytes,
+        piece: bytes,
+        clients: int = 4,
+        every: float = 0.5,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(clients)]
+        if tls is not None:
+            self.socks = [tls.wrap_socket(s, server_hostname="localhost") for s in self.socks]
         for s in self.socks:
             s.sendall(first)
         self.piece = piece
+        self.every = every
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        while not self.stop.wait(0.5):
+        while not self.stop.wait(self.every):
             for s in self.socks:
                 with contextlib.suppress(OSError):  # the server closed it
                     s.sendall(self.piece)
@@ -119,6 +136,93 @@ def test_a_complete_request_after_a_slow_start_is_answered(one_thread_server):
             s.sendall(piece)
         s.settimeout(10)
         assert s.recv(100).startswith(b"HTTP/1.1 200")
+
+
+# -- item 4: the extender's readiness does not depend on the web listener ------------------------------
+
+PRODUCTION_SETTINGS = {
+    "SECRET_KEY": "test-" + "k" * 60,
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "HAMI_SIM_CLIENT_IDENTITIES": "cluster-autoscaler.kube-system",
+    "HAMI_SIM_HTTPS": "true",
+    "DECISION_RECORDING": "off",
+    "LOG_LEVEL": "WARNING",
+}
+
+
+@pytest.fixture
+def production_listeners(tmp_path, transactional_db, server_database_url):  # noqa: F811 (imported)
+    """Both listeners as deploy/base runs them, one worker and one thread each: the web listener
+    (TLS, no client certificate) and the extender listener (mTLS). Yields (pki, web port, extender port)."""
+    pki = Pki(tmp_path)
+    env = {**PRODUCTION_SETTINGS, "DATABASE_URL": server_database_url, "HAMI_SIM_THREADS": "1"}
+    web, web_url = start_server(
+        cert=pki.server_cert,
+        key=pki.server_key,
+        workers=1,
+        env={**env, "HAMI_SIM_LISTENER": "web", "HAMI_SIM_HEADER_TIMEOUT": "6"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        extender, extender_url = start_server(
+            cert=pki.server_cert,
+            key=pki.server_key,
+            client_ca=pki.ca_cert,
+            workers=1,
+            env={**env, "HAMI_SIM_LISTENER": "extender"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except BaseException:
+        stop_server(web)
+        raise
+    try:
+        yield pki, int(web_url.rsplit(":", 1)[1]), int(extender_url.rsplit(":", 1)[1])
+    finally:
+        stop_server(extender)
+        stop_server(web)
+
+
+def _extender_readyz(pki: Pki, port: int) -> tuple[int, dict]:
+    """``GET /readyz`` on the extender listener with Cluster Autoscaler's client certificate."""
+    ctx = ssl.create_default_context(cafile=pki.ca_cert)
+    ctx.load_cert_chain(pki.client_pem)
+    conn = http.client.HTTPSConnection("localhost", port, context=ctx, timeout=20)  # a hang detector
+    try:
+        conn.request("GET", "/readyz")
+        response = conn.getresponse()
+        return response.status, orjson.loads(response.read())
+    finally:
+        conn.close()
+
+
+def _accepts(port: int) -> bool:
+    """What the extender's readiness probe does (kubelet has no client certificate): a TCP connect."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20):
+        return True
+
+
+def test_slow_headers_on_the_web_listener_leave_the_extender_ready(production_listeners):
+    """Item 4 as reported: 4 TLS connections to the web listener sending one header every 2 s. The
+    extender listener, its own process (its own Deployment in deploy/), keeps answering its readiness
+    endpoint and its probe's TCP connect meanwhile."""
+    pki, web_port, extender_port = production_listeners
+    assert _extender_readyz(pki, extender_port)[0] == 200  # warm
+    slow = _Trickle(
+        web_port,
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n",
+        b"X-Slow: 1\r\n",
+        every=2.0,
+        tls=ssl.create_default_context(cafile=pki.ca_cert),
+    )
+    try:
+        answers = [_extender_readyz(pki, extender_port) for _ in range(3)]
+        assert _accepts(extender_port)
+    finally:
+        slow_answers = slow.answers()
+    assert answers == [(200, {"status": "ready", "checks": {"database": "ok", "migrations": "ok"}})] * 3
+    assert all(a.startswith(b"HTTP/1.1 408") for a in slow_answers), slow_answers  # the web side held them
 
 
 # -- item 12: a production listener never starts with demo defaults -----------------------------------

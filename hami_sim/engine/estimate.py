@@ -4,7 +4,8 @@ A stateless extender answers every template node with zero device usage, so CA's
 one node holds far more GPU pods than it can. This module runs the whole binpacking in one call, the
 way CA's ``BinpackingNodeEstimator`` does (design.md section 7):
 
-- pods with the same owner and identical spec form an equivalence group; groups are ordered by the
+- pods form CA's equivalence groups (``equivalence.py``: same controller, labels and spec but for
+  projected volumes, env and hostname; annotations too, as HAMi reads them); groups are ordered by the
   share of the template they take (``cpu/allocatable cpu + memory/allocatable memory``, descending),
   ties by device memory requested (descending), then input order;
 - per group: place pods on the nodes added so far, round-robin from the node after the last match,
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 import orjson
 import re2
 
+from .equivalence import PodGroup, group_pods
 from .model import DeviceUsage, NodeState
 from .names import estimated_node_name, pod_id, template_node_name
 from .policy import WeightsError
@@ -96,6 +98,9 @@ DIFFERENCES = (
     "final split, the sets of pods the groups schedule; CA compares the equivalence groups that fit "
     "an empty template",
     "DaemonSet pods take cpu, memory and pod slots on a fresh node, never HAMi devices",
+    "equivalence groups compare annotations too (HAMi's device fit reads them); CA compares the "
+    "controller, labels and the spec without projected volumes, env and hostname",
+    "equivalence groups that tie on CA's score keep request order (CA's come out of a Go map)",
 )
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
@@ -293,15 +298,6 @@ class EstimateResult:
 # -- equivalence groups ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Grouped:
-    """Pending pods CA treats as one (same controller and spec), before parsing."""
-
-    pod: Mapping
-    ids: list[str]
-    order: int
-
-
 @dataclass(slots=True, frozen=True)
 class _Equivalence:
     """An equivalence group, parsed: its pod's context and resource demand."""
@@ -312,23 +308,12 @@ class _Equivalence:
     ctx: PodContext
     demand: Resources
     containers: Resources  # app containers only (least-waste)
-    spec_key: bytes  # spec + annotations: equal keys fit and filter identically
+    spec_key: bytes  # CA's comparison key (+ annotations): equal keys fit and filter identically
 
 
-def _owner(pod: Mapping) -> str:
-    # plain ``dict`` checks: this runs once per pending pod, and ABC isinstance checks are slow
-    meta = pod.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    if isinstance(refs, list):
-        for ref in refs:
-            if isinstance(ref, dict) and ref.get("controller"):
-                return f"{ref.get('kind', '')}/{ref.get('name', '')}/{ref.get('uid', '')}"
-    return ""
-
-
-def _group_pods(entries: Sequence[PendingPods]) -> list[_Grouped]:
-    """CA's ``groupPods``: same controller and identical spec (plus annotations, which HAMi reads)."""
-    groups: dict[object, _Grouped] = {}
+def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
+    """CA's equivalence groups (``equivalence.group_pods``) of the pending pods; checks the ids."""
+    listed: list[tuple[Mapping, list[str]]] = []
     seen: set[str] = set()
     for position, entry in enumerate(entries):
         pod = entry.pod
@@ -340,25 +325,11 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[_Grouped]:
             if pid in seen:
                 raise EstimateError(f"duplicate pod id {pid!r}: give pods distinct metadata.uid or names")
             seen.add(pid)
-        owner = _owner(pod)
-        if owner:
-            meta = pod.get("metadata") or {}
-            try:
-                key: object = (
-                    owner,
-                    meta.get("namespace") or "default",
-                    orjson.dumps([pod.get("spec"), meta.get("annotations")], option=orjson.OPT_SORT_KEYS),
-                )
-            except TypeError as exc:
-                raise EstimateError(f"pod {base}: {exc}") from None
-        else:
-            key = position  # CA never groups pods without a controller
-        group = groups.get(key)
-        if group is None:
-            groups[key] = _Grouped(pod, ids, position)
-        else:
-            group.ids.extend(ids)
-    return list(groups.values())
+        listed.append((pod, ids))
+    try:
+        return group_pods(listed)
+    except TypeError as exc:
+        raise EstimateError(f"pods: {exc}") from None
 
 
 # -- one node group ----------------------------------------------------------------------------------
@@ -1027,21 +998,15 @@ def _open_size(group: GroupTemplate, count: int) -> GroupSize:
     return GroupSize(group.name, group.current_size, group.current_size + room)
 
 
-def _parse_groups(sim: Simulator, grouped: list[_Grouped]) -> list[_Equivalence]:
-    """Each group's pod context and demand (identical pods parsed once); groups of no pods dropped."""
+def _parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[_Equivalence]:
+    """Each group's pod context and demand (equal keys parsed once); groups of no pods dropped."""
     parsed: dict[bytes, tuple[PodContext, Resources, Resources]] = {}
     out: list[_Equivalence] = []
     for group in grouped:
         try:
-            meta = group.pod.get("metadata")
-            annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-            try:
-                spec_key = orjson.dumps([group.pod.get("spec"), annotations], option=orjson.OPT_SORT_KEYS)
-            except TypeError as exc:
-                raise PodError(str(exc)) from None
-            cached = parsed.get(spec_key)
+            cached = parsed.get(group.key)
             if cached is None:  # pods without a controller are separate groups but often identical
-                cached = parsed[spec_key] = (
+                cached = parsed[group.key] = (
                     sim.pod_context(group.pod),
                     pod_demand(group.pod),
                     containers_demand(group.pod),
@@ -1053,7 +1018,7 @@ def _parse_groups(sim: Simulator, grouped: list[_Grouped]) -> list[_Equivalence]
             name = meta.get("name", "") if isinstance(meta, Mapping) else ""
             raise EstimateError(f"calcScore failed {exc} for pod {name}") from None
         if group.ids:
-            out.append(_Equivalence(group.pod, group.ids, group.order, *cached, spec_key))
+            out.append(_Equivalence(group.pod, group.ids, group.order, *cached, group.key))
     return out
 
 

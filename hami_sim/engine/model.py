@@ -5,6 +5,7 @@ Slotted dataclasses because the extender builds thousands of them per call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .names import pod_key
@@ -87,6 +88,11 @@ class DeviceUsage:
     # vendor-specific registration data (Ascend NetworkID, Enflame DRS profiles, AWS instance type);
     # read-only: shared between copies, never mutated by Fit
     custom_info: dict | None = None
+    # HAMi ``PodInfos``: one entry per pod holding this device, with the pod annotations a vendor rule
+    # reads from it (``Vendor.pod_info_annotations``: MetaX sGPU's app class). Pods carrying none of
+    # them are left out, since no v2.10.0 rule can tell them from no pod (``used`` counts every pod).
+    # Empty on templates; filled from live usage and by placements. A tuple: shared between copies.
+    pod_infos: tuple[Mapping[str, str], ...] = ()
 
     @classmethod
     def from_info(cls, info: DeviceInfo) -> DeviceUsage:
@@ -129,6 +135,7 @@ class DeviceUsage:
             list(self.mig_in_use) if self.mig_in_use else [],
             self.score,
             self.custom_info,
+            self.pod_infos,
         )
 
 

@@ -105,6 +105,9 @@ class Vendor(ABC):
     #: the pod annotation HAMi writes this vendor's allocation to (``device.SupportDevices``);
     #: empty means v2.10.0's default for chips named by CommonWord (``allocated_key``)
     allocated_annotation: str = ""
+    #: the pod annotations this backend's rules read from the pods already on a device (HAMi's
+    #: ``DeviceUsage.PodInfos``); kept in ``DeviceUsage.pod_infos`` (at v2.10.0 only MetaX sGPU reads any)
+    pod_info_annotations: tuple[str, ...] = ()
 
     def allocated_key(self) -> str:
         """The pod annotation that carries this vendor's allocation (live usage reads it)."""

@@ -23,8 +23,10 @@ What HAMi adds on top (both reproduced):
   ``ScoreNode`` ("policy neutral" x +10000, x -10000 under spread): for exclusive devices with
   topology awareness on (``metax-tech.com/sgpu-topology-aware``, else the config's
   ``topology_aware``), ``10 x link score of the chosen cards - link score the idle cards lose``;
-  online pods score by the online/offline pods already on their cards, which a template node or a
-  session never has, so 0.
+  online pods score by the online/offline pods already on their cards (``DeviceUsage.pod_infos``).
+- MetaX sGPU app classes (``metax-tech.com/sgpu-app-class``): a used card keeps the class of the pods
+  on it (``checkAppClass``), and an online pod with more candidates than it needs prefers cards with
+  fewer online pods and avoids cards running only offline pods (``prioritizeOnlineDevices``).
 - MetaX sGPU ``AddResourceUsage``: a non-online pod retags each card it takes with its own QoS
   policy ("" when it takes the card exclusively); later containers and later session pods are
   checked against that tag (``add_pod_usage``, copy-on-write of the shared ``custom_info``).
@@ -88,6 +90,7 @@ __all__ = [
     "CARD_UNHEALTHY",
     "CARD_QOS_POLICY_MISMATCH",
     "CARD_APP_CLASS_MISMATCH",
+    "app_class_fits",
     "vmemory_mib",
     "TOPOLOGY_LOSSES",
     "TOPOLOGY_SCORES",
@@ -360,6 +363,7 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
     )
     config_class = MetaxConfig
     resource_fields = ("resource_vcount_name", "resource_vcore_name", "resource_vmemory_name")
+    pod_info_annotations = (APP_CLASS,)
 
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (METAX_SGPU_REGISTER,), ()
@@ -426,10 +430,7 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
             if not dev.health:
                 reject(dev, CARD_UNHEALTHY)
                 continue
-            if dev.used > 0 and app_class in (ONLINE, OFFLINE):
-                # checkAppClass: an idle card takes any pod; a used one keeps its app class. The
-                # simulator does not track which pods share a card, so a used card counts as
-                # running ordinary pods, which online/offline pods must not join.
+            if not app_class_fits(app_class, dev):
                 reject(dev, CARD_APP_CLASS_MISMATCH)
                 continue
             if app_class != ONLINE and not self._qos_ok(req_qos, dev, request):
@@ -462,11 +463,7 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
             if candidates:
                 counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(candidates)
             return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
-        best = candidates[: request.nums]
-        if len(candidates) > request.nums and APP_CLASS not in annotations and request.coresreq == 100:
-            # online pods would be ordered by the online/offline pods on each card, which a
-            # simulated card never has (they all tie: the order stays); offline ones keep the policy
-            best = _prioritize_exclusive(candidates, request.nums)
+        best = _prioritize(candidates, request, annotations)
         cores = 0 if app_class == ONLINE else request.coresreq
         chosen = [ContainerDevice(dev.index, dev.id, dev.type, memreq, cores) for dev, memreq in best]
         return FitOutcome(True, chosen, "", device_reasons)
@@ -499,9 +496,7 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
         weight = -POLICY_NEUTRAL_WEIGHT if policy == "spread" else POLICY_NEUTRAL_WEIGHT
         chosen = [device for container in pod_devices for device in container]
         if pod.annotations.get(APP_CLASS) == ONLINE and chosen:
-            # scoreOnlineDevices counts the online/offline pods already on the chosen cards (-20 /
-            # -2, or -100 per offline pod on an offline-only card); simulated cards run none
-            return 0.0
+            return f32(weight * _score_online(chosen, previous))
         exclusive = [device for device in chosen if device.usedcores == 100]
         if not exclusive:
             return 0.0
@@ -523,6 +518,74 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
             value = dev.custom_info.get("QosPolicy")
             dev_qos = value if isinstance(value, str) else ""
         return dev_qos == "" or dev_qos == req_qos
+
+
+def _app_classes(dev: DeviceUsage) -> tuple[int, int]:
+    """(online, offline): how many pods of each app class hold the card (its ``PodInfos``)."""
+    online = offline = 0
+    for info in dev.pod_infos:
+        app_class = info.get(APP_CLASS)
+        if app_class == ONLINE:
+            online += 1
+        elif app_class == OFFLINE:
+            offline += 1
+    return online, offline
+
+
+def app_class_fits(request_class: str, dev: DeviceUsage) -> bool:
+    """``checkAppClass``: an idle card takes any pod. A used card takes online/offline pods only if
+    it already runs online or offline pods, and ordinary pods only if it runs neither; an offline
+    pod never joins a card running an online one (that card suspends its offline pods)."""
+    if dev.used == 0:
+        return True
+    online, offline = _app_classes(dev)
+    if (online > 0 or offline > 0) == (request_class in (ONLINE, OFFLINE)):
+        return not (online > 0 and request_class == OFFLINE)
+    return False
+
+
+def _online_rank(dev: DeviceUsage) -> tuple[int, int, int]:
+    """``prioritizeOnlineDevices``' order as a sort key: cards running only offline pods last (fewest
+    of them first), the others by fewest online pods, then fewest offline pods. HAMi sorts with an
+    unstable ``sort.Slice``; we sort stably, so ties keep the candidates' (GPU policy) order."""
+    online, offline = _app_classes(dev)
+    if online == 0 and offline > 0:
+        return (1, 0, offline)
+    return (0, online, offline)
+
+
+def _score_online(chosen: Sequence[ContainerDevice], previous: Sequence[DeviceUsage]) -> int:
+    """``scoreOnlineDevices``: per chosen card, -100 per offline pod on a card running only offline
+    pods, else -20 per online pod and -2 per offline pod (the pods on it before this pod)."""
+    picked = {device.uuid for device in chosen}
+    result = 0
+    for dev in previous:
+        if dev.id not in picked:
+            continue
+        online, offline = _app_classes(dev)
+        if offline > 0 and online == 0:
+            result += -100 * offline
+        else:
+            result += -20 * online - 2 * offline
+    return result
+
+
+def _prioritize(
+    candidates: list[tuple[DeviceUsage, int]], request: ContainerDeviceRequest, annotations: Mapping[str, str]
+) -> list[tuple[DeviceUsage, int]]:
+    """The sGPU Fit's choice among more candidates than it needs: an online pod orders the cards by
+    the app classes on them, an offline one keeps the GPU policy's order, and a pod without an app
+    class asking whole cards (100 cores) goes by MetaXLink zone."""
+    nums = request.nums
+    if len(candidates) <= nums:
+        return candidates[:nums]
+    if APP_CLASS in annotations:
+        if annotations[APP_CLASS] == ONLINE:
+            return sorted(candidates, key=lambda item: _online_rank(item[0]))[:nums]
+        return candidates[:nums]
+    if request.coresreq == 100:
+        return _prioritize_exclusive(candidates, nums)
+    return candidates[:nums]
 
 
 def _prioritize_exclusive(

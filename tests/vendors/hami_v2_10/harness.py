@@ -78,8 +78,10 @@ def usage(
     mode: str = "",
     vendor: str = "",
     custom_info: dict | None = None,
+    pod_infos: Sequence[Mapping[str, str]] = (),
 ) -> DeviceUsage:
-    """A Go ``DeviceUsage`` literal (unset fields are Go zero values, except ``health``)."""
+    """A Go ``DeviceUsage`` literal (unset fields are Go zero values, except ``health``);
+    ``pod_infos``: the annotations of each pod in Go's ``PodInfos``."""
     return DeviceUsage(
         id,
         index,
@@ -98,6 +100,7 @@ def usage(
         [],
         0.0,
         custom_info,
+        tuple(dict(info) for info in pod_infos),
     )
 
 

@@ -17,14 +17,14 @@ Ported (internals through the vendor interface):
   HAMi's ``OverrideScore`` adds, so it includes the policy-neutral weighting of
   ``policy/node_policy.go`` (x 10000, x -10000 under spread): a Go ``ScoreNode`` value ``s`` reads
   ``10000 * s`` under binpack (``TestMetaxSDevicesImplementsPolicyNeutralScorer`` is that weighting).
-- ``TestCheckAppClass`` through Fit, for the cases a simulated card can hold.
+- ``TestCheckAppClass`` through Fit; ``TestPrioritizeOnlineDevices`` through an online pod's Fit with
+  more candidates than it needs (the devices listed in reverse, as above); ``TestScoreOnlineDevices``
+  through ``score_node``. HAMi's ``DeviceUsage.PodInfos`` is the engine's ``DeviceUsage.pod_infos``:
+  per pod on the card, the annotations MetaX reads (its app class). HAMi orders the online candidates
+  with an unstable ``sort.Slice``; the engine sorts stably (a deliberate departure), which agrees with
+  every Go case here because each has one best card.
 
-Not ported, because the engine does not record which pods share a card (HAMi's ``DeviceUsage.PodInfos``;
-a used simulated card counts as running ordinary pods): ``TestCheckAppClass`` "normal task unfit online
-device", "normal task unfit offline device", "online task fit online/offline device", "offline task
-unfit online device"; ``TestMetaxSDevices_Fit`` "fit fail: normal task, app class unfit"; every
-``TestPrioritizeOnlineDevices`` case; ``TestScoreOnlineDevices`` "test only online device", "test only
-offline device", "test online/offline device". Not ported, because the engine does not simulate them:
+Not ported, because the engine does not simulate them:
 ``TestMutateAdmission`` (admission webhook), ``TestAddJitteryQos`` and ``qos_test.go`` (the QoS cache
 HAMi fills when it binds a pod), ``TestConvertHAMIPodDeviceToMetaxPodDevice`` and
 ``TestPodMetaxSDeviceString`` (bind-time pod annotations).
@@ -45,6 +45,11 @@ REGISTER = "metax-tech.com/node-gpu-devices"
 APP_CLASS, QOS = "metax-tech.com/sgpu-app-class", "metax-tech.com/sgpu-qos-policy"
 TOPOLOGY_AWARE = "metax-tech.com/sgpu-topology-aware"
 MUTEX = {"hami.io/gpu-scheduler-policy": "mutex"}
+
+
+def classes(*app_classes):
+    """Go ``PodInfos``: one pod per entry, annotated with that app class ("" = no app class)."""
+    return [{APP_CLASS: c} if c else {} for c in app_classes]
 
 
 def sdev(id="dev-0", **kw):
@@ -251,7 +256,7 @@ FIT_CASES = [
         id="TestMetaxSDevices_Fit/fit fail: type mismatch",
     ),
     pytest.param(
-        [sdev(used=1, usedmem=64, totalmem=128, usedcores=10)],
+        [sdev(used=1, usedmem=64, totalmem=128, usedcores=10, pod_infos=classes(""))],
         (1, SGPU, 512, 0, 50),
         {APP_CLASS: "online"},
         False,
@@ -259,6 +264,16 @@ FIT_CASES = [
         [],
         "1/1 CardAppClassMismatch",
         id="TestMetaxSDevices_Fit/fit fail: online task, app class unfit",
+    ),
+    pytest.param(
+        [sdev(used=1, usedmem=64, totalmem=128, usedcores=10, pod_infos=classes("online"))],
+        (1, SGPU, 512, 0, 50),
+        {},
+        False,
+        0,
+        [],
+        "1/1 CardAppClassMismatch",
+        id="TestMetaxSDevices_Fit/fit fail: normal task, app class unfit",
     ),
     pytest.param(
         [sdev(totalmem=128, health=False)],
@@ -545,29 +560,112 @@ def test_score_exclusive_devices(chosen, previous, want):
     assert score_node(VENDOR, pod_devices, previous, "binpack", {TOPOLOGY_AWARE: "true"}) == want * 10000
 
 
-# ---- TestCheckAppClass, through Fit (the cases a simulated card can hold) ----------------------------
+# ---- TestCheckAppClass, through Fit: (pod app class, app classes of the pods on the card) -----------
 @pytest.mark.parametrize(
-    ("app_class", "used", "fits"),
+    ("app_class", "pods", "fits"),
     [
-        pytest.param("online", 0, True, id="TestCheckAppClass/idle device fit"),
-        pytest.param("", 1, True, id="TestCheckAppClass/normal task fit normal device"),
-        pytest.param("online", 1, False, id="TestCheckAppClass/online task unfit normal device"),
+        pytest.param("online", [], True, id="TestCheckAppClass/idle device fit"),
+        pytest.param("", ["online"], False, id="TestCheckAppClass/normal task unfit online device"),
+        pytest.param("", ["offline"], False, id="TestCheckAppClass/normal task unfit offline device"),
+        pytest.param("", [""], True, id="TestCheckAppClass/normal task fit normal device"),
+        pytest.param("online", [""], False, id="TestCheckAppClass/online task unfit normal device"),
+        pytest.param(
+            "online",
+            ["online", "offline"],
+            True,
+            id="TestCheckAppClass/online task fit online/offline device",
+        ),
+        pytest.param(
+            "offline", ["online", "offline"], False, id="TestCheckAppClass/offline task unfit online device"
+        ),
     ],
 )
-def test_check_app_class(app_class, used, fits):
+def test_check_app_class(app_class, pods, fits):
     annotations = {APP_CLASS: app_class} if app_class else {}
-    outcome = fit(VENDOR, [sdev("GPU-123", used=used)], (1, SGPU, 64, 0, 10), annotations)
+    card = sdev("GPU-123", used=len(pods), pod_infos=classes(*pods))
+    outcome = fit(VENDOR, [card], (1, SGPU, 64, 0, 10), annotations)
     assert outcome.ok is fits
     assert outcome.reason == ("" if fits else "1/1 CardAppClassMismatch")
 
 
-# ---- TestScoreOnlineDevices (idle card) and TestScoreNodePolicyIndependence, through score_node --------
-def test_score_online_devices_idle():
-    """Go: TestScoreOnlineDevices/test idle device (an online pod on a card no pod uses scores 0)."""
-    score = score_node(VENDOR, [[cdev("GPU-123", SGPU)]], [sdev("GPU-123")], "binpack", {APP_CLASS: "online"})
-    assert score == 0
+# ---- TestPrioritizeOnlineDevices, through an online pod's Fit (one card wanted) ----------------------
+def cards(*entries):
+    """Cards ``(id, app classes of its pods)``, listed in reverse so the backward walk meets them in order."""
+    return [sdev(id, used=len(pods), pod_infos=classes(*pods)) for id, pods in reversed(entries)]
 
 
+@pytest.mark.parametrize(
+    ("candidates", "want"),
+    [
+        pytest.param(
+            [
+                ("GPU-1", []),
+                ("GPU-2", ["online"]),
+                ("GPU-3", ["online", "online"]),
+                ("GPU-4", ["online", "offline"]),
+                ("GPU-5", ["online", "online", "offline"]),
+                ("GPU-6", ["offline"]),
+                ("GPU-7", ["offline", "offline"]),
+            ],
+            "GPU-1",
+            id="TestPrioritizeOnlineDevices/prioritize idle device",
+        ),
+        pytest.param(
+            [
+                ("GPU-1", ["online"]),
+                ("GPU-2", ["online", "online"]),
+                ("GPU-3", ["online", "online", "online", "offline"]),
+                ("GPU-4", ["offline", "offline"]),
+            ],
+            "GPU-1",
+            id="TestPrioritizeOnlineDevices/prioritize onlyOnline device",
+        ),
+        pytest.param(
+            [
+                ("GPU-1", ["online", "online", "online"]),
+                ("GPU-2", ["online", "offline"]),
+                ("GPU-3", ["online", "online", "offline"]),
+                ("GPU-4", ["offline"]),
+                ("GPU-5", ["offline", "offline"]),
+            ],
+            "GPU-2",
+            id="TestPrioritizeOnlineDevices/prioritize online&offline device",
+        ),
+        pytest.param(
+            [("GPU-1", ["offline"]), ("GPU-2", ["offline", "offline"])],
+            "GPU-1",
+            id="TestPrioritizeOnlineDevices/prioritize onlyOffline device",
+        ),
+    ],
+)
+def test_prioritize_online_devices(candidates, want):
+    outcome = fit(VENDOR, cards(*candidates), (1, SGPU, 64, 0, 10), {APP_CLASS: "online"})
+    assert outcome.ok
+    assert [d.uuid for d in outcome.devices] == [want]
+
+
+# ---- TestScoreOnlineDevices, through score_node (binpack: x 10000) -----------------------------------
+@pytest.mark.parametrize(
+    ("pods", "want"),
+    [
+        pytest.param([], 0, id="TestScoreOnlineDevices/test idle device"),
+        pytest.param(["online", "online"], -40, id="TestScoreOnlineDevices/test only online device"),
+        pytest.param(["offline", "offline"], -200, id="TestScoreOnlineDevices/test only offline device"),
+        pytest.param(
+            ["offline", "offline", "online", "online"],
+            -44,
+            id="TestScoreOnlineDevices/test online/offline device",
+        ),
+    ],
+)
+def test_score_online_devices(pods, want):
+    """An online pod given GPU-123 scores by the app classes of the pods already on it."""
+    previous = [sdev("GPU-123", used=len(pods), pod_infos=classes(*pods))]
+    score = score_node(VENDOR, [[cdev("GPU-123", SGPU)]], previous, "binpack", {APP_CLASS: "online"})
+    assert score == want * 10000
+
+
+# ---- TestScoreNodePolicyIndependence, through score_node ---------------------------------------------
 @pytest.mark.parametrize(
     ("chosen", "previous", "annotations"),
     [

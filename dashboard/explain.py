@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["describe_request", "answer", "group_summaries"]
+from hami_sim.engine.names import TEMPLATE_PREFIX
+
+__all__ = [
+    "describe_request",
+    "answer",
+    "group_summaries",
+    "outcome",
+    "request_rows",
+    "node_fit_label",
+    "score_note",
+]
 
 _UNSET_PERCENT = 101  # HAMi's "gpumem-percentage not set" sentinel
 
@@ -108,3 +118,83 @@ def answer(decision, events: Sequence = ()) -> str:
     else:
         head = "No node group can take this pod"
     return f"{head}: {details}."
+
+
+def _is_template(node_name: str) -> bool:
+    return node_name.startswith(TEMPLATE_PREFIX)
+
+
+def node_fit_label(node: Mapping) -> str:
+    """What "fits" means for this node: a CA template node stands for a node not yet made."""
+    return "fits a new node" if _is_template(str(node.get("name", ""))) else "fits this node"
+
+
+def outcome(decision, events: Sequence = ()) -> tuple[str, str]:
+    """``(label, css)`` of the pod page's headline badge: what happened, not just the filter verdict.
+
+    A pod that triggered a scale-up "fit" only a template node; saying "fit" read as "it ran here".
+    """
+    triggered = next((e for e in events if e.reason == "TriggeredScaleUp" and e.parsed.get("scaleUps")), None)
+    if triggered is not None:
+        groups = ", ".join(u["group"] for u in triggered.parsed["scaleUps"])
+        return f"triggered scale-up of {groups}", "v-scaled"
+    if any(e.reason == "NotTriggerScaleUp" for e in events):
+        return "CA did not scale up", "v-no_fit"
+    nodes = [n for n in decision.nodes or [] if isinstance(n, Mapping) and n.get("fits")]
+    existing = [n for n in nodes if not _is_template(str(n.get("name", "")))]
+    if existing:
+        return f"fits existing node {existing[0].get('name', '')}", "v-fit"
+    if nodes:
+        groups = sorted({str(n.get("group") or n.get("name", "")) for n in nodes})
+        return f"fits a new node of {', '.join(groups)}", "v-fit"
+    if decision.verdict == "unresolvable":
+        return "unresolvable: no usable device inventory", "v-unresolvable"
+    return "fits no node", "v-no_fit"
+
+
+#: HAMi's per-container request fields, as the pod page names them (unknown keys are shown as is).
+_REQUEST_FIELDS = (("nums", "devices"), ("memreq", "memory per device"), ("coresreq", "cores per device"))
+
+
+def request_rows(container: Mapping) -> list[dict]:
+    """One row per vendor a container asks for, with readable fields instead of HAMi's struct.
+
+    ``mem_percentage_req`` is shown only when set: HAMi stores 101 for "no percentage asked".
+    """
+    rows = []
+    for vendor, req in container.items():
+        if not isinstance(req, Mapping):
+            continue
+        fields = []
+        for key, label in _REQUEST_FIELDS:
+            value = int(req.get(key, 0) or 0)
+            if key == "nums":
+                fields.append((label, str(value)))
+            elif key == "memreq" and value:
+                fields.append((label, f"{value} MiB"))
+            elif key == "coresreq":
+                fields.append((label, f"{value}%" if value else "any share (0% asked)"))
+        pct = int(req.get("mem_percentage_req", _UNSET_PERCENT) or 0)
+        if not int(req.get("memreq", 0) or 0):
+            memory = f"{pct}% of each device" if pct not in (0, _UNSET_PERCENT) else "the whole device"
+            fields.insert(1, ("memory per device", memory))
+        known = {key for key, _ in _REQUEST_FIELDS} | {"mem_percentage_req"}
+        fields += [(str(k), str(v)) for k, v in req.items() if k not in known]
+        rows.append({"vendor": vendor, "fields": fields, "summary": _card_phrase(req)})
+    return rows
+
+
+def score_note(policy: str | None) -> str:
+    """The sentence under a score column: what the number is and which end HAMi prefers."""
+    base = (
+        "Score: HAMi's node score after placing the pod, 10 × (share of device slots used + share of "
+        "cores used + share of memory used) over the node's devices, so 0 to 30; some vendors add "
+        "their own term (MetaX sGPU: ±10000 × its topology score)."
+    )
+    if policy == "spread":
+        prefer = " Node policy spread: HAMi prefers the lowest score (the emptiest node)."
+    elif policy == "binpack":
+        prefer = " Node policy binpack: HAMi prefers the highest score (the fullest node)."
+    else:
+        prefer = " Under binpack HAMi prefers the highest score, under spread the lowest."
+    return base + prefer + " The bar places each fitting node between the lowest and highest score shown."

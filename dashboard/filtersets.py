@@ -34,7 +34,7 @@ __all__ = [
 
 class SessionFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
-    expired = django_filters.BooleanFilter(method="filter_expired")
+    expired = django_filters.BooleanFilter(method="filter_expired", label="Expired")
 
     class Meta:
         model = SimulationSession

@@ -8,7 +8,28 @@ from django import forms
 from hami_sim import safeyaml
 from profiles.models import NodeGroup
 
-__all__ = ["WhatIfForm"]
+__all__ = ["WhatIfForm", "EXAMPLE_POD"]
+
+#: What the what-if form starts with: a realistic pod a new user can estimate at once and then edit.
+EXAMPLE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: inference-example
+  namespace: ml
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  containers:
+  - name: server
+    image: vllm/vllm-openai
+    resources:
+      requests: {cpu: "8", memory: 32Gi}
+      limits:
+        nvidia.com/gpu: "1"
+        nvidia.com/gpumem: "20000"   # MiB of one card (HAMi)
+        nvidia.com/gpucores: "30"    # % of that card's cores (HAMi)
+"""
 
 EXPANDERS = [("least-waste", "least-waste"), ("most-pods", "most-pods"), ("least-nodes", "least-nodes")]
 
@@ -18,8 +39,9 @@ class WhatIfForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
         max_length=256 * 1024,  # pure-Python YAML: bound the parse work (issue 16)
         help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).",
+        initial=EXAMPLE_POD,
     )
-    count = forms.IntegerField(min_value=1, max_value=10000, initial=1, help_text="replicas")
+    count = forms.IntegerField(min_value=1, max_value=10000, initial=3, help_text="replicas")
     groups = forms.ModelMultipleChoiceField(
         queryset=NodeGroup.objects.all(),
         to_field_name="name",
@@ -27,6 +49,11 @@ class WhatIfForm(forms.Form):
         required=True,
     )
     expander = forms.ChoiceField(choices=EXPANDERS, initial="least-waste")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:  # a fresh form compares every group; the user unticks the ones to leave out
+            self.fields["groups"].initial = list(NodeGroup.objects.values_list("name", flat=True))
 
     def clean_pod(self) -> dict:
         text = self.cleaned_data["pod"]

@@ -45,10 +45,13 @@ class DecisionTable(tables.Table):
     top_reason = tables.Column(verbose_name="Top reason")
     caller = tables.Column()
     count = tables.Column(verbose_name="Asked")
-    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+    last_seen = tables.DateTimeColumn()
 
     class Meta:
         model = Decision
+        empty_text = (
+            "No decisions yet: one is recorded each time CA (or the what-if page) asks hami-sim about a pod."
+        )
         fields = ("pod", "verdict", "node_groups", "fit_groups", "top_reason", "caller", "count", "last_seen")
         attrs = ATTRS
         order_by = "-last_seen"
@@ -76,10 +79,13 @@ class CAEventTable(tables.Table):
     pod = tables.Column(accessor="pod_name", verbose_name="Pod")
     message = tables.Column(orderable=False)
     count = tables.Column()
-    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+    last_seen = tables.DateTimeColumn()
 
     class Meta:
         model = CAEvent
+        empty_text = (
+            "No Cluster Autoscaler events synced yet (CA's TriggeredScaleUp / NotTriggerScaleUp pod events)."
+        )
         fields = ("reason", "pod", "message", "count", "last_seen")
         attrs = ATTRS
 
@@ -101,6 +107,7 @@ class NodeGroupTable(tables.Table):
 
     class Meta:
         model = NodeGroup
+        empty_text = "No node groups yet: import them (manage.py import_profiles) or add one in the admin."
         fields = (
             "name",
             "state",
@@ -143,10 +150,11 @@ class NodeInventoryTable(tables.Table):
         linkify=("dashboard:node-group", [tables.A("node_group__name")]),
     )
     devices = tables.Column(orderable=False)
-    last_seen = tables.DateTimeColumn(format="Y-m-d H:i:s")
+    last_seen = tables.DateTimeColumn()
 
     class Meta:
         model = NodeInventory
+        empty_text = "No nodes seen: the inventory sync has not found a node of these groups in the cluster."
         fields = (
             "name",
             "node_group",
@@ -172,6 +180,7 @@ class DriftFindingTable(tables.Table):
 
     class Meta:
         model = DriftFinding
+        empty_text = "No drift findings: every registered node matches its group's device profile."
         fields = (
             "node",
             "kind",
@@ -187,11 +196,12 @@ class DriftFindingTable(tables.Table):
 
 
 class TaskRunTable(tables.Table):
-    started_at = tables.DateTimeColumn(format="Y-m-d H:i:s")
+    started_at = tables.DateTimeColumn()
     counts = tables.Column(orderable=False)
 
     class Meta:
         model = TaskRun
+        empty_text = "No task runs recorded yet (the Celery worker records each sync, drift check and prune)."
         fields = ("task", "outcome", "started_at", "duration_ms", "counts", "error")
         attrs = ATTRS
 
@@ -210,6 +220,7 @@ class SessionTable(tables.Table):
 
     class Meta:
         model = SimulationSession
+        empty_text = "No simulation sessions: create one with POST /api/v1/sessions/ or the button above."
         fields = ("id", "name", "revision", "depth", "created_at", "expires_at")
         attrs = ATTRS
 
@@ -221,6 +232,7 @@ class SessionPlacementTable(tables.Table):
 
     class Meta:
         model = SessionPlacement
+        empty_text = "No pod placed in this session yet."
         fields = ("seq", "pod", "namespace", "name", "node_name", "containers")
         attrs = ATTRS
 

@@ -33,7 +33,7 @@ from usage.models import UsageFinding
 
 from . import figures
 from .access import dashboard_view
-from .explain import answer, describe_request
+from .explain import answer, describe_request, node_fit_label, outcome, request_rows, score_note
 from .filtersets import (
     CAEventFilterSet,
     DecisionFilterSet,
@@ -43,7 +43,7 @@ from .filtersets import (
     SessionFilterSet,
     TaskRunFilterSet,
 )
-from .forms import WhatIfForm
+from .forms import EXAMPLE_POD, WhatIfForm
 from .scores import with_score_bars
 from .tables import (
     CAEventTable,
@@ -167,6 +167,8 @@ def _list(
     """A filtered, paginated, sortable table; an invalid filter shows an empty table, never a 500."""
     filterset = filterset_class(request.GET, queryset=queryset)
     table = _paginate(request, table_class(filterset.qs if filterset.is_valid() else queryset.none()))
+    if any(request.GET.get(name) not in (None, "") for name in filterset.filters):
+        table.empty_text = f"No {title.lower()} match these filters."
     return render(
         request, "dashboard/list.html", {"title": title, "filter": filterset, "table": table, "api": api}
     )
@@ -208,12 +210,15 @@ def _events_for(decision: Decision):
     return CAEvent.objects.filter(q).order_by("-last_seen", "-id")
 
 
-def _grid_context(nodes: list[dict]) -> dict:
+def _grid_context(nodes: list[dict], node_policy: str | None = None) -> dict:
     nodes = with_score_bars([n for n in nodes if isinstance(n, dict)])
+    for node in nodes:
+        node["fit_label"] = node_fit_label(node)
     return {
         "grid": figures.device_grid(nodes) if nodes else None,
         "grid_nodes": nodes,
         "grid_truncated": max(0, len(nodes) - figures.GRID_MAX_NODES),
+        "score_note": score_note(node_policy),
     }
 
 
@@ -236,13 +241,11 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "d": decision,
         "session_url": session_url,
         "answer": answer(decision, events),
-        "containers": [
-            {"index": i, "summary": describe_request([c]), "requests": c}
-            for i, c in enumerate(decision.request)
-        ],
+        "outcome": outcome(decision, events),
+        "containers": [{"index": i, "rows": request_rows(c)} for i, c in enumerate(decision.request or [])],
         "events": events,
         "others": _paginate(request, DecisionTable(others), per_page=10, prefix="o-"),
-        **_grid_context(decision.nodes or []),
+        **_grid_context(decision.nodes or [], (decision.policies or {}).get("node")),
     }
     return render(request, "dashboard/decision.html", context)
 
@@ -394,15 +397,18 @@ def _what_if(form: WhatIfForm) -> dict:
     recorder.record(ctx.pod, nodes, verdicts, caller="ui")
     return {
         "result": result,
+        "waste_footnote": any(
+            o.node_count and not (o.requested_cpu and o.requested_memory) for o in result.options
+        ),
         "request_text": describe_request(summary["request"]),
-        **_grid_context(summary["nodes"]),
+        **_grid_context(summary["nodes"], ctx.node_policy),
     }
 
 
 @dashboard_view
 def what_if(request: HttpRequest) -> HttpResponse:
     form = WhatIfForm(request.POST or None)
-    context: dict = {"form": form}
+    context: dict = {"form": form, "example_pod": EXAMPLE_POD}
     if request.method == "POST" and form.is_valid():
         try:
             context.update(_what_if(form))

@@ -43,8 +43,12 @@ class DecisionFilterSet(django_filters.FilterSet):
     caller = django_filters.MultipleChoiceFilter(choices=Decision.Caller.choices)
     node_group = django_filters.CharFilter(method="filter_node_group", label="Node group")
     top_reason = django_filters.CharFilter(lookup_expr="icontains")
-    since = UtcIsoDateTimeFilter(field_name="last_seen", lookup_expr="gte")
-    until = UtcIsoDateTimeFilter(field_name="last_seen", lookup_expr="lte")
+    since = UtcIsoDateTimeFilter(
+        field_name="last_seen", lookup_expr="gte", label="Last seen since (ISO 8601)"
+    )
+    until = UtcIsoDateTimeFilter(
+        field_name="last_seen", lookup_expr="lte", label="Last seen until (ISO 8601)"
+    )
 
     class Meta:
         model = Decision

@@ -133,6 +133,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# One date format with the zone name on every page and in the admin (hami_sim/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["hami_sim.formats"]
 
 STATIC_URL = "/static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))

@@ -26,10 +26,35 @@ def _drift_cell(count: int | None, url: str):
     return format_html('<a href="{}" style="color:#c62828;font-weight:bold">{} open</a>', url, count)
 
 
+def _yes_no_filter(title: str, parameter: str, yes: Q) -> type[admin.SimpleListFilter]:
+    """A "yes / no" admin filter with a readable title (Django's EmptyFieldListFilter reads "By profiles:
+    Empty / Not empty")."""
+
+    class YesNoFilter(admin.SimpleListFilter):
+        parameter_name = parameter
+
+        def lookups(self, request, model_admin):
+            return [("yes", "yes"), ("no", "no")]
+
+        def queryset(self, request, queryset):
+            if self.value() == "yes":
+                return queryset.filter(yes).distinct()
+            if self.value() == "no":
+                return queryset.exclude(yes).distinct()
+            return queryset
+
+    YesNoFilter.title = title
+    return YesNoFilter
+
+
+HasProfileFilter = _yes_no_filter("has a device profile", "has_profile", Q(profiles__isnull=False))
+RegisteredFilter = _yes_no_filter("registered by HAMi", "registered", Q(registered_at__isnull=False))
+
+
 @admin.register(NodeGroup)
 class NodeGroupAdmin(SimpleHistoryAdmin):
     list_display = ["name", "provider", "machine_type", "inventory_source", "profile", "nodes", "drift"]
-    list_filter = ["provider", "inventory_source", ("profiles", admin.EmptyFieldListFilter)]
+    list_filter = ["provider", "inventory_source", HasProfileFilter]
     search_fields = ["name", "machine_type", "description"]
     readonly_fields = ["created_at", "updated_at", "template_link"]
     fieldsets = [
@@ -280,7 +305,7 @@ class NodeInventoryAdmin(admin.ModelAdmin):
         "present",
         "drift",
     ]
-    list_filter = ["node_group", GoneFilter, "stale", ("registered_at", admin.EmptyFieldListFilter)]
+    list_filter = ["node_group", GoneFilter, "stale", RegisteredFilter]
     search_fields = ["name", "uid"]
     list_select_related = ["node_group"]
     actions = ["create_profile_from_inventory"]

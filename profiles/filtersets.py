@@ -20,12 +20,12 @@ __all__ = [
 
 
 class NodeGroupFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="search")
-    name = django_filters.CharFilter(lookup_expr="iexact")
+    q = django_filters.CharFilter(method="search", label="Search")
+    name = django_filters.CharFilter(lookup_expr="iexact", label="Name")
     provider = django_filters.CharFilter(lookup_expr="iexact")
     instance_type = django_filters.CharFilter(field_name="machine_type", lookup_expr="iexact")
     inventory_source = django_filters.ChoiceFilter(choices=InventorySource.choices)
-    has_profile = django_filters.BooleanFilter(method="filter_has_profile")
+    has_profile = django_filters.BooleanFilter(method="filter_has_profile", label="Has a device profile")
 
     class Meta:
         model = NodeGroup
@@ -51,12 +51,16 @@ class DeviceProfileFilterSet(django_filters.FilterSet):
 
 
 class NodeInventoryFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="search")
-    node_group = django_filters.CharFilter(field_name="node_group__name")
-    gone = django_filters.BooleanFilter(field_name="gone_at", lookup_expr="isnull", exclude=True)
-    registered = django_filters.BooleanFilter(field_name="registered_at", lookup_expr="isnull", exclude=True)
-    stale = django_filters.BooleanFilter()
-    malformed = django_filters.BooleanFilter(method="filter_malformed")
+    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Search")
+    node_group = django_filters.CharFilter(field_name="node_group__name", label="Node group")
+    gone = django_filters.BooleanFilter(
+        field_name="gone_at", lookup_expr="isnull", exclude=True, label="Gone from the cluster"
+    )
+    registered = django_filters.BooleanFilter(
+        field_name="registered_at", lookup_expr="isnull", exclude=True, label="Registered by HAMi"
+    )
+    stale = django_filters.BooleanFilter(label="Stale (last read failed)")
+    malformed = django_filters.BooleanFilter(method="filter_malformed", label="Malformed registration")
 
     class Meta:
         model = NodeInventory
@@ -67,11 +71,13 @@ class NodeInventoryFilterSet(django_filters.FilterSet):
 
 
 class DriftFindingFilterSet(django_filters.FilterSet):
-    node = django_filters.CharFilter(field_name="inventory__name")
-    node_group = django_filters.CharFilter(field_name="node_group__name")
+    node = django_filters.CharFilter(field_name="inventory__name", label="Node")
+    node_group = django_filters.CharFilter(field_name="node_group__name", label="Node group")
     kind = django_filters.ChoiceFilter(choices=DriftKind.choices)
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
-    open = django_filters.BooleanFilter(field_name="resolved_at", lookup_expr="isnull")
+    open = django_filters.BooleanFilter(
+        field_name="resolved_at", lookup_expr="isnull", label="Open (not resolved)"
+    )
 
     class Meta:
         model = DriftFinding

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from concurrent import futures
 from pathlib import Path
 
@@ -19,10 +20,13 @@ MAX_MESSAGE_BYTES = 128 << 20  # CA's gRPCMaxRecvMsgSize; a big cluster's reques
 
 
 class ExpanderServicer(expander_pb2_grpc.ExpanderServicer):
+    def __init__(self, daemon_pods: Sequence[Mapping] = ()) -> None:
+        self.daemon_pods = tuple(daemon_pods)  # the cluster's DaemonSet pods, when known
+
     def BestOptions(self, request, context):  # noqa: N802 (the gRPC method name)
         close_old_connections()  # worker threads live long; drop connections the database closed
         try:
-            return best_options(request)
+            return best_options(request, daemon_pods=self.daemon_pods)
         finally:
             # CA calls every scan interval (10 s): a connection per call costs little, and a pool thread
             # holding one open would keep it past the process's database's life (tests, failovers).
@@ -30,7 +34,12 @@ class ExpanderServicer(expander_pb2_grpc.ExpanderServicer):
 
 
 def build_server(
-    bind: str, *, tls_cert: str | None = None, tls_key: str | None = None, workers: int = 4
+    bind: str,
+    *,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    workers: int = 4,
+    daemon_pods: Sequence[Mapping] = (),
 ) -> tuple[grpc.Server, int]:
     """A started-ready (not started) server and the bound port (``HOST:0`` picks a free one).
 
@@ -43,7 +52,7 @@ def build_server(
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers), options=options)
-    expander_pb2_grpc.add_ExpanderServicer_to_server(ExpanderServicer(), server)
+    expander_pb2_grpc.add_ExpanderServicer_to_server(ExpanderServicer(daemon_pods), server)
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("--tls-cert and --tls-key go together")
     if tls_cert and tls_key:

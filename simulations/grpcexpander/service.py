@@ -16,12 +16,15 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import orjson
+import yaml
 from google.protobuf.message import DecodeError
 
 from hami_sim.conf import conf
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+from hami_sim.engine.scaleup import daemon_set_pod
 from hami_sim.engine.simulate import NodeVerdict, Simulator
 from hami_sim.runtime.simulator import get_simulator
 
@@ -38,6 +41,7 @@ __all__ = [
     "evaluate",
     "choose",
     "best_options",
+    "load_daemon_sets",
 ]
 
 log = logging.getLogger("hami_sim.expander")
@@ -61,6 +65,7 @@ class OptionVerdict:
     reason: str = ""
     template: Mapping | None = None
     first_pod: Mapping | None = None
+    daemon_pods: tuple[str, ...] = ()  # DaemonSet pods placed on each new node first
 
 
 class GroupDirectory:
@@ -128,8 +133,9 @@ class CallCache:
     bytes), and groups of one instance type have templates that differ only in names and device ids,
     so pods are decoded once and an option equivalent to one already packed reuses its result."""
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Simulator, daemon_pods: Sequence[Mapping] = ()) -> None:
         self.sim = sim
+        self.daemon_pods = tuple(daemon_pods)
         self.pods: dict[bytes, dict] = {}
         self.packed: dict[bytes, tuple[int, int, int, float, str]] = {}
 
@@ -143,7 +149,7 @@ class CallCache:
         """What the packing depends on: the pods, nodeCount, and the template up to names and ids."""
         meta = template.get("metadata") or {}
         labels = meta.get("labels") or {}
-        if not any((p.get("spec") or {}).get("nodeSelector") for p in pods):
+        if not self.daemon_pods and not any((p.get("spec") or {}).get("nodeSelector") for p in pods):
             labels = {k: v for k, v in labels.items() if k in _RULE_LABELS}
         inventory = self.sim.inventory(template)
         devices = [
@@ -160,12 +166,12 @@ class CallCache:
 
 
 def _pack(cache: CallCache, option: pb.Option, pods: list[dict], template: Mapping) -> tuple:
-    """(placed, total, nodes used, gpu waste, reason when none placed), from the cache when an
-    equivalent option was packed already in this call."""
+    """(placed, total, nodes used, gpu waste, reason when none placed, DaemonSet pods on each new
+    node), from the cache when an equivalent option was packed already in this call."""
     key = cache.key(option, pods, template)
     found = cache.packed.get(key)
     if found is None:
-        group = GroupTemplate(option.nodeGroupId, template, option.nodeCount)
+        group = GroupTemplate(option.nodeGroupId, template, option.nodeCount, daemon_pods=cache.daemon_pods)
         packed = estimate(cache.sim, [PendingPods(p) for p in pods], [group]).options[0]
         placed = len(packed.scheduled)
         found = cache.packed[key] = (
@@ -174,6 +180,7 @@ def _pack(cache: CallCache, option: pb.Option, pods: list[dict], template: Mappi
             packed.node_count,
             round(packed.waste.gpu_memory + packed.waste.gpu_cores, 9),
             "" if placed else _why_none(packed.unschedulable),
+            tuple(packed.daemon_pods),
         )
     return found
 
@@ -196,9 +203,14 @@ def evaluate(
         if template is None:
             raise EstimateError("no template Node in nodeMap and no node group of that id")
         verdict.template = template
-        verdict.placed, verdict.total, verdict.nodes_used, verdict.gpu_waste, verdict.reason = _pack(
-            cache, option, pods, template
-        )
+        (
+            verdict.placed,
+            verdict.total,
+            verdict.nodes_used,
+            verdict.gpu_waste,
+            verdict.reason,
+            verdict.daemon_pods,
+        ) = _pack(cache, option, pods, template)
     except (DecodeError, EstimateError, ValueError, TypeError) as exc:
         verdict.malformed = True
         verdict.reason = f"malformed option: {exc}"
@@ -230,6 +242,9 @@ def choose(verdicts: Sequence[OptionVerdict], mode: str) -> list[OptionVerdict]:
             f"kept: places {v.placed}/{v.total} pod(s) on {v.nodes_used} of {v.node_count} new node(s), "
             f"gpu waste {v.gpu_waste:.3f}"
         )
+    for v in verdicts:
+        if v.daemon_pods and not v.malformed:
+            v.reason += f" (after DaemonSet pods {', '.join(v.daemon_pods)} on each new node)"
     return kept
 
 
@@ -267,13 +282,34 @@ def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float) -
         log.exception("could not record an expander decision")
 
 
-def best_options(request: pb.BestOptionsRequest, mode: str | None = None) -> pb.BestOptionsResponse:
+def load_daemon_sets(path: str) -> tuple[dict, ...]:
+    """The pods of the DaemonSets in a YAML or JSON file (a list, or a ``List`` such as
+    ``kubectl get daemonsets -A -o yaml`` prints): CA places them on every new node they would run
+    on (selectors, affinity, tolerations) before the pending pods, but its template Node in
+    ``nodeMap`` carries none. Raises ValueError naming what is wrong."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"--daemonsets {path}: {exc}") from None
+    items = doc.get("items") if isinstance(doc, Mapping) else doc
+    if not isinstance(items, list) or any(
+        not isinstance(ds, Mapping) or ds.get("kind", "DaemonSet") != "DaemonSet" for ds in items
+    ):
+        raise ValueError(
+            f"--daemonsets {path}: expected a list of DaemonSet objects (kubectl get ds -o yaml)"
+        )
+    return tuple(daemon_set_pod(ds) for ds in items)
+
+
+def best_options(
+    request: pb.BestOptionsRequest, mode: str | None = None, daemon_pods: Sequence[Mapping] = ()
+) -> pb.BestOptionsResponse:
     """The whole call: evaluate every option, choose, record, answer."""
     started = time.perf_counter()
     sim = get_simulator()
     mode = mode or conf().expander_return
     groups = GroupDirectory()
-    cache = CallCache(sim)
+    cache = CallCache(sim, daemon_pods)
     verdicts = [evaluate(cache, option, request.nodeMap, groups) for option in request.options]
     kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed")
     for v in verdicts:

@@ -14,6 +14,7 @@ from simulations.grpcexpander.convert import pod_dict
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.protos import k8s_core_pb2 as core
 from simulations.grpcexpander.server import build_server
+from simulations.grpcexpander.service import load_daemon_sets
 from tests.factories import gpu, node
 from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
 
@@ -26,8 +27,9 @@ def q(values: dict) -> dict:
     return {k: core.Quantity(string=str(v)) for k, v in values.items()}
 
 
-def pod_msg(name: str, gpumem: int, *, owner: str = "rs-1") -> core.Pod:
+def pod_msg(name: str, gpumem: int, *, owner: str = "rs-1", cpu: int = 0) -> core.Pod:
     limits = {"nvidia.com/gpu": 1, "nvidia.com/gpumem": gpumem}
+    requests = {"cpu": cpu} if cpu else {}
     return core.Pod(
         metadata=core.ObjectMeta(
             name=name,
@@ -36,7 +38,11 @@ def pod_msg(name: str, gpumem: int, *, owner: str = "rs-1") -> core.Pod:
             ownerReferences=[core.OwnerReference(kind="ReplicaSet", name=owner, uid=owner, controller=True)],
         ),
         spec=core.PodSpec(
-            containers=[core.Container(name="c", resources=core.ResourceRequirements(limits=q(limits)))]
+            containers=[
+                core.Container(
+                    name="c", resources=core.ResourceRequirements(limits=q(limits), requests=q(requests))
+                )
+            ]
         ),
     )
 
@@ -82,8 +88,8 @@ def groups(make_group):  # noqa: F811
 def serve():
     servers = []
 
-    def start(**tls):
-        server, port = build_server("127.0.0.1:0", **tls)
+    def start(**kwargs):
+        server, port = build_server("127.0.0.1:0", **kwargs)
         server.start()
         servers.append(server)
         return port
@@ -227,3 +233,87 @@ def test_pod_decoding_keeps_what_the_device_rules_read():
     assert decoded["spec"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     ]
+
+
+# -- DaemonSet overhead: CA's template Node in nodeMap carries no DaemonSet pods ----------------------------
+DAEMONSETS = """\
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: node-exporter, namespace: monitoring}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: exporter
+              resources: {requests: {cpu: "10"}}
+  - apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: cpu-only-agent, namespace: kube-system}
+    spec:
+      template:
+        spec:
+          nodeSelector: {pool: cpu}
+          containers:
+            - name: agent
+              resources: {requests: {cpu: "30"}}
+"""
+
+
+def cpu_pods(n: int, cpu: int) -> list[core.Pod]:
+    return [pod_msg(f"c{i}", 12000, cpu=cpu, owner=f"rs-cpu{cpu}") for i in range(n)]
+
+
+@pytest.fixture
+def ask_with_daemonsets(serve, tmp_path):
+    """A server started as `run_expander --daemonsets FILE` starts it: the DaemonSets of the file."""
+    path = tmp_path / "daemonsets.yaml"
+    path.write_text(DAEMONSETS)
+    servers = {False: serve(), True: serve(daemon_pods=load_daemon_sets(str(path)))}
+
+    def ask(options, with_daemonsets: bool) -> list[str]:
+        request = pb.CABestOptionsRequest(options=options, nodeMap=TEMPLATES).SerializeToString()
+        with grpc.insecure_channel(f"127.0.0.1:{servers[with_daemonsets]}") as chan:
+            return call(chan, request)
+
+    return ask
+
+
+def test_an_option_that_fits_only_without_daemonset_overhead_is_dropped(groups, ask_with_daemonsets):
+    """31 cpus allocatable; node-exporter takes 10 on every new node (the cpu-only agent's selector
+    keeps it off GPU nodes): a 25-cpu pod fits a bare template but not a real new node."""
+    options = [option("gpu-h100", 1, cpu_pods(1, 25)), option("gpu-a10", 1, cpu_pods(1, 10))]
+    assert ask_with_daemonsets(options, with_daemonsets=False) == ["gpu-h100", "gpu-a10"]
+    assert ask_with_daemonsets(options, with_daemonsets=True) == ["gpu-a10"]
+
+
+def test_daemonset_overhead_places_fewer_and_the_record_says_so(groups, ask_with_daemonsets):
+    from decisions.models import Decision
+
+    # 3 pods of 10 cpus: all fit 31 cpus, only 2 fit the 21 left after node-exporter
+    options = [option("gpu-h100", 1, cpu_pods(3, 10)), option("gpu-a10", 1, cpu_pods(3, 10))]
+    assert ask_with_daemonsets(options, with_daemonsets=True) == ["gpu-h100", "gpu-a10"]
+    lines = {n["group"]: n["reason"] for n in Decision.objects.get(caller="expander").nodes}
+    assert lines["gpu-h100"].startswith("kept: places 2/3 pod(s) on 1 of 1 new node(s)")
+    assert lines["gpu-h100"].endswith(
+        "(after DaemonSet pods daemonset/monitoring/node-exporter on each new node)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: Deployment\nitems: [{kind: Deployment}]", "expected a list of DaemonSet objects"),
+        ("{not yaml", "--daemonsets"),
+        ("42", "expected a list of DaemonSet objects"),
+    ],
+)
+def test_run_expander_refuses_a_daemonsets_file_that_is_not_one(tmp_path, text, message):
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "ds.yaml"
+    path.write_text(text)
+    with pytest.raises(CommandError, match=message):
+        call_command("run_expander", "--bind", "127.0.0.1:0", "--daemonsets", str(path))

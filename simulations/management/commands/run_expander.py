@@ -7,6 +7,7 @@ import signal
 from django.core.management.base import BaseCommand, CommandError
 
 from simulations.grpcexpander.server import build_server
+from simulations.grpcexpander.service import load_daemon_sets
 
 
 class Command(BaseCommand):
@@ -19,21 +20,31 @@ class Command(BaseCommand):
         parser.add_argument("--tls-cert", default="", help="PEM certificate (chain) to serve TLS with")
         parser.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
         parser.add_argument("--workers", type=int, default=4, help="concurrent calls")
+        parser.add_argument(
+            "--daemonsets",
+            default="",
+            help="YAML/JSON list of the cluster's DaemonSets (kubectl get daemonsets -A -o yaml): their "
+            "pods take cpu, memory and pod slots on each new node before the pending pods",
+        )
 
     def handle(self, *args, **opts):
         try:
+            daemon_pods = load_daemon_sets(opts["daemonsets"]) if opts["daemonsets"] else ()
             server, port = build_server(
                 opts["bind"],
                 tls_cert=opts["tls_cert"] or None,
                 tls_key=opts["tls_key"] or None,
                 workers=opts["workers"],
+                daemon_pods=daemon_pods,
             )
         except (ValueError, OSError) as exc:
             raise CommandError(str(exc)) from None
         server.start()
         scheme = "tls" if opts["tls_cert"] else "plaintext"
+        host = opts["bind"].rsplit(":", 1)[0]
         self.stdout.write(
-            f"gRPC expander listening on {opts['bind'].rsplit(':', 1)[0]}:{port} ({scheme})", ending="\n"
+            f"gRPC expander listening on {host}:{port} ({scheme}, {len(daemon_pods)} DaemonSet pod(s))",
+            ending="\n",
         )
         self.stdout.flush()
         signal.signal(signal.SIGTERM, lambda *_: server.stop(5))

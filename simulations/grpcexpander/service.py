@@ -11,6 +11,7 @@ empty answer and keeps every option on an error - so a bad option is dropped alo
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections import Counter
@@ -23,7 +24,8 @@ import yaml
 from google.protobuf.message import DecodeError
 
 from hami_sim.conf import conf
-from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+from hami_sim.engine.cache import ByteLRU, approx_size, cache_bytes_from_env
+from hami_sim.engine.estimate import EstimateError, GroupOption, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.scaleup import daemon_set_pod
 from hami_sim.engine.simulate import NodeVerdict, Simulator
 from hami_sim.runtime.simulator import get_simulator
@@ -38,6 +40,7 @@ __all__ = [
     "OptionVerdict",
     "GroupDirectory",
     "CallCache",
+    "ExpanderCaches",
     "evaluate",
     "choose",
     "best_options",
@@ -127,26 +130,69 @@ def _why_none(unschedulable: Mapping[str, str]) -> str:
 #: labels the device rules read whatever the pod asks (AWS Neuron's instance type)
 _RULE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
+#: (placed, total, nodes used, gpu waste, reason when none placed, DaemonSet pods on each new node)
+Packed = tuple[int, int, int, float, str, tuple[str, ...]]
 
-class CallCache:
-    """Work shared by the options of one call. CA's options carry the same pending Pods (identical
-    bytes), and groups of one instance type have templates that differ only in names and device ids,
-    so pods are decoded once and an option equivalent to one already packed reuses its result."""
 
-    def __init__(self, sim: Simulator, daemon_pods: Sequence[Mapping] = ()) -> None:
-        self.sim = sim
-        self.daemon_pods = tuple(daemon_pods)
-        self.pods: dict[bytes, dict] = {}
-        self.packed: dict[bytes, tuple[int, int, int, float, str]] = {}
+def _digest(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
-    def pod(self, raw: bytes) -> dict:
-        found = self.pods.get(raw)
+
+class ExpanderCaches:
+    """What outlives one call, bounded in bytes (``HAMI_SIM_CACHE_BYTES``, shared with the
+    simulator's memos): decoded Pods and Nodes by their bytes' digest, and packings by what they
+    depend on. CA sends the same pending pods and templates every scan (10 s) while the pods stay
+    pending, so a repeated call decodes and packs nothing again; an edited NodeGroup profile or a
+    changed pod changes the key, never a stale answer."""
+
+    def __init__(self, budget: int) -> None:
+        self.pods: ByteLRU[bytes, dict] = ByteLRU(budget // 4)
+        self.nodes: ByteLRU[bytes, dict] = ByteLRU(budget // 8)
+        self.packed: ByteLRU[bytes, Packed] = ByteLRU(budget // 8)
+
+    def decoded(self, store: ByteLRU[bytes, dict], raw: bytes, decode) -> dict:
+        """``decode(raw)`` once per distinct bytes; callers never mutate the shared result."""
+        key = _digest(raw)
+        found = store.get(key)
         if found is None:
-            found = self.pods[raw] = pod_from_bytes(raw)
+            found = decode(raw)
+            store.put(key, found, approx_size(found) + len(key))
         return found
 
+
+_CACHES: ExpanderCaches | None = None
+
+
+def caches() -> ExpanderCaches:
+    global _CACHES
+    if _CACHES is None:
+        _CACHES = ExpanderCaches(cache_bytes_from_env() // 2)
+    return _CACHES
+
+
+class CallCache:
+    """Work shared by the options of one call and, through ``ExpanderCaches``, by later calls.
+    CA's options carry the same pending Pods (identical bytes), and groups of one instance type have
+    templates that differ only in names and device ids, so pods are decoded once and an option
+    equivalent to one already packed reuses its result."""
+
+    def __init__(
+        self, sim: Simulator, daemon_pods: Sequence[Mapping] = (), shared: ExpanderCaches | None = None
+    ):
+        self.sim = sim
+        self.daemon_pods = tuple(daemon_pods)
+        self.daemon_key = orjson.dumps(self.daemon_pods, default=repr, option=orjson.OPT_SORT_KEYS).hex()
+        self.shared = shared or caches()
+
+    def pod(self, raw: bytes) -> dict:
+        return self.shared.decoded(self.shared.pods, raw, pod_from_bytes)
+
+    def node(self, raw: bytes) -> dict:
+        return self.shared.decoded(self.shared.nodes, raw, node_from_bytes)
+
     def key(self, option: pb.Option, pods: Sequence[Mapping], template: Mapping) -> bytes:
-        """What the packing depends on: the pods, nodeCount, and the template up to names and ids."""
+        """What the packing depends on: the pods, nodeCount, the DaemonSets, and the template up to
+        names and ids (so equivalent groups of one instance type share a packing)."""
         meta = template.get("metadata") or {}
         labels = meta.get("labels") or {}
         if not self.daemon_pods and not any((p.get("spec") or {}).get("nodeSelector") for p in pods):
@@ -159,36 +205,105 @@ class CallCache:
         ]  # fmt: skip
         annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if "register" not in k}
         shape = [
-            option.nodeCount, b"".join(option.pod).hex(), labels, annotations, devices, inventory.error,
+            option.nodeCount, pods_digest(option).hex(), labels, annotations, devices, inventory.error,
             repr(inventory.pair_scores), sorted(inventory.cordoned), template.get("spec"), template.get("status"),
+            self.daemon_key,
         ]  # fmt: skip
-        return orjson.dumps(shape, default=repr)
+        return _digest(orjson.dumps(shape, default=repr))
 
 
-def _pack(cache: CallCache, option: pb.Option, pods: list[dict], template: Mapping) -> tuple:
-    """(placed, total, nodes used, gpu waste, reason when none placed, DaemonSet pods on each new
-    node), from the cache when an equivalent option was packed already in this call."""
-    key = cache.key(option, pods, template)
-    found = cache.packed.get(key)
-    if found is None:
-        group = GroupTemplate(option.nodeGroupId, template, option.nodeCount, daemon_pods=cache.daemon_pods)
-        packed = estimate(cache.sim, [PendingPods(p) for p in pods], [group]).options[0]
-        placed = len(packed.scheduled)
-        found = cache.packed[key] = (
-            placed,
-            placed + len(packed.unschedulable),
-            packed.node_count,
-            round(packed.waste.gpu_memory + packed.waste.gpu_cores, 9),
-            "" if placed else _why_none(packed.unschedulable),
-            tuple(packed.daemon_pods),
+def pods_digest(option: pb.Option) -> bytes:
+    """One digest of an option's pods in order (options of one call mostly carry the same pods)."""
+    h = hashlib.blake2b(digest_size=16)
+    for raw in option.pod:
+        h.update(len(raw).to_bytes(4, "little"))
+        h.update(raw)
+    return h.digest()
+
+
+def _packed(option: GroupOption) -> Packed:
+    placed = len(option.scheduled)
+    return (
+        placed,
+        placed + len(option.unschedulable),
+        option.node_count,
+        round(option.waste.gpu_memory + option.waste.gpu_cores, 9),
+        "" if placed else _why_none(option.unschedulable),
+        tuple(option.daemon_pods),
+    )
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An option resolved and waiting for its packing."""
+
+    verdict: OptionVerdict
+    option: pb.Option
+    pods: list[dict]
+    template: Mapping
+    key: bytes = b""
+
+
+def _estimate(cache: CallCache, pods: list[dict], items: Sequence[_Pending]) -> list[Packed]:
+    """Pack one pod list onto each item's template in ONE estimator call (the pods are parsed and
+    grouped once for all templates); groups are packed independently, as CA's estimator does."""
+    names: Counter[str] = Counter()
+    groups = []
+    for item in items:
+        names[item.option.nodeGroupId] += 1
+        count = names[item.option.nodeGroupId]
+        name = item.option.nodeGroupId if count == 1 else f"{item.option.nodeGroupId}#{count}"
+        groups.append(
+            GroupTemplate(name, item.template, item.option.nodeCount, daemon_pods=cache.daemon_pods)
         )
-    return found
+    result = estimate(cache.sim, [PendingPods(p) for p in pods], groups)
+    return [_packed(o) for o in result.options]
 
 
-def evaluate(
+def _pack_all(cache: CallCache, pending: Sequence[_Pending]) -> None:
+    """Fill every pending verdict: from the shared packings when an equivalent option was packed
+    already (this call or an earlier one), else batched by pod list. A batch the estimator refuses
+    (one unusable template) is packed option by option, so only the bad option is marked."""
+    todo: dict[bytes, list[_Pending]] = {}
+    done: dict[bytes, Packed] = {}
+    for item in pending:
+        item.key = cache.key(item.option, item.pods, item.template)
+        found = cache.shared.packed.get(item.key)
+        if found is None:
+            todo.setdefault(pods_digest(item.option), []).append(item)
+        else:
+            done[item.key] = found
+    for batch in todo.values():
+        unique = list({item.key: item for item in batch}.values())
+        try:
+            results = _estimate(cache, unique[0].pods, unique)
+        except EstimateError:
+            results = [_estimate_alone(cache, item) for item in unique]
+        for item, packed in zip(unique, results, strict=True):
+            if packed is not None:
+                done[item.key] = packed
+                cache.shared.packed.put(item.key, packed, approx_size(packed) + len(item.key))
+    for item in pending:
+        found = done.get(item.key)
+        if found is not None:
+            v = item.verdict
+            v.placed, v.total, v.nodes_used, v.gpu_waste, v.reason, v.daemon_pods = found
+
+
+def _estimate_alone(cache: CallCache, item: _Pending) -> Packed | None:
+    """One option's packing; None (the option marked malformed) when the estimator refuses it."""
+    try:
+        return _estimate(cache, item.pods, [item])[0]
+    except EstimateError as exc:
+        item.verdict.malformed = True
+        item.verdict.reason = f"malformed option: {exc}"
+        return None
+
+
+def _resolve(
     cache: CallCache, option: pb.Option, node_map: Mapping[str, bytes], groups: GroupDirectory
-) -> OptionVerdict:
-    """Pack one option; a malformed one comes back ``malformed`` with the reason, never raises."""
+) -> tuple[OptionVerdict, _Pending | None]:
+    """Decode and check one option; a malformed one comes back ``malformed`` with the reason."""
     verdict = OptionVerdict(option.nodeGroupId, option.nodeCount, option.debug)
     try:
         if not option.nodeGroupId:
@@ -198,23 +313,25 @@ def evaluate(
         pods = [cache.pod(raw) for raw in option.pod]
         verdict.first_pod = pods[0] if pods else None
         raw_node = node_map.get(option.nodeGroupId)
-        template = node_from_bytes(raw_node) if raw_node is not None else None
+        template = cache.node(raw_node) if raw_node is not None else None
         template = _template(cache.sim, template, groups.find(option.nodeGroupId, template))
         if template is None:
             raise EstimateError("no template Node in nodeMap and no node group of that id")
         verdict.template = template
-        (
-            verdict.placed,
-            verdict.total,
-            verdict.nodes_used,
-            verdict.gpu_waste,
-            verdict.reason,
-            verdict.daemon_pods,
-        ) = _pack(cache, option, pods, template)
+        return verdict, _Pending(verdict, option, pods, template)
     except (DecodeError, EstimateError, ValueError, TypeError) as exc:
         verdict.malformed = True
         verdict.reason = f"malformed option: {exc}"
-    return verdict
+        return verdict, None
+
+
+def evaluate(
+    cache: CallCache, options: Sequence[pb.Option], node_map: Mapping[str, bytes], groups: GroupDirectory
+) -> list[OptionVerdict]:
+    """Every option's verdict, in CA's order; a malformed option is marked, never raises."""
+    resolved = [_resolve(cache, option, node_map, groups) for option in options]
+    _pack_all(cache, [item for _, item in resolved if item is not None])
+    return [verdict for verdict, _ in resolved]
 
 
 def choose(verdicts: Sequence[OptionVerdict], mode: str) -> list[OptionVerdict]:
@@ -310,7 +427,7 @@ def best_options(
     mode = mode or conf().expander_return
     groups = GroupDirectory()
     cache = CallCache(sim, daemon_pods)
-    verdicts = [evaluate(cache, option, request.nodeMap, groups) for option in request.options]
+    verdicts = evaluate(cache, request.options, request.nodeMap, groups)
     kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed")
     for v in verdicts:
         if v.malformed:

@@ -317,3 +317,33 @@ def test_run_expander_refuses_a_daemonsets_file_that_is_not_one(tmp_path, text, 
     path.write_text(text)
     with pytest.raises(CommandError, match=message):
         call_command("run_expander", "--bind", "127.0.0.1:0", "--daemonsets", str(path))
+
+
+# -- what outlives a call: CA repeats its call every scan while the pods stay pending ------------------------
+def test_a_repeated_call_sees_an_edited_profile(groups, ask):
+    """Packings are kept across calls, keyed by what they depend on: the same request after the
+    group's cards changed answers for the new cards, never from the old packing."""
+    from profiles.models import DeviceProfile
+    from profiles.services import save_profile
+
+    request = [option("gpu-h100", 1, pods(1, 40000))]
+    assert ask(request, TEMPLATES) == ["gpu-h100"]
+    assert ask(request, TEMPLATES) == ["gpu-h100"]
+    profile = DeviceProfile.objects.get(node_group__name="gpu-h100")
+    save_profile(profile, rows=[{**A10, "quantity": 8}])  # now 8 x A10: 40000 MiB fits no card
+    assert ask(request, TEMPLATES) == []
+
+
+def test_an_unusable_template_drops_only_its_option(groups, ask):
+    """Options with the same pods are packed together; one whose template the estimator refuses
+    is dropped alone (the others keep their verdicts)."""
+    from decisions.models import Decision
+
+    bad = node_msg(node("template-node-for-broken", [gpu("GPU-0")]))
+    bad.status.allocatable["cpu"].string = "lots"
+    same = pods(2, 12000)
+    templates = {**TEMPLATES, "broken": bad}
+    assert ask([option("broken", 1, same), option("gpu-a10", 1, same)], templates) == ["gpu-a10"]
+    lines = {n["group"]: n for n in Decision.objects.get(caller="expander").nodes}
+    assert lines["broken"]["unresolvable"] and "broken" in lines["broken"]["reason"], lines["broken"]
+    assert lines["gpu-a10"]["reason"].startswith("kept: places 2/2")

@@ -23,6 +23,7 @@ __all__ = [
     "capacity_bars",
     "capacity_panels",
     "usage_bars",
+    "group_usage",
     "CapacityPanel",
 ]
 
@@ -35,8 +36,9 @@ def _out(fig: go.Figure) -> dict:
     return json.loads(fig.to_json())
 
 
-def decisions_over_time(rows: Iterable[tuple]) -> dict:
-    """Stacked bars of answered filter calls per hour by overall verdict. ``rows``: (hour, verdict, n)."""
+def decisions_over_time(rows: Iterable[tuple], window: tuple | None = None) -> dict:
+    """Stacked bars of answered filter calls per hour by overall verdict. ``rows``: (hour, verdict, n);
+    ``window``: (start, end) datetimes the x axis spans (the last 24 hours on the overview)."""
     by_verdict: dict[str, dict] = {}
     for bucket, verdict, n in rows:
         by_verdict.setdefault(verdict, {})[bucket] = int(n or 0)
@@ -51,8 +53,14 @@ def decisions_over_time(rows: Iterable[tuple]) -> dict:
             y=[points[x] for x in xs],
             name=verdict.replace("_", " "),
             marker_color=VERDICT_COLORS[verdict],
+            width=3_300_000,  # ms: an hour's bar, not the axis' whole width
+            xperiod=3_600_000,
+            xperiodalignment="start",
         )
-    fig.update_layout(barmode="stack", title="Filter answers per hour by verdict", **_LAYOUT)
+    fig.update_layout(barmode="stack", title="Filter answers per hour by verdict (UTC)", **_LAYOUT)
+    if window is not None:  # the whole window on the axis: one busy hour reads as one hour, not a wall
+        fig.update_xaxes(range=[window[0].isoformat(), window[1].isoformat()])
+    fig.update_yaxes(title_text="answers")
     return _out(fig)
 
 
@@ -230,7 +238,7 @@ def capacity_bars(
     return _out(fig)
 
 
-def usage_bars(nodes: Sequence[Mapping]) -> dict:
+def usage_bars(nodes: Sequence[Mapping], title: str = "Device memory per node") -> dict:
     """Session usage: one bar per node/device, used vs free memory, hover with cores and slots."""
     xs, used, free, hover = [], [], [], []
     for node in nodes:
@@ -253,5 +261,42 @@ def usage_bars(nodes: Sequence[Mapping]) -> dict:
         hovertemplate="%{x}: %{y} MiB used, %{customdata}<extra></extra>",
     )
     fig.add_bar(x=xs, y=free, name="free MiB", marker_color="#cfe9d6")
-    fig.update_layout(barmode="stack", title="Device memory per node", **_LAYOUT)
+    fig.update_layout(barmode="stack", title=title, **_LAYOUT)
+    return _out(fig)
+
+
+def group_usage(groups: Sequence[tuple[str, object]]) -> dict:
+    """Per node group, from live usage: allocated vs free device memory and cores (stacked, so the
+    bar's length is what the group's live nodes register). ``groups``: ``(name, usage Totals)``;
+    a group with no live node has an empty bar and says "cold" on hover."""
+    names = [name for name, _ in groups]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["device memory (MiB)", "device cores (%)"])
+    panels = (("usedmem", "devmem"), ("usedcores", "devcore"))
+    for col, (used_key, total_key) in enumerate(panels, start=1):
+        used = [int(getattr(t, used_key)) for _, t in groups]
+        total = [int(getattr(t, total_key)) for _, t in groups]
+        free = [max(0, tot - u) for tot, u in zip(total, used, strict=True)]
+        hover = [
+            f"{getattr(t, 'live_nodes', 0)} of {getattr(t, 'nodes', 0)} nodes with live usage"
+            if getattr(t, "nodes", 0)
+            else "cold: no node yet"
+            for _, t in groups
+        ]
+        for label, values, color in (("allocated", used, "#2e9e5b"), ("free", free, "#cfe9d6")):
+            fig.add_bar(
+                y=names,
+                x=values,
+                name=label,
+                orientation="h",
+                marker_color=color,
+                customdata=hover,
+                hovertemplate=f"%{{y}}: %{{x}} {label}<br>%{{customdata}}<extra></extra>",
+                showlegend=col == 1,
+                row=1,
+                col=col,
+            )
+    layout = dict(_LAYOUT, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    layout["height"] = max(220, 90 + 36 * len(names))
+    fig.update_layout(barmode="stack", title="Allocated vs free per node group (live nodes)", **layout)
+    fig.update_yaxes(automargin=True, autorange="reversed")
     return _out(fig)

@@ -116,9 +116,21 @@ def _sync_errors() -> list[dict]:
     return errors
 
 
+def _group_usage() -> list[tuple[str, usage_summary.Totals]]:
+    """Allocated vs registered per node group over its live nodes (cold groups: empty totals)."""
+    members: dict[str, list] = {name: [] for name in NodeGroup.objects.values_list("name", flat=True)}
+    live = NodeInventory.objects.filter(gone_at__isnull=True, node_group__isnull=False)
+    for group, name, devices in live.values_list("node_group__name", "name", "devices").iterator(
+        chunk_size=500
+    ):
+        members.setdefault(group, []).append((name, devices))
+    return [(group, usage_summary.totals(nodes)) for group, nodes in sorted(members.items())]
+
+
 @dashboard_view
 def overview(request: HttpRequest) -> HttpResponse:
-    since = timezone.now() - timedelta(hours=24)
+    now = timezone.now()
+    since = now - timedelta(hours=24)
     decisions = Decision.objects.defer("nodes", "request", "policies")
     over_time = (
         decisions.filter(last_seen__gte=since)
@@ -134,6 +146,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         .annotate(n=Sum("count"))
         .order_by("-n")[:8]
     )
+    group_usage = _group_usage()
     recent = _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-")
     groups = _paginate(request, NodeGroupTable(_node_groups()), per_page=20, prefix="g-")
     runs = TaskRunTable(list(TaskRun.objects.all()[:8]), orderable=False)
@@ -150,7 +163,8 @@ def overview(request: HttpRequest) -> HttpResponse:
             .values_list("name", "devices")
             .iterator(chunk_size=500)
         ),
-        "over_time": figures.decisions_over_time(over_time),
+        "over_time": figures.decisions_over_time(over_time, window=(since, now)),
+        "group_usage": figures.group_usage(group_usage) if group_usage else None,
         "reasons_fig": figures.top_reasons(reasons) if reasons else None,
         "recent": recent,
         "groups": groups,
@@ -301,7 +315,9 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
                 "rows": rows,
                 "registration": registration,
                 "capacity": figures.capacity_bars(
-                    capacity, f"{profile.vendor} profile v{profile.version}: capacity", vendor=profile.vendor
+                    capacity,
+                    f"{profile.vendor} profile v{profile.version}: what one new node registers",
+                    vendor=profile.vendor,
                 )
                 if capacity
                 else None,
@@ -314,9 +330,16 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         node_groups__icontains=f'"{name}"'
     )
     events = CAEvent.objects.filter(groups__icontains=f'"{name}"')
+    live_cards = [
+        {"name": node, "devices": usage_summary.cards(devices or [], node)}
+        for node, devices in live_members[: figures.GRID_MAX_NODES]
+    ]
     context = {
         "group": group,
         "profiles": profiles,
+        "live_usage": figures.usage_bars(live_cards, "Live members: allocated vs free device memory (MiB)")
+        if any(n["devices"] for n in live_cards)
+        else None,
         "members": _paginate(request, NodeInventoryTable(members), prefix="m-"),
         "usage_totals": usage_summary.totals(live_members.iterator(chunk_size=500)),
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),

@@ -134,3 +134,16 @@ def test_default_vendors_follow_the_registry_order():
     words = [v.common_word for v in default_vendors()]
     assert words == [w for d in descriptors() for w in d.profiles()]
     assert [d.order for d in descriptors()] == sorted(d.order for d in descriptors())
+
+
+def test_default_vendors_register_in_hami_v2_10_order():
+    """HAMi v2.10.0 ``InitDevicesWithConfig`` (``pkg/scheduler/config/config.go``): the fixed backends
+    in its ``deviceInitializers`` order, then the Ascend chips, then the Iluvatar chips."""
+    fixed = ["NVIDIA", "MLU", "DCU", "GCU", "Enflame", "Mthreads", "Metax-GPU", "Metax-SGPU", "kunlun", "XPU"]
+    fixed += ["AWSNeuron", "AMD", "Vastai", "Biren"]
+    words = [v.common_word for v in default_vendors()]
+    chips = words[len(fixed) :]
+    assert words[: len(fixed)] == fixed
+    ascend = [w for w in chips if w.startswith("Ascend")]
+    assert chips == ascend + ["MR-V100", "MR-V50", "BI-V150", "BI-V100"]
+    assert [d.block for d in descriptors()][-2:] == ["ascend", "iluvatar"]

@@ -169,20 +169,22 @@ def allocated_annotations(vendors: Iterable[Vendor] | None = None) -> dict[str, 
     return {v.common_word: v.allocated_key() for v in (default_vendors() if vendors is None else vendors)}
 
 
-# HAMi's registration order is each descriptor's ``order``; listing them here only registers them
+# HAMi's registration order is each descriptor's ``order`` (v2.10.0 ``InitDevicesWithConfig`` in
+# ``pkg/scheduler/config/config.go``: the fixed backends, then the Ascend chips, then the Iluvatar
+# chips); listing them here only registers them, in the same order for the reader
 for _module in (
     nvidia,
     cambricon,
     hygon,
-    iluvatar,
+    enflame,
     mthreads,
     metax,
-    enflame,
     kunlun,
     awsneuron,
     amd,
-    ascend,
     vastai,
     biren,
+    ascend,
+    iluvatar,
 ):
     register(_module.DESCRIPTOR)

@@ -176,5 +176,5 @@ PROFILE = ProfileFields(
 )
 
 DESCRIPTOR = VendorDescriptor(
-    block="amd", order=100, config_class=AmdConfig, backends=(Backend(AmdVendor, lambda word: PROFILE),)
+    block="amd", order=90, config_class=AmdConfig, backends=(Backend(AmdVendor, lambda word: PROFILE),)
 )

@@ -473,7 +473,7 @@ def _profile(word: str) -> ProfileFields:
 
 DESCRIPTOR = VendorDescriptor(
     block="ascend",
-    order=110,
+    order=120,
     config_class=AscendConfig,
     backends=(Backend(AscendVendor, _profile),),
     chips=DEFAULT_ASCEND_CONFIGS,

@@ -286,7 +286,7 @@ PROFILE = ProfileFields(
 
 DESCRIPTOR = VendorDescriptor(
     block="awsneuron",
-    order=90,
+    order=80,
     config_class=AwsNeuronConfig,
     backends=(Backend(AwsNeuronVendor, lambda word: PROFILE),),
 )

@@ -47,5 +47,5 @@ PROFILE = ProfileFields(
 )
 
 DESCRIPTOR = VendorDescriptor(
-    block="biren", order=140, config_class=BirenConfig, backends=(Backend(BirenVendor, lambda word: PROFILE),)
+    block="biren", order=110, config_class=BirenConfig, backends=(Backend(BirenVendor, lambda word: PROFILE),)
 )

@@ -514,7 +514,7 @@ DRS_PROFILE = ProfileFields(
 
 DESCRIPTOR = VendorDescriptor(
     block="enflame",
-    order=70,
+    order=40,
     config_class=EnflameConfig,
     backends=(
         Backend(EnflameGcuVendor, lambda word: GCU_PROFILE),

@@ -69,7 +69,7 @@ def _profile(chip: str) -> ProfileFields:
 
 DESCRIPTOR = VendorDescriptor(
     block="iluvatar",
-    order=40,
+    order=130,
     config_class=IluvatarConfig,
     backends=(Backend(IluvatarVendor, _profile),),
     chips=tuple(IluvatarConfig.for_chip(chip) for chip in DEFAULT_ILUVATAR_CHIPS),

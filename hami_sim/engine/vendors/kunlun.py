@@ -412,7 +412,7 @@ VXPU_PROFILE = ProfileFields(
 
 DESCRIPTOR = VendorDescriptor(
     block="kunlun",
-    order=80,
+    order=70,
     config_class=KunlunConfig,
     backends=(
         Backend(KunlunVendor, lambda word: XPU_PROFILE),

@@ -125,7 +125,9 @@ class VendorDescriptor:
     """One HAMi vendor family: its Helm config block, its backends, its place in HAMi's order.
 
     ``block`` is the key of ``HAMI["VENDORS"]`` (HAMi's Helm device-config block); ``order`` sorts
-    the registry (HAMi's registration order: devices are merged and requests split in it).
+    the registry in HAMi v2.10.0's registration order (``InitDevicesWithConfig``). hami-sim merges a
+    node's devices and splits a container's requests in this order; HAMi walks its ``DevicesMap``
+    there, a Go map, so its order is random and this one is the reproducible stand-in.
     Per-chip families (``chips`` non-empty) are configured per chip by CommonWord and contribute
     every backend once per chip; the others build each backend from one ``config_class`` value.
     ``settings_block``: the ``HAMI`` key that configures the block instead of ``HAMI["VENDORS"]``,

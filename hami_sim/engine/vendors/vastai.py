@@ -190,7 +190,7 @@ PROFILE = ProfileFields(
 
 DESCRIPTOR = VendorDescriptor(
     block="vastai",
-    order=130,
+    order=100,
     config_class=VastaiConfig,
     backends=(Backend(VastaiVendor, lambda word: PROFILE),),
 )

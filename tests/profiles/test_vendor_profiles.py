@@ -224,6 +224,13 @@ def test_profile_from_a_realistic_registration_reproduces_it():
         ),
         ("Enflame", {"devmem": 1024, "count": 6}, "extra", "extra.profiles"),
         ("AWSNeuron", {"count": 2, "devcore": 1}, "devcore", "must be 3"),
+        (
+            "AWSNeuron",
+            {"count": 3, "devcore": 7},
+            "count",
+            "count (Neuron cores per device) must be between 1 and 2 (HAMi v2.10.0 maxCoresPerNeuronDevice",
+        ),
+        ("AWSNeuron", {"count": 0, "devcore": 0}, "count", "must be between 1 and 2"),
         ("Biren", {"type": "Biren", "devmem": 1024, "devcore": 50}, "devcore", "must be 100 for Biren"),
         ("AMD", {"type": "AMD", "devmem": 1024, "mode": "mig"}, "mode", "NVIDIA modes"),
         ("Metax-SGPU", {"devmem": 1024, "extra": {"qosPolicy": 3}}, "extra", "qosPolicy must be a string"),
@@ -260,6 +267,10 @@ def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, make_
             "extra.NetworkID is not",
         ),
         ({"vendor": "Ascend999", "devices": PROFILES["Ascend910B4"]}, "not a valid choice"),
+        (
+            {"vendor": "AWSNeuron", "devices": [{"count": 3, "devcore": 7, "quantity": 2}]},
+            "devices: count (Neuron cores per device) must be between 1 and 2 (HAMi v2.10.0",
+        ),
     ]
     for payload, text in bad:
         response = token_client.post(

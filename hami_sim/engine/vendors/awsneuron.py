@@ -48,7 +48,15 @@ if TYPE_CHECKING:
     from ..model import PodView
     from ..policy import GpuPolicy
 
-__all__ = ["DESCRIPTOR", "AwsNeuronConfig", "AwsNeuronVendor", "AWS_NEURON", "INSTANCE_TYPE_LABEL"]
+__all__ = [
+    "DESCRIPTOR",
+    "AwsNeuronConfig",
+    "AwsNeuronVendor",
+    "AWS_NEURON",
+    "INSTANCE_TYPE_LABEL",
+    "MAX_CORES_PER_DEVICE",
+    "cores_per_device_error",
+]
 
 AWS_NEURON = "AWSNeuron"
 AWS_USE_UUID = "aws.amazon.com/use-neuron-uuid"
@@ -57,6 +65,19 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 NODE_TYPE_KEY = "AWSNodeType"
 #: HAMi ``maxCoresPerNeuronDevice``: the core mask has two bits, so a device offers at most 2 cores
 MAX_CORES_PER_DEVICE = 2
+
+
+def cores_per_device_error(count: object) -> str:
+    """Why ``count`` cannot be a profile's Neuron cores per device ("" when it can): 1 up to
+    ``MAX_CORES_PER_DEVICE``, the cap HAMi v2.10.0's requests apply (``container_request``). A node
+    registering more is read as HAMi reads it, but HAMi allocates and annotates only two cores of a
+    device, so a profile cannot describe one."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_CORES_PER_DEVICE:
+        return (
+            f"count (Neuron cores per device) must be between 1 and {MAX_CORES_PER_DEVICE} (HAMi v2.10.0 "
+            f"maxCoresPerNeuronDevice: it allocates two cores of a device at most), got {count!r}"
+        )
+    return ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -259,9 +280,10 @@ def _check_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
     if "instance_type" in extra and (not isinstance(it, str) or not it.strip()):
         errors["extra"] = "extra.instance_type must be a non-empty string (node.kubernetes.io/instance-type)"
     count = row.get("count")
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 30:
-        errors["count"] = f"count (Neuron cores per device) must be between 1 and 30, got {count!r}"
-    elif row.get("devcore") != (1 << count) - 1:
+    problem = cores_per_device_error(count)
+    if problem:
+        errors["count"] = problem
+    elif isinstance(count, int) and row.get("devcore") != (1 << count) - 1:
         errors["devcore"] = (
             f"devcore must be {(1 << count) - 1} (the core mask of {count} cores) for AWSNeuron, got {row.get('devcore')!r}"
         )

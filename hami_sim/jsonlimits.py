@@ -8,9 +8,13 @@ deep), so deeper documents are refused where they are parsed, with a clear error
 
 from __future__ import annotations
 
-__all__ = ["MAX_DEPTH", "too_deep"]
+import orjson
+
+__all__ = ["MAX_DEPTH", "too_deep", "encode_if_shallow"]
 
 MAX_DEPTH = 128
+#: orjson encodes at most this many nested containers (a 255th raises "Recursion limit reached")
+ORJSON_MAX_DEPTH = 254
 
 
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
@@ -28,3 +32,26 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
                     return True
                 stack.append((child, depth + 1))
     return False
+
+
+def encode_if_shallow(value: object, limit: int = MAX_DEPTH) -> bytes | None:
+    """``orjson.dumps(value)`` when ``not too_deep(value, limit)``; None when it is deeper (or when
+    orjson cannot encode it for any other reason: the caller then asks ``too_deep``).
+
+    The depth check runs inside orjson's encoder: ``value`` is wrapped in as many one-element lists
+    as make orjson's own nesting limit fall exactly on ``limit``, so one C call both checks a whole
+    request's nodes and encodes them (the extender reuses the bytes when it echoes every node).
+    """
+    if type(value) is not dict and type(value) is not list:
+        return orjson.dumps(value)
+    wrappers = ORJSON_MAX_DEPTH - limit
+    if wrappers < 0:
+        return None
+    wrapped = value
+    for _ in range(wrappers):
+        wrapped = [wrapped]
+    try:
+        encoded = orjson.dumps(wrapped)
+    except orjson.JSONEncodeError:
+        return None
+    return encoded[wrappers : len(encoded) - wrappers] if wrappers else encoded

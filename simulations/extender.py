@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from hami_sim.jsonlimits import MAX_DEPTH, too_deep
+from hami_sim.jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 
 __all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result"]
 
@@ -25,8 +25,11 @@ class ExtenderArgsError(ValueError):
 
 @dataclass(slots=True)
 class ExtenderArgs:
+    """The pod, the Node objects, and ``Nodes.items`` already encoded (when the depth check made it)."""
+
     pod: dict
     nodes: list[dict]
+    nodes_json: bytes | None = None
 
 
 def _pick(body: Mapping) -> dict[str, object]:
@@ -57,13 +60,16 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
     if fields.get("nodenames") is not None:
         raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
     items = _node_items(fields.get("nodes"))
+    # one C call checks every node's depth and encodes them; only a too-deep (or unencodable) list
+    # is walked node by node, for the first bad node's index and name
+    nodes_json = encode_if_shallow(items, MAX_DEPTH + 1)
     seen: set[str] = set()
     for i, node in enumerate(items):
-        name = _checked_node(i, node)
+        name = _checked_node(i, node, deep_check=nodes_json is None)
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
-    return ExtenderArgs(pod, items)
+    return ExtenderArgs(pod, items, nodes_json)
 
 
 def _checked_pod(pod: object) -> dict:
@@ -93,15 +99,16 @@ def _node_items(nodes: object) -> list:
     return items
 
 
-def _checked_node(i: int, node: object) -> str:
-    """The node's name, once the node is an object Go would decode and we can echo back."""
+def _checked_node(i: int, node: object, deep_check: bool = True) -> str:
+    """The node's name, once the node is an object Go would decode and we can echo back
+    (``deep_check=False``: the caller knows no node nests deeper than ``MAX_DEPTH``)."""
     if not isinstance(node, dict):
         raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] must be a Node object")
     meta = node.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not name:
         raise ExtenderArgsError(f"malformed extender args: Nodes.items[{i}] has no metadata.name")
-    if too_deep(node):  # a fitting node is echoed; orjson writes at most 254 levels
+    if deep_check and too_deep(node):  # a fitting node is echoed; orjson writes at most 254 levels
         raise ExtenderArgsError(
             f"malformed extender args: Nodes.items[{i}] ({name}) nested deeper than {MAX_DEPTH} levels"
         )
@@ -130,9 +137,14 @@ def filter_result(
     failed: dict[str, str],
     unresolvable: dict[str, str],
     error: str = "",
+    fitting_json: bytes | None = None,
 ) -> bytes:
-    """``ExtenderFilterResult`` with Go field names; ``Nodes`` is null when nothing fits (as HAMi)."""
-    nodes = {"metadata": {}, "items": fitting} if fitting else None
+    """``ExtenderFilterResult`` with Go field names; ``Nodes`` is null when nothing fits (as HAMi).
+
+    ``fitting_json``: ``fitting`` already encoded (every node of the request fits): spliced in as is.
+    """
+    items: object = orjson.Fragment(fitting_json) if fitting and fitting_json is not None else fitting
+    nodes = {"metadata": {}, "items": items} if fitting else None
     return orjson.dumps(
         {
             "Nodes": nodes,

@@ -67,5 +67,11 @@ def live_state(name: str, zero: Callable[[], NodeState]) -> NodeState | str | No
 
 
 def for_inventory(name: str, inventory: Inventory) -> NodeState | str | None:
-    """``live_state`` for the engine's ``Simulator.filter_nodes(live=...)`` hook."""
-    return live_state(name, lambda: inventory.state(name))
+    """``live_state`` for the engine's ``Simulator.filter_nodes(live=...)`` hook: a state built for
+    this call alone (the engine fits on it in place); templates return before any clock is read."""
+    if name.startswith(TEMPLATE_PREFIX):
+        return None
+    live = live_node(name, timezone.now())
+    if live is None:
+        return None
+    return live.error or apply_usage(inventory.state(name), live.devices, in_place=True)

@@ -460,13 +460,14 @@ class _UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the sto
     unhealthy: bool
 
 
-def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike]) -> NodeState:
-    """A copy of a node's zero-usage state carrying its live usage, as ``getNodesUsage`` builds it.
+def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike], *, in_place: bool = False) -> NodeState:
+    """A copy of a node's zero-usage state carrying its live usage, as ``getNodesUsage`` builds it
+    (``in_place``: ``state`` itself, when the caller built it for this alone).
 
     Devices are matched by UUID; a device without usage stays at zero. A device HAMi marked unhealthy
     while counting (MIG inconsistencies) loses its health, which is what HAMi's Fit then sees.
     """
-    out = state.copy()
+    out = state if in_place else state.copy()
     for dev in out.devices:
         use = usage.get(dev.id)
         if use is None:

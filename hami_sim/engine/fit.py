@@ -126,7 +126,7 @@ def vendor_node_score(
     return total
 
 
-def _peak(devices: list[DeviceUsage], peak: dict[str, list[int]]) -> None:
+def _peak(devices: Sequence[DeviceUsage], peak: dict[str, list[int]]) -> None:
     for dev in devices:
         p = peak.get(dev.id)
         if p is None:
@@ -144,18 +144,26 @@ def fit_pod(
     policy: GpuPolicy,
     weights: Weights,
     node_policy: str = "binpack",
+    *,
+    owned: bool = False,
 ) -> PodFit:
     """Fit every container of ``pod`` on ``node`` without mutating ``node``.
 
     ``node_policy`` only feeds the vendors' ``ScoreNode`` (MetaX scores differ under spread).
+    ``owned=True``: the caller built ``node`` for this one fit (the simulator's fresh zero-usage and
+    live states), so the app containers are placed on it directly instead of on a copy, and a fit
+    that fails costs no copy at all; ``node`` is then reordered and mutated. A vendor that scores
+    nodes reads the devices as they were before the pod, so such a pod still works on a copy.
     """
     containers = pod.requests.containers
     init_count = pod.requests.init_count
     device_reasons: dict[str, str] = {}
+    previous = tuple(node.devices)  # the node before the pod, in its own order (SnapshotDevice)
     peak: dict[str, list[int]] = {}
-    _peak(node.devices, peak)
     chosen: list[tuple[ContainerDevice, ...]] = []
     init_allocs: Allocated = {}
+    if init_count:
+        _peak(previous, peak)
     for i in range(init_count):
         requests = containers[i]
         picked: list[ContainerDevice] = []
@@ -168,9 +176,12 @@ def fit_pod(
                 return _failed(reason, i, device_reasons)
             _peak(copy.devices, peak)
         chosen.append(tuple(picked))
-    app = node.copy()
+    default_score = node_score(previous)
+    in_place = owned and not _scored_by_vendor(previous, containers, vendors)
+    # in place without init containers: the usage before, to keep max(before, after) per device
+    before = [(d.used, d.usedcores, d.usedmem) for d in previous] if in_place and not init_count else None
+    app = node if in_place else node.copy()
     app_allocs: Allocated = {}
-    default_score = node_score(app.devices)
     for i in range(init_count, len(containers)):
         requests = containers[i]
         picked = []
@@ -185,26 +196,80 @@ def fit_pod(
     pod_devices: Allocated = {key: list(value) for key, value in init_allocs.items()}
     for key, value in app_allocs.items():
         pod_devices.setdefault(key, []).extend(value)
-    vendor_score = vendor_node_score(node.devices, pod, vendors, pod_devices, node_policy)
+    vendor_score = (
+        vendor_node_score(previous, pod, vendors, pod_devices, node_policy) if not in_place else 0.0
+    )
     score_before = f32(default_score + vendor_score) if vendor_score else default_score
+    if before is not None:
+        usage_after = _keep_before(previous, before)
+    else:
+        usage_after = _apply_peak(previous, app, peak if init_count else _usage_of(previous, peak))
     return PodFit(
         True,
         containers=tuple(chosen),
         score_before=score_before,
         vendor_score=vendor_score,
-        usage_after=_apply_peak(node, app, peak),
+        usage_after=usage_after,
     )
+
+
+def _scored_by_vendor(
+    devices: Sequence[DeviceUsage], containers: Sequence[Mapping[str, object]], vendors: Mapping[str, Vendor]
+) -> bool:
+    """Whether ``vendor_node_score`` could call a vendor's ``ScoreNode`` for this pod on this node
+    (its keys are the pod's request types and the node's device types)."""
+    scoring = _scoring_keys(vendors)
+    if not scoring:
+        return False
+    return any(dev.type in scoring for dev in devices) or any(not scoring.isdisjoint(c) for c in containers)
+
+
+_SCORING: dict[int, tuple[Mapping[str, Vendor], frozenset[str]]] = {}
+
+
+def _scoring_keys(vendors: Mapping[str, Vendor]) -> frozenset[str]:
+    """The keys of ``vendors`` whose backend overrides ``score_node`` (kept per vendor mapping; the
+    entry holds the mapping, so its id cannot be reused while it is remembered)."""
+    entry = _SCORING.get(id(vendors))
+    if entry is not None and entry[0] is vendors:
+        return entry[1]
+    keys = frozenset(key for key, v in vendors.items() if type(v).score_node is not Vendor.score_node)
+    if len(_SCORING) >= 16:
+        _SCORING.clear()
+    _SCORING[id(vendors)] = (vendors, keys)
+    return keys
+
+
+def _usage_of(devices: Sequence[DeviceUsage], peak: dict[str, list[int]]) -> dict[str, list[int]]:
+    _peak(devices, peak)
+    return peak
+
+
+def _keep_before(
+    devices: tuple[DeviceUsage, ...], before: list[tuple[int, int, int]]
+) -> tuple[DeviceUsage, ...]:
+    """``_apply_peak`` for a node fitted in place without init containers: max(before, after)."""
+    for dev, (used, cores, mem) in zip(devices, before, strict=True):
+        if used > dev.used:
+            dev.used = used
+        if cores > dev.usedcores:
+            dev.usedcores = cores
+        if mem > dev.usedmem:
+            dev.usedmem = mem
+    return devices
 
 
 def _failed(reason: str, container: int, device_reasons: dict[str, str]) -> PodFit:
     return PodFit(False, reason, failed_container=container, device_reasons=MappingProxyType(device_reasons))
 
 
-def _apply_peak(node: NodeState, app: NodeState, peak: dict[str, list[int]]) -> tuple[DeviceUsage, ...]:
+def _apply_peak(
+    previous: Sequence[DeviceUsage], app: NodeState, peak: dict[str, list[int]]
+) -> tuple[DeviceUsage, ...]:
     """HAMi's applyPeakUsage: the node keeps its device order; usage is max(app, init peak)."""
     app_by_id = {dev.id: dev for dev in app.devices}
     after: list[DeviceUsage] = []
-    for dev in node.devices:
+    for dev in previous:
         new = app_by_id[dev.id]  # the app copy is ours: finish it in place, in the node's order
         p = peak[dev.id]
         if p[0] > new.used:

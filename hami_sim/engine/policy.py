@@ -190,11 +190,32 @@ def device_score(dev: DeviceUsage, requests: Mapping[str, ContainerDeviceRequest
     return f32(WEIGHT * f32(f32(slot_term + core_term) + mem_term))
 
 
+#: device scores by (requests, weights), then by the device fields ``device_score`` reads: a score
+#: is a pure function of them, and a request meets the same few device states on node after node
+_SCORES: dict[tuple, dict[tuple, float]] = {}
+_SCORES_MAX_REQUESTS = 256
+_SCORES_MAX_DEVICES = 4096
+
+
 def compute_device_scores(
     devices: list[DeviceUsage], requests: Mapping[str, ContainerDeviceRequest], weights: Weights
 ) -> None:
+    """Every device's ``score`` for this container (``device_score``, memoised; thread-safe: a
+    lost race only recomputes)."""
+    key = (tuple(requests.items()), weights)
+    memo = _SCORES.get(key)
+    if memo is None:
+        if len(_SCORES) >= _SCORES_MAX_REQUESTS:
+            _SCORES.clear()
+        memo = _SCORES[key] = {}
+    elif len(memo) >= _SCORES_MAX_DEVICES:
+        memo.clear()
     for dev in devices:
-        dev.score = device_score(dev, requests, weights)
+        dkey = (dev.type, dev.count, dev.totalcore, dev.totalmem, dev.used, dev.usedcores, dev.usedmem)
+        score = memo.get(dkey)
+        if score is None:
+            score = memo[dkey] = device_score(dev, requests, weights)
+        dev.score = score
 
 
 def _chain_key(chain: tuple[str, ...]) -> Callable[[DeviceUsage], tuple[float, ...]]:

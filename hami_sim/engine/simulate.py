@@ -71,7 +71,8 @@ class Inventory:
 
 
 InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
-#: A live node's state (its zero state plus what its pods hold), a failure reason, or None (not live)
+#: A live node's state (its zero state plus what its pods hold), a failure reason, or None (not live).
+#: The state must be built for the call (``Inventory.state`` plus usage): the fit works on it in place.
 LiveHook = Callable[[str, Inventory], "NodeState | str | None"]
 
 
@@ -203,6 +204,22 @@ def _verdict_size(key: bytes, verdict: _MemoVerdict) -> int:
         for uuid, reason in fit.device_reasons.items():
             size += sys.getsizeof(uuid) + sys.getsizeof(reason)
     return size
+
+
+def _without_usage(fit: PodFit | None) -> PodFit | None:
+    """What the verdict memo keeps of a fit: everything but ``usage_after`` (working objects)."""
+    if fit is None or fit.usage_after is None:
+        return fit
+    return PodFit(
+        fit.ok,
+        fit.reason,
+        fit.containers,
+        fit.score_before,
+        fit.vendor_score,
+        None,
+        fit.failed_container,
+        fit.device_reasons,
+    )
 
 
 class Simulator:
@@ -365,9 +382,9 @@ class Simulator:
         return self.annotation_inventory(node)
 
     # -- evaluation --------------------------------------------------------------------------------
-    def evaluate(self, ctx: PodContext, name: str, state: NodeState) -> NodeVerdict:
-        """Fit the pod on a node state (which is not mutated)."""
-        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy)
+    def evaluate(self, ctx: PodContext, name: str, state: NodeState, *, owned: bool = False) -> NodeVerdict:
+        """Fit the pod on a node state (not mutated, unless ``owned``: built for this one fit)."""
+        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy, owned=owned)
         verdict = NodeVerdict(name, fit.ok, fit.reason, fit=fit)
         if fit.ok and fit.usage_after is not None:
             # HAMi's node score = usage score + the vendors' ScoreNode (OverrideScore)
@@ -399,6 +416,7 @@ class Simulator:
                 )
                 continue
             session_state = states.get(name) if states else None
+            owned = False
             if session_state is None and live is not None:
                 found = live(name, inventory)
                 if isinstance(found, str):
@@ -406,9 +424,9 @@ class Simulator:
                         NodeVerdict(name, False, found, False, inventory.node_group, inventory.source)
                     )
                     continue
-                session_state = found
+                session_state, owned = found, True
             if session_state is not None:
-                verdict = self.evaluate(ctx, name, session_state)
+                verdict = self.evaluate(ctx, name, session_state, owned=owned)
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
             else:
                 memo = verdict_memo.get(inventory.key + ctx.key) if inventory.key else None
@@ -431,14 +449,8 @@ class Simulator:
         """The pod on the node's registered devices with no usage, then memoised by content digest
         (``filter_nodes`` looks the memo up first)."""
         memo_key = inventory.key + ctx.key
-        verdict = self.evaluate(ctx, name, inventory.state(name))
-        fit = verdict.fit
-        memo = _MemoVerdict(
-            verdict.fits,
-            verdict.reason,
-            replace(fit, usage_after=None) if fit is not None else None,
-            verdict.score_after,
-        )
+        verdict = self.evaluate(ctx, name, inventory.state(name), owned=True)
+        memo = _MemoVerdict(verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after)
         if inventory.key:  # a resolver's inventory without a digest cannot be told apart
             self._verdicts.put(memo_key, memo, _verdict_size(memo_key, memo))
         return memo

@@ -101,7 +101,8 @@ def run_filter(
             unresolvable[verdict.name] = verdict.reason
         else:
             failed[verdict.name] = verdict.reason
-    out = filter_result(fitting, failed, unresolvable)
+    every_node = len(fitting) == len(args.nodes)  # then the request's own encoding is the answer's
+    out = filter_result(fitting, failed, unresolvable, fitting_json=args.nodes_json if every_node else None)
     EXTENDER_NODE_VERDICTS.labels("fit").inc(len(fitting))
     EXTENDER_NODE_VERDICTS.labels("failed").inc(len(failed))
     EXTENDER_NODE_VERDICTS.labels("unresolvable").inc(len(unresolvable))

@@ -19,5 +19,6 @@ urlpatterns = [
     path("task-runs/", views.task_run_list, name="task-runs"),
     path("sessions/", views.session_list, name="sessions"),
     path("sessions/<uuid:pk>/", views.session_detail, name="session"),
+    path("sessions/<uuid:pk>/<str:action>/", views.session_action, name="session-action"),
     path("what-if/", views.what_if, name="what-if"),
 ]

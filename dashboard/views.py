@@ -11,12 +11,15 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.db.models import Count, Prefetch, Q, Sum
 from django.db.models.functions import TruncHour
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
 
 from decisions import recorder
@@ -27,7 +30,9 @@ from hami_sim.runtime.simulator import get_simulator
 from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
+from simulations import sessions
 from simulations.models import SimulationSession
+from simulations.sessions import SessionError
 from usage import summary as usage_summary
 from usage.models import UsageFinding
 
@@ -43,7 +48,7 @@ from .filtersets import (
     SessionFilterSet,
     TaskRunFilterSet,
 )
-from .forms import EXAMPLE_POD, WhatIfForm
+from .forms import EXAMPLE_POD, SessionCreateForm, WhatIfForm
 from .scores import with_score_bars
 from .tables import (
     CAEventTable,
@@ -70,6 +75,7 @@ __all__ = [
     "task_run_list",
     "session_list",
     "session_detail",
+    "session_action",
     "what_if",
 ]
 
@@ -176,16 +182,21 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 def _list(
-    request: HttpRequest, title: str, queryset, filterset_class, table_class, api: str = ""
+    request: HttpRequest,
+    title: str,
+    queryset,
+    filterset_class,
+    table_class,
+    api: str = "",
+    extra: dict | None = None,
 ) -> HttpResponse:
     """A filtered, paginated, sortable table; an invalid filter shows an empty table, never a 500."""
     filterset = filterset_class(request.GET, queryset=queryset)
     table = _paginate(request, table_class(filterset.qs if filterset.is_valid() else queryset.none()))
     if any(request.GET.get(name) not in (None, "") for name in filterset.filters):
         table.empty_text = f"No {title.lower()} match these filters."
-    return render(
-        request, "dashboard/list.html", {"title": title, "filter": filterset, "table": table, "api": api}
-    )
+    context = {"title": title, "filter": filterset, "table": table, "api": api, **(extra or {})}
+    return render(request, "dashboard/list.html", context)
 
 
 @dashboard_view
@@ -377,11 +388,63 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "dashboard/node.html", context)
 
 
+def _session_error(request: HttpRequest, exc: SessionError) -> None:
+    messages.error(request, f"{exc.error} (HTTP {exc.status})")
+
+
 @dashboard_view
 def session_list(request: HttpRequest) -> HttpResponse:
+    """The sessions, and (logged in) a form that creates one, as ``POST /api/v1/sessions`` does."""
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        form = SessionCreateForm(request.POST)
+        if form.is_valid():
+            body = {"name": form.cleaned_data["name"], "ttlSeconds": form.cleaned_data["ttl_seconds"]}
+            try:
+                created = sessions.create_session(body)
+            except SessionError as exc:
+                _session_error(request, exc)
+            else:
+                messages.success(request, f"session {created['id']} created")
+                return redirect("dashboard:session", pk=created["id"])
+        else:
+            messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("dashboard:sessions")
     return _list(
-        request, "Simulation sessions", SimulationSession.objects.all(), SessionFilterSet, SessionTable
+        request,
+        "Simulation sessions",
+        SimulationSession.objects.all(),
+        SessionFilterSet,
+        SessionTable,
+        "/api/v1/sessions/",
+        {"create_form": SessionCreateForm() if request.user.is_authenticated else None},
     )
+
+
+#: What the session page's buttons do: the API's checkpoint verbs (CA's ClusterSnapshot semantics).
+SESSION_ACTIONS = {"fork": sessions.fork, "revert": sessions.revert, "commit": sessions.commit}
+
+
+@require_POST
+def session_action(request: HttpRequest, pk, action: str) -> HttpResponse:
+    """Fork / revert / commit a session from its page (logged in only; the pages are read-only)."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(reverse("dashboard:session", args=[pk]), settings.LOGIN_URL)
+    verb = SESSION_ACTIONS.get(action)
+    if verb is None:
+        raise Http404(f"no session action {action!r}")
+    try:
+        result = verb(pk, sessions.parse_if_match(request.POST.get("revision") or None))
+    except SessionError as exc:
+        if exc.status == 404:
+            raise Http404(exc.error) from None
+        _session_error(request, exc)
+    else:
+        messages.success(
+            request, f"{action}: checkpoint depth {result['depth']}, revision {result['revision']}"
+        )
+    return redirect("dashboard:session", pk=pk)
 
 
 @dashboard_view
@@ -395,6 +458,11 @@ def session_detail(request: HttpRequest, pk) -> HttpResponse:
         "expired": session.expires_at <= timezone.now(),
         "usage": figures.usage_bars(node_dicts) if any(n["devices"] for n in node_dicts) else None,
         "placements": _paginate(request, SessionPlacementTable(session.placements.all()), per_page=50),
+        "session_actions": [
+            ("fork", "push a checkpoint"),
+            ("revert", "restore the last checkpoint exactly and pop it"),
+            ("commit", "keep the changes, pop the last checkpoint"),
+        ],
     }
     return render(request, "dashboard/session.html", context)
 

@@ -32,6 +32,7 @@ __all__ = [
     "create_admin",
     "sync_inventory",
     "enqueue_sync",
+    "seed_session",
 ]
 
 
@@ -133,6 +134,31 @@ def seed_decisions(demo: Demo) -> None:
     print(f"  demo decisions and CA events seeded: {counts}; open {demo.url}/ and follow a pod")
 
 
+DEMO_SESSION = "demo: CA binpacking 12000 MiB pods on gpu-a10"
+
+
+def seed_session(demo: Demo) -> None:
+    """One simulation session, so the sessions page shows what CA's estimator loop leaves behind:
+    three pods placed on a gpu-a10 template node, then a checkpoint (fork) holding a fourth."""
+    from decisions.demo import demo_pod
+    from profiles.models import NodeGroup
+    from profiles.nodetemplates import group_template
+    from simulations.models import SimulationSession
+    from simulations.sessions import create_session, fork, place_pod
+
+    SimulationSession.objects.filter(name=DEMO_SESSION).delete()  # one per demo, not one per start
+    session = create_session({"name": DEMO_SESSION, "ttlSeconds": 86400})
+    node = group_template(NodeGroup.objects.get(name="gpu-a10"))
+    node["metadata"]["name"] = "template-node-for-gpu-a10-0"
+    for i in range(4):
+        if i == 3:
+            fork(session["id"], None)
+        pod = demo_pod(f"batch-infer-{i}", f"5e55e55e-0000-4000-8000-00000000000{i}", 12000)
+        body = {"pod": pod, "node": node} if i == 0 else {"pod": pod, "nodeName": node["metadata"]["name"]}
+        place_pod(session["id"], body, None)
+    print(f"  demo session seeded: {demo.url}/sessions/{session['id']}/")
+
+
 # The demo's data steps, in order. Add a step here (a function taking the Demo) to seed more data.
 STEPS: list[Callable[[Demo], None]] = [
     migrate,
@@ -142,6 +168,7 @@ STEPS: list[Callable[[Demo], None]] = [
     sync_inventory,
     enqueue_sync,
     seed_decisions,
+    seed_session,
 ]
 
 

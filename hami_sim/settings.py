@@ -253,7 +253,8 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-CELERY_BROKER_URL = secret("CELERY_BROKER_URL", "filesystem://")
+# "localhost" only names the host: without one kombu warns "No hostname was supplied" at every start.
+CELERY_BROKER_URL = secret("CELERY_BROKER_URL", "filesystem://localhost/")
 _broker_dir = VAR_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {

@@ -176,7 +176,11 @@ def test_missing_status_configmap_and_no_source(settings, tmp_path):
         settings.KUBE_SOURCE = api.source
         assert sync_autoscaler_events.apply().get()["status"] == "absent"
     settings.KUBE_SOURCE = ""
+    runs = TaskRun.objects.count()
     assert "no Kubernetes source" in sync_autoscaler_events.apply().get()["skipped"]
+    settings.KUBE_SOURCE = "file:///snapshot.json"  # the demo's: nodes only, no events
+    assert "has no events" in sync_autoscaler_events.apply().get()["skipped"]
+    assert TaskRun.objects.count() == runs  # nothing to do: no run buries the task-runs page
 
 
 def test_prune_drops_old_rows_only(settings, tmp_path):

@@ -23,6 +23,10 @@ __all__ = [
 _UNSET_PERCENT = 101  # HAMi's "gpumem-percentage not set" sentinel
 
 
+#: ``Decision.caller`` of CA's gRPC expander calls (one line per scale-up option)
+EXPANDER = "expander"
+
+
 def _card_phrase(req: Mapping) -> str:
     nums = int(req.get("nums", 0))
     memreq = int(req.get("memreq", 0))
@@ -87,8 +91,22 @@ def _where(entry: Mapping) -> str:
     return f"{entry['group']} fits it on {cards} of {entry.get('chosen_node', '')}"
 
 
+def _expander_answer(decision) -> str:
+    """A gRPC expander call: which of CA's scale-up options hami-sim kept (each row says why)."""
+    nodes = [n for n in decision.nodes or [] if isinstance(n, Mapping)]
+    kept = [str(n.get("group") or n.get("name", "")) for n in nodes if n.get("fits")]
+    head = (
+        f"The gRPC expander kept {', '.join(kept)}"
+        if kept
+        else "The gRPC expander kept no option, so CA does not scale up in this loop"
+    )
+    return f"{head}, of {len(nodes)} scale-up option(s) CA offered; each option's reason is below."
+
+
 def answer(decision, events: Sequence = ()) -> str:
     """One sentence: what CA did (when we know it) and why, from hami-sim's per-group verdicts."""
+    if decision.caller == EXPANDER:
+        return _expander_answer(decision)
     groups = group_summaries(decision.nodes or [])
     need = f"the pod needs {describe_request(decision.request or [])}"
     fits = [g for g in groups if g["fits"]]
@@ -125,8 +143,16 @@ def _is_template(node_name: str) -> bool:
 
 
 def node_fit_label(node: Mapping) -> str:
-    """What "fits" means for this node: a CA template node stands for a node not yet made."""
+    """What "fits" means for this node: a CA template node stands for a node not yet made; a gRPC
+    expander line is one of CA's scale-up options, kept."""
+    if node.get("source") == EXPANDER:
+        return "kept"
     return "fits a new node" if _is_template(str(node.get("name", ""))) else "fits this node"
+
+
+def node_miss_label(node: Mapping) -> str:
+    """The badge of a node that does not fit: an expander option is dropped, not failed."""
+    return "dropped" if node.get("source") == EXPANDER else "failed"
 
 
 def outcome(decision, events: Sequence = ()) -> tuple[str, str]:
@@ -134,6 +160,13 @@ def outcome(decision, events: Sequence = ()) -> tuple[str, str]:
 
     A pod that triggered a scale-up "fit" only a template node; saying "fit" read as "it ran here".
     """
+    if decision.caller == EXPANDER:
+        kept = [
+            str(n.get("group", "")) for n in decision.nodes or [] if isinstance(n, Mapping) and n.get("fits")
+        ]
+        return (
+            (f"expander kept {', '.join(kept)}", "v-fit") if kept else ("expander kept no option", "v-no_fit")
+        )
     triggered = next((e for e in events if e.reason == "TriggeredScaleUp" and e.parsed.get("scaleUps")), None)
     if triggered is not None:
         groups = ", ".join(u["group"] for u in triggered.parsed["scaleUps"])

@@ -7,6 +7,7 @@ and records it as a ``ui`` decision, nothing else.
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 
@@ -27,6 +28,8 @@ from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.runtime.models import TaskRun
 from hami_sim.runtime.simulator import get_simulator
+from profiles.catemplate import PROVIDERS as CA_TEMPLATE_PROVIDERS
+from profiles.catemplate import ca_template
 from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
@@ -38,7 +41,15 @@ from usage.models import UsageFinding
 
 from . import figures
 from .access import dashboard_view
-from .explain import answer, describe_request, node_fit_label, outcome, request_rows, score_note
+from .explain import (
+    answer,
+    describe_request,
+    node_fit_label,
+    node_miss_label,
+    outcome,
+    request_rows,
+    score_note,
+)
 from .filtersets import (
     CAEventFilterSet,
     DecisionFilterSet,
@@ -239,6 +250,7 @@ def _grid_context(nodes: list[dict], node_policy: str | None = None) -> dict:
     nodes = with_score_bars([n for n in nodes if isinstance(n, dict)])
     for node in nodes:
         node["fit_label"] = node_fit_label(node)
+        node["miss_label"] = node_miss_label(node)
     return {
         "grid": figures.device_grid(nodes) if nodes else None,
         "grid_nodes": nodes,
@@ -356,6 +368,11 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
         "decisions": _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-"),
         "events": _paginate(request, CAEventTable(events), per_page=10, prefix="e-"),
+        # what each provider's CA reads for a cold group's template (the ca-template API, to copy)
+        "ca_templates": [
+            {"provider": p, "text": json.dumps(ca_template(group, p), indent=2)}
+            for p in CA_TEMPLATE_PROVIDERS
+        ],
     }
     return render(request, "dashboard/node_group.html", context)
 

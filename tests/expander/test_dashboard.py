@@ -1,0 +1,101 @@
+"""The expander's decision records and CA's template rendering as a person sees them on the
+dashboard (design.md 11): each option with its verdict and reason; each provider's rendering."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+
+from simulations.grpcexpander.protos import expander_pb2 as pb
+from simulations.grpcexpander.service import best_options
+from tests.expander.test_grpc_expander import TEMPLATES, option, pods
+from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db]
+
+
+@pytest.fixture
+def groups(make_group):  # noqa: F811
+    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    make_group("gpu-h100", [{**H100, "quantity": 8}])
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    client.force_login(
+        django_user_model.objects.create_user("oncall", "o@example.invalid", "pw", is_staff=True)
+    )
+    return client
+
+
+def _expander_call(options) -> None:
+    request = pb.CABestOptionsRequest(options=options, nodeMap=TEMPLATES).SerializeToString()
+    best_options(pb.BestOptionsRequest.FromString(request))
+
+
+def _option_rows(page: str) -> dict[str, str]:
+    """Node group -> the text of its row in the decision page's per-group table."""
+    table = page.split('id="grid-table"', 1)[1].split("</table>", 1)[0]
+    rows = {}
+    for row in table.split("<tr>")[2:]:
+        text = html.unescape(" ".join(part.split(">", 1)[-1] for part in row.split("<")))
+        group = row.split("node-groups/", 1)[1].split("/", 1)[0] if "node-groups/" in row else ""
+        rows[group] = " ".join(text.split())
+    return rows
+
+
+def test_the_decision_page_shows_each_options_verdict_and_reason(groups, staff_client):
+    from decisions.models import Decision
+
+    _expander_call(
+        [
+            option("gpu-a10", 2, pods(16, 12000)),
+            option("gpu-h100", 2, pods(16, 12000)),
+            option("nowhere", 1, pods(1, 12000)),
+        ]
+    )
+    decision = Decision.objects.get(caller="expander")
+    page = staff_client.get(f"/decisions/{decision.pk}/").content.decode()
+    rows = _option_rows(page)
+    assert rows == {
+        "gpu-h100": "gpu-h100 template-node-for-gpu-h100-1 (expander) kept "
+        "kept: places 16/16 pod(s) on 1 of 2 new node(s), gpu waste 1.706",
+        "gpu-a10": "gpu-a10 template-node-for-gpu-a10-1 (expander) dropped places 8/16 pod(s); other options place 16",
+        "nowhere": "nowhere nowhere (expander) unresolvable "
+        "malformed option: no template Node in nodeMap and no node group of that id",
+    }
+    text = html.unescape(page)
+    assert "asked 1× by expander" in text
+    assert '<span class="badge v-fit" id="outcome">expander kept gpu-h100</span>' in page
+    assert "The gRPC expander kept gpu-h100, of 3 scale-up option(s) CA offered" in text
+
+
+def test_an_empty_answer_says_ca_does_not_scale_up(groups, staff_client):
+    from decisions.models import Decision
+
+    _expander_call([option("gpu-a10", 3, pods(2, 90000))])
+    page = staff_client.get(f"/decisions/{Decision.objects.get(caller='expander').pk}/").content.decode()
+    assert "expander kept no option" in page
+    assert "kept no option, so CA does not scale up in this loop" in page
+    row = _option_rows(page)["gpu-a10"]
+    assert row.startswith(
+        "gpu-a10 template-node-for-gpu-a10-1 (expander) dropped no pod fits a new node (2 pod(s):"
+    )
+
+
+def test_the_node_group_page_shows_each_providers_ca_template_with_a_copy_button(groups, staff_client):
+    page = staff_client.get("/node-groups/gpu-a10/").content.decode()
+    for provider in ("aws", "azure", "clusterapi"):
+        api = staff_client.get(f"/api/v1/node-groups/gpu-a10/ca-template?provider={provider}")
+        shown = page.split(f'<pre id="ca-template-{provider}">', 1)[1].split("</pre>", 1)[0]
+        assert json.loads(html.unescape(shown)) == api.json(), provider
+        assert f'<button type="button" class="copy" data-copy="ca-template-{provider}">Copy</button>' in page
+    assert "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu" in html.unescape(page)
+
+
+def test_a_group_without_profile_still_renders_its_page(make_group, staff_client):  # noqa: F811
+    make_group("cpu-pool")
+    response = staff_client.get("/node-groups/cpu-pool/")
+    assert response.status_code == 200 and 'id="ca-template-aws"' in response.content.decode()

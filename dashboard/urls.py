@@ -12,6 +12,7 @@ urlpatterns = [
     path("pods/<str:namespace>/<str:name>/", views.pod, name="pod"),
     path("events/", views.event_list, name="events"),
     path("node-groups/", views.node_group_list, name="node-groups"),
+    path("node-groups/<path:name>/profiles/<int:pk>/compare/", views.profile_compare, name="profile-compare"),
     path("node-groups/<path:name>/", views.node_group_detail, name="node-group"),  # CA ids may hold "/"
     path("nodes/", views.node_list, name="nodes"),
     path("nodes/<str:name>/", views.node_detail, name="node"),

@@ -20,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
 
@@ -30,7 +31,7 @@ from hami_sim.runtime.models import TaskRun
 from hami_sim.runtime.simulator import get_simulator
 from profiles.catemplate import PROVIDERS as CA_TEMPLATE_PROVIDERS
 from profiles.catemplate import ca_template
-from profiles.models import DeviceRow, DriftFinding, NodeGroup, NodeInventory
+from profiles.models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
 from profiles.render import render_devices, render_registration
 from simulations import sessions
@@ -60,6 +61,7 @@ from .filtersets import (
     TaskRunFilterSet,
 )
 from .forms import EXAMPLE_POD, SessionCreateForm, WhatIfForm
+from .profilediff import diff_versions
 from .scores import with_score_bars
 from .tables import (
     CAEventTable,
@@ -80,6 +82,7 @@ __all__ = [
     "event_list",
     "node_group_list",
     "node_group_detail",
+    "profile_compare",
     "node_detail",
     "node_list",
     "drift_list",
@@ -375,6 +378,37 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         ],
     }
     return render(request, "dashboard/node_group.html", context)
+
+
+def _history_label(entry) -> str:
+    kind = {"+": "created", "~": "changed", "-": "deleted"}.get(entry.history_type, entry.history_type)
+    when = date_format(timezone.localtime(entry.history_date), "DATETIME_FORMAT")
+    who = f" by {entry.history_user}" if entry.history_user else ""
+    return f"v{entry.version} · {kind} {when}{who}"
+
+
+@dashboard_view
+def profile_compare(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+    """Two versions of one device profile (``?a=<history id>&b=<history id>``; default: the two newest)."""
+    profile = get_object_or_404(
+        DeviceProfile.objects.select_related("node_group"), pk=pk, node_group__name=name
+    )
+    entries = list(profile.history.select_related("history_user").order_by("-history_date", "-history_id"))
+    by_id = {str(e.history_id): e for e in entries}
+    older = entries[1] if len(entries) > 1 else (entries[0] if entries else None)
+    a = by_id.get(request.GET.get("a", ""), older)
+    b = by_id.get(request.GET.get("b", ""), entries[0] if entries else None)
+    context = {
+        "group": profile.node_group,
+        "profile": profile,
+        "entries": [(e, _history_label(e)) for e in entries],
+        "a": a,
+        "b": b,
+        "a_label": _history_label(a) if a else "",
+        "b_label": _history_label(b) if b else "",
+        "diff": diff_versions(a, b) if a is not None and b is not None else None,
+    }
+    return render(request, "dashboard/profile_compare.html", context)
 
 
 @dashboard_view

@@ -37,6 +37,7 @@ import orjson
 import re2
 
 from .equivalence import PodGroup, group_pods
+from .interpod import HOSTNAME_LABEL, PORTS_CONFLICT, PodTerms, TopologyIndex, pod_terms, ports_conflict
 from .model import DeviceUsage, NodeState
 from .names import estimated_node_name, pod_id, template_node_name
 from .policy import WeightsError
@@ -78,6 +79,7 @@ __all__ = [
     "Waste",
     "GroupOption",
     "EstimateResult",
+    "ClusterNode",
     "ScaleUpLimits",
     "DIFFERENCES",
     "choose",
@@ -101,6 +103,8 @@ DIFFERENCES = (
     "equivalence groups compare annotations too (HAMi's device fit reads them); CA compares the "
     "controller, labels and the spec without projected volumes, env and hostname",
     "equivalence groups that tie on CA's score keep request order (CA's come out of a Go map)",
+    "pod (anti-)affinity namespaceSelector: the only namespace label known is "
+    "kubernetes.io/metadata.name (a selector on any other label matches no namespace)",
 )
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
@@ -309,6 +313,7 @@ class _Equivalence:
     demand: Resources
     containers: Resources  # app containers only (least-waste)
     spec_key: bytes  # CA's comparison key (+ annotations): equal keys fit and filter identically
+    terms: PodTerms  # host ports, required pod (anti-)affinity, topology spread
 
 
 def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
@@ -336,14 +341,16 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
 
 
 class _Node:
-    __slots__ = ("name", "state", "sig", "free", "pods")
+    __slots__ = ("name", "state", "sig", "free", "pods", "ports", "topo")
 
-    def __init__(self, name: str, state: NodeState, sig: tuple, free: Resources) -> None:
+    def __init__(self, name: str, state: NodeState, sig: tuple, free: Resources, ports: set | None) -> None:
         self.name = name
         self.state = state
         self.sig = sig
         self.free = free
         self.pods: list[str] = []
+        self.ports = ports  # host ports in use (None = none)
+        self.topo = -1  # the node's index in the packer's TopologyIndex (-1 = not indexed)
 
 
 def _info_key(info: dict) -> bytes:
@@ -382,22 +389,32 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
 
 
 class _Fitter:
-    """Fits one pod shape on nodes of one group, memoised by device-usage signature."""
+    """Fits one pod shape on nodes of one group: kube-scheduler's filters, then HAMi's device fit
+    memoised by device-usage signature (the only part that depends on the devices)."""
 
-    __slots__ = ("sim", "ctx", "demand", "devices", "memo")
+    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index")
 
-    def __init__(self, sim: Simulator, eq: _Equivalence) -> None:
+    def __init__(self, sim: Simulator, eq: _Equivalence, index: TopologyIndex | None) -> None:
         self.sim = sim
         self.ctx = eq.ctx
         self.demand = eq.demand
         self.devices = eq.ctx.pod.requests.has_requests
         self.memo: dict[tuple, tuple[str, list[DeviceUsage] | None, tuple]] = {}
+        self.terms = eq.terms
+        self.index = index
 
     def check(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """("" or the reason, devices after placing, their signature)."""
+        terms = self.terms
+        if terms.ports and node.ports and ports_conflict(terms.ports, node.ports):
+            return PORTS_CONFLICT, None, node.sig
         reason = insufficient(self.demand, node.free)
         if reason:
             return reason, None, node.sig
+        if self.index is not None:
+            reason = self.index.problem(terms, node.topo)
+            if reason:
+                return reason, None, node.sig
         if not self.devices:
             return "", node.state.devices, node.sig
         cached = self.memo.get(node.sig)
@@ -414,12 +431,12 @@ class _Fitter:
         return verdict.reason or "pod does not fit", None, node.sig
 
     def place(self, node: _Node, pid: str, devices: list[DeviceUsage] | None, sig: tuple) -> None:
-        free, demand = node.free, self.demand
-        free.cpu -= demand.cpu
-        free.memory -= demand.memory
-        free.ephemeral -= demand.ephemeral
-        free.pods -= 1
+        node.free.take(self.demand)
         node.pods.append(pid)
+        if self.terms.ports:
+            node.ports = set(node.ports or ()) | self.terms.ports
+        if self.index is not None:
+            self.index.add_pod(node.topo, self.terms)
         if devices is not None and devices is not node.state.devices:
             node.state = NodeState(node.name, devices, node.state.pair_scores, node.state.cordoned)
             node.sig = sig
@@ -433,12 +450,15 @@ class _Shape:
     over full nodes again and again. ``seen`` = how many of the group's nodes the list covers.
     """
 
-    __slots__ = ("fitter", "cands", "seen")
+    __slots__ = ("fitter", "cands", "seen", "dynamic")
 
     def __init__(self, fitter: _Fitter) -> None:
         self.fitter = fitter
         self.cands: list[int] = []
         self.seen = 0
+        # pod affinity and topology spread: a node may start to fit after a placement elsewhere, so
+        # no node leaves the candidate list
+        self.dynamic = fitter.index is not None and fitter.terms.dynamic
 
 
 def _device_memory(eq: _Equivalence, devmem: int) -> int:
@@ -470,6 +490,8 @@ class _Template:
         "limit",
         "fresh",
         "daemons",
+        "daemon_terms",
+        "ports",
     )
 
     def __init__(self, sim: Simulator, group: GroupTemplate, limit: int | None) -> None:
@@ -484,29 +506,40 @@ class _Template:
         self.sig = _signature(self.devices)
         self.limit = limit
         self.daemons: list[str] = []
-        self.fresh = self._fresh(group)
+        self.daemon_terms: list[PodTerms] = []
+        self.ports: set | None = None  # the DaemonSet pods' host ports on every new node
+        self.fresh = self._fresh(group, sim.managed_resources())
 
-    def _fresh(self, group: GroupTemplate) -> Resources:
+    def _fresh(self, group: GroupTemplate, ignored: frozenset[str]) -> Resources:
         """A new node's free resources after the DaemonSet pods CA places on it (the ones whose
         selectors, affinity and tolerations let them run there and that fit)."""
         free = self.allocatable.copy()
         for pod in group.daemon_pods:
             if static_mismatch(pod, self.node):
                 continue
-            demand = pod_demand(pod)
+            demand = pod_demand(pod, ignored)
             if insufficient(demand, free):
                 continue
-            free.cpu -= demand.cpu
-            free.memory -= demand.memory
-            free.ephemeral -= demand.ephemeral
-            free.pods -= 1
+            free.take(demand)
             self.daemons.append(pod_id(pod))
+            terms = pod_terms(pod)
+            self.daemon_terms.append(terms)
+            if terms.ports:
+                self.ports = (self.ports or set()) | terms.ports
         return free
 
     def new_node(self, index: int) -> _Node:
         name = estimated_node_name(self.name, index)
         state = NodeState(name, self.devices, self.inventory.pair_scores, self.inventory.cordoned)
-        return _Node(name, state, self.sig, self.fresh.copy())
+        return _Node(name, state, self.sig, self.fresh.copy(), set(self.ports) if self.ports else None)
+
+    def node_object(self, name: str) -> tuple[Mapping, Mapping[str, str]]:
+        """A new node as the topology filters see it: CA's sanitised copy has the template's labels
+        with ``kubernetes.io/hostname`` set to the new node's name."""
+        meta = self.node.get("metadata")
+        labels = meta.get("labels") if isinstance(meta, Mapping) else None
+        labels = {**(labels if isinstance(labels, Mapping) else {}), HOSTNAME_LABEL: name}
+        return {"metadata": {"name": name, "labels": labels}}, labels
 
     def order(self, equivalences: list[_Equivalence]) -> list[_Equivalence]:
         """CA's order: share of the template (cpu + memory), then device memory, both descending."""
@@ -553,11 +586,15 @@ class _GroupPacker:
         "static",
         "deadline",
         "clock",
+        "index",
     )
 
-    def __init__(self, sim: Simulator, template: _Template, limits: ScaleUpLimits) -> None:
+    def __init__(
+        self, sim: Simulator, template: _Template, limits: ScaleUpLimits, index: TopologyIndex | None = None
+    ) -> None:
         self.sim = sim
         self.template = template
+        self.index = index  # the snapshot for affinity and spread (None: no pod needs it)
         self.option = GroupOption(template.group)
         self.nodes: list[_Node] = []
         self.last: _Node | None = None
@@ -605,11 +642,24 @@ class _GroupPacker:
 
     def _shape(self, eq: _Equivalence) -> _Shape:
         d = eq.demand
-        key = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)
+        key: tuple = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)
+        if self.index is not None or eq.terms.ports or d.scalars:
+            key += (eq.spec_key,)  # labels, ports, terms and scalars are the equivalence group's own
         shape = self.shapes.get(key)
         if shape is None:
-            shape = self.shapes[key] = _Shape(_Fitter(self.sim, eq))
+            shape = self.shapes[key] = _Shape(_Fitter(self.sim, eq, self.index))
         return shape
+
+    def _new_node(self) -> _Node:
+        """Add a node to the snapshot (CA's ``addNewNodeToSnapshot``), with its DaemonSet pods."""
+        node = self.last = self.template.new_node(len(self.nodes))
+        self.nodes.append(node)
+        if self.index is not None:
+            obj, labels = self.template.node_object(node.name)
+            node.topo = self.index.add_node(obj, labels)
+            for terms in self.template.daemon_terms:
+                self.index.add_pod(node.topo, terms)
+        return node
 
     def _fill_existing(self, shape: _Shape, ids: list[str]) -> int:
         """Step 1: the nodes added so far, round-robin from the node after the last match, until a
@@ -642,8 +692,7 @@ class _GroupPacker:
         if self.deadline is not None and self.clock() > self.deadline:
             self.option.timed_out = True
             return f"max-nodegroup-binpacking-duration exceeded for node group {template.group}"
-        last = self.last = template.new_node(len(self.nodes))
-        self.nodes.append(last)
+        last = self._new_node()
         why, devices, sig = fitter.check(last)
         if why:
             return why
@@ -663,6 +712,8 @@ class _GroupPacker:
     ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
         """CA's FitsAnyNodeMatching: the first fitting node at or after ``start``, wrapping around."""
         nodes = self.nodes
+        if shape.dynamic:
+            return self._scan(shape, start)
         if shape.seen < len(nodes):
             shape.cands.extend(range(shape.seen, len(nodes)))
             shape.seen = len(nodes)
@@ -679,6 +730,19 @@ class _GroupPacker:
             del cands[pos]
             self.rejecters.setdefault(idx, []).append(shape)
             start = idx
+        return None
+
+    def _scan(
+        self, shape: _Shape, start: int
+    ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
+        """``_find`` for shapes whose fit depends on other nodes: every node, every time."""
+        nodes = self.nodes
+        count = len(nodes)
+        for step in range(count):
+            idx = (start + step) % count
+            result = shape.fitter.check(nodes[idx])
+            if not result[0]:
+                return idx, result
         return None
 
 
@@ -725,6 +789,7 @@ def _estimate_group(
     limits: ScaleUpLimits,
     similar: Sequence[GroupSize],
     deadline: float = float("inf"),
+    cluster: Sequence[_SnapshotNode] = (),
 ) -> GroupOption:
     template = _Template(sim, group, None)
     option = GroupOption(group.name)
@@ -740,7 +805,7 @@ def _estimate_group(
             for pid in eq.ids:
                 option.unschedulable[pid] = skipped
         return option
-    packer = _GroupPacker(sim, template, limits)
+    packer = _GroupPacker(sim, template, limits, _topology_index(equivalences, template, cluster))
     packer.option.node_limit = limit
     packer.option.daemon_pods = template.daemons
     for eq in template.order(equivalences):
@@ -752,6 +817,54 @@ def _estimate_group(
         packer.pack(eq)
     _summarise(packer.option, packer.nodes, template)
     return packer.option
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterNode:
+    """A node already in CA's snapshot (an existing or upcoming node) with the pods on it: seen by the
+    affinity and topology-spread filters (its labels, its pods), never a binpacking target."""
+
+    node: Mapping
+    pods: tuple[Mapping, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class _SnapshotNode:
+    node: Mapping
+    labels: Mapping[str, str]
+    pods: tuple[PodTerms, ...]
+
+
+def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
+    out = []
+    for i, entry in enumerate(cluster):
+        problem = node_problem(entry.node)
+        if problem:
+            raise EstimateError(f"cluster node {i}: {problem}")
+        meta = entry.node.get("metadata")
+        labels = meta.get("labels") if isinstance(meta, Mapping) else None
+        out.append(
+            _SnapshotNode(
+                entry.node, labels or {}, tuple(pod_terms(p) for p in entry.pods if isinstance(p, Mapping))
+            )
+        )
+    return out
+
+
+def _topology_index(
+    equivalences: list[_Equivalence], template: _Template, cluster: Sequence[_SnapshotNode]
+) -> TopologyIndex | None:
+    """The snapshot the affinity and spread filters count in, or None when no pod has such a term
+    (pending, DaemonSet or already in the snapshot): then the filters cannot fail and cost nothing."""
+    others = [*template.daemon_terms, *(p for c in cluster for p in c.pods)]
+    if not any(p.anti for p in others) and not any(eq.terms.constrained for eq in equivalences):
+        return None
+    index = TopologyIndex()
+    for entry in cluster:
+        idx = index.add_node(entry.node, entry.labels)
+        for terms in entry.pods:
+            index.add_pod(idx, terms)
+    return index
 
 
 # -- expanders -----------------------------------------------------------------------------------------
@@ -893,6 +1006,7 @@ def estimate(
     max_work: int = MAX_WORK,
     time_limit: float = TIME_LIMIT_SECONDS,
     limits: ScaleUpLimits | None = None,
+    cluster: Sequence[ClusterNode] = (),
 ) -> EstimateResult:
     """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice,
     and the scale-up CA would ask for after its limits and balancing (``scale_up``).
@@ -905,6 +1019,7 @@ def estimate(
     limits = limits or ScaleUpLimits(max_nodes_per_scale_up=max_nodes_per_scale_up)
     started = limits.clock()
     equivalences = _parse_groups(sim, _group_pods(pods))
+    snapshot = _snapshot(cluster)
     _check_groups(groups)
     groups = [_sanitized(g) for g in groups]
     work = sum(len(eq.ids) for eq in equivalences) * len(groups)
@@ -919,7 +1034,9 @@ def estimate(
         similar = _similar(group, groups, limits)
         try:
             options.append(
-                _estimate_group(sim, group, equivalences, limits, [g.size for g in similar], deadline)
+                _estimate_group(
+                    sim, group, equivalences, limits, [g.size for g in similar], deadline, snapshot
+                )
             )
         except PodError as exc:  # a template with unparseable status quantities
             raise EstimateError(f"node group {group.name!r}: {exc}") from None
@@ -1000,16 +1117,18 @@ def _open_size(group: GroupTemplate, count: int) -> GroupSize:
 
 def _parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[_Equivalence]:
     """Each group's pod context and demand (equal keys parsed once); groups of no pods dropped."""
-    parsed: dict[bytes, tuple[PodContext, Resources, Resources]] = {}
+    parsed: dict[bytes, tuple[PodContext, Resources, Resources, PodTerms]] = {}
     out: list[_Equivalence] = []
+    managed = sim.managed_resources()
     for group in grouped:
         try:
             cached = parsed.get(group.key)
             if cached is None:  # pods without a controller are separate groups but often identical
                 cached = parsed[group.key] = (
                     sim.pod_context(group.pod),
-                    pod_demand(group.pod),
+                    pod_demand(group.pod, managed),
                     containers_demand(group.pod),
+                    pod_terms(group.pod),
                 )
         except PodError as exc:
             raise EstimateError(f"pod {group.ids[0] if group.ids else pod_id(group.pod)}: {exc}") from None
@@ -1018,7 +1137,10 @@ def _parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[_Equivalence]
             name = meta.get("name", "") if isinstance(meta, Mapping) else ""
             raise EstimateError(f"calcScore failed {exc} for pod {name}") from None
         if group.ids:
-            out.append(_Equivalence(group.pod, group.ids, group.order, *cached, group.key))
+            ctx, demand, containers, terms = cached
+            out.append(
+                _Equivalence(group.pod, group.ids, group.order, ctx, demand, containers, group.key, terms)
+            )
     return out
 
 

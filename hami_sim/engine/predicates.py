@@ -14,7 +14,7 @@ plain integer arithmetic on a slotted ``Resources``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -23,6 +23,7 @@ from .requests import PodError
 
 __all__ = [
     "Resources",
+    "is_scalar_resource",
     "pod_demand",
     "containers_demand",
     "node_allocatable",
@@ -42,20 +43,78 @@ _SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
 
 @dataclass(slots=True)
 class Resources:
-    """Schedulable amounts: cpu in millicores, memory and ephemeral-storage in bytes, pod slots."""
+    """Schedulable amounts: cpu in millicores, memory and ephemeral-storage in bytes, pod slots, and
+    kube-scheduler's scalar resources (extended resources such as ``example.com/foo``, hugepages) by
+    name in whole units (None = none, so the common case costs nothing)."""
 
     cpu: int = 0
     memory: int = 0
     ephemeral: int = 0
     pods: int = 0
+    scalars: dict[str, int] | None = None
 
     def copy(self) -> Resources:
-        return Resources(self.cpu, self.memory, self.ephemeral, self.pods)
+        scalars = dict(self.scalars) if self.scalars else None
+        return Resources(self.cpu, self.memory, self.ephemeral, self.pods, scalars)
+
+    def take(self, demand: Resources) -> None:
+        """Subtract a pod's demand (one pod slot included) from what is left of a node."""
+        self.cpu -= demand.cpu
+        self.memory -= demand.memory
+        self.ephemeral -= demand.ephemeral
+        self.pods -= 1
+        if demand.scalars:
+            left = self.scalars if self.scalars is not None else {}
+            for name, amount in demand.scalars.items():
+                left[name] = left.get(name, 0) - amount
+            self.scalars = left
+
+    def _combine(self, other: Resources, op: Callable[[int, int], int]) -> None:
+        self.cpu = op(self.cpu, other.cpu)
+        self.memory = op(self.memory, other.memory)
+        self.ephemeral = op(self.ephemeral, other.ephemeral)
+        if other.scalars or self.scalars:
+            mine = self.scalars or {}
+            theirs = other.scalars or {}
+            self.scalars = {k: op(mine.get(k, 0), theirs.get(k, 0)) for k in mine.keys() | theirs.keys()}
+
+    def add(self, other: Resources) -> None:
+        self._combine(other, _plus)
+
+    def maximum(self, other: Resources) -> None:
+        self._combine(other, max)
+
+
+def _plus(a: int, b: int) -> int:
+    return a + b
 
 
 def _ceil(value: Fraction) -> int:
     """``Quantity.Value()``/``MilliValue()`` round up, as kube-scheduler reads them."""
     return math.ceil(value)
+
+
+def is_scalar_resource(name: str) -> bool:
+    """kube-scheduler's ``IsScalarResourceName``: extended (``example.com/foo``) and prefixed native
+    (``kubernetes.io/...``) resources, hugepages and attachable volumes; not cpu, memory, pods."""
+    if "/" in name:
+        return not name.startswith("requests.")
+    return name.startswith(("hugepages-", "attachable-volumes-"))
+
+
+def _scalars(values: Mapping, where: str) -> dict[str, int] | None:
+    out: dict[str, int] | None = None
+    for name, raw in values.items():
+        if not isinstance(name, str) or not is_scalar_resource(name) or raw is None:
+            continue
+        try:
+            amount = _ceil(parse_quantity(raw))
+        except QuantityError as exc:
+            raise PodError(f"{where}[{name}]: {exc}") from None
+        if out is None:
+            out = {}
+        out[name] = amount
+    return out
 
 
 def _amounts(values: object, where: str) -> Resources:
@@ -74,7 +133,12 @@ def _amounts(values: object, where: str) -> Resources:
             setattr(out, attr, _ceil(parse_quantity(raw) * scale))
         except QuantityError as exc:
             raise PodError(f"{where}[{name}]: {exc}") from None
+    if not values.keys() <= _BASIC:
+        out.scalars = _scalars(values, where)
     return out
+
+
+_BASIC = frozenset(("cpu", "memory", "ephemeral-storage", "pods"))
 
 
 def _container_requests(container: Mapping, where: str) -> Resources:
@@ -92,11 +156,23 @@ def _container_requests(container: Mapping, where: str) -> Resources:
         req.memory = lim.memory
     if "ephemeral-storage" not in req_map:
         req.ephemeral = lim.ephemeral
+    if lim.scalars:
+        defaulted = {k: v for k, v in lim.scalars.items() if k not in req_map}
+        if defaulted:
+            req.scalars = {**(req.scalars or {}), **defaulted}
     return req
 
 
-def pod_demand(pod: Mapping) -> Resources:
-    """kube-scheduler's pod request: max(sum of app containers, each init container) + overhead."""
+def _restartable(container: object) -> bool:
+    """A sidecar: an init container with ``restartPolicy: Always`` (runs beside the app containers)."""
+    return isinstance(container, Mapping) and container.get("restartPolicy") == "Always"
+
+
+def pod_demand(pod: Mapping, ignored: frozenset[str] = frozenset()) -> Resources:
+    """kube-scheduler's pod request (``resource.PodRequests``): the app containers plus every sidecar
+    (restartable init container), or the peak of an init container running beside the sidecars
+    started before it, whichever is larger; plus the pod overhead. Scalar resources included but
+    ``ignored`` (NodeResourcesFit's ``ignoredResources``: HAMi's, which HAMi's own Fit judges)."""
     spec = pod.get("spec") if isinstance(pod, Mapping) else None
     spec = spec if isinstance(spec, Mapping) else {}
     total = Resources(pods=1)
@@ -105,19 +181,22 @@ def pod_demand(pod: Mapping) -> Resources:
     if not isinstance(containers, list) or not isinstance(inits, list):
         raise PodError("pod.spec.containers and pod.spec.initContainers must be arrays")
     for i, container in enumerate(containers):
-        r = _container_requests(container, f"pod.spec.containers[{i}]")
-        total.cpu += r.cpu
-        total.memory += r.memory
-        total.ephemeral += r.ephemeral
+        total.add(_container_requests(container, f"pod.spec.containers[{i}]"))
+    sidecars = Resources()
+    peak = Resources()
     for i, container in enumerate(inits):
         r = _container_requests(container, f"pod.spec.initContainers[{i}]")
-        total.cpu = max(total.cpu, r.cpu)
-        total.memory = max(total.memory, r.memory)
-        total.ephemeral = max(total.ephemeral, r.ephemeral)
-    overhead = _amounts(spec.get("overhead"), "pod.spec.overhead")
-    total.cpu += overhead.cpu
-    total.memory += overhead.memory
-    total.ephemeral += overhead.ephemeral
+        if _restartable(container):
+            total.add(r)
+            sidecars.add(r)
+            peak.maximum(sidecars)
+        else:
+            r.add(sidecars)
+            peak.maximum(r)
+    total.maximum(peak)
+    total.add(_amounts(spec.get("overhead"), "pod.spec.overhead"))
+    if total.scalars and ignored:
+        total.scalars = {k: v for k, v in total.scalars.items() if k not in ignored} or None
     return total
 
 
@@ -172,6 +251,7 @@ def insufficient(demand: Resources, free: Resources) -> str:
         and demand.cpu <= free.cpu
         and demand.memory <= free.memory
         and demand.ephemeral <= free.ephemeral
+        and not (demand.scalars and _short_scalars(demand, free))
     ):
         return ""
     reasons = ["Too many pods"] if demand.pods > free.pods else []
@@ -181,7 +261,18 @@ def insufficient(demand: Resources, free: Resources) -> str:
         reasons.append("Insufficient memory")
     if demand.ephemeral > free.ephemeral and demand.ephemeral > 0:
         reasons.append("Insufficient ephemeral-storage")
+    reasons.extend(f"Insufficient {name}" for name in _short_scalars(demand, free))
     return ", ".join(reasons)
+
+
+def _short_scalars(demand: Resources, free: Resources) -> list[str]:
+    """The scalar resources the pod asks for more of than the node has left (sorted names)."""
+    if not demand.scalars:
+        return []
+    left = free.scalars or {}
+    return sorted(
+        name for name, amount in demand.scalars.items() if amount > 0 and amount > left.get(name, 0)
+    )
 
 
 def _tolerates(toleration: Mapping, taint: Mapping) -> bool:

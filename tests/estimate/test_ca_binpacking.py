@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hami_sim.engine.estimate import GroupTemplate, PendingPods, ScaleUpLimits, estimate
+from hami_sim.engine.estimate import ClusterNode, GroupTemplate, PendingPods, ScaleUpLimits, estimate
 from hami_sim.engine.simulate import Simulator
 
 from .helpers import ca_node, ca_pod, gpu_node
@@ -109,10 +109,50 @@ def test_decreasing_order_schedules_the_big_pods():
     assert option.unschedulable["default/small#0"].startswith("node limit reached")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 14 point 3: host ports are not simulated yet")
 def test_host_port_conflict_forces_a_pod_per_node():
+    """binpacking_estimator_test.go TestBinpackingEstimate "hostport conflict forces pod-per-node"."""
     option = _run(ca_node("t", 1000, "5000Mi"), [PendingPods(_host_port(ca_pod("e", 200, 1000)), 8)])
     assert (option.node_count, len(option.scheduled)) == (8, 8)
+    assert all(len(n.pods) == 1 for n in option.nodes)
+
+
+def _spread(p: dict, key: str, skew: int = 2) -> dict:
+    p["metadata"]["labels"] = {"app": "estimatee"}
+    p["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": skew,
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "estimatee"}},
+        }
+    ]
+    return p
+
+
+def _zoned(name: str, millicores: int, memory: str, zone: str) -> dict:
+    """CA's ``makeNode``: hostname and zone labels."""
+    return ca_node(name, millicores, memory, labels={"kubernetes.io/hostname": name, ZONE: zone})
+
+
+ZONE = "topology.kubernetes.io/zone"
+OLD_NODE = ClusterNode(_zoned("oldnode", 100, "100Mi", "zone-jupiter"))
+
+SPREAD_CASES = [
+    # binpacking_estimator_test.go TestBinpackingEstimate; the snapshot holds an empty "oldnode" in
+    # zone-jupiter beside the template's zone-mars, so each domain's minimum stays 0
+    ("hostname topology spreading with maxSkew=2 forces 2 pods/node", "kubernetes.io/hostname", 4, 8),
+    ("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", ZONE, 1, 2),
+]
+
+
+@pytest.mark.parametrize(("name", "key", "nodes", "pods"), SPREAD_CASES, ids=[c[0] for c in SPREAD_CASES])
+def test_topology_spread_binpacking(name, key, nodes, pods):
+    pending = [PendingPods(_spread(ca_pod("e", 20, 100), key), 8)]
+    limits = ScaleUpLimits(max_nodes_per_scale_up=0)
+    template = _zoned("template", 1000, "5000Mi", "zone-mars")
+    result = estimate(Simulator(), pending, [GroupTemplate("g", template)], limits=limits, cluster=[OLD_NODE])
+    [option] = result.options
+    assert (option.node_count, len(option.scheduled)) == (nodes, pods)
 
 
 @pytest.mark.parametrize(

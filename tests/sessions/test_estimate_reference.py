@@ -108,7 +108,11 @@ class _Reference:
 
 def reference(sim: Simulator, entries: list[PendingPods], template: dict, limit: int) -> list[list[str]]:
     ref = _Reference(sim, template, limit)
-    groups = [_Group(g.ids, g.order, sim.pod_context(g.pod), pod_demand(g.pod)) for g in _group_pods(entries)]
+    ignored = sim.managed_resources()  # NodeResourcesFit's ignoredResources under HAMi
+    groups = [
+        _Group(g.ids, g.order, sim.pod_context(g.pod), pod_demand(g.pod, ignored))
+        for g in _group_pods(entries)
+    ]
     for g in sorted(groups, key=lambda g: (-ref.share(g), -ref.devmem(g), g.order)):
         ref.pack(g)
     return [n.pods for n in ref.nodes if n.pods]

@@ -31,7 +31,7 @@ import time
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import orjson
 import re2
@@ -80,6 +80,8 @@ __all__ = [
     "GroupOption",
     "EstimateResult",
     "ClusterNode",
+    "UpcomingNodes",
+    "UpcomingNode",
     "ScaleUpLimits",
     "DIFFERENCES",
     "choose",
@@ -103,6 +105,8 @@ DIFFERENCES = (
     "equivalence groups compare annotations too (HAMi's device fit reads them); CA compares the "
     "controller, labels and the spec without projected volumes, env and hostname",
     "equivalence groups that tie on CA's score keep request order (CA's come out of a Go map)",
+    "upcomingNodes: pending pods try live nodes (existingNodes) first, then the upcoming nodes; CA's "
+    "FilterOutSchedulable scans both in one round-robin",
     "pod (anti-)affinity namespaceSelector: the only namespace label known is "
     "kubernetes.io/metadata.name (a selector on any other label matches no namespace)",
 )
@@ -297,6 +301,8 @@ class EstimateResult:
     scale_up: ScaleUpPlan | None = None
     binpacking_seconds: float = 0.0
     binpacking_time_exceeded: bool = False  # over max-binpacking-time (CA 1.32 only logs it)
+    upcoming: list[UpcomingNode] | None = None  # the upcoming nodes and the pods they absorbed
+    upcoming_scheduled: list[str] = field(default_factory=list)  # absorbed pods, in placement order
 
 
 # -- equivalence groups ------------------------------------------------------------------------------
@@ -528,8 +534,8 @@ class _Template:
                 self.ports = (self.ports or set()) | terms.ports
         return free
 
-    def new_node(self, index: int) -> _Node:
-        name = estimated_node_name(self.name, index)
+    def new_node(self, index: int, name: str = "") -> _Node:
+        name = name or estimated_node_name(self.name, index)
         state = NodeState(name, self.devices, self.inventory.pair_scores, self.inventory.cordoned)
         return _Node(name, state, self.sig, self.fresh.copy(), set(self.ports) if self.ports else None)
 
@@ -805,7 +811,9 @@ def _estimate_group(
             for pid in eq.ids:
                 option.unschedulable[pid] = skipped
         return option
-    packer = _GroupPacker(sim, template, limits, _topology_index(equivalences, template, cluster))
+    packer = _GroupPacker(
+        sim, template, limits, _topology_index(equivalences, template.daemon_terms, cluster)
+    )
     packer.option.node_limit = limit
     packer.option.daemon_pods = template.daemons
     for eq in template.order(equivalences):
@@ -852,11 +860,11 @@ def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
 
 
 def _topology_index(
-    equivalences: list[_Equivalence], template: _Template, cluster: Sequence[_SnapshotNode]
+    equivalences: list[_Equivalence], daemon_terms: Sequence[PodTerms], cluster: Sequence[_SnapshotNode]
 ) -> TopologyIndex | None:
     """The snapshot the affinity and spread filters count in, or None when no pod has such a term
     (pending, DaemonSet or already in the snapshot): then the filters cannot fail and cost nothing."""
-    others = [*template.daemon_terms, *(p for c in cluster for p in c.pods)]
+    others = [*daemon_terms, *(p for c in cluster for p in c.pods)]
     if not any(p.anti for p in others) and not any(eq.terms.constrained for eq in equivalences):
         return None
     index = TopologyIndex()
@@ -865,6 +873,168 @@ def _topology_index(
         for terms in entry.pods:
             index.add_pod(idx, terms)
     return index
+
+
+# -- upcoming nodes ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class UpcomingNodes:
+    """``count`` nodes a group is already adding (CA's upcoming nodes; its target size counts them)."""
+
+    node_group: str
+    count: int
+
+
+@dataclass(slots=True)
+class UpcomingNode:
+    """An upcoming node as CA's snapshot holds it (template copy, DaemonSet pods) and the pending pods
+    it absorbed before the estimate."""
+
+    name: str
+    node_group: str
+    pods: list[str]
+    devices: list[DeviceUsage]
+
+
+@dataclass(slots=True)
+class _Upcoming:
+    nodes: list[tuple[_Node, _Template]] = field(default_factory=list)
+    placed: dict[str, str] = field(default_factory=dict)  # pod id -> upcoming node name
+    rr: int = 0  # CA's round-robin position over the snapshot's nodes
+
+
+def _upcoming_nodes(
+    sim: Simulator, groups: Sequence[GroupTemplate], upcoming: Sequence[UpcomingNodes]
+) -> _Upcoming:
+    by_name = {g.name: g for g in groups}
+    state = _Upcoming()
+    for entry in upcoming:
+        group = by_name.get(entry.node_group)
+        if group is None:
+            raise EstimateError(
+                f"upcoming nodes of {entry.node_group!r}: not one of the requested node groups"
+            )
+        template = _Template(sim, group, None)
+        for i in range(entry.count):
+            state.nodes.append((template.new_node(i, f"{template.name}-upcoming-{i}"), template))
+    return state
+
+
+def _absorb_upcoming(
+    sim: Simulator,
+    equivalences: list[_Equivalence],
+    groups: Sequence[GroupTemplate],
+    upcoming: Sequence[UpcomingNodes],
+    cluster: Sequence[_SnapshotNode],
+) -> tuple[_Upcoming, list[_Equivalence], list[_SnapshotNode]]:
+    """CA's FilterOutSchedulable over the upcoming nodes: the pending pods, most important (highest
+    ``spec.priority``) first, each on the first node that passes every filter and HAMi's Fit,
+    round-robin from the node after the last match. Returns the placements, the equivalence groups
+    left for the estimate and the upcoming nodes as snapshot nodes (with their pods) for it."""
+    state = _upcoming_nodes(sim, groups, upcoming)
+    templates = {id(t): t for _, t in state.nodes}
+    daemon_terms = [terms for t in templates.values() for terms in t.daemon_terms]
+    index = _topology_index(equivalences, daemon_terms, cluster)
+    terms_on: list[list[PodTerms]] = []
+    objects = []
+    for node, template in state.nodes:
+        obj, labels = template.node_object(node.name)
+        objects.append((obj, labels))
+        if index is not None:
+            node.topo = index.add_node(obj, labels)
+            for terms in template.daemon_terms:
+                index.add_pod(node.topo, terms)
+        terms_on.append(list(template.daemon_terms))
+    left: list[_Equivalence] = []
+    for eq in sorted(equivalences, key=lambda eq: (-_priority_of(eq.pod), eq.order)):
+        rest = _absorb_group(sim, state, eq, index, terms_on)
+        if rest:
+            left.append(eq if len(rest) == len(eq.ids) else replace(eq, ids=rest))
+    left.sort(key=lambda eq: eq.order)
+    snapshot = [
+        _SnapshotNode(obj, labels, tuple(terms))
+        for (obj, labels), terms in zip(objects, terms_on, strict=True)
+    ]
+    return state, left, snapshot
+
+
+def _priority_of(pod: Mapping) -> int:
+    spec = pod.get("spec")
+    value = spec.get("priority") if isinstance(spec, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _absorb_group(
+    sim: Simulator,
+    state: _Upcoming,
+    eq: _Equivalence,
+    index: TopologyIndex | None,
+    terms_on: list[list[PodTerms]],
+) -> list[str]:
+    """Place ``eq``'s pods on the upcoming nodes; returns the ids left pending. Once a pod fits no
+    node, its identical successors fit none either (nodes only fill up), unless its fit depends on
+    other nodes (affinity, spread)."""
+    fitters: dict[int, _Fitter | None] = {}
+    nodes = state.nodes
+    for pid in eq.ids:
+        found = _first_upcoming(sim, state, eq, index, fitters)
+        if found is None:
+            if eq.terms.dynamic and index is not None:
+                continue
+            break
+        idx, fitter, (_, devices, sig) = found
+        fitter.place(nodes[idx][0], pid, devices, sig)
+        terms_on[idx].append(eq.terms)
+        state.placed[pid] = nodes[idx][0].name
+        state.rr = (idx + 1) % len(nodes)
+    return [pid for pid in eq.ids if pid not in state.placed]
+
+
+def _first_upcoming(
+    sim: Simulator,
+    state: _Upcoming,
+    eq: _Equivalence,
+    index: TopologyIndex | None,
+    fitters: dict[int, _Fitter | None],
+) -> tuple[int, _Fitter, tuple[str, list[DeviceUsage] | None, tuple]] | None:
+    """CA's SchedulePodOnAnyNodeMatching over the upcoming nodes, from the round-robin position."""
+    nodes = state.nodes
+    for step in range(len(nodes)):
+        idx = (state.rr + step) % len(nodes)
+        node, template = nodes[idx]
+        fitter = _upcoming_fitter(sim, eq, template, index, fitters)
+        if fitter is None:
+            continue
+        result = fitter.check(node)
+        if not result[0]:
+            return idx, fitter, result
+    return None
+
+
+def _upcoming_fitter(
+    sim: Simulator,
+    eq: _Equivalence,
+    template: _Template,
+    index: TopologyIndex | None,
+    fitters: dict[int, _Fitter | None],
+) -> _Fitter | None:
+    """The group's fitter for one upcoming template (its own device memo), None where the template
+    can never hold the pod (selectors, taints, unschedulable, no devices for a device pod)."""
+    key = id(template)
+    if key not in fitters:
+        static = static_mismatch(eq.pod, template.node) or _cordoned(eq.pod, template.node)
+        if not static and template.inventory.error and eq.ctx.pod.requests.has_requests:
+            static = template.inventory.error
+        fitters[key] = None if static else _Fitter(sim, eq, index)
+    return fitters[key]
+
+
+def _upcoming_result(state: _Upcoming) -> list[UpcomingNode]:
+    return [
+        UpcomingNode(node.name, template.group, node.pods, node.state.devices)
+        for node, template in state.nodes
+    ]
 
 
 # -- expanders -----------------------------------------------------------------------------------------
@@ -1007,6 +1177,7 @@ def estimate(
     time_limit: float = TIME_LIMIT_SECONDS,
     limits: ScaleUpLimits | None = None,
     cluster: Sequence[ClusterNode] = (),
+    upcoming: Sequence[UpcomingNodes] = (),
 ) -> EstimateResult:
     """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice,
     and the scale-up CA would ask for after its limits and balancing (``scale_up``).
@@ -1022,12 +1193,18 @@ def estimate(
     snapshot = _snapshot(cluster)
     _check_groups(groups)
     groups = [_sanitized(g) for g in groups]
-    work = sum(len(eq.ids) for eq in equivalences) * len(groups)
+    upcoming_nodes = sum(u.count for u in upcoming)
+    work = sum(len(eq.ids) for eq in equivalences) * (len(groups) + upcoming_nodes)
     if work > max_work:
         raise EstimateError(
-            f"{work} pod placements to simulate ({len(groups)} node groups x pods) exceed the work budget "
-            f"of {max_work}; ask for fewer pods or node groups per request"
+            f"{work} pod placements to simulate ({len(groups)} node groups + {upcoming_nodes} upcoming nodes "
+            f"x pods) exceed the work budget of {max_work}; ask for fewer pods or node groups per request"
         )
+    absorbed = None
+    if upcoming:
+        absorbed, equivalences, extra = _absorb_upcoming(sim, equivalences, groups, upcoming, snapshot)
+        snapshot = [*snapshot, *extra]
+        groups, limits = _count_upcoming(groups, limits, upcoming)
     deadline = time.monotonic() + time_limit
     options = []
     for group in groups:
@@ -1047,8 +1224,25 @@ def estimate(
         explanation += f" CA caps the scale-up at {plan.node_count} node(s) ({', '.join(plan.capped_by)})."
     result = EstimateResult(options, chosen.node_group if chosen else None, explanation, candidates, plan)
     result.binpacking_seconds = seconds
+    if absorbed is not None:
+        result.upcoming = _upcoming_result(absorbed)
+        result.upcoming_scheduled = list(absorbed.placed)
     result.binpacking_time_exceeded = limits.total_budget > 0 and seconds > limits.total_budget
     return result
+
+
+def _count_upcoming(
+    groups: list[GroupTemplate], limits: ScaleUpLimits, upcoming: Sequence[UpcomingNodes]
+) -> tuple[list[GroupTemplate], ScaleUpLimits]:
+    """Upcoming nodes count as CA counts them: in their group's target size (so toward its max
+    size) and in the cluster's node count for ``maxNodesTotal``."""
+    counts: Counter[str] = Counter()
+    for entry in upcoming:
+        counts[entry.node_group] += entry.count
+    groups = [
+        replace(g, current_size=g.current_size + counts[g.name]) if counts[g.name] else g for g in groups
+    ]
+    return groups, replace(limits, current_nodes=limits.current_nodes + sum(counts.values()))
 
 
 def _sanitized(group: GroupTemplate) -> GroupTemplate:

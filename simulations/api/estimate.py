@@ -108,7 +108,24 @@ def result_json(result: EstimateResult) -> dict:
             "timedOutGroups": [o.node_group for o in result.options if o.timed_out],
         },
         "differencesFromCA": list(DIFFERENCES),
+        **_upcoming_json(result),
     }
+
+
+def _upcoming_json(result: EstimateResult) -> dict:
+    """``upcomingNodes`` (only when the request named some): each node and the pods it absorbed."""
+    if result.upcoming is None:
+        return {}
+    nodes = [
+        {
+            "name": n.name,
+            "nodeGroup": n.node_group,
+            "pods": n.pods,
+            "devices": [device_json(d) for d in n.devices],
+        }
+        for n in result.upcoming
+    ]
+    return {"upcomingNodes": {"scheduledPods": result.upcoming_scheduled, "nodes": nodes}}
 
 
 def _cluster_now() -> tuple[int, int, int, int]:
@@ -219,7 +236,9 @@ class EstimateViewSet(SimulationViewSet):
                 raise ApiError(400, f"malformed pod: {exc}") from None
             pending = existing.remaining
         limits = scale_up_limits(data)
-        result = estimate(get_simulator(), pending, groups, data["expander"], limits=limits)
+        result = estimate(
+            get_simulator(), pending, groups, data["expander"], limits=limits, upcoming=data["upcomingNodes"]
+        )
         record_decisions(pods, groups)
         out = result_json(result)
         if existing is not None:

@@ -19,6 +19,7 @@ from hami_sim.engine.estimate import (
     EstimateError,
     GroupTemplate,
     PendingPods,
+    UpcomingNodes,
     parse_expander,
 )
 from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET, daemon_set_pod
@@ -46,6 +47,7 @@ __all__ = [
 
 MAX_PODS = 100_000
 MAX_GROUPS = 500
+MAX_UPCOMING_NODES = 10_000  # upcoming nodes per estimate, over all groups
 
 
 # -- strict JSON fields: a JSON client sends numbers and strings, not things that look like them ------
@@ -334,6 +336,28 @@ def parse_groups(raw: object) -> list[GroupTemplate]:
     ]
 
 
+def parse_upcoming(raw: object, groups: list[GroupTemplate] | None) -> list[UpcomingNodes]:
+    """``upcomingNodes``: ``[{"nodeGroup": name, "count": n}]``, each naming one of ``nodeGroups``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise EstimateError('upcomingNodes must be a list of {"nodeGroup": name, "count": n}')
+    names = {g.name for g in groups or ()}
+    out: list[UpcomingNodes] = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise EstimateError(f'upcomingNodes[{i}] must be {{"nodeGroup": name, "count": n}}')
+        name = entry.get("nodeGroup")
+        if not isinstance(name, str) or name not in names:
+            raise EstimateError(f"upcomingNodes[{i}].nodeGroup must name one of nodeGroups, not {name!r}")
+        out.append(
+            UpcomingNodes(name, _int(entry.get("count"), f"upcomingNodes[{i}].count", 0, MAX_UPCOMING_NODES))
+        )
+    if sum(u.count for u in out) > MAX_UPCOMING_NODES:
+        raise EstimateError(f"at most {MAX_UPCOMING_NODES} upcoming nodes per estimate")
+    return out
+
+
 def _total(value: object, name: str) -> int | None:
     """CA's ``--cores-total``/``--memory-total``/``--gpu-total`` maximum: ``n`` or ``"min:max"``."""
     if value is None:
@@ -412,6 +436,11 @@ class EstimateRequestSerializer(serializers.Serializer):
         required=False,
         help_text="DaemonSet objects: their pods are placed on every fresh node they would run on",
     )
+    upcomingNodes = JSONListField(  # noqa: N815
+        required=False,
+        help_text='[{"nodeGroup": name, "count": n}]: nodes those groups are already adding (CA\'s upcoming '
+        "nodes); pending pods that fit them need no new node",
+    )
     existingNodes = StrictBooleanField(  # noqa: N815
         required=False,
         default=False,
@@ -432,6 +461,9 @@ class EstimateRequestSerializer(serializers.Serializer):
         )
         if attrs.get("maxNodesPerScaleUp") is None:
             attrs["maxNodesPerScaleUp"] = DEFAULT_MAX_NODES_PER_SCALE_UP
+        attrs["upcomingNodes"] = _engine_checked(
+            lambda raw: parse_upcoming(raw, attrs.get("nodeGroups")), attrs.get("upcomingNodes")
+        )
         daemons = _engine_checked(parse_daemon_sets, attrs.get("daemonSets"))
         if daemons and "nodeGroups" in attrs:
             attrs["nodeGroups"] = [replace(g, daemon_pods=daemons) for g in attrs["nodeGroups"]]
@@ -480,9 +512,24 @@ class ExistingNodesSerializer(serializers.Serializer):
     placements = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
 
 
+class UpcomingNodeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    nodeGroup = serializers.CharField()  # noqa: N815
+    pods = serializers.ListField(child=serializers.CharField())
+    devices = serializers.ListField(child=serializers.DictField())
+
+
+class UpcomingNodesSerializer(serializers.Serializer):
+    scheduledPods = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    nodes = UpcomingNodeSerializer(many=True)
+
+
 class EstimateSerializer(serializers.Serializer):
     options = EstimateOptionSerializer(many=True)
     existingNodes = ExistingNodesSerializer(required=False)  # noqa: N815
+    upcomingNodes = UpcomingNodesSerializer(
+        required=False, help_text="only when the request names upcoming nodes"
+    )  # noqa: N815
     chosen = serializers.CharField(allow_null=True)
     explanation = serializers.CharField()
     candidates = serializers.ListField(

@@ -78,7 +78,7 @@ def test_nav_fits_a_phone_and_marks_the_current_section(live_user):
         # every nav link is on screen (wrapped, not cut off) and reachable
         for link in page.locator("header nav a").all():
             box = link.bounding_box()
-            assert box and 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"]
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
         page.goto(f"{live_user.url}/nodes/ip-10-0-1-12.ec2.internal/")
         page.screenshot(path=str(ARTIFACTS / "phone_node.png"), full_page=True)
 

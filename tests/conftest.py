@@ -38,11 +38,13 @@ def _fresh_simulator():
     """Each test sees a simulator built from its own settings, with empty memo caches."""
     from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import reset as reset_profile_catalog
+    from simulations.grpcexpander.service import reset_caches as reset_expander_caches
     from usage.store import reset as reset_usage_store
 
     get_simulator.cache_clear()
     reset_profile_catalog()  # node-group profiles are cached per process; tests roll the database back
     reset_usage_store()  # so is live usage
+    reset_expander_caches()  # and the gRPC expander's node groups and packings
     yield
     get_simulator.cache_clear()
     reset_usage_store()

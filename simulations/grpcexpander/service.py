@@ -45,6 +45,7 @@ __all__ = [
     "choose",
     "best_options",
     "load_daemon_sets",
+    "reset_caches",
 ]
 
 log = logging.getLogger("hami_sim.expander")
@@ -73,8 +74,11 @@ class OptionVerdict:
 
 class GroupDirectory:
     """NodeGroups by CA's id: the explicit ``ca_node_group_id``, else the name, else the template's
-    labels (the group whose ``match_labels`` the template carries, the most specific first). Loaded
-    once per call."""
+    labels (the group whose ``match_labels`` the template carries, the most specific first), and
+    each group's rendered template. ``current()`` reuses the directory while the profile catalog's
+    generation (bumped by every group, profile and row edit) stays the same: one query per call."""
+
+    _cached: tuple[int, GroupDirectory] | None = None
 
     def __init__(self) -> None:
         from profiles.models import NodeGroup
@@ -82,6 +86,28 @@ class GroupDirectory:
         self.groups = list(NodeGroup.objects.prefetch_related("profiles__devices"))
         self.by_ca_id = {g.ca_node_group_id: g for g in self.groups if g.ca_node_group_id}
         self.by_name = {g.name: g for g in self.groups}
+        self.templates: dict[int, dict] = {}  # group pk -> its rendered template (never mutated)
+
+    @classmethod
+    def current(cls) -> GroupDirectory:
+        from profiles.models import CatalogVersion
+
+        generation = CatalogVersion.objects.filter(pk=1).values_list("generation", flat=True).first() or 0
+        cached = cls._cached
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        directory = cls()
+        cls._cached = (generation, directory)
+        return directory
+
+    def template(self, group) -> dict:
+        """The template the group's profile renders (``profiles.nodetemplates.group_template``)."""
+        found = self.templates.get(group.pk)
+        if found is None:
+            from profiles.nodetemplates import group_template
+
+            found = self.templates[group.pk] = group_template(group)
+        return found
 
     def find(self, group_id: str, template: Mapping | None):
         found = self.by_ca_id.get(group_id) or self.by_name.get(group_id)
@@ -96,15 +122,13 @@ class GroupDirectory:
         return max(matching, key=lambda g: len(g.match_labels), default=None)
 
 
-def _template(sim: Simulator, template: Mapping | None, group) -> Mapping | None:
+def _template(sim: Simulator, template: Mapping | None, group, groups: GroupDirectory) -> Mapping | None:
     """CA's template when it is registered; else CA's template completed from the group's profile."""
     if template is not None and not sim.annotation_inventory(template).error:
         return template
     if group is None:
         return template
-    from profiles.nodetemplates import group_template
-
-    rendered = group_template(group)
+    rendered = groups.template(group)
     if template is None:
         return rendered
     meta, base_meta = dict(template.get("metadata") or {}), rendered["metadata"]
@@ -168,6 +192,13 @@ def caches() -> ExpanderCaches:
     if _CACHES is None:
         _CACHES = ExpanderCaches(cache_bytes_from_env() // 2)
     return _CACHES
+
+
+def reset_caches() -> None:
+    """Forget what outlives a call (tests: a rolled-back database restarts the generation count)."""
+    global _CACHES
+    _CACHES = None
+    GroupDirectory._cached = None
 
 
 class CallCache:
@@ -314,7 +345,7 @@ def _resolve(
         verdict.first_pod = pods[0] if pods else None
         raw_node = node_map.get(option.nodeGroupId)
         template = cache.node(raw_node) if raw_node is not None else None
-        template = _template(cache.sim, template, groups.find(option.nodeGroupId, template))
+        template = _template(cache.sim, template, groups.find(option.nodeGroupId, template), groups)
         if template is None:
             raise EstimateError("no template Node in nodeMap and no node group of that id")
         verdict.template = template
@@ -425,7 +456,7 @@ def best_options(
     started = time.perf_counter()
     sim = get_simulator()
     mode = mode or conf().expander_return
-    groups = GroupDirectory()
+    groups = GroupDirectory.current()
     cache = CallCache(sim, daemon_pods)
     verdicts = evaluate(cache, request.options, request.nodeMap, groups)
     kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed")

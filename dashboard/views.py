@@ -147,10 +147,23 @@ def _group_usage() -> list[tuple[str, usage_summary.Totals]]:
     return [(group, usage_summary.totals(nodes)) for group, nodes in sorted(members.items())]
 
 
+#: The overview's time ranges (the charts' window) and auto-refresh periods, as Grafana offers them.
+RANGES = {"1h": 1, "6h": 6, "24h": 24, "7d": 168}
+REFRESH = {"off": 0, "30s": 30, "1m": 60, "5m": 300}
+
+
+def _choice(request: HttpRequest, name: str, choices: dict, default: str) -> str:
+    """A query parameter from a fixed set; anything else is the default (never a 400 on a page)."""
+    value = request.GET.get(name, default)
+    return value if value in choices else default
+
+
 @dashboard_view
 def overview(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    since = now - timedelta(hours=24)
+    window = _choice(request, "range", RANGES, "24h")
+    refresh = _choice(request, "refresh", REFRESH, "off")
+    since = now - timedelta(hours=RANGES[window])
     decisions = Decision.objects.defer("nodes", "request", "policies")
     over_time = (
         decisions.filter(last_seen__gte=since)
@@ -160,7 +173,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         .order_by("hour")
     )
     reasons = list(
-        decisions.exclude(verdict=Decision.Verdict.FIT)
+        decisions.filter(last_seen__gte=since)
+        .exclude(verdict=Decision.Verdict.FIT)
         .exclude(top_reason="")
         .values_list("top_reason")
         .annotate(n=Sum("count"))
@@ -191,6 +205,11 @@ def overview(request: HttpRequest) -> HttpResponse:
         "runs": runs,
         "sync_errors": _sync_errors(),
         "status": AutoscalerStatus.objects.first(),
+        "range": window,
+        "ranges": list(RANGES),
+        "refresh": refresh,
+        "refresh_seconds": REFRESH[refresh],
+        "refreshes": list(REFRESH),
     }
     return render(request, "dashboard/overview.html", context)
 

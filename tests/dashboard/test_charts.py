@@ -57,3 +57,27 @@ def test_node_page_marks_unhealthy_cards(client, staff, demo_data, node, healthy
     cells = re.findall(r'<td class="health">(.*?)</td>', html, re.S)
     assert sum(">healthy<" in c for c in cells) == healthy
     assert sum(">unhealthy<" in c for c in cells) == unhealthy
+
+
+@pytest.mark.parametrize(
+    ("query", "hours", "meta"),
+    [
+        ("", 24, None),
+        ("?range=1h&refresh=30s", 1, "30"),
+        ("?range=7d&refresh=5m", 168, "300"),
+        ("?range=bogus&refresh=1y", 24, None),  # unknown values fall back, never a 400 or 500
+    ],
+)
+def test_overview_time_range_and_auto_refresh(client, staff, demo_data, query, hours, meta):
+    from datetime import datetime
+
+    client.force_login(staff)
+    response = client.get(f"/{query}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    start, end = (
+        datetime.fromisoformat(v) for v in _figure(html, "fig-over-time")["layout"]["xaxis"]["range"]
+    )
+    assert round((end - start).total_seconds() / 3600) == hours
+    refresh = re.search(r'<meta http-equiv="refresh" content="(\d+)">', html)
+    assert (refresh.group(1) if refresh else None) == meta

@@ -2,12 +2,16 @@
 
 Same sources as the node sync (``profiles.kube``): in-cluster, ``kubeconfig:<path>``, or a
 ``file://`` snapshot (``kubectl get nodes,pods -A -o json``: Pods beside Nodes). Lists are read page
-by page with raw JSON (``_preload_content=False`` + orjson); pages go to a callback so a 100,000-pod
-relist never holds every Pod's JSON at once. Every failure is a ``SourceError``.
+by page with raw JSON (``_preload_content=False`` + orjson, several times cheaper than the client's
+model deserialisation: ``bench/usage_bench.py`` prints both); pages go to a callback so a
+100,000-pod relist never holds every Pod's JSON at once, and the next page is fetched while the
+callback works. Every failure is a ``SourceError``.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -102,24 +106,68 @@ def list_resource(
     except errors as exc:
         raise _source_error(exc) from None
     api = client.CoreV1Api(api_client_)
-    token: str | None = None
+
+    def fetch(token: str | None) -> dict:
+        kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
+        if label_selector:
+            kwargs["label_selector"] = label_selector
+        if token:
+            kwargs["_continue"] = token
+        return orjson.loads(_lister(api, resource)(**kwargs).data)
+
     try:
-        while True:
-            kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
-            if label_selector:
-                kwargs["label_selector"] = label_selector
-            if token:
-                kwargs["_continue"] = token
-            page = orjson.loads(_lister(api, resource)(**kwargs).data)
+        rv = ""
+        for page in _prefetched(fetch):
             on_page(page.get("items") or [])
-            meta = page.get("metadata") or {}
-            token = meta.get("continue") or None
-            if not token:
-                return str(meta.get("resourceVersion") or "")
+            rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
+        return rv
     except errors as exc:
         raise _source_error(exc) from None
     finally:
         api_client_.close()
+
+
+def _prefetched(fetch: Callable[[str | None], dict]) -> Iterator[dict]:
+    """Every page of a list, the next one fetched (by one reader thread) while the caller works on
+    this one: the API server's work and the network overlap ours. An error is raised to the caller
+    in page order; a caller that stops early stops the reader."""
+    pages: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: tuple) -> None:
+        while not stop.is_set():
+            try:
+                pages.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def read() -> None:
+        token: str | None = None
+        try:
+            while not stop.is_set():
+                page = fetch(token)
+                put(("page", page))
+                token = (page.get("metadata") or {}).get("continue") or None
+                if not token:
+                    break
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+            put(("error", exc))
+
+    reader = threading.Thread(target=read, name="kube-list", daemon=True)
+    reader.start()
+    try:
+        while True:
+            kind, value = pages.get()
+            if kind == "error":
+                raise value
+            if kind == "end":
+                return
+            yield value
+    finally:
+        stop.set()
+        reader.join(timeout=5)
 
 
 def watch_resource(

@@ -10,7 +10,8 @@
    2x A10, 8x A10 and 4x H100 templates); CA's equivalence groups make them 5 groups. Target < 1 s.
    Targets: ``t_10000 < 1 s`` and ``scaling_ratio = t_10000 / t_1000 <= 12`` (near-linear).
    ``http_10000`` is the same 10,000-pod request through ``POST /api/v1/estimate`` (Django test client,
-   JSON parsing and serialisation included), for information.
+   JSON parsing and serialisation included), for information; ``http_10000_realistic`` the same for the
+   realistic case.
 2. ``placements_per_second``: sequential ``POST /api/v1/sessions/<id>/placements`` over real HTTP to a
    gunicorn (one sync worker) on 127.0.0.1 backed by PostgreSQL (``DATABASE_URL``, default
    ``postgres://postgres@127.0.0.1:5432/hami_sim_bench``); skipped with a note when PostgreSQL is absent.
@@ -273,7 +274,7 @@ def time_engine(n: int, repeat: int = 3, owners: bool = True) -> tuple[float, in
     return best, nodes
 
 
-def time_http(n: int) -> float | None:
+def time_http(n: int, realistic: bool = False) -> float | None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
     try:
         import django
@@ -286,13 +287,17 @@ def time_http(n: int) -> float | None:
     except Exception as exc:  # pragma: no cover - informational only
         print(f"http_{n}: skipped ({exc})")
         return None
-    body = orjson.dumps(
-        {
-            "pods": pods(n),
-            "nodeGroups": [{"name": "gpu-a100", "template": template()}],
-            "expander": "least-waste",
-        }
-    )
+    if realistic:
+        groups = [{"name": g[0], "template": group_template(*g)} for g in GROUPS]
+        body = orjson.dumps({"pods": realistic_pods(n), "nodeGroups": groups, "expander": "least-waste"})
+    else:
+        body = orjson.dumps(
+            {
+                "pods": pods(n),
+                "nodeGroups": [{"name": "gpu-a100", "template": template()}],
+                "expander": "least-waste",
+            }
+        )
     client = Client()
     started = time.perf_counter()
     response = client.post("/api/v1/estimate", body, content_type="application/json")
@@ -435,6 +440,12 @@ def main() -> None:
     if http10k is not None:
         print(
             f"http_10000: {http10k:.4f} s (POST /api/v1/estimate via the Django test client, informational)"
+        )
+    http_real = time_http(10000, realistic=True)
+    if http_real is not None:
+        print(
+            f"http_10000_realistic: {http_real:.4f} s (the realistic case through POST /api/v1/estimate, "
+            f"{len(GROUPS)} groups, Django test client, informational)"
         )
     pps = placements_per_second()
     if pps is not None:

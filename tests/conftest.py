@@ -4,7 +4,7 @@ import pytest
 
 # Engine tests by folder (they carry no marker of their own): ``make test-fast`` selects
 # ``engine or api`` and leaves out ``slow`` and ``browser``.
-_ENGINE_PATHS = ("tests/engine/", "tests/vendors/", "tests/test_hami_docs_fixtures.py")
+_ENGINE_PATHS = ("tests/engine/", "tests/vendors/", "tests/estimate/", "tests/test_hami_docs_fixtures.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1204,7 +1204,7 @@ def estimate(
     if upcoming:
         absorbed, equivalences, extra = _absorb_upcoming(sim, equivalences, groups, upcoming, snapshot)
         snapshot = [*snapshot, *extra]
-        groups, limits = _count_upcoming(groups, limits, upcoming)
+        groups, limits = _count_upcoming(sim, groups, limits, upcoming)
     deadline = time.monotonic() + time_limit
     options = []
     for group in groups:
@@ -1232,17 +1232,31 @@ def estimate(
 
 
 def _count_upcoming(
-    groups: list[GroupTemplate], limits: ScaleUpLimits, upcoming: Sequence[UpcomingNodes]
+    sim: Simulator, groups: list[GroupTemplate], limits: ScaleUpLimits, upcoming: Sequence[UpcomingNodes]
 ) -> tuple[list[GroupTemplate], ScaleUpLimits]:
     """Upcoming nodes count as CA counts them: in their group's target size (so toward its max
-    size) and in the cluster's node count for ``maxNodesTotal``."""
+    size), in the cluster's node count for ``maxNodesTotal``, and with their template's cores,
+    memory and devices in the cluster's totals (CA sums target size x template)."""
     counts: Counter[str] = Counter()
     for entry in upcoming:
         counts[entry.node_group] += entry.count
+    cores = memory = gpus = 0
+    for group in groups:
+        if counts[group.name]:
+            capacity = node_capacity(group.template)
+            cores += counts[group.name] * -(-capacity.cpu // 1000)
+            memory += counts[group.name] * capacity.memory
+            gpus += counts[group.name] * len(_Template(sim, group, None).devices)
     groups = [
         replace(g, current_size=g.current_size + counts[g.name]) if counts[g.name] else g for g in groups
     ]
-    return groups, replace(limits, current_nodes=limits.current_nodes + sum(counts.values()))
+    return groups, replace(
+        limits,
+        current_nodes=limits.current_nodes + sum(counts.values()),
+        current_cores=limits.current_cores + cores,
+        current_memory=limits.current_memory + memory,
+        current_gpus=limits.current_gpus + gpus,
+    )
 
 
 def _sanitized(group: GroupTemplate) -> GroupTemplate:

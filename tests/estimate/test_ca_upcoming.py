@@ -145,3 +145,25 @@ def test_upcoming_nodes_must_name_a_requested_group():
         estimate(
             Simulator(), [], [GroupTemplate("g", ca_node("t", 1000, "1Gi"))], upcoming=[UpcomingNodes("h", 1)]
         )
+
+
+@pytest.mark.parametrize(
+    ("limits", "upcoming", "nodes", "skipped"),
+    [
+        (ScaleUpLimits(max_nodes_total=5), 0, 4, False),
+        (ScaleUpLimits(max_nodes_total=5), 2, 3, False),  # 2 upcoming of 5: 3 new nodes at most
+        (ScaleUpLimits(cores_total=10), 0, 2, False),  # 4-core nodes: 2 x 4 = 8, a 3rd makes 12
+        (ScaleUpLimits(cores_total=10), 2, 0, True),  # 2 x 4 cores upcoming: a 3rd node would make 12
+    ],
+)
+def test_upcoming_nodes_count_in_the_cluster_totals(limits, upcoming, nodes, skipped):
+    """CA's --max-nodes-total and --cores-total count upcoming nodes (target size x template)."""
+    template = ca_node("t", 4000, "5000Mi")
+    template["status"]["allocatable"]["cpu"] = template["status"]["capacity"]["cpu"] = "4"
+    pending = [PendingPods(ca_pod("e", 3000, 10), 4 + upcoming)]  # one per node
+    ups = [UpcomingNodes("g", upcoming)] if upcoming else []
+    result = estimate(Simulator(), pending, [GroupTemplate("g", template)], limits=limits, upcoming=ups)
+    [option] = result.options
+    assert bool(option.skipped) is skipped
+    planned = result.scale_up.node_count if result.scale_up else 0
+    assert planned == nodes

@@ -248,10 +248,25 @@ def node_list(request: HttpRequest) -> HttpResponse:
 
 @dashboard_view
 def drift_list(request: HttpRequest) -> HttpResponse:
+    """Drift findings, and beside them the open findings about pods' allocations (a pod on a device
+    its node does not register, an annotation that does not decode), which come from usage."""
     qs = DriftFinding.objects.select_related("inventory")
+    usage = UsageFinding.objects.filter(resolved_at__isnull=True)
+    shown = list(usage[:_USAGE_FINDINGS_SHOWN])
+    more = usage.count() - len(shown) if len(shown) == _USAGE_FINDINGS_SHOWN else 0
+    extra = {"usage_findings": shown, "usage_findings_more": more}
     return _list(
-        request, "Drift findings", qs, DriftFindingFilterSet, DriftFindingTable, "/api/v1/drift-findings/"
+        request,
+        "Drift findings",
+        qs,
+        DriftFindingFilterSet,
+        DriftFindingTable,
+        "/api/v1/drift-findings/",
+        extra,
     )
+
+
+_USAGE_FINDINGS_SHOWN = 100
 
 
 @dashboard_view

@@ -65,3 +65,35 @@ def test_overview_and_node_group_show_allocated_vs_registered(client, staff, syn
     html = client.get("/node-groups/gpu-a10/").content.decode()
     totals = html.split('id="usage-totals"')[1].split("</div>\n</div>")[0]
     assert "23000 / 46056" in totals and "on 1 of 1 live nodes" in totals
+
+
+REGISTER = "hami.io/node-nvidia-register"
+
+
+@pytest.fixture
+def drifting(synced):
+    """Beside ``synced``: a node of another group whose registration does not parse (a drift finding)."""
+    from profiles.models import NodeGroup
+    from profiles.sync import sync_nodes
+    from tests.factories import node
+
+    NodeGroup.objects.create(name="gpu-l4", match_labels={"kubernetes.io/hostname": "n3"})
+    sync_nodes([gpu_node("n1", cards=2), gpu_node("n2", cards=2), node("n3", annotations={REGISTER: "{"})])
+
+
+@pytest.mark.parametrize(
+    ("kind", "node", "pod", "detail"),
+    [
+        ("pod holds a device its node does not register", "n1", "ml/ghost", "GPU-elsewhere"),
+        ("malformed allocation annotation", "n1", "ml/bad", 'parsing "lots": invalid syntax'),
+    ],
+)
+def test_drift_page_lists_usage_findings_beside_drift_findings(
+    client, staff, drifting, kind, node, pod, detail
+):
+    client.force_login(staff)
+    html = unescape(client.get("/drift/").content.decode())
+    drift_table, usage_table = html.split('id="usage-findings"')
+    assert 'href="/nodes/n3/"' in drift_table  # the registration drift finding, listed first
+    row = next(r for r in usage_table.split("<tr>") if kind in r)
+    assert f'href="/nodes/{node}/"' in row and f'href="/pods/{pod}/"' in row and detail in row

@@ -545,7 +545,7 @@ class _Template:
         meta = self.node.get("metadata")
         labels = meta.get("labels") if isinstance(meta, Mapping) else None
         labels = {**(labels if isinstance(labels, Mapping) else {}), HOSTNAME_LABEL: name}
-        return {"metadata": {"name": name, "labels": labels}}, labels
+        return {"metadata": {"name": name, "labels": labels}, "spec": self.node.get("spec") or {}}, labels
 
     def order(self, equivalences: list[_Equivalence]) -> list[_Equivalence]:
         """CA's order: share of the template (cpu + memory), then device memory, both descending."""

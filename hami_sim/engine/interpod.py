@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .predicates import matches_node_selector, matches_required_affinity
+from .predicates import matches_node_selector, matches_required_affinity, untolerated_taint
 
 __all__ = [
     "HOSTNAME_LABEL",
@@ -107,6 +107,8 @@ class Spread:
     max_skew: int
     min_domains: int
     selector: Mapping | None
+    honor_affinity: bool = True  # nodeAffinityPolicy (default Honor)
+    honor_taints: bool = False  # nodeTaintsPolicy (default Ignore)
 
 
 @dataclass(slots=True, eq=False)
@@ -196,6 +198,8 @@ def _spreads(raw: object, labels: Mapping) -> tuple[Spread, ...]:
                 skew if isinstance(skew, int) and skew > 0 else 1,
                 domains if isinstance(domains, int) and domains > 0 else 1,
                 selector,
+                c.get("nodeAffinityPolicy") != "Ignore",
+                c.get("nodeTaintsPolicy") == "Honor",
             )
         )
     return tuple(out)
@@ -373,19 +377,24 @@ class TopologyIndex:
         keys = tuple(c.topology_key for c in pod.spread)
         if any(key not in labels for key in keys):
             return SPREAD_LABEL_MISSING
-        counter = self._counter(
-            ("spread", id(pod)), lambda p: _spread_keys(pod, p), self._eligible(pod, keys), keys
-        )
-        for c in pod.spread:
+        for i, c in enumerate(pod.spread):
+            counter = self._counter(
+                ("spread", id(pod), i),
+                _spread_contrib(pod, c),
+                self._eligible(pod, c, keys),
+                (c.topology_key,),
+            )
             own = 1 if selector_matches(c.selector, pod.labels) else 0
             count = counter.pairs.get((c.topology_key, labels[c.topology_key]), 0)
             if count + own - counter.minimum(c.topology_key, c.min_domains) > c.max_skew:
                 return SPREAD_MISMATCH
         return ""
 
-    def _eligible(self, pod: PodTerms, keys: tuple[str, ...]) -> Callable[[int], bool]:
-        """Spread counts nodes that pass the pod's nodeSelector and required node affinity
-        (``nodeAffinityPolicy: Honor``, the default) and carry every constraint's topology key."""
+    def _eligible(self, pod: PodTerms, c: Spread, keys: tuple[str, ...]) -> Callable[[int], bool]:
+        """The nodes a constraint counts: those carrying every constraint's topology key and passing
+        its node inclusion policies: the pod's nodeSelector and required node affinity unless
+        ``nodeAffinityPolicy: Ignore``, its tolerations of the node's taints with ``nodeTaintsPolicy:
+        Honor``."""
         memo: dict[int, bool] = {}
 
         def eligible(idx: int) -> bool:
@@ -394,8 +403,8 @@ class TopologyIndex:
                 node, labels = self.nodes[idx], self.labels[idx]
                 found = memo[idx] = (
                     all(k in labels for k in keys)
-                    and matches_node_selector(pod.pod, node)
-                    and matches_required_affinity(pod.pod, node)
+                    and (not c.honor_affinity or _node_affinity_ok(pod.pod, node))
+                    and (not c.honor_taints or not untolerated_taint(pod.pod, node))
                 )
             return found
 
@@ -444,8 +453,16 @@ class TopologyIndex:
         return exist or (not counter.pairs and pod.matches_own_affinity)
 
 
-def _spread_keys(pod: PodTerms, other: PodTerms) -> list[str]:
-    """The spread constraints of ``pod`` that count ``other`` (same namespace, selector matches)."""
-    if other.namespace != pod.namespace:
+def _spread_contrib(pod: PodTerms, c: Spread) -> Callable[[PodTerms], list[str]]:
+    """Constraint ``c`` of ``pod`` counts pods of its namespace that its selector matches."""
+
+    def contrib(other: PodTerms) -> list[str]:
+        if other.namespace == pod.namespace and selector_matches(c.selector, other.labels):
+            return [c.topology_key]
         return []
-    return [c.topology_key for c in pod.spread if selector_matches(c.selector, other.labels)]
+
+    return contrib
+
+
+def _node_affinity_ok(pod: Mapping, node: Mapping) -> bool:
+    return matches_node_selector(pod, node) and matches_required_affinity(pod, node)

@@ -398,3 +398,46 @@ def test_topology_spread(name, pending, cluster, nodes, scheduled):
         template["metadata"]["labels"] = {HOST: "t", ZONE: "zone-mars"}
     option = _run(template, pending, cluster)
     assert (option.node_count, len(option.scheduled)) == (nodes, scheduled)
+
+
+def _tainted(node: dict) -> dict:
+    node = copy.deepcopy(node)
+    node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    return node
+
+
+POLICY_CASES = [
+    # name, constraint fields, pod's nodeSelector, the other zone's node, scheduled of 6
+    ("minDomains above the domains there are: the minimum is 0", {"minDomains": 2}, None, None, 1),
+    (
+        "nodeAffinityPolicy Honor: a node the pod may not use is no domain",
+        {},
+        {"pool": "gpu"},
+        JUPITER.node,
+        6,
+    ),
+    ("nodeAffinityPolicy Ignore: it is", {"nodeAffinityPolicy": "Ignore"}, {"pool": "gpu"}, JUPITER.node, 1),
+    ("nodeTaintsPolicy Ignore (default): a tainted node is a domain", {}, None, _tainted(JUPITER.node), 1),
+    (
+        "nodeTaintsPolicy Honor: an untolerated taint keeps it out",
+        {"nodeTaintsPolicy": "Honor"},
+        None,
+        _tainted(JUPITER.node),
+        6,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "selector", "other", "scheduled"), POLICY_CASES, ids=[c[0] for c in POLICY_CASES]
+)
+def test_topology_spread_node_inclusion(name, fields, selector, other, scheduled):
+    """kube-scheduler's PodTopologySpread: which nodes' domains count (minDomains, node inclusion policies)."""
+    pending = _spread(6, ZONE)
+    pending.pod["spec"]["topologySpreadConstraints"][0].update(fields)
+    template = _zoned("t")
+    if selector:
+        pending.pod["spec"]["nodeSelector"] = selector
+        template["metadata"]["labels"].update(selector)
+    option = _run(template, [pending], [ClusterNode(other)] if other else [])
+    assert len(option.scheduled) == scheduled

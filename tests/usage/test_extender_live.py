@@ -73,22 +73,35 @@ def test_a_full_live_node_fails_while_its_template_fits_and_fits_again_when_free
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("policy", "fits", "reason"),
-    [("fail", False, "live usage is stale: last confirmed"), ("last-known", True, "")],
+    ("policy", "holders", "fits", "reason"),
+    [
+        ("fail", (), False, "live usage is stale: last confirmed"),
+        ("fail", (0, 1, 2, 3), False, "live usage is stale: last confirmed"),
+        # last-known: the usage last seen decides, with HAMi's own reasons, however old it is
+        ("last-known", (), True, ""),
+        ("last-known", (0, 1, 2, 3), False, "4/4 CardInsufficientMemory"),
+        ("last-known", (0, 1, 2), False, "1/4 AllocatedCardsInsufficientRequest, 3/4 CardInsufficientMemory"),
+        ("last-known", (3,), False, "1/4 CardInsufficientMemory, 3/4 AllocatedCardsInsufficientRequest"),
+    ],
 )
-def test_stale_usage_answers_per_the_policy(client, kube_api, source, settings, policy, fits, reason):
+def test_stale_usage_answers_per_the_policy(
+    client, kube_api, source, settings, policy, holders, fits, reason
+):
     from usage.cluster import sync_cluster
     from usage.store import get_store
 
     live = gpu_node(LIVE)
     kube_api.nodes = [live]
+    fill(kube_api, *holders)
     sync_cluster(source)
+    kube_api.pods = []  # the cluster moved on, but nobody read it again: the usage only ages
     settings.USAGE_STALE_SECONDS, settings.USAGE_STALE_POLICY = -1, policy  # every age is too old
     get_store().refresh(force=True)
     answer = filter_answer(client, [live, template_of(live)])
     names = [n["metadata"]["name"] for n in answer["Nodes"]["items"]]
     assert names == ([LIVE, TEMPLATE] if fits else [TEMPLATE])
     assert answer["FailedNodes"].get(LIVE, "").startswith(reason)
+    assert fits or answer["FailedNodes"][LIVE]
 
 
 @pytest.mark.django_db

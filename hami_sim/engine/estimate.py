@@ -101,7 +101,8 @@ DIFFERENCES = (
     "balance-similar-node-groups compares templates (capacity, allocatable, labels) and, for the "
     "final split, the sets of pods the groups schedule; CA compares the equivalence groups that fit "
     "an empty template",
-    "DaemonSet pods take cpu, memory and pod slots on a fresh node, never HAMi devices",
+    "DaemonSet pods take cpu, memory, pod slots, host ports and extended resources on a fresh node, never "
+    "HAMi devices",
     "equivalence groups compare annotations too (HAMi's device fit reads them); CA compares the "
     "controller, labels and the spec without projected volumes, env and hostname",
     "equivalence groups that tie on CA's score keep request order (CA's come out of a Go map)",

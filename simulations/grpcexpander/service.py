@@ -163,8 +163,8 @@ def _digest(raw: bytes) -> bytes:
 
 
 class ExpanderCaches:
-    """What outlives one call, bounded in bytes (``HAMI_SIM_CACHE_BYTES``, shared with the
-    simulator's memos): decoded Pods and Nodes by their bytes' digest, and packings by what they
+    """What outlives one call, bounded in bytes (a quarter of ``HAMI_SIM_CACHE_BYTES``, beside the
+    simulator's own memos): decoded Pods and Nodes by their bytes' digest, and packings by what they
     depend on. CA sends the same pending pods and templates every scan (10 s) while the pods stay
     pending, so a repeated call decodes and packs nothing again; an edited NodeGroup profile or a
     changed pod changes the key, never a stale answer."""

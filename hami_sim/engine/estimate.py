@@ -13,12 +13,18 @@ way CA's ``BinpackingNodeEstimator`` does (design.md section 7):
   the group when its pod does not fit an empty node (or the node limit is reached);
 - a node's devices carry the usage of the pods already on it (``PodFit.usage_after``), so the second
   12000 MiB pod on a 23028 MiB A10 goes to the other card, and the third needs a new node.
+- a pod fits a node when kube-scheduler's filters pass (``predicates.py``: taints, node affinity,
+  NodeUnschedulable, resources with sidecars and extended resources; ``interpod.py``: host ports,
+  required pod (anti-)affinity and topology spread, counted over the snapshot: the nodes added so
+  far with their pods and DaemonSet pods, plus ``cluster`` nodes and upcoming nodes) and HAMi's Fit;
+- upcoming nodes (``upcoming``) first take the pods they can hold, as CA's FilterOutSchedulable.
 
 Speed: pods of one shape (same parsed request, policies and resource demand) fit identically, so a
 fit depends only on the node's device usage (numbers, MIG placements and the ``custom_info`` Fit
 reads, e.g. a MetaX sGPU card's QoS tag). Verdicts are memoised per (shape, usage signature);
 each shape keeps a sorted list of candidate nodes, from which a node that rejected it leaves until a
-placement changes that node, so the round-robin scan does not walk over full nodes again and again;
+placement changes that node, so the round-robin scan does not walk over full nodes again and again
+(except for shapes with pod affinity or topology spread, which a placement elsewhere can make fit);
 device lists are treated as immutable and shared between nodes in the same state; pods without a
 controller (one equivalence group each, as in CA) share parsing with identical pods. That keeps
 10,000 pods well under a second.

@@ -1,9 +1,11 @@
 """The basic Kubernetes scheduling checks the estimator needs, besides HAMi's device fit.
 
 CA's estimator runs kube-scheduler's filter plugins on every hypothetical node. HAMi's device
-resources are ``ignoredByScheduler``, so what is left for a template node is: NodeResourcesFit (cpu,
-memory, ephemeral-storage, pod count), TaintToleration (NoSchedule/NoExecute), and NodeAffinity
-(``nodeSelector`` plus required node affinity). The reason texts are kube-scheduler's, so an operator
+resources are ``ignoredByScheduler``, so what is left here for a template node is: NodeResourcesFit
+(cpu, memory, ephemeral-storage, pod count and scalar resources, with kube-scheduler's request
+arithmetic for init containers and sidecars), TaintToleration (NoSchedule/NoExecute), and
+NodeAffinity (``nodeSelector`` plus required node affinity). The filters that count other pods
+(NodePorts, InterPodAffinity, PodTopologySpread) live in ``interpod.py``. The reason texts are kube-scheduler's, so an operator
 recognises them from ``FailedScheduling`` events.
 
 Static checks (taints, selector, affinity) depend only on the pod and the template, so the estimator

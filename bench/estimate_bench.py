@@ -256,6 +256,43 @@ def time_realistic(n: int, repeat: int = 3) -> tuple[float, int, list[int]]:
     return best, len(_group_pods(batch)), counts
 
 
+def time_topology(n: int) -> tuple[float, float]:
+    """``n`` realistic pods with hostname anti-affinity to their own app, then with a hostname spread
+    (maxSkew 1, an empty node elsewhere in the snapshot): one pod per new node either way."""
+    from hami_sim.engine.estimate import ClusterNode  # noqa: PLC0415
+
+    def constrained(kind: str) -> list[PendingPods]:
+        out = []
+        for p in realistic_pods(n):
+            p["metadata"]["ownerReferences"][0]["uid"] = "rs-topology"
+            p["metadata"]["labels"]["app"] = "topology"
+            term = {
+                "topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app": "topology"}},
+            }
+            if kind == "anti":
+                p["spec"]["affinity"] = {
+                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+                }
+            else:
+                p["spec"]["topologySpreadConstraints"] = [
+                    {**term, "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}
+                ]
+            out.append(PendingPods(p))
+        return out
+
+    other = group_template(*GROUPS[0])
+    other["metadata"]["name"] = other["metadata"]["labels"]["kubernetes.io/hostname"] = "old-node"
+    groups = [GroupTemplate(GROUPS[0][0], group_template(*GROUPS[0]))]
+    times = []
+    for kind in ("anti", "spread"):
+        batch = constrained(kind)
+        started = time.perf_counter()
+        estimate(Simulator(), batch, groups, cluster=[ClusterNode(other)])
+        times.append(time.perf_counter() - started)
+    return times[0], times[1]
+
+
 def time_engine(n: int, repeat: int = 3, owners: bool = True) -> tuple[float, int]:
     listed = pods(n)
     if not owners:
@@ -433,6 +470,11 @@ def main() -> None:
     print(
         f"t_10000_realistic: {t_real:.4f} s (5 node groups, {n_groups} equivalence groups, nodes {counts})  "
         f"target < 1 s: {'OK' if t_real < 1 else 'MISSED'}"
+    )
+    t_anti, t_spread = time_topology(1000)
+    print(
+        f"t_1000_anti_affinity: {t_anti:.4f} s, t_1000_hostname_spread: {t_spread:.4f} s "
+        "(one pod per new node, 1,000 nodes; informational)"
     )
     if "--engine-only" in sys.argv:
         return

@@ -244,20 +244,24 @@ def _fast_device(item: object, vendor: str) -> DeviceInfo | None:
     """The common case (what the device plugin writes) without the general decoder's bookkeeping.
 
     Returns None for anything unusual (other casing, MIG profiles, nulls, wrong types, out-of-range
-    numbers) so the general decoder produces the exact Go error or value.
+    numbers) so the general decoder produces the exact Go error or value. orjson gives exact ``int``,
+    ``str`` and ``bool`` objects, so one type check per field and one range check per number decide.
     """
     if type(item) is not dict or not item.keys() <= _FAST_KEYS:
         return None
-    get = item.get
-    uid, index, count, devmem, devcore = (
-        get("id", ""),
-        get("index", 0),
-        get("count", 0),
-        get("devmem", 0),
-        get("devcore", 0),
+    fields = {**_FAST_DEFAULTS, **item}
+    uid, index, count, devmem, devcore, typ, numa, mode, health = (
+        fields["id"],
+        fields["index"],
+        fields["count"],
+        fields["devmem"],
+        fields["devcore"],
+        fields["type"],
+        fields["numa"],
+        fields["mode"],
+        fields["health"],
     )
-    typ, numa, mode, health = get("type", ""), get("numa", 0), get("mode", ""), get("health", False)
-    if not (
+    if (
         type(uid) is str
         and type(typ) is str
         and type(mode) is str
@@ -267,14 +271,28 @@ def _fast_device(item: object, vendor: str) -> DeviceInfo | None:
         and type(devmem) is int
         and type(devcore) is int
         and type(numa) is int
-        and 0 <= index < 2**63
-        and -(2**31) <= count < 2**31
-        and -(2**31) <= devmem < 2**31
-        and -(2**31) <= devcore < 2**31
-        and -(2**63) <= numa < 2**63
+        and 0 <= index < 9223372036854775808
+        and -2147483648 <= count < 2147483648
+        and -2147483648 <= devmem < 2147483648
+        and -2147483648 <= devcore < 2147483648
+        and -9223372036854775808 <= numa < 9223372036854775808
     ):
-        return None
-    return DeviceInfo(uid, index, count, devmem, devcore, typ, numa, mode, health, (), vendor, None)
+        return DeviceInfo(uid, index, count, devmem, devcore, typ, numa, mode, health, (), vendor, None)
+    return None
+
+
+#: Go's zero values of the fields ``_fast_device`` reads (a key the plugin omitted)
+_FAST_DEFAULTS = {
+    "id": "",
+    "index": 0,
+    "count": 0,
+    "devmem": 0,
+    "devcore": 0,
+    "type": "",
+    "numa": 0,
+    "mode": "",
+    "health": False,
+}
 
 
 def _mig_profile_json(profile: MigProfile) -> dict[str, Any]:

@@ -267,5 +267,15 @@ def node_score(devices: Sequence[DeviceUsage]) -> float:
         return 0.0
     if not (used or cores or mem):
         return 0.0
-    total = f32(f32(f32(used) / f32(count)) + f32(f32(cores) / f32(totalcore)))
-    return f32(WEIGHT * f32(total + f32(f32(mem) / f32(totalmem))))
+    key = (used, count, cores, totalcore, mem, totalmem)
+    score = _NODE_SCORES.get(key)
+    if score is None:
+        if len(_NODE_SCORES) >= _SCORES_MAX_DEVICES:
+            _NODE_SCORES.clear()
+        total = f32(f32(f32(used) / f32(count)) + f32(f32(cores) / f32(totalcore)))
+        score = _NODE_SCORES[key] = f32(WEIGHT * f32(total + f32(f32(mem) / f32(totalmem))))
+    return score
+
+
+#: node scores by the six sums they are computed from (a pure function of them)
+_NODE_SCORES: dict[tuple[int, ...], float] = {}

@@ -187,6 +187,24 @@ def _inventory_size(inventory: Inventory) -> int:
     return size
 
 
+def _raw_key_size(raw: tuple) -> int:
+    """Bytes of a raw inventory key: registration strings (and None / numbers) in one or two tuples
+    (what ``_memo_text_size`` lets through); anything else is sized by ``approx_size``."""
+    getsizeof = sys.getsizeof
+    size = getsizeof(raw)
+    for part in raw:
+        if type(part) is tuple:
+            size += getsizeof(part)
+            for item in part:
+                size += getsizeof(item) if item is None or type(item) in _PLAIN else approx_size(item)
+        else:
+            size += getsizeof(part) if part is None or type(part) in _PLAIN else approx_size(part)
+    return size
+
+
+_PLAIN = frozenset({str, int, float, bool})
+
+
 def _verdict_size(key: bytes, verdict: _MemoVerdict) -> int:
     size = sys.getsizeof(key) + sys.getsizeof(verdict) + sys.getsizeof(verdict.reason)
     fit = verdict.fit
@@ -339,7 +357,7 @@ class Simulator:
         if raw is None:
             memo.put(key, inventory, _inventory_size(inventory))
         else:
-            memo.put(raw, inventory, _inventory_size(inventory) + approx_size(raw))
+            memo.put(raw, inventory, _inventory_size(inventory) + _raw_key_size(raw))
         return inventory
 
     @staticmethod

@@ -12,13 +12,13 @@ still never raising: used by tests and by callers that already run in a worker) 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
-import queue
 import threading
 import time
 from collections import Counter as Tally
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -255,32 +255,44 @@ def _write_safely(rows: Sequence[dict]) -> None:
 
 # -- the queue and its writer thread ---------------------------------------------------------------
 class _Writer:
-    """A bounded queue and the daemon thread that drains it.
+    """A bounded in-process buffer and the daemon thread that drains it.
+
+    The request thread only appends to a deque (atomic, no lock, no wake-up): waking the writer on
+    every answer handed the GIL back and forth with the request thread, which showed up as latency
+    on small calls. The writer wakes every ``DECISION_FLUSH_SECONDS`` (or at once for ``flush``) and
+    writes what accumulated, so a burst of CA calls folds into one UPDATE per distinct question.
 
     The bound is on queued *nodes* (``DECISION_QUEUE_MAX_NODES``), not calls: a queued call keeps its
     node dicts alive, and one CA call may carry thousands. The caller computes the question's fold
-    digest; a question already on record (``known``) is queued without its nodes. The thread waits
-    ``DECISION_FLUSH_SECONDS`` after the first item so a burst folds into one UPDATE per distinct
-    question; only a new question is summarised (per-node, per-device detail) and inserted.
+    digest; a question already on record (``known``) is queued without its nodes. Only a new
+    question is summarised (per-node, per-device detail) and inserted.
     """
 
     def __init__(self) -> None:
-        self.queue: queue.Queue = queue.Queue()
+        self.items: deque[tuple] = deque()
+        self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.pid = 0
         self.lock = threading.Lock()
         self.queued_nodes = 0
+        self.enqueued = itertools.count(1)  # next() is atomic: the number of items ever queued
+        self.last_enqueued = 0
+        self.done = 0  # items the writer has finished (written, dropped or failed)
         self.known: OrderedDict[str, None] = OrderedDict()
 
     def ensure_running(self) -> None:
-        if self.thread is not None and self.pid == os.getpid() and self.thread.is_alive():
+        thread = self.thread
+        if thread is not None and self.pid == os.getpid() and thread.is_alive():
             return
         with self.lock:
             if self.thread is not None and self.pid == os.getpid() and self.thread.is_alive():
                 return
-            if self.pid != os.getpid():  # forked (gunicorn): the parent's queue and thread are not ours
-                self.queue = queue.Queue()
+            if self.pid != os.getpid():  # forked (gunicorn): the parent's buffer and thread are not ours
+                self.items = deque()
+                self.wake = threading.Event()
                 self.queued_nodes = 0
+                self.enqueued = itertools.count(1)
+                self.last_enqueued = self.done = 0
                 self.known.clear()
             self.pid = os.getpid()
             self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
@@ -293,7 +305,8 @@ class _Writer:
             RECORD_DROPPED.inc()
             return
         self.queued_nodes += nodes  # racy under threads by design: a soft bound is enough here
-        self.queue.put_nowait(item)
+        self.items.append(item)
+        self.last_enqueued = next(self.enqueued)
 
     def _remember(self, digest: str) -> None:
         self.known[digest] = None
@@ -330,49 +343,54 @@ class _Writer:
                 write_batch([row])
                 self._remember(digest)
 
+    def take(self) -> list[tuple]:
+        """Up to ``_BATCH`` queued items, oldest first."""
+        items = self.items
+        batch = []
+        while items and len(batch) < _BATCH:
+            batch.append(items.popleft())
+        return batch
+
     def run(self) -> None:
         while True:
-            items = [self.queue.get()]
-            # CA asks in bursts (one call per template node group per loop): wait a moment so a
-            # burst folds into one UPDATE per distinct question
-            deadline = time.monotonic() + conf().decision_flush_seconds
-            while len(items) < _BATCH:
-                remaining = deadline - time.monotonic()
-                try:
-                    items.append(
-                        self.queue.get(timeout=remaining) if remaining > 0 else self.queue.get_nowait()
-                    )
-                except queue.Empty:
+            self.wake.wait(conf().decision_flush_seconds)
+            self.wake.clear()
+            while True:
+                batch = self.take()
+                if not batch:
                     break
+                self.write(batch)
             try:
-                close_old_connections()
-                self.process(items)
+                connection.close()  # idle: give the connection back (CA's loop brings more in seconds)
             except Exception:
-                RECORD_ERRORS.inc()
-                self.known.clear()  # a rolled-back batch may have "known" rows that never landed
-                log.exception("could not record %d decision(s)", len(items))
-            finally:
-                self.queued_nodes -= sum(len(item[1][1]) for item in items if item[1] is not None)
-                if self.queue.empty():
-                    # idle: give the connection back (CA's loop refills the queue every few seconds)
-                    connection.close()
-                done = len(items)
-                items = None  # drop the batch's node dicts now, not when the next item arrives
-                for _ in range(done):
-                    self.queue.task_done()
+                log.exception("could not close the decision writer's database connection")
+
+    def write(self, batch: list[tuple]) -> None:
+        try:
+            close_old_connections()
+            self.process(batch)
+        except Exception:
+            RECORD_ERRORS.inc()
+            self.known.clear()  # a rolled-back batch may have "known" rows that never landed
+            log.exception("could not record %d decision(s)", len(batch))
+        finally:
+            self.queued_nodes -= sum(len(item[1][1]) for item in batch if item[1] is not None)
+            self.done += len(batch)
 
 
 _writer = _Writer()
 
 
 def flush(timeout: float = 10.0) -> bool:
-    """Wait until every queued record is written (tests, shutdown). True when the queue drained."""
+    """Write every queued record now and wait for it (tests, shutdown). True when all were written."""
+    target = _writer.last_enqueued
+    if _writer.done >= target:
+        return True
+    _writer.wake.set()
     deadline = time.monotonic() + timeout
-    q = _writer.queue
     while time.monotonic() < deadline:
-        with q.all_tasks_done:
-            if not q.unfinished_tasks:
-                return True
+        if _writer.done >= target:
+            return True
         time.sleep(0.01)
     return False
 

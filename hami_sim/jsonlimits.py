@@ -8,6 +8,8 @@ deep), so deeper documents are refused where they are parsed, with a clear error
 
 from __future__ import annotations
 
+import threading
+
 import orjson
 
 __all__ = ["MAX_DEPTH", "too_deep", "encode_if_shallow"]
@@ -45,13 +47,37 @@ def encode_if_shallow(value: object, limit: int = MAX_DEPTH) -> bytes | None:
     if type(value) is not dict and type(value) is not list:
         return orjson.dumps(value)
     wrappers = ORJSON_MAX_DEPTH - limit
-    if wrappers < 0:
-        return None
-    wrapped = value
-    for _ in range(wrappers):
-        wrapped = [wrapped]
+    if wrappers <= 0:
+        if wrappers < 0:
+            return None
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            return None
+    outer, inner = _chain(wrappers)
+    inner[0] = value
     try:
-        encoded = orjson.dumps(wrapped)
+        encoded = orjson.dumps(outer)
     except orjson.JSONEncodeError:
         return None
-    return encoded[wrappers : len(encoded) - wrappers] if wrappers else encoded
+    finally:
+        inner[0] = None
+    return encoded[wrappers : len(encoded) - wrappers]
+
+
+_CHAINS = threading.local()
+
+
+def _chain(wrappers: int) -> tuple[object, list]:
+    """This thread's ``wrappers`` nested one-element lists (outermost, innermost), built once."""
+    chains = getattr(_CHAINS, "chains", None)
+    if chains is None:
+        chains = _CHAINS.chains = {}
+    chain = chains.get(wrappers)
+    if chain is None:
+        inner: list = [None]
+        outer: object = inner
+        for _ in range(wrappers - 1):
+            outer = [outer]
+        chain = chains[wrappers] = (outer, inner)
+    return chain

@@ -20,4 +20,4 @@ from django.dispatch import Signal
 
 __all__ = ["filter_answered"]
 
-filter_answered = Signal()
+filter_answered = Signal(use_caching=True)  # receivers looked up once per sender, not per answer

@@ -135,6 +135,8 @@ def _digest(*parts: object) -> bytes:
 
 
 _RAW_MEMO_MAX_CHARS = 16384
+_POD_MEMO_MAX_BYTES = 16384
+_POD_MEMO_ENTRIES = 256
 
 
 def _memo_text_size(parts: list) -> int:
@@ -267,10 +269,12 @@ class Simulator:
         budget = max(0, self.config.cache_bytes)
         self._inventories: ByteLRU[Hashable, Inventory] = ByteLRU(budget // 2)
         self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(budget - budget // 2)
+        self._pods: dict[bytes, PodContext] = {}
 
     def clear_caches(self) -> None:
         self._inventories.clear()
         self._verdicts.clear()
+        self._pods.clear()
 
     def cache_stats(self) -> dict[str, int]:
         """Entries, accounted bytes (at most ``config.cache_bytes``), evictions, entries refused."""
@@ -284,7 +288,26 @@ class Simulator:
 
     # -- pods ---------------------------------------------------------------------------------------
     def pod_context(self, pod: Mapping) -> PodContext:
-        """Parse a pod and resolve its policies. Raises ``PodError`` or ``WeightsError``."""
+        """Parse a pod and resolve its policies. Raises ``PodError`` or ``WeightsError``.
+
+        CA asks about the same pending pod call after call: a context is memoised by the pod's JSON
+        (pods up to 16 KB, a few hundred of them). It is shared, so no caller may change it.
+        """
+        try:
+            raw: bytes | None = orjson.dumps(pod)
+        except (TypeError, orjson.JSONEncodeError):
+            raw = None
+        if raw is not None and len(raw) <= _POD_MEMO_MAX_BYTES:
+            ctx = self._pods.get(raw)
+            if ctx is None:
+                ctx = self._pod_context(pod)
+                if len(self._pods) >= _POD_MEMO_ENTRIES:
+                    self._pods.clear()
+                self._pods[raw] = ctx
+            return ctx
+        return self._pod_context(pod)
+
+    def _pod_context(self, pod: Mapping) -> PodContext:
         view = parse_pod(pod, list(self.vendors.values()))
         annotations = view.annotations
         # HAMi reads the weights only for pods that request a device (calcScore runs after the

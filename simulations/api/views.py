@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -65,6 +66,33 @@ def read_body(request: HttpRequest) -> bytes:
     return body
 
 
+# Labelled metric children, looked up once per label set instead of on every answer (``labels()``
+# takes a lock and builds a key); prometheus_client follows a fork with its own pid check.
+_VERDICTS = {v: EXTENDER_NODE_VERDICTS.labels(v) for v in ("fit", "failed", "unresolvable")}
+_REQUESTS: dict[tuple[str, str], Any] = {}
+_LATENCIES: dict[str, Any] = {}
+
+
+def _count_verdicts(fit: int, failed: int, unresolvable: int) -> None:
+    for label, n in (("fit", fit), ("failed", failed), ("unresolvable", unresolvable)):
+        if n:
+            _VERDICTS[label].inc(n)
+
+
+def _request_counter(verb: str, outcome: str) -> Any:
+    child = _REQUESTS.get((verb, outcome))
+    if child is None:
+        child = _REQUESTS[verb, outcome] = EXTENDER_REQUESTS.labels(verb, outcome)
+    return child
+
+
+def _latency(verb: str) -> Any:
+    child = _LATENCIES.get(verb)
+    if child is None:
+        child = _LATENCIES[verb] = EXTENDER_LATENCY.labels(verb)
+    return child
+
+
 def run_filter(
     body: bytes,
     *,
@@ -103,9 +131,7 @@ def run_filter(
             failed[verdict.name] = verdict.reason
     every_node = len(fitting) == len(args.nodes)  # then the request's own encoding is the answer's
     out = filter_result(fitting, failed, unresolvable, fitting_json=args.nodes_json if every_node else None)
-    EXTENDER_NODE_VERDICTS.labels("fit").inc(len(fitting))
-    EXTENDER_NODE_VERDICTS.labels("failed").inc(len(failed))
-    EXTENDER_NODE_VERDICTS.labels("unresolvable").inc(len(unresolvable))
+    _count_verdicts(len(fitting), len(failed), len(unresolvable))
     bind_filter_verdict(ctx, args, verdicts, caller, 0.0)
     # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs
     if filter_answered.receivers:
@@ -190,8 +216,8 @@ class ExtenderVerbView(APIView):
             payload = filter_result(None, {}, {}, str(exc)) if self.too_large is None else self.too_large
             return _answer(payload, 413)
         content, outcome = self.answer(body, **kwargs)
-        EXTENDER_REQUESTS.labels(self.verb, outcome).inc()
-        EXTENDER_LATENCY.labels(self.verb).observe(time.perf_counter() - started)
+        _request_counter(self.verb, outcome).inc()
+        _latency(self.verb).observe(time.perf_counter() - started)
         return _answer(content)
 
     def http_method_not_allowed(self, request, *args, **kwargs) -> HttpResponse:

@@ -158,6 +158,8 @@ def _stored_device(dev: DeviceUsage) -> dict:
     out["migInUse"] = [[name, p.start, p.size] for name, p in dev.mig_in_use]
     if dev.custom_info:
         out["customInfo"] = dev.custom_info  # vendor data Fit reads (Enflame DRS, Ascend topology, AWS)
+    if dev.pod_infos:
+        out["podInfos"] = list(dev.pod_infos)  # what MetaX sGPU reads of the pods on the card
     return out
 
 
@@ -180,6 +182,7 @@ def _device_from_stored(d: Mapping) -> DeviceUsage:
         [(name, MigPlacement(start, size)) for name, start, size in d.get("migInUse") or []],
         0.0,
         d.get("customInfo"),
+        tuple(d.get("podInfos") or ()),
     )
 
 
@@ -447,7 +450,10 @@ def _delta(before: Sequence[DeviceUsage], after: Sequence[DeviceUsage]) -> dict:
         old = prior[dev.id]
         mig = [[name, p.start, p.size] for name, p in dev.mig_in_use[len(old.mig_in_use) :]]
         change = [dev.used - old.used, dev.usedmem - old.usedmem, dev.usedcores - old.usedcores, mig]
-        if change[0] or change[1] or change[2] or mig:
+        infos = list(dev.pod_infos[len(old.pod_infos) :])  # the pod, listed on the card (pod_infos)
+        if infos:
+            change.append(infos)
+        if change[0] or change[1] or change[2] or mig or infos:
             out[dev.id] = change
     return out
 
@@ -594,6 +600,12 @@ def remove_placement(session_id: object, pod_uid: str, if_match: int | None) -> 
                     if entry in in_use:
                         in_use.remove(entry)
                 d["migInUse"] = in_use
+                if len(change) > 4 and d.get("podInfos"):
+                    infos = list(d["podInfos"])
+                    for entry in change[4]:
+                        if entry in infos:
+                            infos.remove(entry)
+                    d["podInfos"] = infos
             row.devices = devices
             row.save(update_fields=["devices"])
         placement.delete()

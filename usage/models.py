@@ -58,6 +58,11 @@ class PodAllocation(models.Model):
     mig = models.JSONField(default=list, blank=True, help_text="[gpuUUID, profile, start, size] reservations")
     terminating = models.BooleanField(default=False)
     error = models.TextField(blank=True)
+    pod_info = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the pod annotations vendor rules read from a card's pods (MetaX app class)",
+    )
     content_hash = models.CharField(max_length=64, blank=True)
     resource_version = models.CharField(
         max_length=40, blank=True, help_text="the Pod's resourceVersion: a relist skips pods that kept it"

@@ -32,6 +32,7 @@ class DeviceLive:
     mig: tuple[tuple[str, MigPlacement], ...]
     unhealthy: bool
     pods: tuple[str, ...]
+    pod_infos: tuple[dict[str, str], ...] = ()  # what vendor rules read of the pods (HAMi PodInfos)
 
 
 @dataclass(slots=True, frozen=True)
@@ -58,6 +59,7 @@ def _device(data: dict) -> DeviceLive:
         tuple((str(p), MigPlacement(int(s), int(z))) for p, s, z in data.get("mig") or ()),
         bool(data.get("unhealthy")),
         tuple(data.get("pods") or ()),
+        tuple(data.get("pod_infos") or ()),
     )
 
 

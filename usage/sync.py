@@ -35,7 +35,7 @@ from hami_sim.engine.allocations import (
     PodAllocation as Allocation,
 )
 from hami_sim.engine.model import MigPlacement
-from hami_sim.engine.vendors import allocated_annotations
+from hami_sim.engine.vendors import allocated_annotations, pod_info_annotations
 from hami_sim.runtime.bulk import copy_rows
 
 from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
@@ -64,9 +64,16 @@ def checklist() -> dict[str, str]:
     return allocated_annotations()
 
 
+@functools.cache
+def pod_info_keys() -> frozenset[str]:
+    """The pod annotations kept for the vendor rules that read the pods on a device (MetaX sGPU's
+    app class), built once."""
+    return pod_info_annotations()
+
+
 def allocation_of(pod: Mapping) -> Allocation | None:
     """The pod's allocation as HAMi counts it, or ``None`` when HAMi does not count the pod."""
-    return pod_allocation(pod, checklist())
+    return pod_allocation(pod, checklist(), pod_info_keys())
 
 
 def _digest(value: object) -> str:
@@ -85,7 +92,10 @@ def _row_fields(alloc: Allocation) -> dict:
         "terminating": alloc.terminating,
         "error": alloc.error,
     }
-    fields["content_hash"] = _digest(fields)
+    pod_info = dict(alloc.pod_info)
+    # hashed only when present, so the pods no vendor reads keep the hash they had before the field
+    fields["content_hash"] = _digest({**fields, "pod_info": pod_info} if pod_info else fields)
+    fields["pod_info"] = pod_info
     return fields
 
 
@@ -102,10 +112,14 @@ def _json_text(field: str) -> Cast:
 
 def _stored_allocations(rows: QuerySet) -> Iterator[Allocation]:
     """The allocations of these ``PodAllocation`` rows, decoded once with orjson."""
-    values = rows.annotate(devices_json=_json_text("devices"), mig_json=_json_text("mig")).values_list(
-        "namespace", "name", "uid", "node", "devices_json", "mig_json", "terminating", "error"
+    values = rows.annotate(
+        devices_json=_json_text("devices"), mig_json=_json_text("mig"), info_json=_json_text("pod_info")
+    ).values_list(
+        "namespace", "name", "uid", "node", "devices_json", "mig_json", "terminating", "error", "info_json"
     )
-    for namespace, name, uid, node, devices, mig, terminating, error in values.iterator(chunk_size=_BATCH):
+    for namespace, name, uid, node, devices, mig, terminating, error, info in values.iterator(
+        chunk_size=_BATCH
+    ):
         yield Allocation(
             namespace=namespace,
             name=name,
@@ -117,6 +131,7 @@ def _stored_allocations(rows: QuerySet) -> Iterator[Allocation]:
             mig=tuple(MigAllocation(g, p, MigPlacement(a, b)) for g, p, a, b in orjson.loads(mig or "[]")),
             terminating=terminating,
             error=error,
+            pod_info=tuple(sorted(orjson.loads(info or "{}").items())),
         )
 
 
@@ -256,6 +271,7 @@ _FIELDS = [
     "mig",
     "terminating",
     "error",
+    "pod_info",
     "content_hash",
     "resource_version",
 ]
@@ -323,8 +339,9 @@ def _registered(names: set[str] | None) -> dict[str, dict[str, str]]:
 
 
 def _usage_json(usage: EngineUsage) -> dict:
-    return {
-        uuid: {
+    out = {}
+    for uuid, d in usage.devices.items():
+        entry = {
             "used": d.used,
             "usedmem": d.usedmem,
             "usedcores": d.usedcores,
@@ -332,8 +349,10 @@ def _usage_json(usage: EngineUsage) -> dict:
             "unhealthy": d.unhealthy,
             "pods": d.pods,
         }
-        for uuid, d in usage.devices.items()
-    }
+        if d.pod_infos:  # only where a pod carries what a vendor rule reads (MetaX sGPU app class)
+            entry["pod_infos"] = d.pod_infos
+        out[uuid] = entry
+    return out
 
 
 def _pods_by_node(names: set[str] | None, known: Mapping[str, Allocation]) -> dict[str, list[Allocation]]:

@@ -17,7 +17,7 @@ holds its cores (100), which is what makes HAMi's Fit answer ``ExclusiveDeviceAl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -92,6 +92,8 @@ class PodAllocation:
     mig: tuple[MigAllocation, ...] = ()
     terminating: bool = False
     error: str = ""  # the decode error; a pod with an error holds nothing (HAMi skips it)
+    # the pod annotations vendor rules read from the pods on a device (``Vendor.pod_info_annotations``)
+    pod_info: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -108,6 +110,8 @@ class DeviceUse:
     mig: list[tuple[str, MigPlacement]] = field(default_factory=list)
     unhealthy: bool = False  # HAMi sets Health=false on MIG/hami-core inconsistencies
     pods: list[str] = field(default_factory=list)  # "namespace/name"
+    # ``PodInfos`` as the engine keeps it (``DeviceUsage.pod_infos``): the pods that carry any
+    pod_infos: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -333,8 +337,13 @@ def _init_containers_succeeded(pod: Mapping) -> bool:
     return True
 
 
-def pod_allocation(pod: Mapping, checklist: Mapping[str, str]) -> PodAllocation | None:
+def pod_allocation(
+    pod: Mapping, checklist: Mapping[str, str], pod_info_keys: Collection[str] = ()
+) -> PodAllocation | None:
     """The pod's collapsed allocation, or ``None`` when HAMi does not count it at all.
+
+    ``pod_info_keys``: the pod annotations to keep for the vendor rules that read the pods on a
+    device (``vendors.pod_info_annotations()``).
 
     A pod whose annotation does not decode comes back with ``error`` set and no devices: HAMi skips
     it (``onAddPod`` logs and returns), and the caller records the error as a finding.
@@ -363,6 +372,7 @@ def pod_allocation(pod: Mapping, checklist: Mapping[str, str]) -> PodAllocation 
                 mig = tuple(decode_mig_allocations(str(mig_text)))
             except AllocationError:
                 mig = ()
+    kept = tuple(sorted((k, str(annotations[k])) for k in pod_info_keys if k in annotations))
     return PodAllocation(
         str(meta.get("namespace") or "default"),
         str(meta.get("name") or ""),
@@ -372,6 +382,7 @@ def pod_allocation(pod: Mapping, checklist: Mapping[str, str]) -> PodAllocation 
         mig,
         meta.get("deletionTimestamp") is not None,
         error,
+        kept,
     )
 
 
@@ -387,6 +398,7 @@ def node_usage(registered: Mapping[str, str], pods: Iterable[PodAllocation]) -> 
     for pod in pods:
         if pod.error:
             continue
+        info = dict(pod.pod_info) if pod.pod_info else None
         pending: dict[str, list[MigAllocation]] = {}
         for alloc in pod.mig:
             pending.setdefault(alloc.gpu_uuid, []).append(alloc)
@@ -399,6 +411,8 @@ def node_usage(registered: Mapping[str, str], pods: Iterable[PodAllocation]) -> 
             use.usedmem += dev.usedmem
             use.usedcores += dev.usedcores
             use.pods.append(pod.key)
+            if info is not None:
+                use.pod_infos.append(info)
             _count_mig(usage, pod, dev.uuid, registered[dev.uuid], pending)
         _leftover_mig(usage, pod, registered, pending)
     return usage
@@ -458,6 +472,7 @@ class _UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the sto
     usedcores: int
     mig: Sequence[tuple[str, MigPlacement]]
     unhealthy: bool
+    pod_infos: Sequence[Mapping[str, str]]
 
 
 def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike], *, in_place: bool = False) -> NodeState:
@@ -465,7 +480,8 @@ def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike], *, in_place: 
     (``in_place``: ``state`` itself, when the caller built it for this alone).
 
     Devices are matched by UUID; a device without usage stays at zero. A device HAMi marked unhealthy
-    while counting (MIG inconsistencies) loses its health, which is what HAMi's Fit then sees.
+    while counting (MIG inconsistencies) loses its health, which is what HAMi's Fit then sees. The
+    pods a vendor rule reads on a device (``pod_infos``) come along (HAMi ``PodInfos``).
     """
     out = state if in_place else state.copy()
     for dev in out.devices:
@@ -479,4 +495,6 @@ def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike], *, in_place: 
             dev.mig_in_use.extend(use.mig)
         if use.unhealthy:
             dev.health = False
+        if use.pod_infos:
+            dev.pod_infos = (*dev.pod_infos, *use.pod_infos)
     return out

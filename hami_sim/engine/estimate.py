@@ -379,7 +379,8 @@ def _info_key(info: dict) -> bytes:
 
 
 def _signature(devices: list[DeviceUsage]) -> tuple:
-    """Everything Fit reads that placements change: usage numbers, MIG placements, ``custom_info``.
+    """Everything Fit reads that placements change: usage numbers, MIG placements, ``custom_info``,
+    the pods on a device (``pod_infos``).
 
     Computed only for fresh templates and on memo misses, so canonicalising ``custom_info`` is cheap;
     a dict shared by several devices (MetaX GPU topology tables) is canonicalised once per call (the
@@ -393,11 +394,14 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
             key = keys.get(id(info))
             if key is None:
                 key = keys[id(info)] = _info_key(info)
-            out.append((d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use) if d.mig_in_use else (), key))
+            entry: tuple = (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use) if d.mig_in_use else (), key)
         elif d.mig_in_use:
-            out.append((d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use)))
+            entry = (d.used, d.usedmem, d.usedcores, tuple(d.mig_in_use))
         else:
-            out.append((d.used, d.usedmem, d.usedcores))
+            entry = (d.used, d.usedmem, d.usedcores)
+        if d.pod_infos:  # the app classes of the pods on a MetaX sGPU card decide its Fit
+            entry = (*entry, tuple(tuple(sorted(i.items())) for i in d.pod_infos))
+        out.append(entry)
     return tuple(out)
 
 

@@ -204,6 +204,7 @@ def fit_pod(
         usage_after = _keep_before(previous, before)
     else:
         usage_after = _apply_peak(previous, app, peak if init_count else _usage_of(previous, peak))
+    _list_pod(usage_after, pod, vendors, pod_devices)
     return PodFit(
         True,
         containers=tuple(chosen),
@@ -257,6 +258,28 @@ def _keep_before(
         if mem > dev.usedmem:
             dev.usedmem = mem
     return devices
+
+
+def _list_pod(
+    after: tuple[DeviceUsage, ...],
+    pod: PodView,
+    vendors: Mapping[str, Vendor],
+    pod_devices: Mapping[str, list[list[ContainerDevice]]],
+) -> None:
+    """Once placed, the pod is one of the pods on each device it holds (HAMi lists a bound pod in
+    their ``PodInfos``; its own containers never see it). Only devices of a vendor that reads
+    something of those pods get the entry, and only when the pod carries it (``pod_infos``)."""
+    annotations = pod.annotations
+    for vtype, containers in pod_devices.items():
+        vendor = vendors.get(vtype)
+        keys = vendor.pod_info_annotations if vendor is not None else ()
+        info = {key: annotations[key] for key in keys if key in annotations}
+        if not info:
+            continue
+        held = {device.uuid for container in containers for device in container}
+        for dev in after:
+            if dev.id in held:
+                dev.pod_infos = (*dev.pod_infos, info)
 
 
 def _failed(reason: str, container: int, device_reasons: dict[str, str]) -> PodFit:

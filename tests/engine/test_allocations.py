@@ -324,3 +324,55 @@ def test_live_usage_makes_a_full_card_fail_and_a_freed_card_fit():
     freed = apply_usage(state, node_usage({"g0": "hami-core", "g1": "hami-core"}, held[1:]).devices)
     assert not sim.evaluate(ctx, "live-1", freed).fits  # g1 still holds 4000 of 23028
     assert sim.evaluate(ctx, "live-1", apply_usage(state, {})).fits
+
+
+def test_live_usage_lists_the_app_class_of_the_pods_on_a_metax_sgpu_card():
+    """HAMi's ``PodInfos``: MetaX sGPU reads the app class of the pods already on a card. Live usage
+    keeps it per pod and card, so an ordinary pod cannot join a card running an online pod, an
+    online pod can, and the same node at zero usage (a template) takes either."""
+    from hami_sim.engine.allocations import apply_usage
+    from hami_sim.engine.simulate import Simulator
+    from hami_sim.engine.vendors import pod_info_annotations
+    from tests.factories import node
+
+    app_class = "metax-tech.com/sgpu-app-class"
+    assert pod_info_annotations() == frozenset({app_class})
+    card = {"uuid": "S-0", "totalDevCount": 16, "totalCompute": 100, "totalVRam": 65536, "healthy": True}
+    sim = Simulator()
+    n = node("live-m", annotations={"metax-tech.com/node-gpu-devices": orjson.dumps([card]).decode()})
+    state = sim.inventory(n).state("live-m")
+    sgpu = "hami.io/metax-sgpu-devices-allocated"
+    online = hami_pod({**ASSIGNED, sgpu: "S-0,Metax-SGPU,1024,0:;", app_class: "online"}, name="online")
+    plain = hami_pod({**ASSIGNED, sgpu: "S-0,Metax-SGPU,1024,10:;"}, name="plain")
+    held = [pod_allocation(p, SUPPORT_DEVICES, pod_info_annotations()) for p in (online, plain)]
+    assert [a.pod_info for a in held] == [((app_class, "online"),), ()]
+    usage = node_usage({"S-0": ""}, held[:1])
+    assert usage.devices["S-0"].pod_infos == [{app_class: "online"}]
+    live = apply_usage(state, usage.devices)
+    assert live.devices[0].pod_infos == ({app_class: "online"},)
+    assert state.devices[0].pod_infos == ()  # the zero-usage state keeps no pods
+
+    def asks(**annotations):
+        resources = {
+            "limits": {
+                "metax-tech.com/sgpu": "1",
+                "metax-tech.com/vcore": "10",
+                "metax-tech.com/vmemory": "1",
+            }
+        }
+        body = {
+            "metadata": {"name": "q", "annotations": annotations},
+            "spec": {"containers": [{"name": "c", "resources": resources}]},
+        }
+        return sim.pod_context(body)
+
+    ordinary, online_pod = asks(), asks(**{app_class: "online"})
+    assert sim.evaluate(ordinary, "live-m", state).fits
+    verdict = sim.evaluate(ordinary, "live-m", live)
+    assert not verdict.fits and verdict.reason == "1/1 CardAppClassMismatch"
+    assert sim.evaluate(online_pod, "live-m", live).fits
+    # a card holding only ordinary pods keeps online pods away, as before
+    only_plain = apply_usage(state, node_usage({"S-0": ""}, held[1:]).devices)
+    assert only_plain.devices[0].pod_infos == ()
+    assert sim.evaluate(ordinary, "live-m", only_plain).fits
+    assert sim.evaluate(online_pod, "live-m", only_plain).reason == "1/1 CardAppClassMismatch"

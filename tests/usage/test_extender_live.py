@@ -204,3 +204,47 @@ def test_usage_from_a_snapshot_file_never_goes_stale(client, tmp_path, settings)
     settings.USAGE_STALE_SECONDS = -1  # every age is too old, but a snapshot is a fixed picture
     get_store().refresh(force=True)
     assert filter_answer(client, [live])["FailedNodes"] == {LIVE: "4/4 CardInsufficientMemory"}
+
+
+@pytest.mark.django_db
+def test_a_live_metax_card_keeps_the_app_class_of_its_pods(client, kube_api, source):
+    """HAMi's MetaX sGPU reads the app class of the pods on a card (``PodInfos``): on a live card
+    holding an online pod an ordinary pod fails with ``CardAppClassMismatch``, while the template of
+    the same group (no pods) fits, and an online pod fits the live card."""
+    from usage.cluster import sync_cluster
+    from usage.store import get_store
+
+    name = "ip-10-0-2-21"
+    card = {"uuid": "SGPU-0", "totalDevCount": 16, "totalCompute": 100, "totalVRam": 65536, "healthy": True}
+    live = gpu_node(name, cards=0)
+    live["metadata"]["annotations"] = {"metax-tech.com/node-gpu-devices": orjson.dumps([card]).decode()}
+    kube_api.nodes = [live]
+    holder = hami_pod(
+        name="holder", node_name=name, devices=[], **{"metax-tech.com/sgpu-app-class": "online"}
+    )
+    holder["metadata"]["annotations"]["hami.io/metax-sgpu-devices-allocated"] = "SGPU-0,Metax-SGPU,1024,0:;"
+    kube_api.pods = [holder]
+    sync_cluster(source)
+    get_store().refresh(force=True)
+    assert get_store().get(name).devices["SGPU-0"].pod_infos == ({"metax-tech.com/sgpu-app-class": "online"},)
+    resources = {
+        "limits": {"metax-tech.com/sgpu": "1", "metax-tech.com/vcore": "10", "metax-tech.com/vmemory": "1"}
+    }
+
+    def asks(**annotations):
+        p = pod(
+            "q",
+            containers=[{"name": "c", "image": "busybox", "resources": resources}],
+            annotations=annotations,
+        )
+        response = client.post(
+            "/filter-simulation", extender_args(p, [live, template_of(live)]), content_type="application/json"
+        )
+        assert response.status_code == 200
+        return orjson.loads(response.content)
+
+    ordinary = asks()
+    assert [n["metadata"]["name"] for n in ordinary["Nodes"]["items"]] == [TEMPLATE]
+    assert ordinary["FailedNodes"] == {name: "1/1 CardAppClassMismatch"}
+    online = asks(**{"metax-tech.com/sgpu-app-class": "online"})
+    assert [n["metadata"]["name"] for n in online["Nodes"]["items"]] == [name, TEMPLATE]

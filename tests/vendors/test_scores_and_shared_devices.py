@@ -473,3 +473,62 @@ def test_sgpu_card_policy_persists_in_a_session(client):
         {"pod": sgpu_pod("c", "fixed-share"), "nodeName": card["metadata"]["name"]},
     )
     assert status == 201, joined
+
+
+def test_sgpu_a_placed_pod_is_listed_on_its_card_for_the_next_pod():
+    """Once placed, a pod is one of the pods on its card (HAMi ``PodInfos``): after an online pod, an
+    ordinary pod no longer fits the card and an online pod scores by it (-20 x 10000 under binpack)."""
+    from hami_sim.engine.model import NodeState
+
+    sim = simulator()
+    template = sgpu_node(zones=(0,), name="tmpl-sgpu-one")
+    state = sim.inventory(template).state("tmpl-sgpu-one")
+    shared = {"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 10, "metax-tech.com/vmemory": 1}
+    online = {"metax-tech.com/sgpu-app-class": "online"}
+
+    def place(pod_obj, on):
+        return sim.evaluate(sim.pod_context(pod_obj), "tmpl-sgpu-one", on)
+
+    first = place(pod(limits(**shared), annotations=online), state)
+    assert [d.pod_infos for d in first.fit.usage_after] == [(online,)]
+    assert state.devices[0].pod_infos == ()  # the template itself stays at zero usage
+    placed = NodeState("tmpl-sgpu-one", list(first.fit.usage_after), state.pair_scores, state.cordoned)
+    ordinary = place(pod(limits(**shared)), placed)
+    assert not ordinary.fits and ordinary.reason == "1/1 CardAppClassMismatch"
+    second = place(pod(limits(**shared), annotations=online), placed)
+    assert second.fits and second.fit.vendor_score == -20 * 10000
+    assert [d.pod_infos for d in second.fit.usage_after] == [(online, online)]
+    # an ordinary pod is not listed: no rule reads anything of it (``used`` counts it)
+    assert [d.pod_infos for d in place(pod(limits(**shared)), state).fit.usage_after] == [()]
+
+
+@pytest.mark.api
+@pytest.mark.django_db
+def test_sgpu_session_lists_the_pods_on_a_card_until_they_are_removed(client):
+    """A session keeps the app classes of the pods on each card: an online pod joins a card running an
+    offline pod, then a second offline pod is refused it (``CardAppClassMismatch``: HAMi suspends
+    offline pods on a card running an online one); once the online pod is removed, it joins."""
+
+    def call(method, path, payload=None):
+        body = orjson.dumps(payload) if payload is not None else b""
+        response = getattr(client, method)(path, body, content_type="application/json")
+        return response.status_code, orjson.loads(response.content) if response.content else {}
+
+    status, session = call("post", "/api/v1/sessions", {})
+    sid = session["id"]
+    card = sgpu_node(zones=(0,), name="tmpl-sgpu-classes")
+    shared = limits(**{"metax-tech.com/sgpu": 1, "metax-tech.com/vcore": 10, "metax-tech.com/vmemory": 1})
+    placements = f"/api/v1/sessions/{sid}/placements"
+
+    def place(name, app_class):
+        p = pod(shared, annotations={"metax-tech.com/sgpu-app-class": app_class}, name=name)
+        p["metadata"]["uid"] = f"uid-{name}"
+        return call("post", placements, {"pod": p, "node": card, "nodeName": "tmpl-sgpu-classes"})
+
+    assert place("off-1", "offline")[0] == 201
+    assert place("on", "online")[0] == 201
+    status, refused = place("off-2", "offline")
+    assert status == 422 and refused["reason"] == "1/1 CardAppClassMismatch", refused
+    assert call("delete", f"{placements}/uid-on")[0] == 200
+    status, joined = place("off-2", "offline")
+    assert status == 201, joined

@@ -92,6 +92,7 @@ __all__ = [
     "profile_fields",
     "default_vendors",
     "allocated_annotations",
+    "pod_info_annotations",
     "ascend_vendors",
     "iluvatar_vendors",
 ]
@@ -167,6 +168,13 @@ def default_vendors(
 def allocated_annotations(vendors: Iterable[Vendor] | None = None) -> dict[str, str]:
     """CommonWord -> the pod annotation carrying that vendor's allocation (HAMi's ``SupportDevices``)."""
     return {v.common_word: v.allocated_key() for v in (default_vendors() if vendors is None else vendors)}
+
+
+def pod_info_annotations(vendors: Iterable[Vendor] | None = None) -> frozenset[str]:
+    """The pod annotations some vendor rule reads from the pods already on a device (HAMi
+    ``PodInfos``): what live usage keeps of each pod for ``DeviceUsage.pod_infos``."""
+    chosen = default_vendors() if vendors is None else vendors
+    return frozenset(key for v in chosen for key in v.pod_info_annotations)
 
 
 # HAMi's registration order is each descriptor's ``order`` (v2.10.0 ``InitDevicesWithConfig`` in

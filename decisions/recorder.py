@@ -135,6 +135,57 @@ def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of, with_devices
     }
 
 
+#: distinct (group, verdict, reason) rows kept for the nodes past ``DECISION_LISTED_NODES``
+MAX_FOLDED_ROWS = 32
+
+
+def _folded_details(verdicts: Sequence[NodeVerdict]) -> list[dict]:
+    """The nodes past ``DECISION_LISTED_NODES``, one row per (group, verdict, reason) with its count.
+
+    CA may send thousands of nodes in one call and each listed node costs ~180 bytes of the row, so a
+    row's size would follow the cluster's (issue 16 item 10); folded, it is bounded. The verdict
+    counts and groups of the decision are still taken from every node (``summarize``).
+    """
+    if not verdicts:
+        return []
+    counts = Tally(
+        (v.node_group or "", v.source, v.fits, v.unresolvable, v.reason[:MAX_REASON_CHARS]) for v in verdicts
+    )
+    kept = counts.most_common(MAX_FOLDED_ROWS)
+    rest = sum(counts.values()) - sum(n for _, n in kept)
+    rows = [
+        {
+            "name": f"{n} more node(s)",
+            "group": group,
+            "source": source,
+            "fits": fits,
+            "unresolvable": unresolvable,
+            "reason": reason,
+            "score": 0.0,
+            "failed_container": -1,
+            "devices": [],
+            "folded": n,
+        }
+        for (group, source, fits, unresolvable, reason), n in kept
+    ]
+    if rest:
+        rows.append(
+            {
+                "name": f"{rest} more node(s) with other verdicts",
+                "group": "",
+                "source": "",
+                "fits": False,
+                "unresolvable": False,
+                "reason": "",
+                "score": 0.0,
+                "failed_container": -1,
+                "devices": [],
+                "folded": rest,
+            }
+        )
+    return rows
+
+
 def _reason_names(reason: str) -> list[tuple[str, int]]:
     parsed = parse_reason(reason)
     return list(parsed.items()) if parsed else [(reason, 1)]
@@ -168,24 +219,28 @@ def summarize(
 
         inventory_of = get_simulator().inventory
     caller, _, session = caller.partition(":")
-    cap = conf().decision_detail_nodes
+    settings_now = conf()
+    pairs = list(zip(nodes, verdicts, strict=False))
+    listed = pairs[: settings_now.decision_listed_nodes]
     details = [
-        _node_detail(n, v, inventory_of, with_devices=i < cap)
-        for i, (n, v) in enumerate(zip(nodes, verdicts, strict=False))
+        _node_detail(n, v, inventory_of, with_devices=i < settings_now.decision_detail_nodes)
+        for i, (n, v) in enumerate(listed)
     ]
-    groups = sorted({d["group"] or d["name"] for d in details})
-    fit_groups = sorted({d["group"] or d["name"] for d in details if d["fits"]})
-    fit_count = sum(1 for d in details if d["fits"])
+    details += _folded_details([v for _, v in pairs[len(listed) :]])
+    answered = [v for _, v in pairs]
+    groups = sorted({v.node_group or v.name for v in answered})
+    fit_groups = sorted({v.node_group or v.name for v in answered if v.fits})
+    fit_count = sum(1 for v in answered if v.fits)
     if fit_count:
         verdict = Decision.Verdict.FIT
-    elif details and all(d["unresolvable"] for d in details):
+    elif answered and all(v.unresolvable for v in answered):
         verdict = Decision.Verdict.UNRESOLVABLE
     else:
         verdict = Decision.Verdict.NO_FIT
     tally: Tally[str] = Tally()
-    for d in details:
-        if not d["fits"] and d["reason"]:
-            for name, n in _reason_names(d["reason"]):
+    for v in answered:
+        if not v.fits and v.reason:
+            for name, n in _reason_names(v.reason[:MAX_REASON_CHARS]):
                 tally[name] += n
     top_reason = tally.most_common(1)[0][0][:300] if tally else ""
     return {
@@ -199,7 +254,7 @@ def summarize(
         "verdict": verdict,
         "node_groups": groups,
         "fit_groups": fit_groups,
-        "node_count": len(details),
+        "node_count": len(answered),
         "fit_count": fit_count,
         "top_reason": top_reason,
         "request": _request_summary(pod),

@@ -65,6 +65,8 @@ class Conf:
     login_failure_window_seconds: int = 900
     #: decisions keep per-device detail for this many nodes; the rest keep verdict and reason only
     decision_detail_nodes: int = 64
+    #: decisions list this many nodes one by one; the rest fold into per (group, verdict, reason) counts
+    decision_listed_nodes: int = 256
     #: decision rows beyond this many are pruned oldest first (besides ``decision_retention_days``)
     decision_max_rows: int = 50000
     #: live simulation sessions at once; placements and nodes per session; checkpoint rows per session

@@ -370,6 +370,7 @@ LOGIN_FAILURE_WINDOW_SECONDS = env.int(
 # Growth bounds (issue 16 item 10): decision detail and rows, sessions and what each may hold.
 for _name in (
     "DECISION_DETAIL_NODES",
+    "DECISION_LISTED_NODES",
     "DECISION_MAX_ROWS",
     "SESSION_MAX_LIVE",
     "SESSION_MAX_PLACEMENTS",

@@ -195,6 +195,35 @@ def test_a_session_cannot_grow_past_its_placement_and_checkpoint_caps(client, se
     assert forks == [200, 200, 409], forks  # 3 rows per checkpoint: a third would hold 9 > 6
 
 
+@pytest.mark.parametrize(
+    "nodes_sent, listed, expected_rows",
+    [
+        (3, 256, 3),  # a small call lists every node
+        (40, 10, 10 + 2),  # 30 more fold into one row per (verdict, reason): 20 fit, 10 too small
+        (400, 10, 10 + 2),  # ten times the nodes, the same row count
+    ],
+)
+def test_a_decision_row_stays_bounded_however_many_nodes_CA_sends(
+    client, settings, nodes_sent, listed, expected_rows
+):
+    from decisions.models import Decision
+    from decisions.recorder import flush
+    from tests.factories import extender_args, gpu, node, pod
+
+    settings.DECISION_LISTED_NODES = listed
+    small = nodes_sent // 3
+    nodes = [
+        node(f"n{i}", [gpu(f"GPU-f{i}", devmem=2000 if i < small else 24000)]) for i in range(nodes_sent)
+    ]
+    body = extender_args(pod(f"fold-{nodes_sent}", gpumem=8000, uid=f"uid-fold-{nodes_sent}"), nodes)
+    assert client.post("/filter-simulation", body, content_type="application/json").status_code == 200
+    flush()
+    stored = Decision.objects.get(pod_name=f"fold-{nodes_sent}")
+    assert len(stored.nodes) == expected_rows
+    assert stored.node_count == nodes_sent and stored.fit_count == nodes_sent - small
+    assert sum(n.get("folded", 1) for n in stored.nodes) == nodes_sent  # every node accounted for
+
+
 def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capped(client, settings):
 
     from decisions.models import Decision

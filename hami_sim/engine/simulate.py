@@ -270,6 +270,7 @@ class Simulator:
         self._inventories: ByteLRU[Hashable, Inventory] = ByteLRU(budget // 2)
         self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(budget - budget // 2)
         self._pods: dict[bytes, PodContext] = {}
+        self._vendor_sets: dict[tuple, list[Vendor]] = {}
 
     def clear_caches(self) -> None:
         self._inventories.clear()
@@ -329,9 +330,25 @@ class Simulator:
     def _node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
         """The vendors that can find devices on ``node``, in registration order.
 
-        One dictionary lookup per annotation key and capacity name: this runs for every node of
-        every CA call, so it must stay far below the cost of the digest.
+        This runs for every node of every CA call: nodes of a group share their annotation keys and
+        capacity names, so the answer is remembered per (annotation keys, capacity names).
         """
+        status = node.get("status")
+        capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
+        key = (tuple(annotations), tuple(capacity) if isinstance(capacity, _MAPPINGS) else ())
+        try:
+            found = self._vendor_sets.get(key)
+        except TypeError:  # a key that is not a string: look it up the long way
+            return self._find_node_vendors(annotations, node)
+        if found is None:
+            found = self._find_node_vendors(annotations, node)
+            if len(self._vendor_sets) >= 1024:
+                self._vendor_sets.clear()
+            self._vendor_sets[key] = found
+        return found
+
+    def _find_node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
+        """One dictionary lookup per annotation key and capacity name."""
         found: set[int] | None = None
         by_annotation = self._by_annotation
         for key in annotations:

@@ -165,7 +165,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     refresh = _choice(request, "refresh", REFRESH, "off")
     since = now - timedelta(hours=RANGES[window])
     decisions = Decision.objects.defer("nodes", "request", "policies")
-    over_time = (
+    over_time = list(
         decisions.filter(last_seen__gte=since)
         .annotate(hour=TruncHour("last_seen"))
         .values_list("hour", "verdict")
@@ -198,6 +198,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             .iterator(chunk_size=500)
         ),
         "over_time": figures.decisions_over_time(over_time, window=(since, now)),
+        "answered": any(over_time),
         "group_usage": figures.group_usage(group_usage) if group_usage else None,
         "reasons_fig": figures.top_reasons(reasons) if reasons else None,
         "recent": recent,

@@ -53,6 +53,12 @@ def test_every_empty_table_says_why(client, staff, url, message):
     assert message in response.content.decode()
 
 
+def test_empty_overview_says_why_its_charts_are_empty(client, staff):
+    client.force_login(staff)
+    html = client.get("/?range=1h").content.decode()
+    assert "No filter answers in the last 1h" in html and "No rejected pods in the last 1h" in html
+
+
 @pytest.mark.parametrize("url", ["/", "/decisions/", "/task-runs/", "/nodes/ip-10-0-1-11.ec2.internal/"])
 def test_dates_have_one_format_with_the_time_zone(client, staff, demo_data, url):
     client.force_login(staff)

@@ -277,6 +277,8 @@ def collapse_init_container_usage(
 ) -> dict[str, list[ContainerDevice]]:
     """``CollapseInitContainerUsage``: per device, the larger of the init containers' peak (one
     slot: they run one after another) and the app containers' sum (one slot each), sorted by UUID."""
+    if not init_count:
+        return _sum_app_containers(raw)
     out: dict[str, list[ContainerDevice]] = {}
     for vendor, containers in raw.items():
         peak: dict[str, list[int]] = {}
@@ -297,6 +299,23 @@ def collapse_init_container_usage(
     return out
 
 
+def _sum_app_containers(raw: Mapping[str, list[list[ContainerDevice]]]) -> dict[str, list[ContainerDevice]]:
+    """``collapse_init_container_usage`` without init containers (nearly every pod): per device the
+    sum of the containers' memory and cores, one slot per container, sorted by UUID."""
+    out: dict[str, list[ContainerDevice]] = {}
+    for vendor, containers in raw.items():
+        total: dict[str, list[int]] = {}
+        for devices in containers:
+            for dev in devices:
+                cur = total.get(dev.uuid)
+                if cur is None:
+                    total[dev.uuid] = [dev.usedmem, dev.usedcores, 1]
+                else:
+                    cur[0], cur[1], cur[2] = cur[0] + dev.usedmem, cur[1] + dev.usedcores, cur[2] + 1
+        out[vendor] = [ContainerDevice(uuid, vendor, m, c, n) for uuid, (m, c, n) in sorted(total.items())]
+    return out
+
+
 def app_containers_only_usage(
     raw: Mapping[str, list[list[ContainerDevice]]], init_count: int
 ) -> dict[str, list[ContainerDevice]]:
@@ -311,6 +330,8 @@ def app_containers_only_usage(
 def _part(obj: Mapping, key: str) -> Mapping:
     """``obj[key]`` when it is an object, else empty (API JSON is trusted for shape, not content)."""
     value = obj.get(key)
+    if type(value) is dict:  # what JSON gives; skips the ABC check (a relist asks 600,000 times)
+        return value
     return value if isinstance(value, Mapping) else {}
 
 

@@ -3,6 +3,8 @@ loopback API server, from a ``kubectl get nodes,pods -A -o json`` snapshot, and 
 
 from __future__ import annotations
 
+import gc
+
 import orjson
 import pytest
 from django.core.management import call_command
@@ -88,6 +90,7 @@ def test_a_failed_pod_read_changes_nothing_and_is_recorded(kube_api, source):
     with pytest.raises(SourceError, match="Kubernetes API answered 500"):
         relist_pods(source)
     assert usage_of("n1") == before
+    assert gc.isenabled()  # the collector a relist pauses is back on after a failed one too
     assert UsageState.objects.get().error == "Kubernetes API answered 500: " + kube_api.fail_message
 
 

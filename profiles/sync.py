@@ -14,7 +14,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from hami_sim.engine import reasons as R
-from hami_sim.runtime.bulk import copy_rows, instance_row
+from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row
 
 from .constants import REGISTRATION_PREFIX
 from .drift import check_inventories, devices_to_json
@@ -60,6 +60,7 @@ def _single_flight() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SYNC_LOCK_ID])
 
 
+@gc_paused()
 def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     """Upsert one inventory per node, mark vanished ones gone, check drift for what changed."""
     from hami_sim.runtime.simulator import get_simulator

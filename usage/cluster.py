@@ -10,19 +10,18 @@ allocation reaches every web replica within the store's cache period (``USAGE_CA
 
 from __future__ import annotations
 
-import gc
 import logging
 import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import close_old_connections
 
 from hami_sim.conf import conf
+from hami_sim.runtime.bulk import gc_paused
 from profiles.kube import SourceError
 
 from .kube import WatchExpired, list_resource, watch_resource
@@ -46,24 +45,6 @@ def _options() -> dict:
         "page_size": conf().kube_page_size,
         "timeout": conf().kube_request_timeout,
     }
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a relist.
-
-    A relist builds millions of small objects that hold no reference cycles (pages of Pod JSON,
-    allocations, rows) and keeps many of them alive to the end, so the collector walked them again
-    and again: more than half of a cold 100,000-pod relist's CPU (``bench/usage_bench.py``).
-    Reference counting still frees everything; only cycles wait until the relist ends.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def relist_nodes(source: str, selector: str = "") -> tuple[list[dict], str, dict]:

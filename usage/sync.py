@@ -36,7 +36,7 @@ from hami_sim.engine.allocations import (
 )
 from hami_sim.engine.model import MigPlacement
 from hami_sim.engine.vendors import allocated_annotations, pod_info_annotations
-from hami_sim.runtime.bulk import copy_rows
+from hami_sim.runtime.bulk import copy_rows, gc_paused
 
 from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
 
@@ -315,6 +315,7 @@ def _apply_one(kind: str, pod: Mapping, now: datetime) -> set[str]:
     return nodes
 
 
+@gc_paused()
 def recompute_all(now: datetime | None = None) -> dict[str, int]:
     """Rebuild every node's usage (after the node sync changed inventories) in its own transaction."""
     now = now or timezone.now()

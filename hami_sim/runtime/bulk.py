@@ -1,4 +1,5 @@
-"""Insert many rows at once: PostgreSQL ``COPY``, else ``bulk_create``.
+"""Whole-cluster syncs: insert many rows at once (PostgreSQL ``COPY``, else ``bulk_create``), and
+work on millions of small objects without the cyclic garbage collector (``gc_paused``).
 
 A cold sync of a large cluster inserts thousands of node inventories and a hundred thousand pod
 allocations. Django's ``bulk_create`` on psycopg 3 sends JSON columns as text arrays that psycopg
@@ -8,13 +9,15 @@ escapes character by character with a regular expression (22 s for 5,000 node in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import orjson
 from django.db import connection
 from django.db.models import Model
 
-__all__ = ["copy_rows", "instance_row"]
+__all__ = ["copy_rows", "instance_row", "gc_paused"]
 
 _BATCH = 1000
 
@@ -42,3 +45,22 @@ def copy_rows(model: type[Model], rows: Sequence[Mapping]) -> None:
             for i in json_cols:
                 values[i] = orjson.dumps(values[i]).decode()
             copy.write_row(values)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a sync of the whole cluster (a context manager or
+    a decorator).
+
+    A relist builds millions of small objects that hold no reference cycles (pages of Pod JSON,
+    allocations, rows) and keeps many of them alive to the end, so the collector walked them again
+    and again: more than half of a cold 100,000-pod relist's CPU (``bench/usage_bench.py``).
+    Reference counting still frees everything; only cycles wait until the relist ends.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()

@@ -45,13 +45,13 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     """``None`` for a node that is not live (a template, an upcoming node, a node never synced)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    store = get_store()
-    usage = store.get(name)
+    usage, confirmed_at, from_snapshot = get_store().read(name)
     if usage is None:
         return None
-    age = usage.age_seconds(store.confirmed_at, now)
-    stale = age > conf().usage_stale_seconds and not store.from_snapshot
-    if stale and conf().usage_stale_policy == "fail":
+    age = usage.age_seconds(confirmed_at, now)
+    settings = conf()
+    stale = age > settings.usage_stale_seconds and not from_snapshot
+    if stale and settings.usage_stale_policy == "fail":
         return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
     return LiveNode(name, usage.devices, age)
 

@@ -120,6 +120,12 @@ class UsageStore:
         self.refresh()
         return self._nodes.get(name)
 
+    def read(self, name: str) -> tuple[LiveUsage | None, datetime | None, bool]:
+        """``(get(name), confirmed_at, from_snapshot)`` after one freshness check: the extender's
+        per-node lookup (three properties would check the clock three times per node)."""
+        self.refresh()
+        return self._nodes.get(name), self._confirmed_at, self._snapshot_source
+
     @property
     def confirmed_at(self) -> datetime | None:
         self.refresh()

@@ -14,7 +14,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from hami_sim.engine import reasons as R
-from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row
+from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row, update_rows
 
 from .constants import REGISTRATION_PREFIX
 from .drift import check_inventories, devices_to_json
@@ -144,7 +144,7 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
             (update if inv.pk else create).append(inv)
         # a cold sync of thousands of nodes: a few statements, not one INSERT per node
         copy_rows(NodeInventory, [instance_row(inv) for inv in create])
-        NodeInventory.objects.bulk_update(update, _SYNCED_FIELDS, batch_size=_BATCH)
+        update_rows(update, _SYNCED_FIELDS)
         changed = [inv.pk for inv in update] + _pks_of(NodeInventory, [inv.name for inv in create])
         for i in range(0, len(unchanged), _BATCH):
             NodeInventory.objects.filter(pk__in=unchanged[i : i + _BATCH]).update(

@@ -36,7 +36,7 @@ from hami_sim.engine.allocations import (
 )
 from hami_sim.engine.model import MigPlacement
 from hami_sim.engine.vendors import allocated_annotations, pod_info_annotations
-from hami_sim.runtime.bulk import copy_rows, gc_paused
+from hami_sim.runtime.bulk import copy_rows, gc_paused, update_rows
 
 from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
 
@@ -223,7 +223,7 @@ def sync_allocations(
         gone = [(uid, row[0]) for uid, row in existing.items() if uid not in wanted and uid not in keep]
         touched.update(existing[uid][2] for uid, _pk in gone)
         copy_rows(PodAllocation, create)
-        PodAllocation.objects.bulk_update(update, [*_FIELDS, "observed_at"], batch_size=500)
+        update_rows(update, [*_FIELDS, "observed_at"])
         _set_versions(versions_only)
         for i in range(0, len(gone), _BATCH):
             PodAllocation.objects.filter(pk__in=[pk for _uid, pk in gone[i : i + _BATCH]]).delete()
@@ -415,10 +415,8 @@ def recompute(
         else:
             seen.append(row.pk)
     copy_rows(NodeUsage, create)
-    NodeUsage.objects.bulk_update(
-        update,
-        ["devices", "pod_count", "content_hash", "changed_at", "version", "gone", "observed_at"],
-        batch_size=_BATCH,
+    update_rows(
+        update, ["devices", "pod_count", "content_hash", "changed_at", "version", "gone", "observed_at"]
     )
     for i in range(0, len(seen), _BATCH):
         NodeUsage.objects.filter(pk__in=seen[i : i + _BATCH]).update(observed_at=now)

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Model
 
-__all__ = ["copy_rows", "instance_row", "gc_paused"]
+__all__ = ["copy_rows", "update_rows", "instance_row", "gc_paused"]
 
 _BATCH = 1000
 
@@ -34,12 +34,43 @@ def copy_rows(model: type[Model], rows: Sequence[Mapping]) -> None:
     if connection.vendor != "postgresql":
         model._default_manager.bulk_create([model(**row) for row in rows], batch_size=_BATCH)
         return
-    columns = list(rows[0])
-    fields = [model._meta.get_field(c) for c in columns]
+    with connection.cursor() as cursor:
+        _copy(cursor, model._meta.db_table, model, list(rows[0]), rows)
+
+
+def update_rows(objs: Sequence[Model], fields: Sequence[str]) -> None:
+    """Write ``fields`` of saved instances: on PostgreSQL ``COPY`` into a temporary table, then one
+    ``UPDATE ... FROM`` (Django's ``bulk_update`` took 18 s for 5,000 node inventories here)."""
+    if not objs:
+        return
+    model = type(objs[0])
+    if connection.vendor != "postgresql":
+        model._default_manager.bulk_update(objs, fields, batch_size=_BATCH)
+        return
+    attnames = [model._meta.get_field(f).attname for f in fields]
+    quote = connection.ops.quote_name
+    table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+    columns = [quote(model._meta.get_field(a).column) for a in attnames]
+    rows = [{"pk": obj.pk, **{a: getattr(obj, a) for a in attnames}} for obj in objs]
+    with transaction.atomic(), connection.cursor() as cursor:  # the temporary table lives until commit
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE hami_sim_bulk_update ON COMMIT DROP AS "
+            f"SELECT {pk}, {', '.join(columns)} FROM {table} WITH NO DATA"
+        )
+        _copy(cursor, "hami_sim_bulk_update", model, ["pk", *attnames], rows)
+        assignments = ", ".join(f"{c} = s.{c}" for c in columns)
+        cursor.execute(
+            f"UPDATE {table} AS t SET {assignments} FROM hami_sim_bulk_update AS s WHERE t.{pk} = s.{pk}"
+        )
+        cursor.execute("DROP TABLE hami_sim_bulk_update")
+
+
+def _copy(cursor, table: str, model: type[Model], columns: list[str], rows: Sequence[Mapping]) -> None:
+    """``COPY`` rows of ``model``'s fields ``columns`` into ``table``; JSON serialised by orjson."""
+    fields = [model._meta.pk if c == "pk" else model._meta.get_field(c) for c in columns]
     json_cols = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    table = connection.ops.quote_name(model._meta.db_table)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+    with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN") as copy:
         for row in rows:
             values = [row[c] for c in columns]
             for i in json_cols:

@@ -13,6 +13,7 @@ import hashlib
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import orjson
 
@@ -85,6 +86,9 @@ class PodContext:
     gpu_policy: GpuPolicy
     weights: Weights
     key: bytes
+    # every request's vendor treats UUIDs as identities for this pod (``Vendor.fit_ignores_uuids``):
+    # its zero-usage verdicts may be shared between nodes that differ only in their UUIDs
+    uuid_blind: bool = False
 
 
 @dataclass(slots=True)
@@ -113,6 +117,19 @@ class _MemoVerdict:
     reason: str
     fit: PodFit | None
     score_after: float
+
+
+#: A device's registration without its UUID (``Simulator._shape``)
+_DeviceShape = tuple[int, int, int, int, str, int, str, bool, str]
+
+
+@dataclass(slots=True, frozen=True)
+class _ShapeVerdict:
+    """A zero-usage verdict shared by the nodes of one shape: the verdict of the node that was fit,
+    and the position of each of its UUIDs in its inventory, to relabel the verdict for another."""
+
+    memo: _MemoVerdict
+    positions: Mapping[str, int]
 
 
 _MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
@@ -226,6 +243,50 @@ def _verdict_size(key: bytes, verdict: _MemoVerdict) -> int:
     return size
 
 
+def _relabel(shared: _ShapeVerdict, devices: Sequence[DeviceInfo]) -> _MemoVerdict | None:
+    """``shared``'s verdict with its UUIDs (chosen devices, per-device reasons) replaced by those
+    of ``devices`` at the same positions; None if it names a UUID its node did not have."""
+    memo = shared.memo
+    fit = memo.fit
+    if fit is None or (not fit.containers and not fit.device_reasons):
+        return memo
+    positions = shared.positions
+    try:
+        containers = tuple(
+            tuple(
+                ContainerDevice(
+                    d.idx,
+                    devices[positions[d.uuid]].id,
+                    d.type,
+                    d.usedmem,
+                    d.usedcores,
+                    d.mig_profile,
+                    d.mig_placement,
+                )
+                for d in container
+            )
+            for container in fit.containers
+        )
+        reasons = (
+            MappingProxyType({devices[positions[uuid]].id: why for uuid, why in fit.device_reasons.items()})
+            if fit.device_reasons
+            else fit.device_reasons
+        )
+    except KeyError:
+        return None
+    relabelled = PodFit(
+        fit.ok,
+        fit.reason,
+        containers,
+        fit.score_before,
+        fit.vendor_score,
+        None,
+        fit.failed_container,
+        reasons,
+    )
+    return _MemoVerdict(memo.fits, memo.reason, relabelled, memo.score_after)
+
+
 def _without_usage(fit: PodFit | None) -> PodFit | None:
     """What the verdict memo keeps of a fit: everything but ``usage_after`` (working objects)."""
     if fit is None or fit.usage_after is None:
@@ -268,18 +329,22 @@ class Simulator:
         # half of the budget each: inventories (by registration text and by digest), verdicts
         budget = max(0, self.config.cache_bytes)
         self._inventories: ByteLRU[Hashable, Inventory] = ByteLRU(budget // 2)
-        self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(budget - budget // 2)
+        verdict_budget = budget - budget // 2
+        shape_budget = verdict_budget // 16  # a few entries per node group and pod
+        self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(verdict_budget - shape_budget)
+        self._shapes: ByteLRU[tuple, _ShapeVerdict] = ByteLRU(shape_budget, shape_budget // 8)
         self._pods: dict[bytes, PodContext] = {}
         self._vendor_sets: dict[tuple, list[Vendor]] = {}
 
     def clear_caches(self) -> None:
         self._inventories.clear()
         self._verdicts.clear()
+        self._shapes.clear()
         self._pods.clear()
 
     def cache_stats(self) -> dict[str, int]:
         """Entries, accounted bytes (at most ``config.cache_bytes``), evictions, entries refused."""
-        memos = (self._inventories, self._verdicts)
+        memos = (self._inventories, self._verdicts, self._shapes)
         return {
             "entries": sum(len(m) for m in memos),
             "bytes": sum(m.bytes for m in memos),
@@ -318,7 +383,13 @@ class Simulator:
         gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind)
         node_policy = resolve_node_policy(annotations, self.config.node_policy)
         key = _digest(repr(view.requests), sorted(annotations.items()), node_policy)
-        return PodContext(view, node_policy, gpu_policy, weights, key)
+        vendors = self.vendors
+        uuid_blind = view.requests.has_requests and all(
+            vtype in vendors and vendors[vtype].fit_ignores_uuids(annotations)
+            for container in view.requests.containers
+            for vtype in container
+        )
+        return PodContext(view, node_policy, gpu_policy, weights, key, uuid_blind)
 
     def managed_resources(self) -> frozenset[str]:
         names: set[str] = set()
@@ -507,11 +578,42 @@ class Simulator:
         """The pod on the node's registered devices with no usage, then memoised by content digest
         (``filter_nodes`` looks the memo up first)."""
         memo_key = inventory.key + ctx.key
-        verdict = self.evaluate(ctx, name, inventory.state(name), owned=True)
-        memo = _MemoVerdict(verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after)
+        shape_key = (self._shape(inventory), ctx.key) if ctx.uuid_blind else None
+        shared = self._shapes.get(shape_key) if shape_key is not None and shape_key[0] is not None else None
+        memo = _relabel(shared, inventory.devices) if shared is not None else None
+        if memo is None:
+            verdict = self.evaluate(ctx, name, inventory.state(name), owned=True)
+            memo = _MemoVerdict(
+                verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after
+            )
+            if shape_key is not None and shape_key[0] is not None:
+                positions = MappingProxyType({dev.id: i for i, dev in enumerate(inventory.devices)})
+                entry = _ShapeVerdict(memo, positions)
+                self._shapes.put(
+                    shape_key, entry, approx_size(shape_key, positions) + _verdict_size(b"", memo)
+                )
         if inventory.key:  # a resolver's inventory without a digest cannot be told apart
             self._verdicts.put(memo_key, memo, _verdict_size(memo_key, memo))
         return memo
+
+    def _shape(self, inventory: Inventory) -> tuple[_DeviceShape, ...] | None:
+        """The inventory without its UUIDs, when a verdict on it cannot depend on them: no cordons or
+        pair scores (they name UUIDs), distinct UUIDs, and devices whose vendor treats a UUID as an
+        identity (``Vendor.uuid_blind_device``) and whose card type names no vendor (ScoreNode keys)."""
+        if inventory.pair_scores or inventory.cordoned:
+            return None
+        vendors = self.vendors
+        shape: list[_DeviceShape] = []
+        ids: set[str] = set()
+        for d in inventory.devices:
+            vendor = vendors.get(d.device_vendor)
+            if vendor is None or d.type in vendors or d.id in ids or not vendor.uuid_blind_device(d):
+                return None
+            ids.add(d.id)
+            shape.append(
+                (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health, d.device_vendor)
+            )
+        return tuple(shape)
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
         """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).

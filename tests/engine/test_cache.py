@@ -202,3 +202,34 @@ def test_group_tagged_inventories_share_the_budget():
         assert sim.tag_inventory(own, "gpu-a10") is tagged
         assert sim.cache_stats()["bytes"] <= budget
     assert sim.cache_stats()["evictions"] > 0
+
+
+def _answer(verdict) -> tuple:
+    fit = verdict.fit
+    chosen = [[d.uuid for d in c] for c in fit.containers] if fit else []
+    reasons = dict(fit.device_reasons) if fit else {}
+    return verdict.fits, verdict.reason, chosen, reasons, verdict.score_after
+
+
+@pytest.mark.parametrize(
+    ("pod", "gpus_per_node"),
+    [
+        (gpu_pod(), 8),  # fits: each node's own chosen UUIDs
+        (gpu_pod(mem=90000), 8),  # fails on every card: per-device reasons name the node's UUIDs
+        (gpu_pod(gpus=6), 4),  # too few cards
+        (gpu_pod() | {"metadata": {"annotations": {"nvidia.com/use-gpuuuid": "b-GPU-3"}}}, 8),
+        (gpu_pod() | {"metadata": {"annotations": {"nvidia.com/nouse-gpuuuid": "a-GPU-7,c-GPU-6"}}}, 8),
+    ],
+)
+def test_nodes_differing_only_in_uuids_get_the_answers_of_nodes_fit_one_by_one(pod, gpus_per_node):
+    """Templates of one group share a zero-usage verdict relabelled with their own UUIDs; a pod that
+    names UUIDs is fit node by node. Either way each node's answer is the one a fresh fit gives."""
+    nodes = [gpu_node(name, gpus=gpus_per_node) for name in ("a", "b", "c")]
+    shared = Simulator(EngineConfig(cache_bytes=1 << 24))
+    fresh = Simulator(EngineConfig(cache_bytes=0))
+    got = [_answer(v) for v in shared.filter_nodes(shared.pod_context(pod), nodes)]
+    want = [_answer(v) for v in fresh.filter_nodes(fresh.pod_context(pod), nodes)]
+    assert got == want
+    for name, answer in zip("abc", got, strict=True):
+        assert all(uuid.startswith(f"{name}-") for c in answer[2] for uuid in c)
+        assert all(uuid.startswith(f"{name}-") for uuid in answer[3])

@@ -160,6 +160,23 @@ class Vendor(ABC):
         The engine always passes it; only vendors whose ``CustomFilterRule`` reads it look at it.
         """
 
+    def fit_ignores_uuids(self, annotations: Mapping[str, str]) -> bool:
+        """Whether this vendor's Fit, usage accounting and reasons, for a pod with ``annotations``,
+        use a device's UUID only as an identity (compared for equality, never listed or printed)
+        on the devices ``uuid_blind_device`` accepts.
+
+        When every device of a node and every request of the pod say so, a zero-usage verdict is
+        the same on any node whose devices differ only in their UUIDs, so the simulator fits one
+        such node and relabels the chosen devices for the others (the templates of one node group).
+        The node side (cordons and pair scores name UUIDs) is the simulator's to check. False
+        unless a vendor's rules have been read for it.
+        """
+        return False
+
+    def uuid_blind_device(self, dev: DeviceInfo) -> bool:
+        """The device side of ``fit_ignores_uuids``: whether ``dev``'s UUID is only an identity."""
+        return False
+
     def binds_numa(self, annotations: Mapping[str, str]) -> bool:
         """Whether the pod's annotations ask this vendor for single-NUMA placement.
 

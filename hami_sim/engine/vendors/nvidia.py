@@ -299,6 +299,16 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
                     i += 1  # one MIG-mode GPU may supply several instances: visit it again
         return self._finish(walk, devices, node, topology)
 
+    def fit_ignores_uuids(self, annotations: Mapping[str, str]) -> bool:
+        """Only ``use-gpuuuid``/``nouse-gpuuuid`` read UUIDs (``CheckUUID``); the walk, the usage
+        accounting and the reasons compare them (topology pair scores are the node's, checked by the
+        simulator)."""
+        return GPU_USE_UUID not in annotations and GPU_NO_USE_UUID not in annotations
+
+    def uuid_blind_device(self, dev: DeviceInfo) -> bool:
+        """A MIG device's accounting error names its UUID; vendor data is left to be safe."""
+        return dev.mode != MIG_MODE and not dev.mig_profiles and dev.custom_info is None
+
     def _device_reason(
         self,
         dev: DeviceUsage,

@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch, Q, Sum
 from django.db.models.functions import TruncHour
 from django.http import Http404, HttpRequest, HttpResponse
@@ -484,6 +485,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        if not request.user.has_perm("simulations.add_simulationsession"):
+            raise PermissionDenied("creating a session needs the operators role")
         form = SessionCreateForm(request.POST)
         if form.is_valid():
             body = {"name": form.cleaned_data["name"], "ttlSeconds": form.cleaned_data["ttl_seconds"]}
@@ -504,7 +507,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
         SessionFilterSet,
         SessionTable,
         "/api/v1/sessions/",
-        {"create_form": SessionCreateForm() if request.user.is_authenticated else None},
+        {
+            "create_form": SessionCreateForm()
+            if request.user.has_perm("simulations.add_simulationsession")
+            else None
+        },
     )
 
 
@@ -517,6 +524,8 @@ def session_action(request: HttpRequest, pk, action: str) -> HttpResponse:
     """Fork / revert / commit a session from its page (logged in only; the pages are read-only)."""
     if not request.user.is_authenticated:
         return redirect_to_login(reverse("dashboard:session", args=[pk]), settings.LOGIN_URL)
+    if not request.user.has_perm("simulations.change_simulationsession"):
+        raise PermissionDenied(f"{action} needs the operators role")
     verb = SESSION_ACTIONS.get(action)
     if verb is None:
         raise Http404(f"no session action {action!r}")

@@ -220,14 +220,14 @@ def summarize(
         inventory_of = get_simulator().inventory
     caller, _, session = caller.partition(":")
     settings_now = conf()
-    pairs = list(zip(nodes, verdicts, strict=False))
-    listed = pairs[: settings_now.decision_listed_nodes]
+    answered = list(verdicts)
+    listed = answered[: settings_now.decision_listed_nodes]
+    with_devices = min(settings_now.decision_detail_nodes, len(nodes))  # queued records hold no more
     details = [
-        _node_detail(n, v, inventory_of, with_devices=i < settings_now.decision_detail_nodes)
-        for i, (n, v) in enumerate(listed)
+        _node_detail(nodes[i] if i < with_devices else {}, v, inventory_of, with_devices=i < with_devices)
+        for i, v in enumerate(listed)
     ]
-    details += _folded_details([v for _, v in pairs[len(listed) :]])
-    answered = [v for _, v in pairs]
+    details += _folded_details(answered[len(listed) :])
     groups = sorted({v.node_group or v.name for v in answered})
     fit_groups = sorted({v.node_group or v.name for v in answered if v.fits})
     fit_count = sum(1 for v in answered if v.fits)
@@ -356,12 +356,13 @@ class _Writer:
     def put(self, item: tuple, nodes: int) -> None:
         self.ensure_running()
         limit = conf().decision_queue_max_nodes
-        if self.queued_nodes + nodes > limit and self.queued_nodes:
-            RECORD_DROPPED.inc()
-            return
-        self.queued_nodes += nodes  # racy under threads by design: a soft bound is enough here
-        self.items.append(item)
-        self.last_enqueued = next(self.enqueued)
+        with self.lock:  # request threads add, the writer subtracts: unlocked, the count would drift
+            if self.queued_nodes + nodes > limit and self.queued_nodes:
+                RECORD_DROPPED.inc()
+                return
+            self.queued_nodes += nodes
+            self.items.append(item)
+            self.last_enqueued = next(self.enqueued)
 
     def _remember(self, digest: str) -> None:
         self.known[digest] = None
@@ -429,8 +430,10 @@ class _Writer:
             self.known.clear()  # a rolled-back batch may have "known" rows that never landed
             log.exception("could not record %d decision(s)", len(batch))
         finally:
-            self.queued_nodes -= sum(len(item[1][1]) for item in batch if item[1] is not None)
-            self.done += len(batch)
+            written = sum(len(item[1][1]) for item in batch if item[1] is not None)
+            with self.lock:
+                self.queued_nodes -= written
+                self.done += len(batch)
 
 
 _writer = _Writer()
@@ -484,7 +487,21 @@ def record(
         # already on record: only the count moves, so hold no reference to the request's nodes
         _writer.put((digest, None, kwargs), 0)
     else:
-        _writer.put((digest, (pod, nodes, verdicts), kwargs), len(nodes))
+        held = [_slim(node) for node in nodes[: conf().decision_detail_nodes]]
+        _writer.put((digest, (pod, held, verdicts), kwargs), len(held))
+
+
+def _slim(node: Mapping) -> dict:
+    """What a record reads of a queued node (its device inventory and group): a Node from CA also
+    carries images, conditions and managed fields, 10-50 KB that a queued record must not hold while
+    the database is slow (the queue is bounded in nodes, ``DECISION_QUEUE_MAX_NODES``)."""
+    meta = node.get("metadata") or {}
+    status = node.get("status") or {}
+    return {
+        "metadata": {k: meta[k] for k in ("name", "uid", "labels", "annotations") if k in meta},
+        "spec": node.get("spec") or {},
+        "status": {k: status[k] for k in ("capacity", "allocatable") if k in status},
+    }
 
 
 def observe_filter(sender, *, ctx, args, verdicts, caller: str, seconds: float = 0.0, **kwargs) -> None:

@@ -1,4 +1,4 @@
-"""The ``operators`` group, as its data migration (``dashboard/0001_operators_group``) makes it.
+"""The ``operators`` group, as its data migrations (``dashboard/0001`` and ``0002``) make it.
 
 A ``transaction=True`` test flushes the database when it ends, migration-made rows included, and
 pytest-django runs those tests last: a later test must not rely on the migration's row surviving.
@@ -14,7 +14,10 @@ from django.contrib.auth.models import Group, Permission
 
 __all__ = ["operators_group"]
 
-_MIGRATION = importlib.import_module("dashboard.migrations.0001_operators_group")
+_MIGRATIONS = [
+    importlib.import_module("dashboard.migrations.0001_operators_group"),
+    importlib.import_module("dashboard.migrations.0002_operators_sessions"),
+]
 
 
 def operators_group() -> Group:
@@ -25,9 +28,10 @@ def operators_group() -> Group:
     for app_config in apps.get_app_configs():
         create_permissions(app_config, verbosity=0)
     group = Group.objects.create(name="operators")
-    for app_label, models in _MIGRATION.APP_MODELS.items():
-        codenames = [f"{action}_{model}" for model in models for action in _MIGRATION.ACTIONS]
-        group.permissions.add(
-            *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
-        )
+    for migration in _MIGRATIONS:
+        for app_label, models in migration.APP_MODELS.items():
+            codenames = [f"{action}_{model}" for model in models for action in migration.ACTIONS]
+            group.permissions.add(
+                *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+            )
     return group

@@ -17,7 +17,7 @@ import orjson
 from django.db import connection, transaction
 from django.db.models import Model
 
-__all__ = ["copy_rows", "update_rows", "instance_row", "gc_paused"]
+__all__ = ["copy_rows", "update_rows", "instance_row", "gc_paused", "gc_frozen"]
 
 _BATCH = 1000
 
@@ -98,3 +98,19 @@ def gc_paused() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+
+
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Keep the collector running, but off everything alive on entry (``gc.freeze``).
+
+    A 10,000-pod estimate packs while its parsed request (millions of objects) is alive; every
+    collection walked it again (0.6 s of a 1 s request). Frozen, new garbage is still collected,
+    and threads other than the caller keep their collection, unlike ``gc_paused``. Another thread's
+    unfreeze only costs speed, never memory.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -29,7 +29,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 from hami_sim.engine.requests import PodError
 from hami_sim.rest import ApiError
-from hami_sim.runtime.bulk import gc_paused
+from hami_sim.runtime.bulk import gc_frozen, gc_paused
 from hami_sim.runtime.simulator import get_simulator
 
 from ..existing import place_on_live_nodes
@@ -224,13 +224,16 @@ class EstimateViewSet(SimulationViewSet):
         summary="Estimate a scale-up (CA binpacking with HAMi device fit)",
     )
     def create(self, request):
+        # the collector is paused while the body is parsed and validated (millions of small objects,
+        # no cycles); while packing it runs, but past the parsed request (frozen), so the worker's
+        # other threads (extender calls) keep their cyclic collection through a long estimate
         with gc_paused():
-            return self._create(request)
+            serializer = EstimateRequestSerializer(data=json_object(request))
+            serializer.is_valid(raise_exception=True)
+        with gc_frozen():
+            return self._answer(serializer.validated_data)
 
-    def _create(self, request):
-        serializer = EstimateRequestSerializer(data=json_object(request))
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+    def _answer(self, data: dict) -> Response:
         pods, groups = data["pods"], data["nodeGroups"]
         existing = None
         pending = pods

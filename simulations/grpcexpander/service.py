@@ -51,6 +51,7 @@ __all__ = [
 log = logging.getLogger("hami_sim.expander")
 RETURN_MODES = ("most-placed", "least-gpu-waste")
 MAX_NODE_COUNT = 1000  # CA's default --max-nodes-total is 0 (no limit); 1000 bounds one option's packing
+# (a larger option is judged on its first 1000 nodes, never dropped for its size)
 
 
 @dataclass(slots=True)
@@ -339,8 +340,12 @@ def _resolve(
     try:
         if not option.nodeGroupId:
             raise EstimateError("no nodeGroupId")
-        if not 0 < option.nodeCount <= MAX_NODE_COUNT:
-            raise EstimateError(f"nodeCount {option.nodeCount} is not between 1 and {MAX_NODE_COUNT}")
+        if option.nodeCount <= 0:
+            raise EstimateError(f"nodeCount {option.nodeCount} is not a positive number of nodes")
+        if option.nodeCount > MAX_NODE_COUNT:
+            # a larger scale-up is still an option CA may take: judge it on the first MAX_NODE_COUNT
+            # nodes (CA sizes it again anyway) rather than drop it and leave CA with no scale-up
+            option.nodeCount = MAX_NODE_COUNT
         pods = [cache.pod(raw) for raw in option.pod]
         verdict.first_pod = pods[0] if pods else None
         raw_node = node_map.get(option.nodeGroupId)

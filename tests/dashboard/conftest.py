@@ -29,3 +29,15 @@ def staff(django_user_model):
     return django_user_model.objects.create_user(
         "oncall", "oncall@example.invalid", "pw-oncall", is_staff=True
     )
+
+
+@pytest.fixture
+def operator(django_user_model):
+    """A logged-in on-call engineer in the ``operators`` role: may create and fork sessions."""
+    from tests.roles import operators_group
+
+    user = django_user_model.objects.create_user(
+        "operator", "operator@example.invalid", "pw-operator", is_staff=True
+    )
+    user.groups.add(operators_group())
+    return user

@@ -4,8 +4,10 @@ demo's seeded session (the sessions page is not empty after ``make demo``)."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from simulations.models import SimulationSession
 
@@ -20,18 +22,18 @@ def _seed(demo_data) -> SimulationSession:
     return SimulationSession.objects.get(name=DEMO_SESSION)
 
 
-def test_demo_seeds_one_session_with_a_checkpoint(client, staff, demo_data):
+def test_demo_seeds_one_session_with_a_checkpoint(client, operator, demo_data):
     session = _seed(demo_data)
     assert (session.depth, session.placements.count(), session.nodes.count()) == (1, 4, 1)
-    client.force_login(staff)
+    client.force_login(operator)
     assert session.name in client.get("/sessions/").content.decode()
     html = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "batch-infer-3" in html and 'id="fig-usage"' in html and "fork depth 1" in html
 
 
-def test_create_fork_revert_commit_from_the_ui(client, staff, demo_data):
+def test_create_fork_revert_commit_from_the_ui(client, operator, demo_data):
     session = _seed(demo_data)
-    client.force_login(staff)
+    client.force_login(operator)
     response = client.post("/sessions/", {"name": "from-the-ui", "ttl_seconds": 600})
     created = SimulationSession.objects.get(name="from-the-ui")
     assert response.status_code == 302 and response["Location"] == f"/sessions/{created.pk}/"
@@ -58,8 +60,8 @@ def test_create_fork_revert_commit_from_the_ui(client, staff, demo_data):
         ("fork", "999", "(HTTP 412)"),  # the page was stale: someone else changed the session
     ],
 )
-def test_refused_actions_say_why_and_change_nothing(client, staff, action, revision, message):
-    client.force_login(staff)
+def test_refused_actions_say_why_and_change_nothing(client, operator, action, revision, message):
+    client.force_login(operator)
     client.post("/sessions/", {"name": "plain", "ttl_seconds": 600})
     session = SimulationSession.objects.get(name="plain")
     data = {"revision": revision} if revision else {}
@@ -78,11 +80,24 @@ def test_anonymous_demo_visitors_cannot_change_sessions(client, settings):
     assert not SimulationSession.objects.exists()
 
 
-def test_unknown_action_or_session_is_404(client, staff):
-    client.force_login(staff)
+def test_unknown_action_or_session_is_404(client, operator):
+    client.force_login(operator)
     client.post("/sessions/", {"name": "s", "ttl_seconds": 60})
     pk = SimulationSession.objects.get().pk
     assert client.post(f"/sessions/{pk}/explode/").status_code == 404
     assert client.post("/sessions/00000000-0000-4000-8000-000000000000/fork/").status_code == 404
     assert client.get(f"/sessions/{pk}/fork/").status_code == 405
     assert re.search(r"Create session", client.get("/sessions/").content.decode())
+
+
+def test_a_login_without_the_operators_role_cannot_change_sessions(client, django_user_model):
+    viewer = django_user_model.objects.create_user("viewer", "viewer@example.invalid", "pw-viewer")
+    client.force_login(viewer)
+    assert 'id="create-session"' not in client.get("/sessions/").content.decode()
+    assert client.post("/sessions/", {"name": "x", "ttl_seconds": 60}).status_code == 403
+    assert not SimulationSession.objects.exists()
+    session = SimulationSession.objects.create(name="theirs", expires_at=timezone.now() + timedelta(hours=1))
+    assert 'id="session-actions"' not in client.get(f"/sessions/{session.pk}/").content.decode()
+    assert client.post(f"/sessions/{session.pk}/fork/", {"revision": "0"}).status_code == 403
+    session.refresh_from_db()
+    assert session.depth == 0

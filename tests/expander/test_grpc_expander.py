@@ -141,6 +141,11 @@ CASES = [
         ["gpu-a10", "gpu-h100"],
     ),
     (
+        "an option larger than 1000 nodes is judged on 1000, not dropped for its size",
+        [("gpu-a10", 5000, 2, 12000)],
+        ["gpu-a10"],
+    ),
+    (
         "nothing fits anywhere: the answer is empty (no scale-up)",
         [("gpu-a10", 3, 2, 90000), ("gpu-h100", 3, 2, 90000)],
         [],

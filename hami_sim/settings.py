@@ -367,6 +367,8 @@ LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=DEFAULTS.login_fail
 LOGIN_FAILURE_WINDOW_SECONDS = env.int(
     "LOGIN_FAILURE_WINDOW_SECONDS", default=DEFAULTS.login_failure_window_seconds
 )
+# A task run still "running" after this long is closed as abandoned (its worker died mid-task).
+TASK_RUN_ABANDON_SECONDS = env.int("TASK_RUN_ABANDON_SECONDS", default=DEFAULTS.task_run_abandon_seconds)
 # Growth bounds (issue 16 item 10): decision detail and rows, sessions and what each may hold.
 for _name in (
     "DECISION_DETAIL_NODES",

@@ -120,7 +120,8 @@ class _MemoVerdict:
 
 
 #: A device's registration without its UUID (``Simulator._shape``)
-_DeviceShape = tuple[int, int, int, int, str, int, str, bool, str]
+#: (every field of ``DeviceInfo`` but the UUID; vendor data only as whether there is any)
+_DeviceShape = tuple[int, int, int, int, str, int, str, bool, str, tuple, bool]
 
 
 @dataclass(slots=True, frozen=True)
@@ -178,9 +179,16 @@ _DEVICE_INFO_SIZE = sys.getsizeof(DeviceInfo("")) + 5 * _INT_SIZE
 _CONTAINER_DEVICE_SIZE = sys.getsizeof(ContainerDevice(0, "", "", 0, 0)) + 3 * _INT_SIZE
 
 
+_STR_SIZE = sys.getsizeof("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR_SIZE + len(s)``
+
+
 def _device_size(dev: DeviceInfo, seen: set[int]) -> int:
-    size = _DEVICE_INFO_SIZE + sys.getsizeof(dev.id) + sys.getsizeof(dev.type) + sys.getsizeof(dev.mode)
-    size += sys.getsizeof(dev.device_vendor)
+    uid, typ, mode, vendor = dev.id, dev.type, dev.mode, dev.device_vendor
+    if uid.isascii() and typ.isascii() and mode.isascii() and vendor.isascii():  # sizeof by formula
+        size = _DEVICE_INFO_SIZE + 4 * _STR_SIZE + len(uid) + len(typ) + len(mode) + len(vendor)
+    else:
+        getsizeof = sys.getsizeof
+        size = _DEVICE_INFO_SIZE + getsizeof(uid) + getsizeof(typ) + getsizeof(mode) + getsizeof(vendor)
     if dev.mig_profiles:
         size += approx_size(dev.mig_profiles)
     info = dev.custom_info
@@ -586,7 +594,7 @@ class Simulator:
             memo = _MemoVerdict(
                 verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after
             )
-            if shape_key is not None and shape_key[0] is not None:
+            if shape_key is not None and shape_key[0] is not None and self._shareable(inventory):
                 positions = MappingProxyType({dev.id: i for i, dev in enumerate(inventory.devices)})
                 entry = _ShapeVerdict(memo, positions)
                 self._shapes.put(
@@ -597,23 +605,37 @@ class Simulator:
         return memo
 
     def _shape(self, inventory: Inventory) -> tuple[_DeviceShape, ...] | None:
-        """The inventory without its UUIDs, when a verdict on it cannot depend on them: no cordons or
-        pair scores (they name UUIDs), distinct UUIDs, and devices whose vendor treats a UUID as an
-        identity (``Vendor.uuid_blind_device``) and whose card type names no vendor (ScoreNode keys)."""
+        """The inventory without its UUIDs; None when cordons or pair scores name UUIDs, or two
+        devices share one. Nodes of one shape share a verdict if the first was ``_shareable``: the
+        shape holds everything that decides it (every device field but the UUID)."""
         if inventory.pair_scores or inventory.cordoned:
             return None
+        devices = inventory.devices
+        if len({d.id for d in devices}) != len(devices):
+            return None
+        return tuple(
+            [
+                (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health)
+                + (d.device_vendor, d.mig_profiles, d.custom_info is None)
+                for d in devices
+            ]
+        )
+
+    def _shareable(self, inventory: Inventory) -> bool:
+        """Whether a verdict on ``inventory`` cannot depend on its UUIDs (given a pod whose vendors
+        ignore them): no vendor data, and devices whose vendor treats a UUID as an identity
+        (``Vendor.uuid_blind_device``) and whose card type names no vendor (ScoreNode's keys)."""
         vendors = self.vendors
-        shape: list[_DeviceShape] = []
-        ids: set[str] = set()
         for d in inventory.devices:
             vendor = vendors.get(d.device_vendor)
-            if vendor is None or d.type in vendors or d.id in ids or not vendor.uuid_blind_device(d):
-                return None
-            ids.add(d.id)
-            shape.append(
-                (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health, d.device_vendor)
-            )
-        return tuple(shape)
+            if (
+                vendor is None
+                or d.custom_info is not None
+                or d.type in vendors
+                or not vendor.uuid_blind_device(d)
+            ):
+                return False
+        return True
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
         """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).

@@ -174,7 +174,8 @@ class Vendor(ABC):
         return False
 
     def uuid_blind_device(self, dev: DeviceInfo) -> bool:
-        """The device side of ``fit_ignores_uuids``: whether ``dev``'s UUID is only an identity."""
+        """The device side of ``fit_ignores_uuids``: whether ``dev``'s UUID is only an identity.
+        Must not read the UUID itself: the answer holds for every device with the same other fields."""
         return False
 
     def binds_numa(self, annotations: Mapping[str, str]) -> bool:

@@ -12,7 +12,8 @@ APP_MODELS = {"profiles": ["nodegroup", "deviceprofile", "devicerow"]}
 ACTIONS = ["add", "change", "delete", "view"]
 
 
-def create_operators(apps, schema_editor):
+def grant_operators(apps, app_models: dict[str, list[str]], actions: list[str]) -> None:
+    """Give the ``operators`` group (made if missing) these actions on these models."""
     from django.contrib.auth.management import create_permissions
 
     # Permissions are normally created after migrate (post_migrate); make sure they exist now.
@@ -23,11 +24,15 @@ def create_operators(apps, schema_editor):
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
     group, _ = Group.objects.get_or_create(name="operators")
-    for app_label, models in APP_MODELS.items():
-        codenames = [f"{action}_{model}" for model in models for action in ACTIONS]
+    for app_label, models in app_models.items():
+        codenames = [f"{action}_{model}" for model in models for action in actions]
         group.permissions.add(
             *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
         )
+
+
+def create_operators(apps, schema_editor):
+    grant_operators(apps, APP_MODELS, ACTIONS)
 
 
 def remove_operators(apps, schema_editor):

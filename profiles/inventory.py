@@ -1,7 +1,8 @@
 """The inventory resolver the simulator calls for every template node (``HAMI_INVENTORY_RESOLVER``).
 
 It matches a node to its node group (CA's template name first, then ``match_labels``) and applies
-the group's ``inventory_source`` rule. Groups and rendered profiles live in an in-process
+the group's ``inventory_source`` rule. The gRPC expander finds CA's node group ids here too
+(``find_group``), with each group's rendered template Node. Groups and rendered profiles live in an in-process
 ``Catalog``; the database is consulted at most once per ``PROFILE_CACHE_CHECK_SECONDS`` for the
 one-row ``CatalogVersion.generation``, which every edit bumps, so all web workers and replicas see a
 saved profile within that interval without a query per node. A save in this process takes effect at
@@ -31,6 +32,7 @@ __all__ = [
     "catalog",
     "resolve",
     "match_group",
+    "find_group",
     "invalidate",
     "reset",
 ]
@@ -49,6 +51,10 @@ class GroupEntry:
     # or None without a profile.
     profile_node: Mapping | None
     missing: Inventory  # the "no device profile" answer, prebuilt
+    ca_node_group_id: str = ""  # CA's id for the group when it is not the name
+    # The complete template Node of the group (``profiles.nodetemplates.group_template``; never
+    # mutated): what the gRPC expander packs onto when CA's template carries no registration.
+    template: Mapping | None = None
 
 
 class Catalog:
@@ -56,6 +62,7 @@ class Catalog:
 
     def __init__(self) -> None:
         self.groups: dict[str, GroupEntry] = {}
+        self.by_ca_id: dict[str, GroupEntry] = {}
         self.by_labels: tuple[GroupEntry, ...] = ()
         self.generation: int | None = None
         self.next_check = float("-inf")
@@ -98,6 +105,7 @@ class Catalog:
 
     def _load(self) -> None:
         from .models import NodeGroup
+        from .nodetemplates import group_template
         from .render import render_registration
 
         groups: dict[str, GroupEntry] = {}
@@ -105,6 +113,7 @@ class Catalog:
             annotations: dict[str, str] = {}
             capacity: dict[str, str] = {}
             labels: dict[str, str] = {}
+            rendered: list[tuple[str, list, dict]] = []  # the profiles the engine can render
             for profile in group.profiles.all():
                 rows = [row.as_dict() for row in profile.devices.all()]
                 if not rows:
@@ -122,6 +131,7 @@ class Catalog:
                         "profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor
                     )
                     continue
+                rendered.append((profile.vendor, rows, profile.pair_scores))
                 annotations.update(reg.annotations)
                 capacity.update(reg.capacity)
                 labels.update(reg.labels)
@@ -141,7 +151,15 @@ class Catalog:
                 key=b"missing:" + group.name.encode(),
             )
             labels = tuple(sorted((str(k), str(v)) for k, v in (group.match_labels or {}).items()))
-            groups[group.name] = GroupEntry(group.name, labels, group.inventory_source, profile_node, missing)
+            groups[group.name] = GroupEntry(
+                group.name,
+                labels,
+                group.inventory_source,
+                profile_node,
+                missing,
+                ca_node_group_id=group.ca_node_group_id,
+                template=group_template(group, profiles=rendered),
+            )
         # Most specific label set first, so a narrower group wins over a broader one.
         by_labels = tuple(
             sorted(
@@ -149,6 +167,7 @@ class Catalog:
             )
         )
         self.groups, self.by_labels = groups, by_labels
+        self.by_ca_id = {g.ca_node_group_id: g for g in groups.values() if g.ca_node_group_id}
         self.derived = weakref.WeakKeyDictionary()
         self._last = None
 
@@ -174,7 +193,7 @@ def invalidate() -> None:
 def reset() -> None:
     """Forget everything (tests: a rolled-back database must not leave groups behind)."""
     with catalog._lock:
-        catalog.groups, catalog.by_labels, catalog.generation = {}, (), None
+        catalog.groups, catalog.by_ca_id, catalog.by_labels, catalog.generation = {}, {}, (), None
         catalog.derived, catalog._last = weakref.WeakKeyDictionary(), None
         catalog.dirty, catalog.healthy = True, True
 
@@ -188,7 +207,21 @@ def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:
     by_name = template_node_group(name, cat.groups) if isinstance(name, str) else None
     if by_name is not None:
         return cat.groups[by_name]
-    labels = meta.get("labels")
+    return _match_labels(meta.get("labels"), cat)
+
+
+def find_group(group_id: str, node: Mapping | None, cat: Catalog | None = None) -> GroupEntry | None:
+    """The group CA's expander calls ``group_id``: its ``ca_node_group_id``, else its name, else
+    (with CA's template ``node``) the group whose ``match_labels`` the template carries."""
+    cat = cat or catalog.current()
+    found = cat.by_ca_id.get(group_id) or cat.groups.get(group_id)
+    if found is not None or node is None:
+        return found
+    return _match_labels((node.get("metadata") or {}).get("labels"), cat)
+
+
+def _match_labels(labels: object, cat: Catalog) -> GroupEntry | None:
+    """The most specific group (then the first by name) whose ``match_labels`` ``labels`` carries."""
     if not isinstance(labels, Mapping) or not labels:
         return None
     for entry in cat.by_labels:

@@ -44,7 +44,7 @@ def _fresh_simulator():
     get_simulator.cache_clear()
     reset_profile_catalog()  # node-group profiles are cached per process; tests roll the database back
     reset_usage_store()  # so is live usage
-    reset_expander_caches()  # and the gRPC expander's node groups and packings
+    reset_expander_caches()  # and the gRPC expander's decoded messages and packings
     yield
     get_simulator.cache_clear()
     reset_usage_store()

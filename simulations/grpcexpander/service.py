@@ -29,6 +29,7 @@ from hami_sim.engine.estimate import EstimateError, GroupOption, GroupTemplate, 
 from hami_sim.engine.scaleup import daemon_set_pod
 from hami_sim.engine.simulate import NodeVerdict, Simulator
 from hami_sim.runtime.simulator import get_simulator
+from profiles.inventory import Catalog, GroupEntry, catalog, find_group
 
 from ..extender import ExtenderArgs
 from ..signals import filter_answered
@@ -38,7 +39,6 @@ from .protos import expander_pb2 as pb
 __all__ = [
     "RETURN_MODES",
     "OptionVerdict",
-    "GroupDirectory",
     "CallCache",
     "ExpanderCaches",
     "evaluate",
@@ -73,63 +73,13 @@ class OptionVerdict:
     daemon_pods: tuple[str, ...] = ()  # DaemonSet pods placed on each new node first
 
 
-class GroupDirectory:
-    """NodeGroups by CA's id: the explicit ``ca_node_group_id``, else the name, else the template's
-    labels (the group whose ``match_labels`` the template carries, the most specific first), and
-    each group's rendered template. ``current()`` reuses the directory while the profile catalog's
-    generation (bumped by every group, profile and row edit) stays the same: one query per call."""
-
-    _cached: tuple[int, GroupDirectory] | None = None
-
-    def __init__(self) -> None:
-        from profiles.models import NodeGroup
-
-        self.groups = list(NodeGroup.objects.prefetch_related("profiles__devices"))
-        self.by_ca_id = {g.ca_node_group_id: g for g in self.groups if g.ca_node_group_id}
-        self.by_name = {g.name: g for g in self.groups}
-        self.templates: dict[int, dict] = {}  # group pk -> its rendered template (never mutated)
-
-    @classmethod
-    def current(cls) -> GroupDirectory:
-        from profiles.models import CatalogVersion
-
-        generation = CatalogVersion.objects.filter(pk=1).values_list("generation", flat=True).first() or 0
-        cached = cls._cached
-        if cached is not None and cached[0] == generation:
-            return cached[1]
-        directory = cls()
-        cls._cached = (generation, directory)
-        return directory
-
-    def template(self, group) -> dict:
-        """The template the group's profile renders (``profiles.nodetemplates.group_template``)."""
-        found = self.templates.get(group.pk)
-        if found is None:
-            from profiles.nodetemplates import group_template
-
-            found = self.templates[group.pk] = group_template(group)
-        return found
-
-    def find(self, group_id: str, template: Mapping | None):
-        found = self.by_ca_id.get(group_id) or self.by_name.get(group_id)
-        if found is not None or template is None:
-            return found
-        labels = (template.get("metadata") or {}).get("labels") or {}
-        matching = [
-            g
-            for g in self.groups
-            if g.match_labels and all(labels.get(k) == v for k, v in g.match_labels.items())
-        ]
-        return max(matching, key=lambda g: len(g.match_labels), default=None)
-
-
-def _template(sim: Simulator, template: Mapping | None, group, groups: GroupDirectory) -> Mapping | None:
+def _template(sim: Simulator, template: Mapping | None, group: GroupEntry | None) -> Mapping | None:
     """CA's template when it is registered; else CA's template completed from the group's profile."""
     if template is not None and not sim.annotation_inventory(template).error:
         return template
-    if group is None:
+    if group is None or group.template is None:
         return template
-    rendered = groups.template(group)
+    rendered = group.template
     if template is None:
         return rendered
     meta, base_meta = dict(template.get("metadata") or {}), rendered["metadata"]
@@ -199,7 +149,6 @@ def reset_caches() -> None:
     """Forget what outlives a call (tests: a rolled-back database restarts the generation count)."""
     global _CACHES
     _CACHES = None
-    GroupDirectory._cached = None
 
 
 class CallCache:
@@ -333,7 +282,7 @@ def _estimate_alone(cache: CallCache, item: _Pending) -> Packed | None:
 
 
 def _resolve(
-    cache: CallCache, option: pb.Option, node_map: Mapping[str, bytes], groups: GroupDirectory
+    cache: CallCache, option: pb.Option, node_map: Mapping[str, bytes], groups: Catalog
 ) -> tuple[OptionVerdict, _Pending | None]:
     """Decode and check one option; a malformed one comes back ``malformed`` with the reason."""
     verdict = OptionVerdict(option.nodeGroupId, option.nodeCount, option.debug)
@@ -350,7 +299,7 @@ def _resolve(
         verdict.first_pod = pods[0] if pods else None
         raw_node = node_map.get(option.nodeGroupId)
         template = cache.node(raw_node) if raw_node is not None else None
-        template = _template(cache.sim, template, groups.find(option.nodeGroupId, template), groups)
+        template = _template(cache.sim, template, find_group(option.nodeGroupId, template, groups))
         if template is None:
             raise EstimateError("no template Node in nodeMap and no node group of that id")
         verdict.template = template
@@ -362,7 +311,7 @@ def _resolve(
 
 
 def evaluate(
-    cache: CallCache, options: Sequence[pb.Option], node_map: Mapping[str, bytes], groups: GroupDirectory
+    cache: CallCache, options: Sequence[pb.Option], node_map: Mapping[str, bytes], groups: Catalog
 ) -> list[OptionVerdict]:
     """Every option's verdict, in CA's order; a malformed option is marked, never raises."""
     resolved = [_resolve(cache, option, node_map, groups) for option in options]
@@ -461,7 +410,7 @@ def best_options(
     started = time.perf_counter()
     sim = get_simulator()
     mode = mode or conf().expander_return
-    groups = GroupDirectory.current()
+    groups = catalog.current()  # the resolver's node groups and templates (one home, issue 11)
     cache = CallCache(sim, daemon_pods)
     verdicts = evaluate(cache, request.options, request.nodeMap, groups)
     kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed")

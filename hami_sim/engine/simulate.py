@@ -138,10 +138,10 @@ _MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JS
 
 def node_annotations(node: Mapping) -> Mapping[str, str]:
     meta = node.get("metadata")
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, _MAPPINGS):
         return {}
     annotations = meta.get("annotations")
-    return annotations if isinstance(annotations, Mapping) else {}
+    return annotations if isinstance(annotations, _MAPPINGS) else {}
 
 
 def round_half_up(value: float) -> int:
@@ -204,7 +204,18 @@ def _inventory_size(inventory: Inventory) -> int:
     size = sys.getsizeof(inventory) + sys.getsizeof(inventory.devices) + sys.getsizeof(inventory.key)
     size += sys.getsizeof(inventory.error) + sys.getsizeof(inventory.source)
     for dev in inventory.devices:
-        size += _device_size(dev, seen)
+        uid, typ, mode, vendor = dev.id, dev.type, dev.mode, dev.device_vendor
+        if (  # the common device, inline (this runs for every device of every new node)
+            not dev.mig_profiles
+            and dev.custom_info is None
+            and uid.isascii()
+            and typ.isascii()
+            and mode.isascii()
+            and vendor.isascii()
+        ):
+            size += _DEVICE_INFO_SIZE + 4 * _STR_SIZE + len(uid) + len(typ) + len(mode) + len(vendor)
+        else:
+            size += _device_size(dev, seen)
     if inventory.pair_scores:
         size += approx_size(inventory.pair_scores)
     if inventory.cordoned:

@@ -24,6 +24,7 @@ __all__ = [
     "DEVICE_CORDON",
     "AnnotationError",
     "decode_device_json",
+    "clear_templates",
     "encode_device_json",
     "decode_legacy",
     "encode_legacy",
@@ -176,6 +177,14 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
 
     An empty list decodes to ``[]``; the vendor decides whether that is an error.
     """
+    key: tuple[str, ...] | None = None
+    ids: list[str] = []
+    if value.isascii() and len(value) <= _TEMPLATE_MAX_CHARS:
+        parts = _DEVICE_ID.split(value)
+        ids, key = parts[1::2], (vendor, *parts[0::2])
+        fields = _TEMPLATES.get(key)
+        if fields is not None:
+            return [DeviceInfo(uid, *rest, (), vendor, None) for uid, rest in zip(ids, fields, strict=True)]
     try:
         data = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
@@ -188,7 +197,32 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         raise AnnotationError(
             f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo"
         )
-    return _decode_devices(data, vendor)
+    devices, common = _decode_devices(data, vendor)
+    if key is not None and common and ids == [d.id for d in devices]:
+        if len(_TEMPLATES) >= _TEMPLATE_ENTRIES:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = tuple(
+            (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) for d in devices
+        )
+    return devices
+
+
+# Registrations that differ only in their devices' UUIDs (the template nodes of one group) decode to
+# the same devices but those UUIDs. A registration is split around each ``"id":"<uuid>"`` (a UUID
+# without quotes, escapes or control characters reads as itself); when the text between them equals
+# that of one decoded before, where every entry was common (``_decode_devices``: flat, known keys, so
+# each match is an entry's one ``id``) and the matches were its UUIDs in order, the JSON is the same
+# but for those strings: its devices are rebuilt from the remembered fields. ASCII only (no text
+# orjson could refuse), a few KB per entry, a few hundred entries (groups x vendors).
+_DEVICE_ID = re.compile(r'"id":"([^"\\\x00-\x1f]*)"')
+_TEMPLATE_MAX_CHARS = 16384
+_TEMPLATE_ENTRIES = 256
+_TEMPLATES: dict[tuple[str, ...], tuple[tuple[int, int, int, int, str, int, str, bool], ...]] = {}
+
+
+def clear_templates() -> None:
+    """Forget the remembered registrations (``Simulator.clear_caches``: every node new again)."""
+    _TEMPLATES.clear()
 
 
 def _decode_device(item: object, vendor: str) -> DeviceInfo:
@@ -236,8 +270,9 @@ def _set_device_field(info: DeviceInfo, spec: tuple, raw: object) -> None:
 _FAST_KEYS = frozenset({"id", "index", "count", "devmem", "devcore", "type", "numa", "mode", "health"})
 
 
-def _decode_devices(data: list, vendor: str) -> list[DeviceInfo]:
-    """Every entry of a decoded list; the common one (what the device plugin writes) in this loop.
+def _decode_devices(data: list, vendor: str) -> tuple[list[DeviceInfo], bool]:
+    """Every entry of a decoded list, and whether each was the common one (what the device plugin
+    writes), decoded in this loop.
 
     An unusual entry (other casing, MIG profiles, nulls, wrong types, out-of-range numbers) goes to
     the general decoder, which produces the exact Go error or value. orjson gives exact ``int``,
@@ -248,6 +283,7 @@ def _decode_devices(data: list, vendor: str) -> list[DeviceInfo]:
     devices: list[DeviceInfo] = []
     append = devices.append
     only_known = _FAST_KEYS.issuperset
+    common = True
     for item in data:
         if type(item) is dict and only_known(item):
             get = item.get
@@ -274,8 +310,9 @@ def _decode_devices(data: list, vendor: str) -> list[DeviceInfo]:
                     DeviceInfo(uid, index, count, devmem, devcore, typ, numa, mode, health, (), vendor, None)
                 )
                 continue
+        common = False
         append(_decode_device(item, vendor))
-    return devices
+    return devices, common
 
 
 def _mig_profile_json(profile: MigProfile) -> dict[str, Any]:

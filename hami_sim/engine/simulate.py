@@ -18,7 +18,7 @@ from types import MappingProxyType
 import orjson
 
 from . import reasons as R
-from .annotations import DEVICE_CORDON, parse_cordon
+from .annotations import DEVICE_CORDON, clear_templates, parse_cordon
 from .cache import ByteLRU, approx_size, cache_bytes_from_env
 from .fit import PodFit, fit_pod
 from .model import ContainerDevice, DeviceInfo, DeviceUsage, InventoryError, NodeState
@@ -360,6 +360,7 @@ class Simulator:
         self._verdicts.clear()
         self._shapes.clear()
         self._pods.clear()
+        clear_templates()
 
     def cache_stats(self) -> dict[str, int]:
         """Entries, accounted bytes (at most ``config.cache_bytes``), evictions, entries refused."""

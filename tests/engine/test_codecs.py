@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hami_sim.engine import annotations as annotations_module
 from hami_sim.engine.annotations import (
     AnnotationError,
     decode_device_json,
@@ -399,3 +401,38 @@ def test_any_text_register_value_decodes_or_is_malformed(value):
         assert str(exc).startswith(f"malformed {REG}: ")
     with contextlib.suppress(AnnotationError):
         decode_legacy(value)
+
+
+_TWIN = '[{"id":"%s","count":10,"devmem":81920,"type":"A100","health":true},{"id":"%s","index":1,"count":10}]'
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (_TWIN % ("GPU-a0", "GPU-a1"), _TWIN % ("GPU-b0", "GPU-b1")),  # a template's twin: its own UUIDs
+        (_TWIN % ("GPU-a0", "GPU-a1"), _TWIN % ("GPU-b0", "GPU-b0")),  # the same UUID twice
+        (_TWIN % ("GPU-a0", "GPU-a1"), _TWIN % ("GPU-b0", "")),  # an empty UUID
+        (_TWIN % ("GPU-a0", "GPU-a1"), _TWIN % ("GPU-\\u0062", "GPU-b1")),  # an escaped UUID
+        (_TWIN % ("GPU-a0", "GPU-a1"), _TWIN % ("GPU-b0", "GPU-b1\\\\")),  # a trailing escape
+        (_TWIN % ("GPU-a0", "GPU-a1"), (_TWIN % ("GPU-b0", "GPU-b1")).replace('"count":10}', '"count":1e9}')),
+        (_TWIN % ("GPU-a0", "GPU-a1"), (_TWIN % ("GPU-b0", "GPU-b1")).replace("}]", ',"ID":"x"}]')),
+        (_TWIN % ("GPU-a0", '","id":"GPU-a2'), _TWIN % ("GPU-b0", '","id":"GPU-b2')),  # a duplicate key
+        (_TWIN % ("GPU-a0", "GPU-a1") + " ", _TWIN % ("GPU-b0", "GPU-b1") + " "),
+        ("[]", "[]"),
+    ],
+)
+def test_registrations_differing_only_in_uuids_decode_as_if_read_alone(first, second):
+    """Templates of one group are decoded once and rebuilt with each node's UUIDs; whatever the
+    second registration holds, it decodes (or fails) exactly as it does on its own."""
+
+    def decoded(value: str) -> object:
+        try:
+            return [dataclasses.astuple(d) for d in decode_device_json(value, "NVIDIA")]
+        except AnnotationError as exc:
+            return str(exc)
+
+    annotations_module._TEMPLATES.clear()
+    alone = decoded(second)
+    annotations_module._TEMPLATES.clear()
+    assert decoded(first) == decoded(first)  # the second read of the first may use its template
+    assert decoded(second) == alone

@@ -49,7 +49,7 @@ def _live_states(sim: Simulator) -> list[tuple[str, NodeState]]:
         inventory = sim.inventory(node)
         if inventory.error:
             continue
-        state = live_state(name, lambda inventory=inventory, name=name: inventory.state(name))
+        state = live_state(name, inventory)
         if isinstance(state, NodeState):
             out.append((name, state))
     return out

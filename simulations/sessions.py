@@ -463,7 +463,7 @@ def _first_state(name: str, inventory, requests: bool) -> NodeState:
     (``SessionError`` 422 when that usage is stale and the pod asks for devices), others from zero."""
     if inventory.error:
         return NodeState(name, [])
-    live = live_state(name, lambda: inventory.state(name))
+    live = live_state(name, inventory)
     if isinstance(live, str):
         if requests:
             raise SessionError(422, "pod does not fit", reason=live)

@@ -8,7 +8,6 @@ A live node whose usage is older than ``USAGE_STALE_SECONDS`` answers per ``USAG
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,7 +21,7 @@ from hami_sim.engine.simulate import Inventory
 
 from .store import DeviceLive, get_store
 
-__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "for_inventory"]
+__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state"]
 
 STALE_REASON = "live usage is stale"
 
@@ -35,10 +34,6 @@ class LiveNode:
     devices: dict[str, DeviceLive]
     age_seconds: float
     error: str = ""
-
-    def state(self, zero: NodeState) -> NodeState:
-        """The node's zero-usage state (from its inventory) with this usage added."""
-        return apply_usage(zero, self.devices)
 
 
 def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
@@ -56,19 +51,12 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     return LiveNode(name, usage.devices, age)
 
 
-def live_state(name: str, zero: Callable[[], NodeState]) -> NodeState | str | None:
-    """What the extender evaluates ``name`` with: its live state, the reason it fails (stale usage),
-    or ``None`` when it is not a live node (evaluate it at zero usage, as a template).
-    ``zero`` builds the node's zero-usage state from its inventory, only for a live node."""
-    live = live_node(name, timezone.now())
-    if live is None:
-        return None
-    return live.error or live.state(zero())
-
-
-def for_inventory(name: str, inventory: Inventory) -> NodeState | str | None:
-    """``live_state`` for the engine's ``Simulator.filter_nodes(live=...)`` hook: a state built for
-    this call alone (the engine fits on it in place); templates return before any clock is read."""
+def live_state(name: str, inventory: Inventory) -> NodeState | str | None:
+    """What a node is evaluated with: its live state, the reason it fails (stale usage), or ``None``
+    when it is not a live node (evaluate it at zero usage, as a template). The one home for the
+    extender (it is the engine's ``Simulator.filter_nodes(live=...)`` hook), sessions and the
+    estimate's live nodes. The state is built for this call from ``inventory`` (only for a live node)
+    and carries the usage in place, so the caller owns it; templates return before any clock is read."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
     live = live_node(name, timezone.now())

@@ -323,7 +323,9 @@ def time_http(n: int, realistic: bool = False) -> float | None:
         from django.test import Client
         from django.test.utils import setup_test_environment
 
-        setup_test_environment()
+        if not getattr(time_http, "environment_ready", False):  # once per process (both HTTP cases)
+            setup_test_environment()
+            time_http.environment_ready = True  # type: ignore[attr-defined]
     except Exception as exc:  # pragma: no cover - informational only
         print(f"http_{n}: skipped ({exc})")
         return None

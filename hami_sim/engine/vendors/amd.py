@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, Rejections, go_div, quantity_int
+from .common import MAX_INT32, ConfiguredVendor, RegisteredVendor, Rejections, go_div, quantity_int
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 
 if TYPE_CHECKING:
@@ -69,7 +69,6 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # AMD's backend skips unset names (see container_request)
     register_key = AMD_REGISTER
-    rules = FitRules(AMD_USE_UUID, AMD_NOUSE_UUID, AMD_USE_TYPE, AMD_NOUSE_TYPE)
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

@@ -31,7 +31,6 @@ from .common import (
     MAX_INT32,
     CapacityVendor,
     ConfiguredVendor,
-    FitRules,
     Rejections,
     capacity_int,
     capacity_raw,
@@ -145,7 +144,6 @@ class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
     config_class = AwsNeuronConfig
     resource_fields = ("resource_count_name", "resource_core_name")
     capacity_fields = ("resource_count_name", "resource_core_name")
-    rules = FitRules(AWS_USE_UUID, AWS_NOUSE_UUID)
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         count = capacity_raw(node, self.config.resource_count_name)

@@ -23,7 +23,7 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from ..policy import f32
 from .base import FitOutcome, PriorDevices, check_uuid
-from .common import FitRules, Rejections, WholeDeviceVendor
+from .common import Rejections, WholeDeviceVendor
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 
 if TYPE_CHECKING:
@@ -86,7 +86,6 @@ class VastaiVendor(WholeDeviceVendor[VastaiConfig]):
     common_word = VASTAI
     config_class = VastaiConfig
     register_key = VASTAI_REGISTER
-    rules = FitRules(VASTAI_USE_UUID, VASTAI_NOUSE_UUID, check_memory_and_cores=False, record_memory=False)
 
     def fit(
         self,

@@ -153,37 +153,28 @@ def _folded_details(verdicts: Sequence[NodeVerdict]) -> list[dict]:
     )
     kept = counts.most_common(MAX_FOLDED_ROWS)
     rest = sum(counts.values()) - sum(n for _, n in kept)
-    rows = [
-        {
-            "name": f"{n} more node(s)",
-            "group": group,
-            "source": source,
-            "fits": fits,
-            "unresolvable": unresolvable,
-            "reason": reason,
-            "score": 0.0,
-            "failed_container": -1,
-            "devices": [],
-            "folded": n,
-        }
-        for (group, source, fits, unresolvable, reason), n in kept
-    ]
+    rows = [_folded_row(f"{n} more node(s)", n, *verdict) for verdict, n in kept]
     if rest:
-        rows.append(
-            {
-                "name": f"{rest} more node(s) with other verdicts",
-                "group": "",
-                "source": "",
-                "fits": False,
-                "unresolvable": False,
-                "reason": "",
-                "score": 0.0,
-                "failed_container": -1,
-                "devices": [],
-                "folded": rest,
-            }
-        )
+        rows.append(_folded_row(f"{rest} more node(s) with other verdicts", rest, "", "", False, False, ""))
     return rows
+
+
+def _folded_row(
+    name: str, folded: int, group: str, source: str, fits: bool, unresolvable: bool, reason: str
+) -> dict:
+    """A node row of a decision that stands for ``folded`` nodes (no score, no devices)."""
+    return {
+        "name": name,
+        "group": group,
+        "source": source,
+        "fits": fits,
+        "unresolvable": unresolvable,
+        "reason": reason,
+        "score": 0.0,
+        "failed_container": -1,
+        "devices": [],
+        "folded": folded,
+    }
 
 
 def _reason_names(reason: str) -> list[tuple[str, int]]:

@@ -309,9 +309,10 @@ class _Writer:
     writes what accumulated, so a burst of CA calls folds into one UPDATE per distinct question.
 
     The bound is on queued *nodes* (``DECISION_QUEUE_MAX_NODES``), not calls: a queued call keeps its
-    node dicts alive, and one CA call may carry thousands. The caller computes the question's fold
-    digest; a question already on record (``known``) is queued without its nodes. Only a new
-    question is summarised (per-node, per-device detail) and inserted.
+    verdicts (and the first ``DECISION_DETAIL_NODES`` nodes, slimmed) alive, and one CA call may carry
+    thousands. The writer computes each question's fold digest (sorting a call's verdicts is its
+    largest cost, and it must not hold up the answer); a question already on record (``known``)
+    only moves its count. Only a new question is summarised (per-node, per-device detail) and inserted.
     """
 
     def __init__(self) -> None:
@@ -362,9 +363,17 @@ class _Writer:
             self.known.popitem(last=False)
 
     def process(self, items: list[tuple]) -> None:
-        """Items are ``(digest, payload | None, kwargs)``; payload ``(pod, nodes, verdicts)``."""
+        """Items are ``(payload, kwargs)``; payload ``(pod, nodes, verdicts)``."""
         folded: dict[str, list] = {}
-        for digest, payload, kwargs in items:
+        for payload, kwargs in items:
+            try:
+                digest = fold_digest(payload[0], payload[2], kwargs["caller"])
+            except Exception:
+                RECORD_ERRORS.inc()
+                log.exception("could not fold a decision")
+                continue
+            if digest in self.known:
+                payload = None  # already on record: only its count moves
             at = kwargs["at"]
             entry = folded.get(digest)
             if entry is None:
@@ -421,10 +430,15 @@ class _Writer:
             self.known.clear()  # a rolled-back batch may have "known" rows that never landed
             log.exception("could not record %d decision(s)", len(batch))
         finally:
-            written = sum(len(item[1][1]) for item in batch if item[1] is not None)
+            written = sum(_queued_nodes(item[0]) for item in batch)
             with self.lock:
                 self.queued_nodes -= written
                 self.done += len(batch)
+
+
+def _queued_nodes(payload: tuple) -> int:
+    """What a queued call counts against ``DECISION_QUEUE_MAX_NODES``: the verdicts it keeps alive."""
+    return max(len(payload[1]), len(payload[2]))
 
 
 _writer = _Writer()
@@ -454,7 +468,8 @@ def record(
     policies: Mapping[str, Any] | None = None,
 ) -> None:
     """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises."""
-    mode = conf().decision_recording
+    settings = conf()
+    mode = settings.decision_recording
     if mode == "off":
         return
     RECORDED.inc()
@@ -468,18 +483,11 @@ def record(
             return
         _write_safely([row])
         return
-    try:
-        digest = fold_digest(pod, verdicts, caller)
-    except Exception:
-        RECORD_ERRORS.inc()
-        log.exception("could not fold a decision")
-        return
-    if digest in _writer.known:
-        # already on record: only the count moves, so hold no reference to the request's nodes
-        _writer.put((digest, None, kwargs), 0)
-    else:
-        held = [_slim(node) for node in nodes[: conf().decision_detail_nodes]]
-        _writer.put((digest, (pod, held, verdicts), kwargs), len(held))
+    # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
+    # question's detail reads, so a queued call never keeps a request's full Node objects alive
+    held = [_slim(node) for node in nodes[: settings.decision_detail_nodes]]
+    payload = (pod, held, verdicts)
+    _writer.put((payload, kwargs), _queued_nodes(payload))
 
 
 def _slim(node: Mapping) -> dict:

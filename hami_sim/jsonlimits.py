@@ -36,13 +36,14 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def encode_if_shallow(value: object, limit: int = MAX_DEPTH) -> bytes | None:
+def encode_if_shallow(value: object, limit: int = MAX_DEPTH) -> bytes | memoryview | None:
     """``orjson.dumps(value)`` when ``not too_deep(value, limit)``; None when it is deeper (or when
     orjson cannot encode it for any other reason: the caller then asks ``too_deep``).
 
     The depth check runs inside orjson's encoder: ``value`` is wrapped in as many one-element lists
     as make orjson's own nesting limit fall exactly on ``limit``, so one C call both checks a whole
     request's nodes and encodes them (the extender reuses the bytes when it echoes every node).
+    The encoding is a view into orjson's output (a slice would copy megabytes a second time).
     """
     if type(value) is not dict and type(value) is not list:
         return orjson.dumps(value)
@@ -62,7 +63,7 @@ def encode_if_shallow(value: object, limit: int = MAX_DEPTH) -> bytes | None:
         return None
     finally:
         inner[0] = None
-    return encoded[wrappers : len(encoded) - wrappers]
+    return memoryview(encoded)[wrappers : len(encoded) - wrappers]
 
 
 _CHAINS = threading.local()

@@ -26,11 +26,10 @@ def pod_label(pod: object) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
-def bind_filter_verdict(ctx, args, verdicts, caller, seconds) -> None:
-    pod = pod_label(args.pod)
-    fits = sum(1 for v in verdicts if v.fits)
-    verdict = f"fit {fits}/{len(verdicts)}" if fits else f"no_fit 0/{len(verdicts)}"
-    log_context.bind(pod=pod, verdict=verdict)
+def bind_filter_verdict(pod: object, fits: int, total: int) -> None:
+    """``verdict`` = ``fit <nodes that fit>/<nodes asked about>`` (``no_fit 0/<n>`` when none fits)."""
+    verdict = f"fit {fits}/{total}" if fits else f"no_fit 0/{total}"
+    log_context.bind(pod=pod_label(pod), verdict=verdict)
 
 
 def bind_prioritize_verdict(pod: object, scored: int, total: int) -> None:

@@ -29,7 +29,7 @@ class ExtenderArgs:
 
     pod: dict
     nodes: list[dict]
-    nodes_json: bytes | None = None
+    nodes_json: bytes | memoryview | None = None
 
 
 def _pick(body: Mapping) -> dict[str, object]:
@@ -137,15 +137,15 @@ def filter_result(
     failed: dict[str, str],
     unresolvable: dict[str, str],
     error: str = "",
-    fitting_json: bytes | None = None,
+    fitting_json: bytes | memoryview | None = None,
 ) -> bytes:
     """``ExtenderFilterResult`` with Go field names; ``Nodes`` is null when nothing fits (as HAMi).
 
-    ``fitting_json``: ``fitting`` already encoded (every node of the request fits): spliced in as is.
+    ``fitting_json``: ``fitting`` already encoded (every node of the request fits): spliced between
+    the encoded fields around it, so a large answer is copied once.
     """
-    items: object = orjson.Fragment(fitting_json) if fitting and fitting_json is not None else fitting
-    nodes = {"metadata": {}, "items": items} if fitting else None
-    return orjson.dumps(
+    nodes = {"metadata": {}, "items": _SPLICED if fitting_json is not None else fitting} if fitting else None
+    encoded = orjson.dumps(
         {
             "Nodes": nodes,
             "NodeNames": None,
@@ -154,3 +154,13 @@ def filter_result(
             "Error": error,
         }
     )
+    if not fitting or fitting_json is None:
+        return encoded
+    head, _, tail = encoded.partition(_SPLICED_JSON)
+    return b"".join((head, fitting_json, tail))
+
+
+#: stands for the fitting nodes: ``Nodes`` is the first field and its ``items`` come right after
+#: ``"metadata":{}``, so the first occurrence of the placeholder is always this one
+_SPLICED_JSON = b'"<fitting nodes>"'
+_SPLICED = orjson.Fragment(_SPLICED_JSON)

@@ -498,3 +498,36 @@ def test_every_node_answered_exactly_once(client, kinds, spec, annos):
     scores = prioritize(client, extender_args(pod(annotations=annos, **spec), nodes))
     assert [s["Host"] for s in scores] == fitting
     assert all(0 <= s["Score"] <= 10 for s in scores)
+
+
+_NODE_A = {"metadata": {"name": "a", "annotations": {"x": '"<fitting nodes>"'}}}
+_NODE_B = {"metadata": {"name": "b"}, "status": {"capacity": {"nvidia.com/gpu": "8"}}}
+
+
+@pytest.mark.parametrize(
+    ("fitting", "failed", "unresolvable", "error", "spliced"),
+    [
+        ([_NODE_A, _NODE_B], {}, {}, "", True),  # every node fits: the request's own encoding, as is
+        ([_NODE_A, _NODE_B], {}, {}, "", False),
+        ([_NODE_B], {"a": "1/8 CardInsufficientMemory"}, {}, "", False),
+        (None, {}, {"b": "no gpu found on node"}, "", False),
+        ([], {}, {}, 'malformed extender args: "<fitting nodes>"', False),
+    ],
+    ids=["spliced", "encoded", "some-fit", "none-fit", "error"],
+)
+def test_filter_result_is_what_go_decodes(fitting, failed, unresolvable, error, spliced):
+    """The answer's bytes are the plain encoding of ExtenderFilterResult, however its nodes were
+    encoded (a node or an error holding the splice placeholder changes nothing)."""
+    from hami_sim.jsonlimits import encode_if_shallow
+    from simulations.extender import filter_result
+
+    nodes_json = encode_if_shallow(fitting) if spliced else None
+    out = filter_result(fitting, failed, unresolvable, error, fitting_json=nodes_json)
+    expected = {
+        "Nodes": {"metadata": {}, "items": fitting} if fitting else None,
+        "NodeNames": None,
+        "FailedNodes": failed,
+        "FailedAndUnresolvableNodes": unresolvable,
+        "Error": error,
+    }
+    assert out == orjson.dumps(expected)

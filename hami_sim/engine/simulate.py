@@ -22,6 +22,7 @@ from .annotations import DEVICE_CORDON, clear_templates, parse_cordon
 from .cache import ByteLRU, approx_size, cache_bytes_from_env
 from .fit import PodFit, fit_pod
 from .model import ContainerDevice, DeviceInfo, DeviceUsage, InventoryError, NodeState
+from .names import TEMPLATE_PREFIX
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import PodView, parse_pod
 from .vendors import Vendor, default_vendors
@@ -155,6 +156,17 @@ def _digest(*parts: object) -> bytes:
 _RAW_MEMO_MAX_CHARS = 16384
 _POD_MEMO_MAX_BYTES = 16384
 _POD_MEMO_ENTRIES = 256
+
+
+@dataclass(slots=True, frozen=True)
+class _VendorPlan:
+    """The vendors that read a kind of node (by its annotation keys and capacity names), and, when
+    they read annotations only, which ones key its inventory (``tag``: the vendors' positions, so
+    two vendor sets that read the same keys never share an entry)."""
+
+    vendors: list[Vendor]
+    keys: tuple[str, ...] | None
+    tag: tuple[int, ...]
 
 
 def _memo_text_size(parts: list) -> int:
@@ -353,7 +365,7 @@ class Simulator:
         self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(verdict_budget - shape_budget)
         self._shapes: ByteLRU[tuple, _ShapeVerdict] = ByteLRU(shape_budget, shape_budget // 8)
         self._pods: dict[bytes, PodContext] = {}
-        self._vendor_sets: dict[tuple, list[Vendor]] = {}
+        self._vendor_sets: dict[tuple, _VendorPlan] = {}
 
     def clear_caches(self) -> None:
         self._inventories.clear()
@@ -419,24 +431,40 @@ class Simulator:
 
     # -- inventories -----------------------------------------------------------------------------
     def _node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
-        """The vendors that can find devices on ``node``, in registration order.
+        """The vendors that can find devices on ``node``, in registration order."""
+        return self._node_plan(annotations, node).vendors
+
+    def _node_plan(self, annotations: Mapping[str, str], node: Mapping) -> _VendorPlan:
+        """The vendors that can find devices on ``node`` and how its inventory is keyed.
 
         This runs for every node of every CA call: nodes of a group share their annotation keys and
         capacity names, so the answer is remembered per (annotation keys, capacity names).
         """
         status = node.get("status")
         capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
-        key = (tuple(annotations), tuple(capacity) if isinstance(capacity, _MAPPINGS) else ())
+        # one tuple: the number of annotation keys keeps the two lists apart
+        key = (len(annotations), *annotations, *(capacity if isinstance(capacity, _MAPPINGS) else ()))
         try:
             found = self._vendor_sets.get(key)
         except TypeError:  # a key that is not a string: look it up the long way
-            return self._find_node_vendors(annotations, node)
+            return self._plan(self._find_node_vendors(annotations, node))
         if found is None:
-            found = self._find_node_vendors(annotations, node)
+            found = self._plan(self._find_node_vendors(annotations, node))
             if len(self._vendor_sets) >= 1024:
                 self._vendor_sets.clear()
             self._vendor_sets[key] = found
         return found
+
+    def _plan(self, vendors: list[Vendor]) -> _VendorPlan:
+        """``vendors`` and, when each of them reads only annotations (``inventory_annotations``), the
+        annotation keys whose values (after the vendors' positions) key a node's inventory."""
+        keys: list[str] = [DEVICE_CORDON]
+        for vendor in vendors:
+            read = vendor.inventory_annotations()
+            if read is None:
+                return _VendorPlan(vendors, None, ())
+            keys.extend(read)
+        return _VendorPlan(vendors, tuple(keys), tuple(self._vendor_list.index(v) for v in vendors))
 
     def _find_node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
         """One dictionary lookup per annotation key and capacity name."""
@@ -462,29 +490,38 @@ class Simulator:
 
     def annotation_inventory(self, node: Mapping) -> Inventory:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``)."""
-        annotations = node_annotations(node)
-        node_vendors = self._node_vendors(annotations, node)
-        parts: list[object] = [annotations.get(DEVICE_CORDON)]
-        for vendor in node_vendors:
-            parts.append(vendor.inventory_key(annotations, node))
+        meta = node.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, _MAPPINGS) else None
+        if not isinstance(annotations, _MAPPINGS):
+            annotations = {}
+        plan = self._node_plan(annotations, node)
         # Small registrations are memoised by their own (hashable) text, which costs a string hash
-        # instead of a serialisation + digest; large or odd ones by digest. The digest is computed
-        # on a miss either way: it keys the verdict memo.
-        raw: tuple | None = tuple(parts) if _memo_text_size(parts) <= _RAW_MEMO_MAX_CHARS else None
+        # instead of a serialisation + digest; large or odd ones by digest. A hit needs no size
+        # check (only small keys are ever put); the digest is computed on a miss either way: it keys
+        # the verdict memo.
+        parts: list[object]
+        if plan.keys is not None:  # (the vendors' positions, then the values of what they read)
+            parts = [plan.tag, tuple(map(annotations.get, plan.keys))]
+        else:
+            parts = [annotations.get(DEVICE_CORDON)]
+            for vendor in plan.vendors:
+                parts.append(vendor.inventory_key(annotations, node))
+        raw: tuple | None = tuple(parts)
         memo = self._inventories
-        if raw is not None:
-            try:
-                cached = memo.get(raw)
-            except TypeError:
-                raw, cached = None, None
-            if cached is not None:
-                return cached
+        try:
+            cached = memo.get(raw)
+        except TypeError:  # an unhashable value: the digest path
+            raw, cached = None, None
+        if cached is not None:
+            return cached
+        if raw is not None and _memo_text_size(parts) > _RAW_MEMO_MAX_CHARS:
+            raw = None
         key = _digest(parts)
         if raw is None:
             cached = memo.get(key)
             if cached is not None:
                 return cached
-        inventory = self._parse_inventory(annotations, node, node_vendors, key)
+        inventory = self._parse_inventory(annotations, node, plan.vendors, key)
         if raw is None:
             memo.put(key, inventory, _inventory_size(inventory))
         else:
@@ -549,39 +586,45 @@ class Simulator:
         live: LiveHook | None = None,
     ) -> list[NodeVerdict]:
         """One verdict per node, in input order. ``states`` overrides usage (sessions); ``live``
-        gives a live node's usage (or why it fails) for the nodes ``states`` does not hold."""
+        gives a live node's usage (or why it fails) for the nodes ``states`` does not hold. ``live``
+        is not asked about CA's template nodes (``TEMPLATE_PREFIX``): they are never live.
+
+        This loop runs for every node of every CA call, so it binds what it calls once and builds
+        nothing per node but the verdict (a warm call costs about a dictionary lookup per node).
+        """
+        if not ctx.pod.requests.has_requests:
+            return [NodeVerdict(node["metadata"]["name"], True) for node in nodes]
         verdicts: list[NodeVerdict] = []
-        has_requests = ctx.pod.requests.has_requests
-        verdict_memo = self._verdicts
+        append = verdicts.append
+        inventory_of = self.annotation_inventory if self.resolver is None else self.inventory
+        memo_get = self._verdicts.get
+        ctx_key = ctx.key
         for node in nodes:
             name = node["metadata"]["name"]
-            if not has_requests:
-                verdicts.append(NodeVerdict(name, True))
-                continue
-            inventory = self.inventory(node)
+            inventory = inventory_of(node)
             if inventory.error:
-                verdicts.append(
+                append(
                     NodeVerdict(name, False, inventory.error, True, inventory.node_group, inventory.source)
                 )
                 continue
             session_state = states.get(name) if states else None
             owned = False
-            if session_state is None and live is not None:
+            if session_state is None and live is not None and not name.startswith(TEMPLATE_PREFIX):
                 found = live(name, inventory)
                 if isinstance(found, str):
-                    verdicts.append(
-                        NodeVerdict(name, False, found, False, inventory.node_group, inventory.source)
-                    )
+                    append(NodeVerdict(name, False, found, False, inventory.node_group, inventory.source))
                     continue
                 session_state, owned = found, True
             if session_state is not None:
                 verdict = self.evaluate(ctx, name, session_state, owned=owned)
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
-            else:
-                memo = verdict_memo.get(inventory.key + ctx.key) if inventory.key else None
-                if memo is None:
-                    memo = self._zero_usage_verdict(ctx, name, inventory)
-                verdict = NodeVerdict(
+                append(verdict)
+                continue
+            memo = memo_get(inventory.key + ctx_key) if inventory.key else None
+            if memo is None:
+                memo = self._zero_usage_verdict(ctx, name, inventory)
+            append(
+                NodeVerdict(
                     name,
                     memo.fits,
                     memo.reason,
@@ -591,7 +634,7 @@ class Simulator:
                     memo.fit,
                     memo.score_after,
                 )
-            verdicts.append(verdict)
+            )
         return verdicts
 
     def _zero_usage_verdict(self, ctx: PodContext, name: str, inventory: Inventory) -> _MemoVerdict:

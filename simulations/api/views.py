@@ -119,20 +119,23 @@ def run_filter(
         )
         return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_state)
-    fitting: list[dict] = []
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
-    for node, verdict in zip(args.nodes, verdicts, strict=True):
-        if verdict.fits:
-            fitting.append(node)
-        elif verdict.unresolvable:
-            unresolvable[verdict.name] = verdict.reason
-        else:
-            failed[verdict.name] = verdict.reason
-    every_node = len(fitting) == len(args.nodes)  # then the request's own encoding is the answer's
-    out = filter_result(fitting, failed, unresolvable, fitting_json=args.nodes_json if every_node else None)
+    if all(verdict.fits for verdict in verdicts):  # the request's own encoding of its nodes is the answer's
+        fitting = args.nodes
+        out = filter_result(fitting, failed, unresolvable, fitting_json=args.nodes_json)
+    else:
+        fitting = []
+        for node, verdict in zip(args.nodes, verdicts, strict=True):
+            if verdict.fits:
+                fitting.append(node)
+            elif verdict.unresolvable:
+                unresolvable[verdict.name] = verdict.reason
+            else:
+                failed[verdict.name] = verdict.reason
+        out = filter_result(fitting, failed, unresolvable)
     _count_verdicts(len(fitting), len(failed), len(unresolvable))
-    bind_filter_verdict(ctx, args, verdicts, caller, 0.0)
+    bind_filter_verdict(args.pod, len(fitting), len(verdicts))
     # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs
     if filter_answered.receivers:
         filter_answered.send_robust(

@@ -147,3 +147,48 @@ def test_default_vendors_register_in_hami_v2_10_order():
     ascend = [w for w in chips if w.startswith("Ascend")]
     assert chips == ascend + ["MR-V100", "MR-V50", "BI-V150", "BI-V100"]
     assert [d.block for d in descriptors()][-2:] == ["ascend", "iluvatar"]
+
+
+def _annotation_like_constants() -> set[str]:
+    """Every module-level string of the vendor modules that looks like an annotation key."""
+    import importlib
+    import pkgutil
+
+    found: set[str] = set()
+    for info in pkgutil.iter_modules(registry.__path__):
+        module = importlib.import_module(f"{registry.__name__}.{info.name}")
+        found |= {
+            v
+            for v in vars(module).values()
+            if isinstance(v, str) and re.fullmatch(r"[\w.-]+(/[\w.-]+)?", v) and ("-" in v or "/" in v)
+        }
+    return found
+
+
+def _node_with(annotations: dict) -> dict:
+    return {
+        "metadata": {"name": "n-1", "annotations": annotations, "labels": {"l": "1"}},
+        "status": {"capacity": {"x.example.com/dev": "4"}},
+    }
+
+
+@pytest.mark.parametrize("vendor", default_vendors(), ids=lambda v: v.common_word)
+def test_a_vendors_inventory_annotations_are_all_its_inventory_key_reads(vendor):
+    """The simulator keys an inventory by the values of ``inventory_annotations`` alone (no
+    ``inventory_key`` call per node): a vendor that declares them must read nothing else, and every
+    one of them must change its key."""
+    keys = vendor.inventory_annotations()
+    if keys is None:
+        return
+    defining = [c for c in type(vendor).__mro__ if "inventory_key" in vars(c)][0]
+    assert "inventory_annotations" in vars(defining), f"{defining.__name__} overrides only inventory_key"
+    others = sorted(_annotation_like_constants() - set(keys)) + ["other.example.com/x"]
+    base = {k: f"value-{i}" for i, k in enumerate(keys)} | dict.fromkeys(others, "1")
+    key = vendor.inventory_key(base, _node_with(base))
+    elsewhere = _node_with(base) | {"spec": {"taints": []}}
+    elsewhere["metadata"] = {"name": "n-2", "annotations": base, "labels": {"l": "2"}}
+    for k in others:
+        assert vendor.inventory_key(base | {k: "2"}, elsewhere) == key, f"reads {k} too"
+    for k in keys:
+        changed = base | {k: "changed"}
+        assert vendor.inventory_key(changed, _node_with(changed)) != key, k

@@ -182,6 +182,9 @@ class AscendVendor(ChipVendor[AscendConfig]):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (self.register_key, annotations.get(self.register_key), annotations.get(NODE_HAMI_CORE))
 
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        return (self.register_key, NODE_HAMI_CORE)
+
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:

@@ -121,6 +121,13 @@ class Vendor(ABC):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         """What ``node_devices`` reads from the node, for caching parsed inventories."""
 
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        """The annotation keys ``inventory_key`` reads, when they are all it reads (and it returns
+        nothing else that varies): the simulator then keys a node's inventory by their values alone,
+        without calling ``inventory_key`` per node. None, the default: ``inventory_key`` is called.
+        A subclass that overrides one of the two overrides both (tests/vendors check it)."""
+        return None
+
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         """(annotation keys, ``status.capacity`` names) whose presence makes this vendor read a node.
 

@@ -408,6 +408,9 @@ class RegisteredVendor(CommonFitVendor):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (self.register_key, annotations.get(self.register_key))
 
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        return (self.register_key,)
+
     def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (self.register_key,), ()
 

@@ -210,6 +210,9 @@ class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
     # v2.10's MetaX GPU ``checkUUID`` always passes: no UUID selection for whole GPUs
     rules = FitRules("", "")
 
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        return None  # its key reads capacity too (``SameDeviceVendor``)
+
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         key = super().inventory_key(annotations, node)
         if len(key) == 1:
@@ -370,6 +373,9 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
 
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (METAX_SGPU_REGISTER, annotations.get(METAX_SGPU_REGISTER))
+
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        return (METAX_SGPU_REGISTER,)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

@@ -179,6 +179,9 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
     def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
         return (annotations.get(NVIDIA_REGISTER), annotations.get(NVIDIA_PAIR_SCORE))
 
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        return (NVIDIA_REGISTER, NVIDIA_PAIR_SCORE)
+
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:

@@ -10,9 +10,11 @@ every request, and nothing from a request object is retained.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from types import MappingProxyType
 
 import orjson
@@ -120,9 +122,13 @@ class _MemoVerdict:
     score_after: float
 
 
-#: A device's registration without its UUID (``Simulator._shape``)
-#: (every field of ``DeviceInfo`` but the UUID; vendor data only as whether there is any)
-_DeviceShape = tuple[int, int, int, int, str, int, str, bool, str, tuple, bool]
+#: A device's registration without its UUID (``Simulator._shape``): every field of ``DeviceInfo``
+#: but the UUID and the vendor data (a device that has any is never shared)
+_DeviceShape = tuple[int, int, int, int, str, int, str, bool, str, tuple]
+_SHAPE_FIELDS = attrgetter(
+    "index", "count", "devmem", "devcore", "type", "numa", "mode", "health", "device_vendor", "mig_profiles"
+)
+_DEVICE_ID = attrgetter("id")
 
 
 @dataclass(slots=True, frozen=True)
@@ -132,6 +138,11 @@ class _ShapeVerdict:
 
     memo: _MemoVerdict
     positions: Mapping[str, int]
+    #: what a relabelled copy is charged in the verdict memo: the original's size (its UUIDs are the
+    #: other node's own strings, already charged with that node's inventory)
+    size: int
+    #: per container, (position of the device, the device) of each chosen device
+    chosen: tuple[tuple[tuple[int, ContainerDevice], ...], ...]
 
 
 _MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
@@ -153,7 +164,7 @@ def _digest(*parts: object) -> bytes:
     return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=16).digest()
 
 
-_RAW_MEMO_MAX_CHARS = 16384
+_RAW_MEMO_MAX_BYTES = 16384
 _POD_MEMO_MAX_BYTES = 16384
 _POD_MEMO_ENTRIES = 256
 
@@ -169,19 +180,29 @@ class _VendorPlan:
     tag: tuple[int, ...]
 
 
-def _memo_text_size(parts: list) -> int:
-    """Characters of registration text in an inventory key (bounds what the raw memo may keep)."""
+def _text_bytes(parts: list) -> int:
+    """Bytes of registration text in an inventory key (characters times their width: 1 for ASCII,
+    at most 4); anything but text, None and numbers counts as too much for the raw memo."""
     size = 0
     for part in parts:
         if isinstance(part, str):
-            size += len(part)
+            size += len(part) if part.isascii() else 4 * len(part)
         elif isinstance(part, tuple):
             for item in part:
                 if isinstance(item, str):
-                    size += len(item)
+                    size += len(item) if item.isascii() else 4 * len(item)
                 elif item is not None and not isinstance(item, int | float):
-                    return _RAW_MEMO_MAX_CHARS + 1  # not plain text: use the digest path
+                    return _RAW_MEMO_MAX_BYTES + 1  # not plain text: use the digest path
     return size
+
+
+#: inventory keys that are unique in the process (``Inventory.key`` of a registration memoised by its
+#: text): the memo entry itself is the content's identity, so no digest of it is computed
+_UNIQUE_KEYS = itertools.count()
+
+
+def _unique_key() -> bytes:
+    return b"#" + next(_UNIQUE_KEYS).to_bytes(15, "big")
 
 
 # -- sizes charged to the memos (computed once per insertion; cheap formulas, erring high) --------------
@@ -237,6 +258,34 @@ def _inventory_size(inventory: Inventory) -> int:
     return size
 
 
+#: an inventory without devices and its tuple (devices are charged one by one)
+_INVENTORY_BASE = sys.getsizeof(Inventory()) + sys.getsizeof(()) + sys.getsizeof(b"#" * 16) + 2 * _STR_SIZE
+#: a device read from registration text, but for its strings' characters (charged as the text's):
+#: the object, its numbers, four string headers and a vendor name of up to 64 characters
+_READ_DEVICE_SIZE = _DEVICE_INFO_SIZE + 4 * _STR_SIZE + 64 + 8  # (+ its slot in the devices tuple)
+#: a raw key ``(vendor positions, annotation values)`` but for its text: two small tuples, a few
+#: vendor positions and the value strings' headers
+_RAW_KEY_SIZE = 2 * sys.getsizeof((None,) * 8) + 8 * _STR_SIZE
+_MIG_PROFILES = attrgetter("mig_profiles")
+_CUSTOM_INFO = attrgetter("custom_info")
+
+
+def _read_inventory_size(inventory: Inventory, text_bytes: int) -> int:
+    """``_inventory_size`` in constant time for an inventory whose device strings were all read from
+    ``text_bytes`` of registration text (each character of theirs is one of the text's, at most as
+    wide): the formula when its devices carry nothing else, ``_inventory_size`` when they do."""
+    devices = inventory.devices
+    n = len(devices)
+    if (
+        inventory.pair_scores
+        or inventory.cordoned
+        or list(map(_MIG_PROFILES, devices)).count(()) != n
+        or list(map(_CUSTOM_INFO, devices)).count(None) != n
+    ):
+        return _inventory_size(inventory)
+    return _INVENTORY_BASE + len(inventory.error) + n * _READ_DEVICE_SIZE + text_bytes
+
+
 def _raw_key_size(raw: tuple) -> int:
     """Bytes of a raw inventory key: registration strings (and None / numbers) in one or two tuples
     (what ``_memo_text_size`` lets through); anything else is sized by ``approx_size``."""
@@ -274,6 +323,16 @@ def _verdict_size(key: bytes, verdict: _MemoVerdict) -> int:
     return size
 
 
+def _shape_verdict(memo: _MemoVerdict, devices: Sequence[DeviceInfo], size: int) -> _ShapeVerdict:
+    """``memo`` (the verdict on ``devices``) ready to be relabelled for other nodes of its shape."""
+    positions = MappingProxyType({dev.id: i for i, dev in enumerate(devices)})
+    fit = memo.fit
+    chosen = (
+        tuple(tuple((positions[d.uuid], d) for d in c) for c in fit.containers) if fit is not None else ()
+    )
+    return _ShapeVerdict(memo, positions, size, chosen)
+
+
 def _relabel(shared: _ShapeVerdict, devices: Sequence[DeviceInfo]) -> _MemoVerdict | None:
     """``shared``'s verdict with its UUIDs (chosen devices, per-device reasons) replaced by those
     of ``devices`` at the same positions; None if it names a UUID its node did not have."""
@@ -281,29 +340,31 @@ def _relabel(shared: _ShapeVerdict, devices: Sequence[DeviceInfo]) -> _MemoVerdi
     fit = memo.fit
     if fit is None or (not fit.containers and not fit.device_reasons):
         return memo
-    positions = shared.positions
     try:
         containers = tuple(
-            tuple(
-                ContainerDevice(
-                    d.idx,
-                    devices[positions[d.uuid]].id,
-                    d.type,
-                    d.usedmem,
-                    d.usedcores,
-                    d.mig_profile,
-                    d.mig_placement,
+            [
+                tuple(
+                    [
+                        ContainerDevice(
+                            d.idx,
+                            devices[at].id,
+                            d.type,
+                            d.usedmem,
+                            d.usedcores,
+                            d.mig_profile,
+                            d.mig_placement,
+                        )
+                        for at, d in container
+                    ]
                 )
-                for d in container
-            )
-            for container in fit.containers
+                for container in shared.chosen
+            ]
         )
-        reasons = (
-            MappingProxyType({devices[positions[uuid]].id: why for uuid, why in fit.device_reasons.items()})
-            if fit.device_reasons
-            else fit.device_reasons
-        )
-    except KeyError:
+        reasons = fit.device_reasons
+        if reasons:
+            positions = shared.positions
+            reasons = MappingProxyType({devices[positions[uuid]].id: why for uuid, why in reasons.items()})
+    except (KeyError, IndexError):
         return None
     relabelled = PodFit(
         fit.ok,
@@ -514,18 +575,23 @@ class Simulator:
             raw, cached = None, None
         if cached is not None:
             return cached
-        if raw is not None and _memo_text_size(parts) > _RAW_MEMO_MAX_CHARS:
+        text_bytes = _text_bytes(parts) if raw is not None else 0
+        if text_bytes > _RAW_MEMO_MAX_BYTES:
             raw = None
-        key = _digest(parts)
-        if raw is None:
+        if raw is None:  # memoised by digest
+            key = _digest(parts)
             cached = memo.get(key)
             if cached is not None:
                 return cached
-        inventory = self._parse_inventory(annotations, node, plan.vendors, key)
-        if raw is None:
+            inventory = self._parse_inventory(annotations, node, plan.vendors, key)
             memo.put(key, inventory, _inventory_size(inventory))
+            return inventory
+        inventory = self._parse_inventory(annotations, node, plan.vendors, _unique_key())
+        if plan.keys is not None:  # every string of its devices was read from the key's text
+            size = _read_inventory_size(inventory, text_bytes) + _RAW_KEY_SIZE + text_bytes
         else:
-            memo.put(raw, inventory, _inventory_size(inventory) + _raw_key_size(raw))
+            size = _inventory_size(inventory) + _raw_key_size(raw)
+        memo.put(raw, inventory, size)
         return inventory
 
     @staticmethod
@@ -644,19 +710,21 @@ class Simulator:
         shape_key = (self._shape(inventory), ctx.key) if ctx.uuid_blind else None
         shared = self._shapes.get(shape_key) if shape_key is not None and shape_key[0] is not None else None
         memo = _relabel(shared, inventory.devices) if shared is not None else None
-        if memo is None:
+        if memo is not None:
+            size = shared.size  # type: ignore[union-attr]
+        else:
             verdict = self.evaluate(ctx, name, inventory.state(name), owned=True)
             memo = _MemoVerdict(
                 verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after
             )
+            size = _verdict_size(memo_key, memo)
             if shape_key is not None and shape_key[0] is not None and self._shareable(inventory):
-                positions = MappingProxyType({dev.id: i for i, dev in enumerate(inventory.devices)})
-                entry = _ShapeVerdict(memo, positions)
+                entry = _shape_verdict(memo, inventory.devices, size)
                 self._shapes.put(
-                    shape_key, entry, approx_size(shape_key, positions) + _verdict_size(b"", memo)
+                    shape_key, entry, approx_size(shape_key, entry.positions, entry.chosen) + size
                 )
         if inventory.key:  # a resolver's inventory without a digest cannot be told apart
-            self._verdicts.put(memo_key, memo, _verdict_size(memo_key, memo))
+            self._verdicts.put(memo_key, memo, size)
         return memo
 
     def _shape(self, inventory: Inventory) -> tuple[_DeviceShape, ...] | None:
@@ -666,15 +734,10 @@ class Simulator:
         if inventory.pair_scores or inventory.cordoned:
             return None
         devices = inventory.devices
-        if len({d.id for d in devices}) != len(devices):
-            return None
-        return tuple(
-            [
-                (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health)
-                + (d.device_vendor, d.mig_profiles, d.custom_info is None)
-                for d in devices
-            ]
-        )
+        n = len(devices)
+        if len(set(map(_DEVICE_ID, devices))) != n or list(map(_CUSTOM_INFO, devices)).count(None) != n:
+            return None  # (vendor data: never ``_shareable``)
+        return tuple(map(_SHAPE_FIELDS, devices))
 
     def _shareable(self, inventory: Inventory) -> bool:
         """Whether a verdict on ``inventory`` cannot depend on its UUIDs (given a pod whose vendors

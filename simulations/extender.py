@@ -112,15 +112,11 @@ def _checked_node(i: int, node: object, deep_check: bool = True) -> str:
         raise ExtenderArgsError(
             f"malformed extender args: Nodes.items[{i}] ({name}) nested deeper than {MAX_DEPTH} levels"
         )
-    _check_annotations(i, meta.get("annotations"))  # type: ignore[union-attr]
-    return name
-
-
-def _check_annotations(i: int, annotations: object) -> None:
-    """Annotations are ``map[string]string``: Go rejects the whole request otherwise, and the engine
-    reads them as strings (null is Go's zero value: treated as absent)."""
+    # annotations are ``map[string]string``: Go rejects the whole request otherwise, and the engine
+    # reads them as strings (null is Go's zero value: treated as absent)
+    annotations = meta.get("annotations")  # type: ignore[union-attr]
     if annotations is None:
-        return
+        return name
     if type(annotations) is not dict:
         raise ExtenderArgsError(
             f"malformed extender args: Nodes.items[{i}].metadata.annotations must be an object"
@@ -130,6 +126,7 @@ def _check_annotations(i: int, annotations: object) -> None:
             raise ExtenderArgsError(
                 f"malformed extender args: Nodes.items[{i}].metadata.annotations[{key}] must be a string"
             )
+    return name
 
 
 def filter_result(

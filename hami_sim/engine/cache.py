@@ -43,9 +43,9 @@ DEFAULT_CACHE_BYTES = 128 * 1024 * 1024
 #: the largest single entry, as a share of the budget
 _MAX_ENTRY_SHARE = 64
 
-#: what the memo itself spends per entry (its hash-table slot and order link, the (value, size)
-#: pair), charged on top of the entry's own size
-ENTRY_OVERHEAD = 160
+#: what the memo itself spends per entry (its hash-table slot and order link, the [value, size,
+#: used] list), charged on top of the entry's own size
+ENTRY_OVERHEAD = 192
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -112,6 +112,11 @@ def approx_size(*objs: object) -> int:
 class ByteLRU(Generic[K, V]):
     """LRU memo whose entries are charged their size, shared by a worker's threads.
 
+    Recency is kept the CLOCK way (second chance): a read only marks its entry as used, and an
+    eviction passes over the oldest entries that were used since, unmarking them and moving them to
+    the recent end. A read is then one dictionary lookup and one store (moving the entry on every
+    read cost a second hash of its key, for each of the thousands of nodes of a CA call).
+
     Every write (insert, evict, clear) holds one lock, so two gunicorn threads never interleave an
     eviction with an insert and the accounted bytes always equal the entries' sizes; the lock is
     held for dictionary operations only, never while computing a value or its size. Reads are
@@ -121,7 +126,7 @@ class ByteLRU(Generic[K, V]):
     def __init__(self, max_bytes: int, max_entry_bytes: int | None = None) -> None:
         self.max_bytes = max_bytes
         self.max_entry_bytes = max_bytes // _MAX_ENTRY_SHARE if max_entry_bytes is None else max_entry_bytes
-        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._data: OrderedDict[K, list] = OrderedDict()  # key -> [value, size, used since last pass]
         self._lock = threading.Lock()
         self._bytes = 0
         self.evictions = 0
@@ -136,21 +141,18 @@ class ByteLRU(Generic[K, V]):
         return len(self._data)
 
     def get(self, key: K) -> V | None:
-        """The value, marked as just used; None when absent. Raises ``TypeError`` for unhashable keys.
+        """The value, marked as used; None when absent. Raises ``TypeError`` for unhashable keys.
 
-        Reads take no lock (they run for every node of every CA call): the lookup and the move to
-        the recent end are each one C-level dictionary operation, atomic under the GIL, and neither
-        touches the byte accounting that ``put`` keeps under the lock. A key another thread evicts
-        between the two is simply not moved.
+        Reads take no lock (they run for every node of every CA call): the lookup is one C-level
+        dictionary operation, atomic under the GIL, and the mark is a store into the entry, which
+        ``put`` reads under its lock only to decide the order of evictions.
         """
         entry = self._data.get(key)
         if entry is None:
             return None
-        try:  # noqa: SIM105 - a bare try costs nothing on this hot path; suppress() is a call
-            self._data.move_to_end(key)
-        except KeyError:
-            pass
-        return entry[0]
+        entry[2] = True
+        value: V = entry[0]
+        return value
 
     def put(self, key: K, value: V, size: int) -> bool:
         """Keep ``value`` charged ``size`` bytes, evicting the least recently used entries to fit.
@@ -166,11 +168,17 @@ class ByteLRU(Generic[K, V]):
             old = data.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
+            chances = len(data)  # a bound, though readers may mark entries while this runs
             while self._bytes + size > self.max_bytes:  # room first: the total never passes the bound
-                _, (_, evicted) = data.popitem(last=False)
-                self._bytes -= evicted
+                oldest, entry = data.popitem(last=False)
+                if entry[2] and chances > 0:  # used since the last pass: a second chance
+                    chances -= 1
+                    entry[2] = False
+                    data[oldest] = entry
+                    continue
+                self._bytes -= entry[1]
                 self.evictions += 1
-            data[key] = (value, size)
+            data[key] = [value, size, False]
             self._bytes += size
         return True
 

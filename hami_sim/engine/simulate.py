@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import sys
+import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
@@ -67,6 +68,13 @@ class Inventory:
     source: str = "annotation"  # "annotation" | "profile" | "none"
     error: str = ""  # non-empty: unresolvable (FailedAndUnresolvableNodes)
     key: bytes = b""  # content digest, for memoising verdicts
+    #: ``(PodContext.key, weak reference to its _MemoVerdict)``: the verdict ``filter_nodes`` found
+    #: last for this inventory, so a repeat of the question costs no second memo lookup. The one
+    #: field set after construction (a cache slot, not content); weak, so the verdict memo alone
+    #: decides how long a verdict lives.
+    last_verdict: tuple[bytes, weakref.ref] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
 
     def state(self, name: str) -> NodeState:
         return NodeState(
@@ -108,7 +116,7 @@ class NodeVerdict:
     score_after: float = 0.0
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, weakref_slot=True)
 class _MemoVerdict:
     """What the verdict memo keeps of a zero-usage verdict: immutable, shared by every request.
 
@@ -213,6 +221,10 @@ _CONTAINER_DEVICE_SIZE = sys.getsizeof(ContainerDevice(0, "", "", 0, 0)) + 3 * _
 
 
 _STR_SIZE = sys.getsizeof("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR_SIZE + len(s)``
+#: an inventory's ``last_verdict`` once filled: a pair and a weak reference
+_VERDICT_SLOT_SIZE = sys.getsizeof((b"", None)) + sys.getsizeof(
+    weakref.ref(_MemoVerdict(True, "", None, 0.0))
+)
 
 
 def _device_size(dev: DeviceInfo, seen: set[int]) -> int:
@@ -235,6 +247,7 @@ def _inventory_size(inventory: Inventory) -> int:
     """Bytes an inventory holds: the object, its devices (by formula), the small extras in full."""
     seen: set[int] = set()
     size = sys.getsizeof(inventory) + sys.getsizeof(inventory.devices) + sys.getsizeof(inventory.key)
+    size += _VERDICT_SLOT_SIZE
     size += sys.getsizeof(inventory.error) + sys.getsizeof(inventory.source)
     for dev in inventory.devices:
         uid, typ, mode, vendor = dev.id, dev.type, dev.mode, dev.device_vendor
@@ -258,11 +271,19 @@ def _inventory_size(inventory: Inventory) -> int:
     return size
 
 
-#: an inventory without devices and its tuple (devices are charged one by one)
-_INVENTORY_BASE = sys.getsizeof(Inventory()) + sys.getsizeof(()) + sys.getsizeof(b"#" * 16) + 2 * _STR_SIZE
+#: an inventory without devices and its tuple (devices are charged one by one), with its filled
+#: ``last_verdict`` slot
+_INVENTORY_BASE = (
+    sys.getsizeof(Inventory())
+    + sys.getsizeof(())
+    + sys.getsizeof(b"#" * 16)
+    + 2 * _STR_SIZE
+    + _VERDICT_SLOT_SIZE
+)
 #: a device read from registration text, but for its strings' characters (charged as the text's):
-#: the object, its numbers, four string headers and a vendor name of up to 64 characters
-_READ_DEVICE_SIZE = _DEVICE_INFO_SIZE + 4 * _STR_SIZE + 64 + 8  # (+ its slot in the devices tuple)
+#: the object, its numbers and three string headers (id, type, mode; its vendor's name is the
+#: vendor's own string)
+_READ_DEVICE_SIZE = _DEVICE_INFO_SIZE + 3 * _STR_SIZE + 8  # (+ its slot in the devices tuple)
 #: a raw key ``(vendor positions, annotation values)`` but for its text: two small tuples, a few
 #: vendor positions and the value strings' headers
 _RAW_KEY_SIZE = 2 * sys.getsizeof((None,) * 8) + 8 * _STR_SIZE
@@ -562,7 +583,7 @@ class Simulator:
         # the verdict memo.
         parts: list[object]
         if plan.keys is not None:  # (the vendors' positions, then the values of what they read)
-            parts = [plan.tag, tuple(map(annotations.get, plan.keys))]
+            parts = [plan.tag, *map(annotations.get, plan.keys)]
         else:
             parts = [annotations.get(DEVICE_CORDON)]
             for vendor in plan.vendors:
@@ -686,9 +707,14 @@ class Simulator:
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
                 append(verdict)
                 continue
-            memo = memo_get(inventory.key + ctx_key) if inventory.key else None
+            last = inventory.last_verdict
+            memo = last[1]() if last is not None and last[0] is ctx_key else None
             if memo is None:
-                memo = self._zero_usage_verdict(ctx, name, inventory)
+                memo = memo_get(inventory.key + ctx_key) if inventory.key else None
+                if memo is None:
+                    memo = self._zero_usage_verdict(ctx, name, inventory)
+                if inventory.key:
+                    object.__setattr__(inventory, "last_verdict", (ctx_key, weakref.ref(memo)))
             append(
                 NodeVerdict(
                     name,

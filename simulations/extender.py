@@ -7,16 +7,26 @@ Go) and answer with the Go field names. Validation order and messages follow des
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
 from hami_sim.jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 
-__all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result"]
+try:  # optional (wheels for every platform we ship): without it, answers re-encode their nodes
+    import msgspec
+except ImportError:  # pragma: no cover - the pure-Python path is tested with SPLIT_NODES off
+    msgspec = None
+
+__all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result", "SPLIT_NODES"]
 
 _FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
+
+#: Echo fitting nodes as the request's own bytes (``ExtenderArgs.node_json``, split by msgspec)
+#: rather than encoding them again; False (or msgspec missing) is the pure-Python path.
+SPLIT_NODES = msgspec is not None
 
 
 class ExtenderArgsError(ValueError):
@@ -25,11 +35,59 @@ class ExtenderArgsError(ValueError):
 
 @dataclass(slots=True)
 class ExtenderArgs:
-    """The pod, the Node objects, and ``Nodes.items`` already encoded (when the depth check made it)."""
+    """The pod and the Node objects, and how to echo the nodes without encoding them again.
+
+    ``node_json[i]`` is ``Nodes.items[i]`` exactly as the request encoded it (the nodes' depth is
+    then only what parsing allows: nothing encodes them again); otherwise ``nodes_json`` is
+    ``Nodes.items`` encoded once, when the depth check made it.
+    """
 
     pod: dict
     nodes: list[dict]
     nodes_json: bytes | memoryview | None = None
+    node_json: Sequence[Any] | None = None
+
+    def echo(self, indices: Sequence[int] | None = None) -> list | None:
+        """The JSON array of the nodes at ``indices`` (every node: None), as pieces to splice
+        (``filter_result``); None when they must be encoded."""
+        if self.node_json is not None:
+            parts = self.node_json if indices is None else [self.node_json[i] for i in indices]
+            if not parts:
+                return [b"[]"]
+            pieces: list = [b","] * (2 * len(parts) + 1)
+            pieces[0], pieces[-1] = b"[", b"]"
+            pieces[1::2] = parts
+            return pieces
+        if indices is None and self.nodes_json is not None:
+            return [self.nodes_json]
+        return None
+
+
+if msgspec is not None:
+
+    class _Items(msgspec.Struct):
+        items: list[msgspec.Raw] = []
+
+    class _Body(msgspec.Struct):
+        Nodes: _Items | None = None
+
+    _SPLITTER = msgspec.json.Decoder(_Body)
+
+
+def _split_items(body: bytes, data: Mapping, items: list) -> list | None:
+    """``Nodes.items`` as the bytes of each node, when the body names both exactly (``Nodes``,
+    ``items``: msgspec reads exact names, where our case-insensitive reading could pick a variant)
+    and msgspec splits it into as many nodes as orjson read (duplicate keys: the last, for both)."""
+    nodes = data.get("Nodes")
+    if not SPLIT_NODES or not isinstance(nodes, dict) or "items" not in nodes:
+        return None
+    try:
+        split = _SPLITTER.decode(body).Nodes
+    except (msgspec.DecodeError, RecursionError):  # (ValidationError is a DecodeError)
+        return None
+    if split is None or len(split.items) != len(items):
+        return None
+    return split.items
 
 
 def _pick(body: Mapping) -> dict[str, object]:
@@ -60,16 +118,20 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
     if fields.get("nodenames") is not None:
         raise ExtenderArgsError(f"{verb} needs full Node objects (nodeCacheCapable: false); got NodeNames")
     items = _node_items(fields.get("nodes"))
-    # one C call checks every node's depth and encodes them; only a too-deep (or unencodable) list
-    # is walked node by node, for the first bad node's index and name
-    nodes_json = encode_if_shallow(items, MAX_DEPTH + 1)
+    # Echoed as sent, the nodes need no depth check (orjson read them, within its 1,024 levels);
+    # encoded again, orjson writes at most 254: one C call checks every node's depth and encodes
+    # them, and only a too-deep (or unencodable) list is walked node by node, for the first bad
+    # node's index and name.
+    node_json = _split_items(body, data, items)
+    nodes_json = encode_if_shallow(items, MAX_DEPTH + 1) if node_json is None else None
+    deep_check = node_json is None and nodes_json is None
     seen: set[str] = set()
     for i, node in enumerate(items):
-        name = _checked_node(i, node, deep_check=nodes_json is None)
+        name = _checked_node(i, node, deep_check=deep_check)
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
-    return ExtenderArgs(pod, items, nodes_json)
+    return ExtenderArgs(pod, items, nodes_json, node_json)
 
 
 def _checked_pod(pod: object) -> dict:
@@ -134,12 +196,12 @@ def filter_result(
     failed: dict[str, str],
     unresolvable: dict[str, str],
     error: str = "",
-    fitting_json: bytes | memoryview | None = None,
+    fitting_json: Sequence[Any] | None = None,
 ) -> bytes:
     """``ExtenderFilterResult`` with Go field names; ``Nodes`` is null when nothing fits (as HAMi).
 
-    ``fitting_json``: ``fitting`` already encoded (every node of the request fits): spliced between
-    the encoded fields around it, so a large answer is copied once.
+    ``fitting_json``: ``fitting`` already encoded, as pieces (``ExtenderArgs.echo``): spliced
+    between the encoded fields around it, so a large answer is copied once.
     """
     nodes = {"metadata": {}, "items": _SPLICED if fitting_json is not None else fitting} if fitting else None
     encoded = orjson.dumps(
@@ -154,7 +216,7 @@ def filter_result(
     if not fitting or fitting_json is None:
         return encoded
     head, _, tail = encoded.partition(_SPLICED_JSON)
-    return b"".join((head, fitting_json, tail))
+    return b"".join([head, *fitting_json, tail])
 
 
 #: stands for the fitting nodes: ``Nodes`` is the first field and its ``items`` come right after

@@ -16,6 +16,15 @@ from tests.factories import container, extender_args, gpu, node, pod
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
+
+@pytest.fixture(autouse=True, params=["split", "encoded"])
+def echo_path(request, monkeypatch):
+    """Every test here runs twice: fitting nodes echoed as the request's own bytes (msgspec splits
+    the body, the default) and encoded again by orjson (the pure-Python path)."""
+    monkeypatch.setattr("simulations.extender.SPLIT_NODES", request.param == "split")
+    return request.param
+
+
 REG = "hami.io/node-nvidia-register"
 SCORE = "hami.io/node-nvidia-score"
 
@@ -521,7 +530,7 @@ def test_filter_result_is_what_go_decodes(fitting, failed, unresolvable, error, 
     from hami_sim.jsonlimits import encode_if_shallow
     from simulations.extender import filter_result
 
-    nodes_json = encode_if_shallow(fitting) if spliced else None
+    nodes_json = [encode_if_shallow(fitting)] if spliced else None
     out = filter_result(fitting, failed, unresolvable, error, fitting_json=nodes_json)
     expected = {
         "Nodes": {"metadata": {}, "items": fitting} if fitting else None,
@@ -531,3 +540,29 @@ def test_filter_result_is_what_go_decodes(fitting, failed, unresolvable, error, 
         "Error": error,
     }
     assert out == orjson.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    ("template", "verbatim_when_split"),
+    [
+        # Go's field names as sent: each fitting node is echoed as the request's own bytes
+        (b'{"Pod": %s, "Nodes": {"metadata": {}, "items": [%s, %s]}, "NodeNames": null}', True),
+        # a case variant that our case-insensitive reading picks: encoded again (msgspec reads exact names)
+        (b'{"pod": %s, "nodes": {"items": [%s, %s]}}', False),
+        (b'{"Pod": %s, "Nodes": {"Items": [%s, %s]}}', False),
+    ],
+    ids=["go-names", "lower-case", "items-variant"],
+)
+def test_fitting_nodes_are_echoed_as_sent_or_encoded_again(client, echo_path, template, verbatim_when_split):
+    """Both echoes decode to the nodes that fit, in order; only the split path keeps their bytes
+    (spacing, escapes, key order) and needs no depth check of its own."""
+    first = b'{ "metadata" : { "name" : "n\\u0031", "annotations" : %s } }' % orjson.dumps(
+        a10("n1")["metadata"]["annotations"]
+    )
+    second = orjson.dumps(a10("n2"))
+    body = template % (orjson.dumps(pod(gpumem=1000)), first, second)
+    response = post(client, "/filter-simulation", body)
+    answer = orjson.loads(response.content)
+    assert answer["Error"] == "" and names(answer) == ["n1", "n2"]
+    assert answer["Nodes"]["items"] == [orjson.loads(first), orjson.loads(second)]
+    assert (first in response.content) == (echo_path == "split" and verbatim_when_split)

@@ -188,7 +188,7 @@ class _VendorPlan:
     tag: tuple[int, ...]
 
 
-def _text_bytes(parts: list) -> int:
+def _text_bytes(parts: tuple) -> int:
     """Bytes of registration text in an inventory key (characters times their width: 1 for ASCII,
     at most 4); anything but text, None and numbers counts as too much for the raw memo."""
     size = 0
@@ -438,6 +438,7 @@ class Simulator:
             for name in sources[1]:
                 self._by_capacity.setdefault(name, []).append(i)
         self._always_vendors = [self._vendor_list[i] for i in self._always]
+        self._capacity_names = frozenset(self._by_capacity)
         self.resolver = resolver
         # half of the budget each: inventories (by registration text and by digest), verdicts
         budget = max(0, self.config.cache_bytes)
@@ -524,8 +525,10 @@ class Simulator:
         """
         status = node.get("status")
         capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
-        # one tuple: the number of annotation keys keeps the two lists apart
-        key = (len(annotations), *annotations, *(capacity if isinstance(capacity, _MAPPINGS) else ()))
+        if not isinstance(capacity, _MAPPINGS) or self._capacity_names.isdisjoint(capacity):
+            key: tuple = tuple(annotations)  # no capacity name calls a vendor in: the annotations decide
+        else:  # one tuple: the number of annotation keys keeps the two lists apart
+            key = (len(annotations), *annotations, *capacity)
         try:
             found = self._vendor_sets.get(key)
         except TypeError:  # a key that is not a string: look it up the long way
@@ -581,14 +584,15 @@ class Simulator:
         # instead of a serialisation + digest; large or odd ones by digest. A hit needs no size
         # check (only small keys are ever put); the digest is computed on a miss either way: it keys
         # the verdict memo.
-        parts: list[object]
+        raw: tuple | None
         if plan.keys is not None:  # (the vendors' positions, then the values of what they read)
-            parts = [plan.tag, *map(annotations.get, plan.keys)]
+            raw = (plan.tag, *map(annotations.get, plan.keys))
         else:
-            parts = [annotations.get(DEVICE_CORDON)]
+            read: list[object] = [annotations.get(DEVICE_CORDON)]
             for vendor in plan.vendors:
-                parts.append(vendor.inventory_key(annotations, node))
-        raw: tuple | None = tuple(parts)
+                read.append(vendor.inventory_key(annotations, node))
+            raw = tuple(read)
+        parts = raw  # (kept: ``raw`` becomes None on the digest path)
         memo = self._inventories
         try:
             cached = memo.get(raw)

@@ -121,19 +121,21 @@ def run_filter(
     verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_state)
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
-    if all(verdict.fits for verdict in verdicts):  # the request's own encoding of its nodes is the answer's
+    if all(verdict.fits for verdict in verdicts):
         fitting = args.nodes
-        out = filter_result(fitting, failed, unresolvable, fitting_json=args.nodes_json)
+        out = filter_result(fitting, failed, unresolvable, fitting_json=args.echo())
     else:
         fitting = []
-        for node, verdict in zip(args.nodes, verdicts, strict=True):
+        indices = []
+        for i, (node, verdict) in enumerate(zip(args.nodes, verdicts, strict=True)):
             if verdict.fits:
                 fitting.append(node)
+                indices.append(i)
             elif verdict.unresolvable:
                 unresolvable[verdict.name] = verdict.reason
             else:
                 failed[verdict.name] = verdict.reason
-        out = filter_result(fitting, failed, unresolvable)
+        out = filter_result(fitting, failed, unresolvable, fitting_json=args.echo(indices))
     _count_verdicts(len(fitting), len(failed), len(unresolvable))
     bind_filter_verdict(args.pod, len(fitting), len(verdicts))
     # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs

@@ -19,6 +19,7 @@ __all__ = [
     "Case",
     "FILTER_ERRORS",
     "FILTER_DEFINED",
+    "DEEP_FITTING_NODE",
     "SESSION_ERRORS",
     "SESSION_NODE",
     "GOOD_NODE",
@@ -654,11 +655,16 @@ def _filter_bytes(pod_json: bytes, node_json: bytes) -> bytes:
     return b'{"Pod": ' + pod_json + b', "Nodes": {"metadata": {}, "items": [' + node_json + b"]}}"
 
 
-# item 5: deeper than orjson can write back (254) is refused where it is parsed
+#: item 5: a fitting node nested 600 deep. HAMi (Go reads 10,000 levels) answers it like any other,
+#: and so does the extender, which echoes each node as the request's own bytes; only the pure-Python
+#: path (``simulations.extender.SPLIT_NODES`` off), which encodes the nodes again and orjson writes at
+#: most 254 levels, refuses it where it is parsed ("nested deeper")
+DEEP_FITTING_NODE = Case(
+    "fitting-node-spec-600-deep", _filter_bytes(orjson.dumps(GOOD_POD), _deep_node(600)), "nested deeper"
+)
+FILTER_DEFINED += [(DEEP_FITTING_NODE, {"tmpl-good": "fit"})]
+# item 5: a pod deeper than orjson can write back (254) is refused where it is parsed
 FILTER_ERRORS += [
-    Case(
-        "fitting-node-spec-600-deep", _filter_bytes(orjson.dumps(GOOD_POD), _deep_node(600)), "nested deeper"
-    ),
     Case(
         "pod-spec-600-deep",
         _filter_bytes(orjson.dumps(GOOD_POD)[:-1] + b', "x": ' + deep(600) + b"}", orjson.dumps(GOOD_NODE)),

@@ -200,3 +200,15 @@ def test_unicode_names_round_trip_through_a_session(client, session_id):
     assert {"podUID": "uid-ü", "nodeName": name}.items() <= next(
         p for p in state["placements"] if p["podUID"] == "uid-ü"
     ).items()
+
+
+def test_the_pure_python_path_refuses_a_deep_fitting_node_it_could_not_echo(client, monkeypatch):
+    """Without msgspec (``SPLIT_NODES`` off) the nodes are encoded again, and orjson writes at most 254
+    levels: the 600-deep node that the default path echoes is refused where it is parsed."""
+    from tests.reliability.corpus import DEEP_FITTING_NODE
+
+    monkeypatch.setattr("simulations.extender.SPLIT_NODES", False)
+    response = _post(client, "/filter-simulation", DEEP_FITTING_NODE)
+    answer = orjson.loads(response.content)
+    assert response.status_code == 200 and answer["Nodes"] is None
+    assert DEEP_FITTING_NODE.expect in answer["Error"]

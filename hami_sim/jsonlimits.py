@@ -4,6 +4,10 @@ orjson reads documents 1024 levels deep but writes at most 254, so a fitting nod
 ``spec`` was accepted and then failed when the extender echoed it (an HTTP 500); JSON 1,000 deep sent
 to the REST API failed the same way. Nothing we accept comes near ``MAX_DEPTH`` (a Node is about 10
 deep), so deeper documents are refused where they are parsed, with a clear error.
+
+The one exception is what is never encoded again: the extender echoes each fitting node as the
+request's own bytes (``simulations.extender.SPLIT_NODES``), so a node may nest as deep as orjson
+reads (1,024 levels, as HAMi's Go decoder would accept it); the pod is still bounded here.
 """
 
 from __future__ import annotations

@@ -362,25 +362,16 @@ def _relabel(shared: _ShapeVerdict, devices: Sequence[DeviceInfo]) -> _MemoVerdi
     if fit is None or (not fit.containers and not fit.device_reasons):
         return memo
     try:
-        containers = tuple(
-            [
-                tuple(
-                    [
-                        ContainerDevice(
-                            d.idx,
-                            devices[at].id,
-                            d.type,
-                            d.usedmem,
-                            d.usedcores,
-                            d.mig_profile,
-                            d.mig_placement,
-                        )
-                        for at, d in container
-                    ]
+        containers = []
+        for chosen in shared.chosen:  # (loops, not nested comprehensions: this runs per new node)
+            row = []
+            for at, d in chosen:
+                row.append(
+                    ContainerDevice(
+                        d.idx, devices[at].id, d.type, d.usedmem, d.usedcores, d.mig_profile, d.mig_placement
+                    )
                 )
-                for container in shared.chosen
-            ]
-        )
+            containers.append(tuple(row))
         reasons = fit.device_reasons
         if reasons:
             positions = shared.positions
@@ -390,7 +381,7 @@ def _relabel(shared: _ShapeVerdict, devices: Sequence[DeviceInfo]) -> _MemoVerdi
     relabelled = PodFit(
         fit.ok,
         fit.reason,
-        containers,
+        tuple(containers),
         fit.score_before,
         fit.vendor_score,
         None,

@@ -19,9 +19,9 @@ from hami_sim.engine.model import NodeState
 from hami_sim.engine.names import TEMPLATE_PREFIX
 from hami_sim.engine.simulate import Inventory
 
-from .store import DeviceLive, get_store
+from .store import DeviceLive, LiveUsage, get_store
 
-__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state"]
+__all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "live_usage"]
 
 STALE_REASON = "live usage is stale"
 
@@ -34,6 +34,7 @@ class LiveNode:
     devices: dict[str, DeviceLive]
     age_seconds: float
     error: str = ""
+    usage: LiveUsage | None = None  # the store's own object (``live_usage``)
 
 
 def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
@@ -47,19 +48,29 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     settings = conf()
     stale = age > settings.usage_stale_seconds and not from_snapshot
     if stale and settings.usage_stale_policy == "fail":
-        return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
-    return LiveNode(name, usage.devices, age)
+        return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago", usage)
+    return LiveNode(name, usage.devices, age, usage=usage)
 
 
-def live_state(name: str, inventory: Inventory) -> NodeState | str | None:
-    """What a node is evaluated with: its live state, the reason it fails (stale usage), or ``None``
-    when it is not a live node (evaluate it at zero usage, as a template). The one home for the
-    extender (it is the engine's ``Simulator.filter_nodes(live=...)`` hook), sessions and the
-    estimate's live nodes. The state is built for this call from ``inventory`` (only for a live node)
-    and carries the usage in place, so the caller owns it; templates return before any clock is read."""
+def live_usage(name: str) -> LiveUsage | str | None:
+    """The usage a node is evaluated with, the reason it fails (stale usage), or ``None`` when it is
+    not a live node (evaluate it at zero usage, as a template). The one home of that decision, for
+    the extender (the engine's ``Simulator.filter_nodes(live=...)`` hook), sessions and the
+    estimate's live nodes (``live_state``). The usage is the store's own object, the same one until
+    the node's usage changes: the engine remembers a verdict with it. Templates return before any
+    clock is read."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
     live = live_node(name, timezone.now())
     if live is None:
         return None
-    return live.error or apply_usage(inventory.state(name), live.devices, in_place=True)
+    return live.error or live.usage
+
+
+def live_state(name: str, inventory: Inventory) -> NodeState | str | None:
+    """``live_usage`` as a state: built for this call from ``inventory`` (only for a live node), with
+    the usage in place, so the caller owns it (sessions and the estimate place pods on it)."""
+    found = live_usage(name)
+    if found is None or isinstance(found, str):
+        return found
+    return apply_usage(inventory.state(name), found.devices, in_place=True)

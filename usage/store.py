@@ -35,9 +35,13 @@ class DeviceLive:
     pod_infos: tuple[dict[str, str], ...] = ()  # what vendor rules read of the pods (HAMi PodInfos)
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, weakref_slot=True)
 class LiveUsage:
-    """A live node's usage: per device UUID, plus when the source last confirmed it."""
+    """A live node's usage: per device UUID, plus when the source last confirmed it.
+
+    The store keeps one object per node until that node's usage changes (a refresh loads only newer
+    rows), so the engine may remember a verdict for the object it was computed on (weakly).
+    """
 
     name: str
     devices: dict[str, DeviceLive]

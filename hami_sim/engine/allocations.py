@@ -42,6 +42,7 @@ __all__ = [
     "pod_allocation",
     "node_usage",
     "group_by_node",
+    "UsageLike",
     "apply_usage",
 ]
 
@@ -487,7 +488,7 @@ def group_by_node(pods: Sequence[PodAllocation]) -> dict[str, list[PodAllocation
     return out
 
 
-class _UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the store's ``DeviceLive``)
+class UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the store's ``DeviceLive``)
     used: int
     usedmem: int
     usedcores: int
@@ -496,7 +497,7 @@ class _UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the sto
     pod_infos: Sequence[Mapping[str, str]]
 
 
-def apply_usage(state: NodeState, usage: Mapping[str, _UsageLike], *, in_place: bool = False) -> NodeState:
+def apply_usage(state: NodeState, usage: Mapping[str, UsageLike], *, in_place: bool = False) -> NodeState:
     """A copy of a node's zero-usage state carrying its live usage, as ``getNodesUsage`` builds it
     (``in_place``: ``state`` itself, when the caller built it for this alone).
 

@@ -182,9 +182,12 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     if value.isascii() and len(value) <= _TEMPLATE_MAX_CHARS:
         parts = _DEVICE_ID.split(value)
         ids, key = parts[1::2], (vendor, *parts[0::2])
-        fields = _TEMPLATES.get(key)
-        if fields is not None:
-            return [DeviceInfo(uid, *rest, (), vendor, None) for uid, rest in zip(ids, fields, strict=True)]
+        template = _TEMPLATES.get(key)
+        if template is not None:
+            return [
+                DeviceInfo(uid, *rest, (), vendor, None, template)
+                for uid, rest in zip(ids, template.fields, strict=True)
+            ]
     try:
         data = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
@@ -201,10 +204,23 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     if key is not None and common and ids == [d.id for d in devices]:
         if len(_TEMPLATES) >= _TEMPLATE_ENTRIES:
             _TEMPLATES.clear()
-        _TEMPLATES[key] = tuple(
-            (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) for d in devices
+        template = RegistrationTemplate(
+            tuple((d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) for d in devices)
         )
+        _TEMPLATES[key] = template
+        for d in devices:
+            d.template = template
     return devices
+
+
+class RegistrationTemplate:
+    """A registration's devices but their UUIDs, shared by the devices rebuilt from it: equal by
+    identity, so a node's devices name their shape in one reference (``Simulator._shape``)."""
+
+    __slots__ = ("fields", "__weakref__")
+
+    def __init__(self, fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...]) -> None:
+        self.fields = fields
 
 
 # Registrations that differ only in their devices' UUIDs (the template nodes of one group) decode to
@@ -217,7 +233,7 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
 _DEVICE_ID = re.compile(r'"id":"([^"\\\x00-\x1f]*)"')
 _TEMPLATE_MAX_CHARS = 16384
 _TEMPLATE_ENTRIES = 256
-_TEMPLATES: dict[tuple[str, ...], tuple[tuple[int, int, int, int, str, int, str, bool], ...]] = {}
+_TEMPLATES: dict[tuple[str, ...], RegistrationTemplate] = {}
 
 
 def clear_templates() -> None:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .annotations import RegistrationTemplate
 
 from .names import pod_key
 
@@ -62,6 +66,10 @@ class DeviceInfo:
     mig_profiles: tuple[MigProfile, ...] = ()
     device_vendor: str = ""
     custom_info: dict | None = None
+    #: the registration template it was decoded with (``annotations.RegistrationTemplate``): the
+    #: devices of one registration share it, and with it every field but ``id``; None when decoded
+    #: field by field. Not content (left out of equality): a device is never changed after decoding.
+    template: RegistrationTemplate | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)

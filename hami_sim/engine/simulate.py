@@ -17,11 +17,13 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from types import MappingProxyType
+from typing import Protocol
 
 import orjson
 
 from . import reasons as R
-from .annotations import DEVICE_CORDON, clear_templates, parse_cordon
+from .allocations import UsageLike, apply_usage
+from .annotations import DEVICE_CORDON, RegistrationTemplate, clear_templates, parse_cordon
 from .cache import ByteLRU, approx_size, cache_bytes_from_env
 from .fit import PodFit, fit_pod
 from .model import ContainerDevice, DeviceInfo, DeviceUsage, InventoryError, NodeState
@@ -83,9 +85,18 @@ class Inventory:
 
 
 InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
-#: A live node's state (its zero state plus what its pods hold), a failure reason, or None (not live).
-#: The state must be built for the call (``Inventory.state`` plus usage): the fit works on it in place.
-LiveHook = Callable[[str, Inventory], "NodeState | str | None"]
+
+
+class LiveUsageLike(Protocol):
+    """A live node's usage: what its pods hold, per device UUID (``apply_usage``). One object per
+    content: a new one when the usage changes, so a verdict may be remembered with it (weakly)."""
+
+    @property
+    def devices(self) -> Mapping[str, UsageLike]: ...
+
+
+#: A live node's usage, a failure reason, or None (not live: evaluated at zero usage, as a template).
+LiveHook = Callable[[str], "LiveUsageLike | str | None"]
 
 
 @dataclass(slots=True)
@@ -137,6 +148,15 @@ _SHAPE_FIELDS = attrgetter(
     "index", "count", "devmem", "devcore", "type", "numa", "mode", "health", "device_vendor", "mig_profiles"
 )
 _DEVICE_ID = attrgetter("id")
+
+
+@dataclass(slots=True, frozen=True)
+class _LiveVerdict:
+    """A live node's verdict and the usage object it was computed on (weak: the store decides how
+    long a usage lives; a verdict for a usage that is gone is never returned)."""
+
+    usage: weakref.ref
+    memo: _MemoVerdict
 
 
 @dataclass(slots=True, frozen=True)
@@ -221,6 +241,8 @@ _CONTAINER_DEVICE_SIZE = sys.getsizeof(ContainerDevice(0, "", "", 0, 0)) + 3 * _
 
 
 _STR_SIZE = sys.getsizeof("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR_SIZE + len(s)``
+#: a live verdict's entry (``_LiveVerdict``) and its weak reference to the usage
+_LIVE_ENTRY_SIZE = 2 * sys.getsizeof(weakref.ref(_MemoVerdict(True, "", None, 0.0)))
 #: an inventory's ``last_verdict`` once filled: a pair and a weak reference
 _VERDICT_SLOT_SIZE = sys.getsizeof((b"", None)) + sys.getsizeof(
     weakref.ref(_MemoVerdict(True, "", None, 0.0))
@@ -436,8 +458,10 @@ class Simulator:
         self._inventories: ByteLRU[Hashable, Inventory] = ByteLRU(budget // 2)
         verdict_budget = budget - budget // 2
         shape_budget = verdict_budget // 16  # a few entries per node group and pod
-        self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(verdict_budget - shape_budget)
+        live_budget = verdict_budget // 4  # a verdict per live node and pod
+        self._verdicts: ByteLRU[bytes, _MemoVerdict] = ByteLRU(verdict_budget - shape_budget - live_budget)
         self._shapes: ByteLRU[tuple, _ShapeVerdict] = ByteLRU(shape_budget, shape_budget // 8)
+        self._live: ByteLRU[bytes, _LiveVerdict] = ByteLRU(live_budget)
         self._pods: dict[bytes, PodContext] = {}
         self._vendor_sets: dict[tuple, _VendorPlan] = {}
 
@@ -445,12 +469,13 @@ class Simulator:
         self._inventories.clear()
         self._verdicts.clear()
         self._shapes.clear()
+        self._live.clear()
         self._pods.clear()
         clear_templates()
 
     def cache_stats(self) -> dict[str, int]:
         """Entries, accounted bytes (at most ``config.cache_bytes``), evictions, entries refused."""
-        memos = (self._inventories, self._verdicts, self._shapes)
+        memos = (self._inventories, self._verdicts, self._shapes, self._live)
         return {
             "entries": sum(len(m) for m in memos),
             "bytes": sum(m.bytes for m in memos),
@@ -690,18 +715,31 @@ class Simulator:
                 )
                 continue
             session_state = states.get(name) if states else None
-            owned = False
-            if session_state is None and live is not None and not name.startswith(TEMPLATE_PREFIX):
-                found = live(name, inventory)
-                if isinstance(found, str):
-                    append(NodeVerdict(name, False, found, False, inventory.node_group, inventory.source))
-                    continue
-                session_state, owned = found, True
             if session_state is not None:
-                verdict = self.evaluate(ctx, name, session_state, owned=owned)
+                verdict = self.evaluate(ctx, name, session_state)
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
                 append(verdict)
                 continue
+            if live is not None and not name.startswith(TEMPLATE_PREFIX):
+                found = live(name)
+                if isinstance(found, str):
+                    append(NodeVerdict(name, False, found, False, inventory.node_group, inventory.source))
+                    continue
+                if found is not None:
+                    lived = self._live_verdict(ctx, name, inventory, found)
+                    append(
+                        NodeVerdict(
+                            name,
+                            lived.fits,
+                            lived.reason,
+                            False,
+                            inventory.node_group,
+                            inventory.source,
+                            lived.fit,
+                            lived.score_after,
+                        )
+                    )
+                    continue
             last = inventory.last_verdict
             memo = last[1]() if last is not None and last[0] is ctx_key else None
             if memo is None:
@@ -723,6 +761,25 @@ class Simulator:
                 )
             )
         return verdicts
+
+    def _live_verdict(
+        self, ctx: PodContext, name: str, inventory: Inventory, usage: LiveUsageLike
+    ) -> _MemoVerdict:
+        """The pod on a live node: its registered devices carrying ``usage``. Remembered with (a weak
+        reference to) the usage object it was computed on: CA asks again every loop, and until the
+        node's usage changes the store hands out the same object, so a repeat is a lookup."""
+        key = inventory.key + ctx.key if inventory.key else b""
+        entry = self._live.get(key) if key else None
+        if entry is not None and entry.usage() is usage:
+            return entry.memo
+        state = apply_usage(inventory.state(name), usage.devices, in_place=True)
+        verdict = self.evaluate(ctx, name, state, owned=True)
+        memo = _MemoVerdict(verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after)
+        if key:
+            self._live.put(
+                key, _LiveVerdict(weakref.ref(usage), memo), _verdict_size(key, memo) + _LIVE_ENTRY_SIZE
+            )
+        return memo
 
     def _zero_usage_verdict(self, ctx: PodContext, name: str, inventory: Inventory) -> _MemoVerdict:
         """The pod on the node's registered devices with no usage, then memoised by content digest
@@ -748,15 +805,21 @@ class Simulator:
             self._verdicts.put(memo_key, memo, size)
         return memo
 
-    def _shape(self, inventory: Inventory) -> tuple[_DeviceShape, ...] | None:
+    def _shape(self, inventory: Inventory) -> tuple[_DeviceShape, ...] | RegistrationTemplate | None:
         """The inventory without its UUIDs; None when cordons or pair scores name UUIDs, or two
         devices share one. Nodes of one shape share a verdict if the first was ``_shareable``: the
-        shape holds everything that decides it (every device field but the UUID)."""
+        shape holds everything that decides it (every device field but the UUID). Devices rebuilt
+        from one registration template are named by it (one reference, hashed by identity)."""
         if inventory.pair_scores or inventory.cordoned:
             return None
         devices = inventory.devices
         n = len(devices)
-        if len(set(map(_DEVICE_ID, devices))) != n or list(map(_CUSTOM_INFO, devices)).count(None) != n:
+        if not n or len(set(map(_DEVICE_ID, devices))) != n:
+            return None
+        template = devices[0].template  # one registration's devices, rebuilt from one template
+        if template is not None and devices[-1].template is template and len(template.fields) == n:
+            return template
+        if list(map(_CUSTOM_INFO, devices)).count(None) != n:
             return None  # (vendor data: never ``_shareable``)
         return tuple(map(_SHAPE_FIELDS, devices))
 

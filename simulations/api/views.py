@@ -28,7 +28,7 @@ from hami_sim.engine.requests import PodError
 from hami_sim.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
 from hami_sim.restjson import OrjsonRenderer
 from hami_sim.runtime.simulator import get_simulator
-from usage.live import live_state
+from usage.live import live_usage
 
 from ..extender import ExtenderArgsError, filter_result, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
@@ -118,7 +118,7 @@ def run_filter(
             args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
         )
         return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_state)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
     if all(verdict.fits for verdict in verdicts):
@@ -161,7 +161,7 @@ def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None
         bind_rejected("bad_request", body=body)
         log.warning("prioritize-simulation rejected: %s", exc)
         return b"[]", "bad_request"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_state)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     priorities = [{"Host": v.name, "Score": simulator.prioritize_score(ctx, v)} for v in verdicts if v.fits]
     bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
     return orjson.dumps(priorities), "ok"

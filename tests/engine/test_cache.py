@@ -233,3 +233,48 @@ def test_nodes_differing_only_in_uuids_get_the_answers_of_nodes_fit_one_by_one(p
     for name, answer in zip("abc", got, strict=True):
         assert all(uuid.startswith(f"{name}-") for c in answer[2] for uuid in c)
         assert all(uuid.startswith(f"{name}-") for uuid in answer[3])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Use:  # what ``apply_usage`` reads of a device's live usage
+    used: int
+    usedmem: int
+    usedcores: int
+    mig: tuple = ()
+    unhealthy: bool = False
+    pod_infos: tuple = ()
+
+
+class _Usage:  # a live node's usage, one object per content (as the usage store hands them out)
+    def __init__(self, devices: dict[str, _Use]) -> None:
+        self.devices = devices
+
+
+def test_a_live_verdict_is_remembered_with_its_usage_object_and_follows_a_new_one():
+    """CA asks about a real node every loop: the verdict is computed once per usage object (the store
+    hands out the same one until the node's usage changes), and a changed usage is never answered
+    from memory."""
+    sim = Simulator(EngineConfig(cache_bytes=1 << 22))
+    ctx = sim.pod_context(gpu_pod(mem=20000, gpus=2))
+    node = gpu_node("ip-10-0-0-1", gpus=2)
+    full = {f"ip-10-0-0-1-GPU-{g}": _Use(10, 81920, 100) for g in range(2)}
+    current = [_Usage({})]
+
+    def ask():
+        [verdict] = sim.filter_nodes(ctx, [node], live=lambda name: current[0])
+        return verdict
+
+    first, again = ask(), ask()
+    assert first.fits and again.fits and again.fit is first.fit  # remembered: the same fit
+    current[0] = _Usage(full)
+    busy = ask()
+    assert (
+        not busy.fits and busy.reason == "2/2 CardTimeSlicingExhausted"
+    )  # HAMi's reason: 10 of 10 slots used
+    current[0] = _Usage({})  # freed: a new object, so a new verdict
+    freed = ask()
+    assert freed.fits and freed.fit is not first.fit
+    [template] = sim.filter_nodes(
+        ctx, [gpu_node("template-node-for-g-1", gpus=2)], live=lambda name: current[0]
+    )
+    assert template.fits  # a template is never live, whatever the hook would say

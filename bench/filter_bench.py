@@ -17,7 +17,8 @@ request thread by design.
   process). Target: <= 4.
 - ``ratio_live_first`` / ``ratio_live_repeat``: 1,000 real nodes (not templates), each with its own
   UUIDs and its own usage read from the usage store (a migrated SQLite database), first sight and
-  repeat. A live node's verdict is never memoised: its usage is applied on every call.
+  repeat. A live node's verdict is remembered with the usage object it was computed on: the
+  store hands out a new object only when that node's usage changes.
 - ``ratio_small``: latency of 1 pod x 1 node over real HTTP to the production server (gunicorn,
   keep-alive) divided by the latency of a trivial endpoint on the same server returning a fixed 4 KB
   JSON; the two requests alternate one by one and each round of pairs gives a ratio of medians.

@@ -19,6 +19,9 @@ request thread by design.
   UUIDs and its own usage read from the usage store (a migrated SQLite database), first sight and
   repeat. A live node's verdict is remembered with the usage object it was computed on: the
   store hands out a new object only when that node's usage changes.
+- ``ratio_large_profiles`` / ``ratio_large_profiles_cold``: the warm and cold cases with the
+  production resolver (``profiles.inventory.resolve``) and five node groups in its catalog, one of
+  them the templates' group (informational: the targets are set on the engine without it).
 - ``ratio_small``: latency of 1 pod x 1 node over real HTTP to the production server (gunicorn,
   keep-alive) divided by the latency of a trivial endpoint on the same server returning a fixed 4 KB
   JSON; the two requests alternate one by one and each round of pairs gives a ratio of medians.
@@ -290,9 +293,7 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
     def warm(b: bytes) -> Callable[[], object]:
         return lambda: run_filter(b)
 
-    def nothing() -> None:
-        return None
-
+    nothing = _nothing
     # case: (untimed setup before each pair, floor, measured call)
     cases = {
         "warm": (nothing, floor(body), warm(body)),
@@ -300,6 +301,31 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
         "live_first": (simulator.clear_caches, floor(live_body), warm(live_body)),
         "live_repeat": (nothing, floor(live_body), warm(live_body)),
     }
+    measured = _measure(cases, rounds)
+    measured["memory"] = _inventory_memory(simulator, nodes)
+    # the same template nodes with the production resolver (``profiles.inventory.resolve``) and five
+    # node groups in its catalog, one of them these templates' group: informational
+    _with_node_groups()
+    simulator = get_simulator()
+    grouped = _measure(
+        {
+            "profiles_warm": (nothing, floor(body), warm(body)),
+            "profiles_cold": (simulator.clear_caches, floor(body), warm(body)),
+        },
+        rounds,
+    )
+    for field in ("ms", "ratios", "wall_ratios"):
+        measured[field].update(grouped[field])
+    return {"body_bytes": len(body), "bytes_per_node": len(body) // n_nodes, **measured}
+
+
+def _nothing() -> None:
+    return None
+
+
+def _measure(cases: dict[str, tuple[Callable, Callable, Callable]], rounds: int) -> dict:
+    """Per case, round by round: the ratio of the best of ``_ALTERNATIONS`` calls to the best of as
+    many floors, each floor measured right before its call (after the case's untimed setup)."""
     ratios: dict[str, list[float]] = {name: [] for name in cases}
     wall_ratios: dict[str, list[float]] = {name: [] for name in cases}
     times: dict[str, list[float]] = {name: [] for name in cases}
@@ -307,7 +333,7 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
     for _ in range(rounds):
         for name, (setup, base, call) in cases.items():
             gc.collect()  # each round starts from the same heap, untimed
-            if setup is nothing:
+            if setup is _nothing:
                 call()  # a repeat follows a call of the same question, as in CA's loop
             # alternate floor and call; the round's ratio is best call / best floor (a neighbour's
             # burst slows single samples, rarely every sample of a round)
@@ -321,16 +347,28 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
             wall_ratios[name].append(min(p[1][1] for p in pairs) / min(p[0][1] for p in pairs))
             times[name].append(t)
             floors.append(f)
-    memory = _inventory_memory(simulator, nodes)
     return {
-        "body_bytes": len(body),
-        "bytes_per_node": len(body) // n_nodes,
         "floor_ms": statistics.median(floors) * 1000,
         "ms": {name: statistics.median(values) * 1000 for name, values in times.items()},
         "ratios": {name: spread(values) for name, values in ratios.items()},
         "wall_ratios": {name: spread(values) for name, values in wall_ratios.items()},
-        "memory": memory,
     }
+
+
+def _with_node_groups() -> None:
+    """Switch the in-process app to the default resolver with five node groups (no profiles: each
+    template's own registration decides, tagged with its group, as a warm template in production)."""
+    from django.conf import settings
+
+    from hami_sim.runtime.simulator import get_simulator
+    from profiles.inventory import invalidate
+    from profiles.models import NodeGroup
+
+    settings.HAMI_INVENTORY_RESOLVER = "profiles.inventory.resolve"
+    for group in ("gpu-a100", "gpu-a10", "gpu-h100", "gpu-l4", "cpu-general"):
+        NodeGroup.objects.get_or_create(name=group)
+    invalidate()
+    get_simulator.cache_clear()
 
 
 def _free_port() -> int:
@@ -436,12 +474,15 @@ def main() -> None:
         print(f"floor (orjson loads+dumps) median: {large['floor_ms']:.2f} ms CPU")
         print(
             f"server-side CPU medians: warm {ms['warm']:.2f} ms, cold {ms['cold']:.2f} ms,"
-            f" live first {ms['live_first']:.2f} ms, live repeat {ms['live_repeat']:.2f} ms"
+            f" live first {ms['live_first']:.2f} ms, live repeat {ms['live_repeat']:.2f} ms,"
+            f" profiles warm {ms['profiles_warm']:.2f} ms, cold {ms['profiles_cold']:.2f} ms"
         )
         print(fmt("ratio_large", r["warm"], "(warm; target <= 1.5)"))
         print(fmt("ratio_large_cold", r["cold"], "(target <= 4)"))
         print(fmt("ratio_live_first", r["live_first"], "(1,000 live nodes, own usage, first sight)"))
         print(fmt("ratio_live_repeat", r["live_repeat"], "(the same call again)"))
+        print(fmt("ratio_large_profiles", r["profiles_warm"], "(warm, default resolver, 5 node groups)"))
+        print(fmt("ratio_large_profiles_cold", r["profiles_cold"], "(cold, the same)"))
         w = large["wall_ratios"]
         print(
             "wall-clock ratios (same rounds; inflated on a busy machine, long calls are preempted more):"

@@ -248,11 +248,10 @@ def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     entry = match_group(node, cat)
     if entry is None:
         return simulator.annotation_inventory(node)
-    memo = cat.memo(simulator)
     if entry.source == InventorySource.PROFILE_ONLY:
-        return _profile_inventory(entry, simulator, memo)
+        return _profile_inventory(entry, simulator, cat.memo(simulator))
     own = simulator.annotation_inventory(node)
     if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
         # annotation-only, or a warm template (its annotation decides, malformed included)
         return simulator.tag_inventory(own, entry.name)  # bounded with the simulator's memos
-    return _profile_inventory(entry, simulator, memo)
+    return _profile_inventory(entry, simulator, cat.memo(simulator))

@@ -66,8 +66,9 @@ def template_node_group(node_name: str, groups: Container[str]) -> str | None:
     rest = node_name[len(TEMPLATE_PREFIX) :]
     if rest in groups:  # no index (and a group id that merely looks like a copy suffix)
         return rest
-    rest = _COPY_SUFFIX.sub("", rest)
-    if rest in groups:
-        return rest
+    if "-e-" in rest or "-upcoming-" in rest:  # (a copy suffix needs one: skip the regex without)
+        rest = _COPY_SUFFIX.sub("", rest)
+        if rest in groups:
+            return rest
     group, dash, index = rest.rpartition("-")
     return group if dash and index and group in groups else None

@@ -14,7 +14,7 @@ import itertools
 import sys
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol
@@ -75,6 +75,14 @@ class Inventory:
     #: field set after construction (a cache slot, not content); weak, so the verdict memo alone
     #: decides how long a verdict lives.
     last_verdict: tuple[bytes, weakref.ref] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    #: the bytes the inventory memo charged for it (0: not memoised), so a group-tagged copy, which
+    #: shares its devices, is charged the same without sizing it again (``Simulator.tag_inventory``)
+    charge: int = field(default=0, init=False, compare=False, repr=False)
+    #: ``(node group, source, tagged copy)``: the copy ``Simulator.tag_inventory`` made last (nodes
+    #: of one group ask for the same one; charged with this inventory, ``_TAG_SLOT_SIZE``)
+    last_tagged: tuple[str, str, Inventory] | None = field(
         default=None, init=False, compare=False, repr=False
     )
 
@@ -243,6 +251,9 @@ _CONTAINER_DEVICE_SIZE = sys.getsizeof(ContainerDevice(0, "", "", 0, 0)) + 3 * _
 _STR_SIZE = sys.getsizeof("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR_SIZE + len(s)``
 #: a live verdict's entry (``_LiveVerdict``) and its weak reference to the usage
 _LIVE_ENTRY_SIZE = 2 * sys.getsizeof(weakref.ref(_MemoVerdict(True, "", None, 0.0)))
+#: an inventory's ``last_tagged`` once filled: a triple and the tagged copy itself (its devices are
+#: the original's)
+_TAG_SLOT_SIZE = sys.getsizeof((None, None, None)) + sys.getsizeof(Inventory())
 #: an inventory's ``last_verdict`` once filled: a pair and a weak reference
 _VERDICT_SLOT_SIZE = sys.getsizeof((b"", None)) + sys.getsizeof(
     weakref.ref(_MemoVerdict(True, "", None, 0.0))
@@ -269,7 +280,7 @@ def _inventory_size(inventory: Inventory) -> int:
     """Bytes an inventory holds: the object, its devices (by formula), the small extras in full."""
     seen: set[int] = set()
     size = sys.getsizeof(inventory) + sys.getsizeof(inventory.devices) + sys.getsizeof(inventory.key)
-    size += _VERDICT_SLOT_SIZE
+    size += _VERDICT_SLOT_SIZE + _TAG_SLOT_SIZE
     size += sys.getsizeof(inventory.error) + sys.getsizeof(inventory.source)
     for dev in inventory.devices:
         uid, typ, mode, vendor = dev.id, dev.type, dev.mode, dev.device_vendor
@@ -301,6 +312,7 @@ _INVENTORY_BASE = (
     + sys.getsizeof(b"#" * 16)
     + 2 * _STR_SIZE
     + _VERDICT_SLOT_SIZE
+    + _TAG_SLOT_SIZE
 )
 #: a device read from registration text, but for its strings' characters (charged as the text's):
 #: the object, its numbers and three string headers (id, type, mode; its vendor's name is the
@@ -625,13 +637,16 @@ class Simulator:
             if cached is not None:
                 return cached
             inventory = self._parse_inventory(annotations, node, plan.vendors, key)
-            memo.put(key, inventory, _inventory_size(inventory))
+            size = _inventory_size(inventory)
+            object.__setattr__(inventory, "charge", size)
+            memo.put(key, inventory, size)
             return inventory
         inventory = self._parse_inventory(annotations, node, plan.vendors, _unique_key())
         if plan.keys is not None:  # every string of its devices was read from the key's text
             size = _read_inventory_size(inventory, text_bytes) + _RAW_KEY_SIZE + text_bytes
         else:
             size = _inventory_size(inventory) + _raw_key_size(raw)
+        object.__setattr__(inventory, "charge", size)
         memo.put(raw, inventory, size)
         return inventory
 
@@ -660,13 +675,28 @@ class Simulator:
         inventories, so resolvers keep no unbounded memo of their own (a tagged copy shares the
         devices of its original and would keep them alive after the memo let them go)."""
         source = source or inventory.source
+        last = inventory.last_tagged
+        if last is not None and last[0] == node_group and last[1] == source:
+            return last[2]
         key = (inventory.key, node_group, source)
         memo = self._inventories
         tagged = memo.get(key) if inventory.key else None
         if tagged is None:
-            tagged = replace(inventory, node_group=node_group, source=source)
+            tagged = Inventory(
+                inventory.devices,
+                inventory.pair_scores,
+                inventory.cordoned,
+                node_group,
+                source,
+                inventory.error,
+                inventory.key,
+            )
             if inventory.key:
-                memo.put(key, tagged, _inventory_size(tagged) + sys.getsizeof(key))
+                size = (inventory.charge or _inventory_size(inventory)) + sys.getsizeof(key)
+                object.__setattr__(tagged, "charge", size)
+                memo.put(key, tagged, size)
+        if inventory.key:
+            object.__setattr__(inventory, "last_tagged", (node_group, source, tagged))
         return tagged
 
     def inventory(self, node: Mapping) -> Inventory:

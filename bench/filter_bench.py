@@ -293,13 +293,12 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
     def warm(b: bytes) -> Callable[[], object]:
         return lambda: run_filter(b)
 
-    nothing = _nothing
     # case: (untimed setup before each pair, floor, measured call)
     cases = {
-        "warm": (nothing, floor(body), warm(body)),
+        "warm": (_nothing, floor(body), warm(body)),
         "cold": (simulator.clear_caches, floor(body), warm(body)),
         "live_first": (simulator.clear_caches, floor(live_body), warm(live_body)),
-        "live_repeat": (nothing, floor(live_body), warm(live_body)),
+        "live_repeat": (_nothing, floor(live_body), warm(live_body)),
     }
     measured = _measure(cases, rounds)
     measured["memory"] = _inventory_memory(simulator, nodes)
@@ -309,7 +308,7 @@ def bench_large(tmp: str, n_nodes: int = 1000, rounds: int = 10) -> dict:
     simulator = get_simulator()
     grouped = _measure(
         {
-            "profiles_warm": (nothing, floor(body), warm(body)),
+            "profiles_warm": (_nothing, floor(body), warm(body)),
             "profiles_cold": (simulator.clear_caches, floor(body), warm(body)),
         },
         rounds,

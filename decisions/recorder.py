@@ -437,8 +437,9 @@ class _Writer:
 
 
 def _queued_nodes(payload: tuple) -> int:
-    """What a queued call counts against ``DECISION_QUEUE_MAX_NODES``: the verdicts it keeps alive."""
-    return max(len(payload[1]), len(payload[2]))
+    """What a queued call counts against ``DECISION_QUEUE_MAX_NODES``: the verdicts it keeps alive
+    (one per node asked about; the slimmed nodes are the first of those)."""
+    return len(payload[2])
 
 
 _writer = _Writer()
@@ -496,19 +497,11 @@ def _slim(node: Mapping) -> dict:
     the database is slow (the queue is bounded in nodes, ``DECISION_QUEUE_MAX_NODES``)."""
     meta = node.get("metadata") or {}
     status = node.get("status") or {}
-    slim_meta = {}
-    for key in _SLIM_METADATA:  # (loops, not comprehensions: this runs on the answering thread)
-        if key in meta:
-            slim_meta[key] = meta[key]
-    slim_status = {}
-    for key in _SLIM_STATUS:
-        if key in status:
-            slim_status[key] = status[key]
-    return {"metadata": slim_meta, "spec": node.get("spec") or {}, "status": slim_status}
-
-
-_SLIM_METADATA = ("name", "uid", "labels", "annotations")
-_SLIM_STATUS = ("capacity", "allocatable")
+    return {
+        "metadata": {k: meta[k] for k in ("name", "uid", "labels", "annotations") if k in meta},
+        "spec": node.get("spec") or {},
+        "status": {k: status[k] for k in ("capacity", "allocatable") if k in status},
+    }
 
 
 def observe_filter(sender, *, ctx, args, verdicts, caller: str, seconds: float = 0.0, **kwargs) -> None:

@@ -24,7 +24,7 @@ __all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_r
 
 _FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
 
-#: Echo fitting nodes as the request's own bytes (``ExtenderArgs.node_json``, split by msgspec)
+#: Echo fitting nodes as the request's own bytes (``ExtenderArgs.raw_nodes``, split by msgspec)
 #: rather than encoding them again; False (or msgspec missing) is the pure-Python path.
 SPLIT_NODES = msgspec is not None
 
@@ -37,7 +37,7 @@ class ExtenderArgsError(ValueError):
 class ExtenderArgs:
     """The pod and the Node objects, and how to echo the nodes without encoding them again.
 
-    ``node_json[i]`` is ``Nodes.items[i]`` exactly as the request encoded it (the nodes' depth is
+    ``raw_nodes[i]`` is ``Nodes.items[i]`` exactly as the request encoded it (the nodes' depth is
     then only what parsing allows: nothing encodes them again); otherwise ``nodes_json`` is
     ``Nodes.items`` encoded once, when the depth check made it.
     """
@@ -45,13 +45,13 @@ class ExtenderArgs:
     pod: dict
     nodes: list[dict]
     nodes_json: bytes | memoryview | None = None
-    node_json: Sequence[Any] | None = None
+    raw_nodes: Sequence[Any] | None = None
 
     def echo(self, indices: Sequence[int] | None = None) -> list | None:
         """The JSON array of the nodes at ``indices`` (every node: None), as pieces to splice
         (``filter_result``); None when they must be encoded."""
-        if self.node_json is not None:
-            parts = self.node_json if indices is None else [self.node_json[i] for i in indices]
+        if self.raw_nodes is not None:
+            parts = self.raw_nodes if indices is None else [self.raw_nodes[i] for i in indices]
             if not parts:
                 return [b"[]"]
             pieces: list = [b","] * (2 * len(parts) + 1)
@@ -122,16 +122,16 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
     # encoded again, orjson writes at most 254: one C call checks every node's depth and encodes
     # them, and only a too-deep (or unencodable) list is walked node by node, for the first bad
     # node's index and name.
-    node_json = _split_items(body, data, items)
-    nodes_json = encode_if_shallow(items, MAX_DEPTH + 1) if node_json is None else None
-    deep_check = node_json is None and nodes_json is None
+    raw_nodes = _split_items(body, data, items)
+    nodes_json = encode_if_shallow(items, MAX_DEPTH + 1) if raw_nodes is None else None
+    deep_check = raw_nodes is None and nodes_json is None
     seen: set[str] = set()
     for i, node in enumerate(items):
         name = _checked_node(i, node, deep_check=deep_check)
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
-    return ExtenderArgs(pod, items, nodes_json, node_json)
+    return ExtenderArgs(pod, items, nodes_json, raw_nodes)
 
 
 def _checked_pod(pod: object) -> dict:

@@ -19,7 +19,7 @@ from hami_sim.engine.model import NodeState
 from hami_sim.engine.names import TEMPLATE_PREFIX
 from hami_sim.engine.simulate import Inventory
 
-from .store import DeviceLive, LiveUsage, get_store
+from .store import LiveUsage, get_store
 
 __all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "live_usage"]
 
@@ -31,10 +31,9 @@ class LiveNode:
     """A live node's usage, or the reason it cannot be trusted (``error``: the node fails)."""
 
     name: str
-    devices: dict[str, DeviceLive]
+    usage: LiveUsage  # the store's own object, the same one until the node's usage changes
     age_seconds: float
     error: str = ""
-    usage: LiveUsage | None = None  # the store's own object (``live_usage``)
 
 
 def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
@@ -48,8 +47,8 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     settings = conf()
     stale = age > settings.usage_stale_seconds and not from_snapshot
     if stale and settings.usage_stale_policy == "fail":
-        return LiveNode(name, usage.devices, age, f"{STALE_REASON}: last confirmed {int(age)}s ago", usage)
-    return LiveNode(name, usage.devices, age, usage=usage)
+        return LiveNode(name, usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
+    return LiveNode(name, usage, age)
 
 
 def live_usage(name: str) -> LiveUsage | str | None:

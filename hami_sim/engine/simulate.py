@@ -148,6 +148,10 @@ class _MemoVerdict:
     fit: PodFit | None
     score_after: float
 
+    @classmethod
+    def of(cls, verdict: NodeVerdict) -> _MemoVerdict:
+        return cls(verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after)
+
 
 #: A device's registration without its UUID (``Simulator._shape``): every field of ``DeviceInfo``
 #: but the UUID and the vendor data (a device that has any is never shared)
@@ -343,7 +347,7 @@ def _read_inventory_size(inventory: Inventory, text_bytes: int) -> int:
 
 def _raw_key_size(raw: tuple) -> int:
     """Bytes of a raw inventory key: registration strings (and None / numbers) in one or two tuples
-    (what ``_memo_text_size`` lets through); anything else is sized by ``approx_size``."""
+    (what ``_text_bytes`` lets through); anything else is sized by ``approx_size``."""
     getsizeof = sys.getsizeof
     size = getsizeof(raw)
     for part in raw:
@@ -541,12 +545,9 @@ class Simulator:
         return frozenset(names)
 
     # -- inventories -----------------------------------------------------------------------------
-    def _node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
-        """The vendors that can find devices on ``node``, in registration order."""
-        return self._node_plan(annotations, node).vendors
-
     def _node_plan(self, annotations: Mapping[str, str], node: Mapping) -> _VendorPlan:
-        """The vendors that can find devices on ``node`` and how its inventory is keyed.
+        """The vendors that can find devices on ``node`` (in registration order) and how its
+        inventory is keyed.
 
         This runs for every node of every CA call: nodes of a group share their annotation keys and
         capacity names, so the answer is remembered per (annotation keys, capacity names).
@@ -603,10 +604,7 @@ class Simulator:
 
     def annotation_inventory(self, node: Mapping) -> Inventory:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``)."""
-        meta = node.get("metadata")
-        annotations = meta.get("annotations") if isinstance(meta, _MAPPINGS) else None
-        if not isinstance(annotations, _MAPPINGS):
-            annotations = {}
+        annotations = node_annotations(node)
         plan = self._node_plan(annotations, node)
         # Small registrations are memoised by their own (hashable) text, which costs a string hash
         # instead of a serialisation + digest; large or odd ones by digest. A hit needs no size
@@ -750,34 +748,22 @@ class Simulator:
                 verdict.node_group, verdict.source = inventory.node_group, inventory.source
                 append(verdict)
                 continue
-            if live is not None and not name.startswith(TEMPLATE_PREFIX):
-                found = live(name)
-                if isinstance(found, str):
-                    append(NodeVerdict(name, False, found, False, inventory.node_group, inventory.source))
-                    continue
-                if found is not None:
-                    lived = self._live_verdict(ctx, name, inventory, found)
-                    append(
-                        NodeVerdict(
-                            name,
-                            lived.fits,
-                            lived.reason,
-                            False,
-                            inventory.node_group,
-                            inventory.source,
-                            lived.fit,
-                            lived.score_after,
-                        )
-                    )
-                    continue
-            last = inventory.last_verdict
-            memo = last[1]() if last is not None and last[0] is ctx_key else None
-            if memo is None:
-                memo = memo_get(inventory.key + ctx_key) if inventory.key else None
+            found = live(name) if live is not None and not name.startswith(TEMPLATE_PREFIX) else None
+            if isinstance(found, str):
+                append(NodeVerdict(name, False, found, False, inventory.node_group, inventory.source))
+                continue
+            memo: _MemoVerdict | None
+            if found is not None:
+                memo = self._live_verdict(ctx, name, inventory, found)
+            else:
+                last = inventory.last_verdict
+                memo = last[1]() if last is not None and last[0] is ctx_key else None
                 if memo is None:
-                    memo = self._zero_usage_verdict(ctx, name, inventory)
-                if inventory.key:
-                    object.__setattr__(inventory, "last_verdict", (ctx_key, weakref.ref(memo)))
+                    memo = memo_get(inventory.key + ctx_key) if inventory.key else None
+                    if memo is None:
+                        memo = self._zero_usage_verdict(ctx, name, inventory)
+                    if inventory.key:
+                        object.__setattr__(inventory, "last_verdict", (ctx_key, weakref.ref(memo)))
             append(
                 NodeVerdict(
                     name,
@@ -803,8 +789,7 @@ class Simulator:
         if entry is not None and entry.usage() is usage:
             return entry.memo
         state = apply_usage(inventory.state(name), usage.devices, in_place=True)
-        verdict = self.evaluate(ctx, name, state, owned=True)
-        memo = _MemoVerdict(verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after)
+        memo = _MemoVerdict.of(self.evaluate(ctx, name, state, owned=True))
         if key:
             self._live.put(
                 key, _LiveVerdict(weakref.ref(usage), memo), _verdict_size(key, memo) + _LIVE_ENTRY_SIZE
@@ -821,10 +806,7 @@ class Simulator:
         if memo is not None:
             size = shared.size  # type: ignore[union-attr]
         else:
-            verdict = self.evaluate(ctx, name, inventory.state(name), owned=True)
-            memo = _MemoVerdict(
-                verdict.fits, verdict.reason, _without_usage(verdict.fit), verdict.score_after
-            )
+            memo = _MemoVerdict.of(self.evaluate(ctx, name, inventory.state(name), owned=True))
             size = _verdict_size(memo_key, memo)
             if shape_key is not None and shape_key[0] is not None and self._shareable(inventory):
                 entry = _shape_verdict(memo, inventory.devices, size)

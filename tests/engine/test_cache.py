@@ -204,6 +204,30 @@ def test_group_tagged_inventories_share_the_budget():
     assert sim.cache_stats()["evictions"] > 0
 
 
+@pytest.mark.parametrize(
+    "asks",
+    [
+        [("gpu-a10", None), ("gpu-a10", None)],
+        [("gpu-a10", None), ("gpu-l4", None), ("gpu-a10", None)],  # a group renamed and back
+        [("gpu-a10", None), ("gpu-a10", "profile"), ("gpu-a10", None)],
+    ],
+)
+def test_a_tagged_copy_is_the_one_asked_for_whatever_was_asked_before(asks):
+    """An inventory remembers the copy it was tagged with last: a different group or source gets
+    its own copy, never the remembered one."""
+    sim = Simulator(EngineConfig(cache_bytes=1 << 22))
+    own = sim.annotation_inventory(gpu_node("template-node-for-gpu-a10-0"))
+    seen = {}
+    for group, source in asks:
+        tagged = sim.tag_inventory(own, group, source)
+        assert (tagged.node_group, tagged.source, tagged.devices) == (
+            group,
+            source or own.source,
+            own.devices,
+        )
+        assert seen.setdefault((group, source), tagged) is tagged  # the same question, the same copy
+
+
 def _answer(verdict) -> tuple:
     fit = verdict.fit
     chosen = [[d.uuid for d in c] for c in fit.containers] if fit else []

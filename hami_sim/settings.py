@@ -13,6 +13,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from hami_sim.conf import DEFAULTS
+from hami_sim.engine.ca_releases import DEFAULT_VERSION, CAVersionError, parse_ca_version
 from hami_sim.logconfig import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -301,6 +302,12 @@ DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=DEFAULTS.de
 DECISION_RECORDING = env.str("DECISION_RECORDING", default=DEFAULTS.decision_recording)
 # EXPANDER_RETURN: what the gRPC expander answers CA, "most-placed" or "least-gpu-waste" (design.md 11)
 EXPANDER_RETURN = env.str("EXPANDER_RETURN", default=DEFAULTS.expander_return)
+# CA_VERSION: the Cluster Autoscaler release the cluster runs ("1.34" = the patch we pin, or "1.34.5");
+# the estimator and the expander follow its behaviour (hami_sim/engine/ca_releases.py). Unsupported: no start.
+try:
+    CA_VERSION = parse_ca_version(env.str("CA_VERSION", default=DEFAULT_VERSION)).version
+except CAVersionError as exc:
+    raise ImproperlyConfigured(f"CA_VERSION: {exc}") from None
 DECISION_QUEUE_MAX_NODES = env.int(
     "DECISION_QUEUE_MAX_NODES", default=DEFAULTS.decision_queue_max_nodes
 )  # queued nodes, not calls

@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast test-sqlite lint bench browser-deps clean protos ca-config
+.PHONY: install demo test test-fast test-sqlite lint bench browser-deps screenshots clean protos ca-config
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,21 @@ test: $(STAMP)
 ## The quick lane: engine + API tests on SQLite; no browser, no servers or worker subprocesses.
 test-fast: $(STAMP)
 	DATABASE_URL="sqlite:///$(CURDIR)/var/test-fast.db" $(PY) -m pytest -m "(engine or api) and not slow and not browser" tests
+
+## The API tests on SQLite alone (the second half of `make test`).
+test-sqlite: $(STAMP)
+	DATABASE_URL="sqlite:///$(CURDIR)/var/test-sqlite.db" $(PY) -m pytest -m api tests
+
+## What the browser tests and `make screenshots` need: the Playwright package (pinned in
+## requirements-dev.txt; it drives the machine's Chromium and downloads no browser) and Chromium itself.
+CHROMIUM ?= /usr/bin/chromium
+browser-deps: $(RUNTIME_STAMP)
+	$(PIP) install -q "$$(grep -oE '^playwright==[^ ]+' requirements-dev.txt)"
+	@test -x "$(CHROMIUM)" || { echo "no Chromium at $(CHROMIUM): apt-get install -y chromium (or CHROMIUM=/path/to/chromium)" >&2; exit 1; }
+
+## The README's screenshots (docs/img/*.png) from a running demo: `DEMO_PORT=8001 make screenshots`.
+screenshots: browser-deps
+	CHROMIUM="$(CHROMIUM)" $(PY) scripts/screenshots.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -64,9 +64,24 @@ def _rows_errors(vendor: str, rows: list[dict]) -> dict | None:
     return {"devices": [problem]} if problem else None
 
 
+class ListingChoiceField(serializers.ChoiceField):
+    """A choice field whose error lists the valid values, so a typo (``vendor: Nvidia``) names its fix."""
+
+    default_error_messages = {"invalid_choice": '"{input}" is not a valid choice; valid: {valid}'}
+
+    def to_internal_value(self, data):
+        if data == "" and self.allow_blank:
+            return ""
+        try:
+            return self.choice_strings_to_values[str(data)]
+        except KeyError:
+            self.fail("invalid_choice", input=data, valid=", ".join(self.choice_strings_to_values))
+
+
 class NestedDeviceProfileSerializer(serializers.ModelSerializer):
     """A profile inside a node group (YAML and the group's detail): no group field."""
 
+    serializer_choice_field = ListingChoiceField
     devices = DeviceRowSerializer(many=True)
     register_annotation = serializers.SerializerMethodField(
         help_text="the rendered registration annotation (e.g. hami.io/node-nvidia-register); empty for capacity-based vendors"
@@ -205,6 +220,7 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
 
 
 class NodeGroupSerializer(serializers.ModelSerializer):
+    serializer_choice_field = ListingChoiceField
     profiles = NestedDeviceProfileSerializer(many=True, read_only=True)
     open_findings = serializers.IntegerField(read_only=True, required=False)
     template_url = serializers.SerializerMethodField()

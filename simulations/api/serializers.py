@@ -322,6 +322,33 @@ def parse_daemon_sets(raw: object) -> tuple[dict, ...]:
     return tuple(daemon_set_pod(ds) for ds in raw)
 
 
+def _check_known_groups(raw: list) -> None:
+    """Every group named without a template must exist; the error names all missing ones and the known ones."""
+    from profiles.models import NodeGroup
+
+    asked = [
+        e if isinstance(e, str) else e.get("name")
+        for e in raw
+        if isinstance(e, str) or (isinstance(e, Mapping) and e.get("template") is None)
+    ]
+    asked = [name for name in asked if isinstance(name, str) and name]
+    if not asked:
+        return
+    known = sorted(NodeGroup.objects.values_list("name", flat=True))
+    unknown = sorted(set(asked) - set(known), key=asked.index)
+    if not unknown:
+        return
+    names = ", ".join(repr(name) for name in unknown)
+    listed = ", ".join(known) or "none yet"
+    if len(unknown) == 1:
+        raise EstimateError(
+            f"unknown node group {names}: give its template inline or create it first; known: {listed}"
+        )
+    raise EstimateError(
+        f"unknown node groups {names}: give their templates inline or create them first; known: {listed}"
+    )
+
+
 def parse_groups(raw: object) -> list[GroupTemplate]:
     """``nodeGroups``: names of known groups and/or ``{"name", "template": Node, "maxNewNodes"}``."""
     if not isinstance(raw, list) or not raw:
@@ -330,6 +357,7 @@ def parse_groups(raw: object) -> list[GroupTemplate]:
         )
     if len(raw) > MAX_GROUPS:
         raise EstimateError(f"at most {MAX_GROUPS} node groups per estimate")
+    _check_known_groups(raw)
     return [
         _with_allocatable(_group(entry, i), entry.get("allocatable") if isinstance(entry, Mapping) else None)
         for i, entry in enumerate(raw)

@@ -1,5 +1,6 @@
 """``manage.py import_profiles FILE``: load node groups and profiles from YAML (all or nothing)."""
 
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         path = options["file"]
         try:
-            text = self.stdin.read() if path == "-" else Path(path).read_text()
+            text = sys.stdin.read() if path == "-" else Path(path).read_text()
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:

@@ -42,8 +42,17 @@ from dataclasses import dataclass, field, replace
 import orjson
 import re2
 
+from .ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from .equivalence import PodGroup, group_pods
-from .interpod import HOSTNAME_LABEL, PORTS_CONFLICT, PodTerms, TopologyIndex, pod_terms, ports_conflict
+from .interpod import (
+    HOSTNAME_LABEL,
+    PORTS_CONFLICT,
+    SPREAD_MISMATCH,
+    PodTerms,
+    TopologyIndex,
+    pod_terms,
+    ports_conflict,
+)
 from .model import DeviceUsage, NodeState
 from .names import estimated_node_name, pod_id, template_node_name
 from .policy import WeightsError
@@ -116,6 +125,9 @@ DIFFERENCES = (
     "FilterOutSchedulable scans both in one round-robin",
     "pod (anti-)affinity namespaceSelector: the only namespace label known is "
     "kubernetes.io/metadata.name (a selector on any other label matches no namespace)",
+    "hostname topology-spread retry (CA 1.33.1 and later): the other new nodes are tried first, then "
+    "the existing nodes (clusterNodes) in request order (CA: its snapshot's order, upcoming nodes "
+    "included); a pod asking for HAMi devices is never retried on an existing node",
 )
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
@@ -297,6 +309,9 @@ class GroupOption:
     requested_cpu: int = 0  # app containers' requests of the scheduled pods (least-waste's sums)
     requested_memory: int = 0
     daemon_pods: list[str] = field(default_factory=list)  # DaemonSet pods on every new node
+    # pods CA's hostname-topology retry put on an existing node (name -> pod ids); CA counts each
+    # such node in the option's node count, as if it were new
+    on_existing: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -310,6 +325,7 @@ class EstimateResult:
     binpacking_time_exceeded: bool = False  # over max-binpacking-time (CA 1.32 only logs it)
     upcoming: list[UpcomingNode] | None = None  # the upcoming nodes and the pods they absorbed
     upcoming_scheduled: list[str] = field(default_factory=list)  # absorbed pods, in placement order
+    ca_version: str = DEFAULT_VERSION  # the CA release whose binpacking the estimate followed
 
 
 # -- equivalence groups ------------------------------------------------------------------------------
@@ -409,10 +425,11 @@ class _Fitter:
     """Fits one pod shape on nodes of one group: kube-scheduler's filters, then HAMi's device fit
     memoised by device-usage signature (the only part that depends on the devices)."""
 
-    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index")
+    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index", "pod")
 
     def __init__(self, sim: Simulator, eq: _Equivalence, index: TopologyIndex | None) -> None:
         self.sim = sim
+        self.pod = eq.pod
         self.ctx = eq.ctx
         self.demand = eq.demand
         self.devices = eq.ctx.pod.requests.has_requests
@@ -558,20 +575,34 @@ class _Template:
         labels = {**(labels if isinstance(labels, Mapping) else {}), HOSTNAME_LABEL: name}
         return {"metadata": {"name": name, "labels": labels}, "spec": self.node.get("spec") or {}}, labels
 
-    def order(self, equivalences: list[_Equivalence]) -> list[_Equivalence]:
-        """CA's order: share of the template (cpu + memory), then device memory, both descending."""
+    def order(self, equivalences: list[_Equivalence], pod_requests: bool = True) -> list[_Equivalence]:
+        """CA's order: share of the template (cpu + memory), then device memory, both descending.
+
+        The share is of the pod's full request (init containers, sidecars, overhead) from CA 1.33 on,
+        of the app containers' requests only before (``pod_requests=False``)."""
         alloc = self.allocatable
         devmem = self.devices[0].totalmem if self.devices else 0
 
         def share(eq: _Equivalence) -> float:
-            cpu = eq.demand.cpu / alloc.cpu if alloc.cpu else 0.0
-            mem = eq.demand.memory / alloc.memory if alloc.memory else 0.0
+            demand = eq.demand if pod_requests else eq.containers
+            cpu = demand.cpu / alloc.cpu if alloc.cpu else 0.0
+            mem = demand.memory / alloc.memory if alloc.memory else 0.0
             return cpu + mem
 
         return sorted(equivalences, key=lambda eq: (-share(eq), -_device_memory(eq, devmem), eq.order))
 
 
 _UNSCHEDULABLE_NODE = {"spec": {"taints": [UNSCHEDULABLE_TAINT]}}
+
+
+def _hostname_spread(pod: Mapping) -> bool:
+    """CA's ``isPodUsingHostNameTopologyKey``: any topology spread constraint (whenUnsatisfiable of
+    either kind) keyed on ``kubernetes.io/hostname``."""
+    spec = pod.get("spec")
+    constraints = spec.get("topologySpreadConstraints") if isinstance(spec, Mapping) else None
+    if not isinstance(constraints, list):
+        return False
+    return any(isinstance(c, Mapping) and c.get("topologyKey") == HOSTNAME_LABEL for c in constraints)
 
 
 def _cordoned(pod: Mapping, node: Mapping) -> str:
@@ -604,12 +635,24 @@ class _GroupPacker:
         "deadline",
         "clock",
         "index",
+        "hostname_retry",
+        "cluster",
+        "existing",
     )
 
     def __init__(
-        self, sim: Simulator, template: _Template, limits: ScaleUpLimits, index: TopologyIndex | None = None
+        self,
+        sim: Simulator,
+        template: _Template,
+        limits: ScaleUpLimits,
+        index: TopologyIndex | None = None,
+        hostname_retry: bool = True,
+        cluster: Sequence[_SnapshotNode] = (),
     ) -> None:
         self.sim = sim
+        self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
+        self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
+        self.hostname_retry = hostname_retry  # CA >= 1.33.1 (ca_releases.CARelease.hostname_retry)
         self.template = template
         self.index = index  # the snapshot for affinity and spread (None: no pod needs it)
         self.option = GroupOption(template.group)
@@ -633,9 +676,10 @@ class _GroupPacker:
             return
         shape = self._shape(eq)
         placed = self._fill_existing(shape, ids)
+        retry = self.hostname_retry and self.index is not None and _hostname_spread(eq.pod)
         stop_reason = ""
         while placed < len(ids):
-            stop_reason = self._place_on_last_or_new(shape.fitter, ids[placed])
+            stop_reason = self._place_on_last_or_new(shape, ids[placed], retry)
             if stop_reason:
                 break
             placed += 1
@@ -692,14 +736,18 @@ class _GroupPacker:
             i += 1
         return i
 
-    def _place_on_last_or_new(self, fitter: _Fitter, pid: str) -> str:
-        """Step 2 for one pod: the last added node, else a new node. "" when placed, else why the
+    def _place_on_last_or_new(self, shape: _Shape, pid: str, retry: bool = False) -> str:
+        """Step 2 for one pod: the last added node, else (``retry``: when the last node failed it on
+        topology spread) the other new nodes, else a new node. "" when placed, else why the
         equivalence group stops (an empty node cannot hold the pod, or the node limit)."""
+        fitter = shape.fitter
         last = self.last
         if last is not None:
             why, devices, sig = fitter.check(last)
             if not why:
                 self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
+                return ""
+            if retry and why == SPREAD_MISMATCH and self._retry_others(shape, pid):
                 return ""
             if not last.pods:
                 return why
@@ -723,6 +771,63 @@ class _GroupPacker:
         # the node changed: shapes that gave up on it must look at it again
         for shape in self.rejecters.pop(idx, ()):
             insort(shape.cands, idx)
+
+    def _retry_others(self, shape: _Shape, pid: str) -> bool:
+        """CA's hostname-topology retry (``binpacking_estimator.go``, CA 1.33.1+): the pod failed
+        the last new node on a spread constraint, so before adding a node try every other new node,
+        round-robin from the position the scans share; a hostname spread's minimum may have risen
+        since those nodes were last tried."""
+        nodes = self.nodes
+        count = len(nodes)
+        last = count - 1
+        for step in range(count):
+            idx = (self.rr + step) % count
+            if idx == last:
+                continue
+            why, devices, sig = shape.fitter.check(nodes[idx])
+            if not why:
+                self._place(shape.fitter, idx, pid, devices, sig)
+                self.rr = (idx + 1) % count
+                return True
+        return self._retry_existing(shape, pid)
+
+    def _retry_existing(self, shape: _Shape, pid: str) -> bool:
+        """The retry's other half: CA's filter skips only the last new node, so the snapshot's
+        existing nodes are tried too (after the new ones here; CA's order is its snapshot's). A pod
+        that asks for HAMi devices never fits one: their devices are not modelled here."""
+        fitter = shape.fitter
+        if fitter.devices:
+            return False
+        if self.existing is None:
+            self.existing = self._existing_nodes()
+        for node, raw in self.existing:
+            if static_mismatch(fitter.pod, raw) or _cordoned(fitter.pod, raw):
+                continue
+            why, devices, sig = fitter.check(node)
+            if not why:
+                fitter.place(node, pid, devices, sig)
+                self.option.on_existing.setdefault(node.name, []).append(pid)
+                return True
+        return False
+
+    def _existing_nodes(self) -> list[tuple[_Node, Mapping]]:
+        """The snapshot's existing nodes as binpacking targets: allocatable less their pods."""
+        out = []
+        ignored = self.sim.managed_resources()
+        for idx, entry in enumerate(self.cluster):
+            if entry.raw_pods is None:
+                continue
+            free = node_allocatable(entry.node)
+            ports: set = set()
+            for pod in entry.raw_pods:
+                free.take(pod_demand(pod, ignored))
+                ports |= pod_terms(pod).ports
+            meta = entry.node.get("metadata")
+            name = str(meta.get("name") if isinstance(meta, Mapping) else "") or f"cluster-node-{idx}"
+            node = _Node(name, NodeState(name, []), (), free, ports or None)
+            node.topo = idx
+            out.append((node, entry.node))
+        return out
 
     def _find(
         self, shape: _Shape, start: int
@@ -767,7 +872,7 @@ def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> 
     """The used nodes with their pods and devices, and the group's waste (least-waste's score)."""
     allocatable = template.allocatable
     used = [node for node in nodes if node.pods]
-    option.node_count = len(used)
+    option.node_count = len(used) + len(option.on_existing)
     gpu_total = gpu_used = core_total = core_used = 0
     for node in used:
         requested = Resources(
@@ -784,8 +889,8 @@ def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> 
         option.nodes.append(EstimatedNode(node.name, node.pods, node.state.devices, requested))
     if used:
         capacity = node_capacity(template.node)
-        cpu_total = capacity.cpu * len(used)
-        mem_total = capacity.memory * len(used)
+        cpu_total = capacity.cpu * option.node_count  # CA: the option's node count x the template
+        mem_total = capacity.memory * option.node_count
         option.waste = Waste(
             _unused(cpu_total, option.requested_cpu),
             _unused(mem_total, option.requested_memory),
@@ -807,7 +912,9 @@ def _estimate_group(
     similar: Sequence[GroupSize],
     deadline: float = float("inf"),
     cluster: Sequence[_SnapshotNode] = (),
+    ca: CARelease | None = None,
 ) -> GroupOption:
+    ca = ca or ca_release(DEFAULT_VERSION)
     template = _Template(sim, group, None)
     option = GroupOption(group.name)
     skipped = skip_reason(group.size, group.template, len(template.devices), limits)
@@ -822,12 +929,11 @@ def _estimate_group(
             for pid in eq.ids:
                 option.unschedulable[pid] = skipped
         return option
-    packer = _GroupPacker(
-        sim, template, limits, _topology_index(equivalences, template.daemon_terms, cluster)
-    )
+    index = _topology_index(equivalences, template.daemon_terms, cluster)
+    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster)
     packer.option.node_limit = limit
     packer.option.daemon_pods = template.daemons
-    for eq in template.order(equivalences):
+    for eq in template.order(equivalences, ca.order_by_pod_requests):
         if time.monotonic() > deadline:
             raise EstimateError(
                 f"the estimate ran past its time limit of {TIME_LIMIT_SECONDS:g} s (at node group "
@@ -852,6 +958,7 @@ class _SnapshotNode:
     node: Mapping
     labels: Mapping[str, str]
     pods: tuple[PodTerms, ...]
+    raw_pods: tuple[Mapping, ...] | None = None  # an existing node's pods (None: an upcoming node)
 
 
 def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
@@ -864,7 +971,10 @@ def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
         labels = meta.get("labels") if isinstance(meta, Mapping) else None
         out.append(
             _SnapshotNode(
-                entry.node, labels or {}, tuple(pod_terms(p) for p in entry.pods if isinstance(p, Mapping))
+                entry.node,
+                labels or {},
+                tuple(pod_terms(p) for p in entry.pods if isinstance(p, Mapping)),
+                tuple(p for p in entry.pods if isinstance(p, Mapping)),
             )
         )
     return out
@@ -1189,6 +1299,7 @@ def estimate(
     limits: ScaleUpLimits | None = None,
     cluster: Sequence[ClusterNode] = (),
     upcoming: Sequence[UpcomingNodes] = (),
+    ca: CARelease | None = None,
 ) -> EstimateResult:
     """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice,
     and the scale-up CA would ask for after its limits and balancing (``scale_up``).
@@ -1196,7 +1307,9 @@ def estimate(
     ``limits`` carries CA's flags; without it ``max_nodes_per_scale_up`` is the only one (0 = none).
     Raises ``EstimateError`` for unusable input (malformed pod, bad weights, duplicate ids), for more
     than ``max_work`` pod x group placements, and when packing runs past ``time_limit`` seconds.
+    ``ca``: the CA release whose binpacking to follow (default: the newest supported).
     """
+    ca = ca or ca_release(DEFAULT_VERSION)
     expander = expander or Expander()
     limits = limits or ScaleUpLimits(max_nodes_per_scale_up=max_nodes_per_scale_up)
     started = limits.clock()
@@ -1223,7 +1336,7 @@ def estimate(
         try:
             options.append(
                 _estimate_group(
-                    sim, group, equivalences, limits, [g.size for g in similar], deadline, snapshot
+                    sim, group, equivalences, limits, [g.size for g in similar], deadline, snapshot, ca
                 )
             )
         except PodError as exc:  # a template with unparseable status quantities
@@ -1235,6 +1348,7 @@ def estimate(
         explanation += f" CA caps the scale-up at {plan.node_count} node(s) ({', '.join(plan.capped_by)})."
     result = EstimateResult(options, chosen.node_group if chosen else None, explanation, candidates, plan)
     result.binpacking_seconds = seconds
+    result.ca_version = ca.version
     if absorbed is not None:
         result.upcoming = _upcoming_result(absorbed)
         result.upcoming_scheduled = list(absorbed.placed)

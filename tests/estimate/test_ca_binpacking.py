@@ -138,16 +138,18 @@ ZONE = "topology.kubernetes.io/zone"
 OLD_NODE = ClusterNode(_zoned("oldnode", 100, "100Mi", "zone-jupiter"))
 
 SPREAD_CASES = [
-    # binpacking_estimator_test.go TestBinpackingEstimate; the snapshot holds an empty "oldnode" in
-    # zone-jupiter beside the template's zone-mars, so each domain's minimum stays 0
-    ("hostname topology spreading with maxSkew=2 forces 2 pods/node", "kubernetes.io/hostname", 4, 8),
-    ("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", ZONE, 1, 2),
+    # binpacking_estimator_test.go TestBinpackingEstimate (CA 1.36.1; per release: test_ca_versions.py);
+    # the snapshot holds an empty "oldnode" (100m) in zone-jupiter beside the template's zone-mars
+    ("hostname topology spreading with maxSkew=2 forces 2 pods/node", "kubernetes.io/hostname", 200, 4, 8),
+    ("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", ZONE, 20, 1, 2),
 ]
 
 
-@pytest.mark.parametrize(("name", "key", "nodes", "pods"), SPREAD_CASES, ids=[c[0] for c in SPREAD_CASES])
-def test_topology_spread_binpacking(name, key, nodes, pods):
-    pending = [PendingPods(_spread(ca_pod("e", 20, 100), key), 8)]
+@pytest.mark.parametrize(
+    ("name", "key", "millicores", "nodes", "pods"), SPREAD_CASES, ids=[c[0] for c in SPREAD_CASES]
+)
+def test_topology_spread_binpacking(name, key, millicores, nodes, pods):
+    pending = [PendingPods(_spread(ca_pod("e", millicores, 100), key), 8)]
     limits = ScaleUpLimits(max_nodes_per_scale_up=0)
     template = _zoned("template", 1000, "5000Mi", "zone-mars")
     result = estimate(Simulator(), pending, [GroupTemplate("g", template)], limits=limits, cluster=[OLD_NODE])

@@ -374,7 +374,8 @@ SPREAD_CASES = [
     # name, pending, cluster, nodes, scheduled
     ("no other domain: the zone takes them all", [_spread(6, ZONE)], [], 1, 6),
     ("an empty zone elsewhere: maxSkew pods in ours", [_spread(6, ZONE)], [JUPITER], 1, 1),
-    ("hostname, maxSkew 1, an empty node elsewhere: one per node", [_spread(3, HOST)], [JUPITER], 3, 3),
+    # CA >= 1.33.1 retries the other nodes, the existing one too, and counts it (1.32: 3 new nodes)
+    ("hostname, maxSkew 1, an empty node elsewhere: the retry fills it", [_spread(3, HOST)], [JUPITER], 2, 3),
     (
         "pods already in the other zone raise the minimum",
         [_spread(6, ZONE)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 import trustme
+import yaml
 from cryptography.hazmat.primitives import serialization
 
 REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
 
 
 class Pki:
@@ -98,3 +101,28 @@ def access_log():
     yield records
     access.removeHandler(handler)
     access.setLevel(old_level)
+
+
+def overlays() -> list[str]:
+    """Every kustomization under deploy/ that renders on its own (Components are rendered by their
+    examples)."""
+    found = []
+    for path in sorted(DEPLOY.rglob("kustomization.yaml")):
+        if yaml.safe_load(path.read_text()).get("kind", "Kustomization") == "Kustomization":
+            found.append(str(path.parent.relative_to(DEPLOY)))
+    return found
+
+
+@pytest.fixture(scope="module")
+def every_overlay() -> dict[str, list[dict]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")  # test_manifests.py fails on CI without it
+    out = {}
+    for name in overlays():
+        result = subprocess.run(
+            [kubectl, "kustomize", str(DEPLOY / name)], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, f"kubectl kustomize deploy/{name}: {result.stderr}"
+        out[name] = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    return out

@@ -10,43 +10,14 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
 
 import pytest
-import yaml
 
 from tests.deploy.conftest import REPO
 
-DEPLOY = REPO / "deploy"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
 Ref = tuple[str, str, str]  # (kind, namespace, name)
-
-
-def overlays() -> list[str]:
-    """Every kustomization under deploy/ that renders on its own (Components are rendered by their
-    examples)."""
-    found = []
-    for path in sorted(DEPLOY.rglob("kustomization.yaml")):
-        if yaml.safe_load(path.read_text()).get("kind", "Kustomization") == "Kustomization":
-            found.append(str(path.parent.relative_to(DEPLOY)))
-    return found
-
-
-@pytest.fixture(scope="module")
-def rendered() -> dict[str, list[dict]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")  # test_manifests.py fails on CI without it
-    out = {}
-    for name in overlays():
-        result = subprocess.run(
-            [kubectl, "kustomize", str(DEPLOY / name)], capture_output=True, text=True, timeout=120
-        )
-        assert result.returncode == 0, f"kubectl kustomize deploy/{name}: {result.stderr}"
-        out[name] = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-    return out
 
 
 # -- what workloads mount ----------------------------------------------------------------------------------
@@ -161,12 +132,12 @@ def unsourced(rendered: dict[str, list[dict]], doc_texts: dict[str, str]) -> dic
 
 
 # -- the checks --------------------------------------------------------------------------------------------
-def test_every_overlay_is_rendered(rendered):
-    assert {"base", "production", "demo", "cert-manager", "cluster-autoscaler-example"} <= set(rendered)
+def test_every_overlay_is_rendered(every_overlay):
+    assert {"base", "production", "demo", "cert-manager", "cluster-autoscaler-example"} <= set(every_overlay)
 
 
-def test_every_mounted_secret_and_configmap_has_a_source(rendered):
-    assert unsourced(rendered, _doc_texts()) == {}
+def test_every_mounted_secret_and_configmap_has_a_source(every_overlay):
+    assert unsourced(every_overlay, _doc_texts()) == {}
 
 
 def test_the_docs_name_the_secrets_an_install_needs():
@@ -253,7 +224,7 @@ def test_a_cert_manager_certificate_is_a_source():
     assert unsourced({"a": [workload], "b": [certificate]}, {}) == {}
 
 
-def test_the_demo_renders_only_its_one_pod(rendered):
+def test_the_demo_renders_only_its_one_pod(every_overlay):
     """deploy/demo: one Deployment (the demo pod, no token, no Secret), its Service, its settings and
     the NetworkPolicies that admit the dashboard; no cluster-wide role."""
     kinds = {
@@ -261,7 +232,7 @@ def test_the_demo_renders_only_its_one_pod(rendered):
             o["kind"],
             o["metadata"]["name"].rsplit("-", 1)[0] if o["kind"] == "ConfigMap" else o["metadata"]["name"],
         )
-        for o in rendered["demo"]
+        for o in every_overlay["demo"]
     }
     assert kinds == {
         ("Namespace", "hami-sim"),
@@ -272,7 +243,7 @@ def test_the_demo_renders_only_its_one_pod(rendered):
         ("NetworkPolicy", "hami-sim-default-deny-ingress"),
         ("NetworkPolicy", "hami-sim-web-and-metrics-in-cluster"),
     }
-    (web,) = [o for o in rendered["demo"] if o["kind"] == "Deployment"]
+    (web,) = [o for o in every_overlay["demo"] if o["kind"] == "Deployment"]
     spec = _pod_spec(web)
     assert spec["automountServiceAccountToken"] is False
     assert {kind for kind, _ns, _name in mounted(web)} == {"ConfigMap"}

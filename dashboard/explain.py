@@ -100,7 +100,13 @@ def _expander_answer(decision) -> str:
         if kept
         else "The gRPC expander kept no option, so CA does not scale up in this loop"
     )
-    return f"{head}, of {len(nodes)} scale-up option(s) CA offered; each option's reason is below."
+    wire = (decision.policies or {}).get("wire") if isinstance(decision.policies, Mapping) else None
+    form = f" (CA's request form: {wire})" if wire else ""
+    unjudged = [n for n in nodes if n.get("unresolvable")]
+    if unjudged:
+        fate = "kept" if all(n.get("fits") for n in unjudged) else "dropped (EXPANDER_UNJUDGED=drop)"
+        form += f"; {len(unjudged)} option(s) could not be judged and were {fate}"
+    return f"{head}, of {len(nodes)} scale-up option(s) CA offered{form}; each option's reason is below."
 
 
 def answer(decision, events: Sequence = ()) -> str:

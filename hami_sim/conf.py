@@ -88,6 +88,14 @@ DEFAULTS = Conf()
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 _NAMES = frozenset(f.name.upper() for f in fields(Conf))
 
+    #: what the gRPC expander does with an option it cannot judge (unknown group, no device profile,
+    #: undecodable or unhealthy template, node groups never loaded): ``keep`` it, or ``drop`` it
+    expander_unjudged: str = "keep"
+    #: gRPC expander bounds: the largest request (bytes), the request bytes being worked on at once
+    #: (a call beyond it is refused RESOURCE_EXHAUSTED: CA then keeps all its options), calls at once
+    expander_max_request_bytes: int = 64 << 20
+    expander_max_inflight_bytes: int = 128 << 20
+    expander_max_concurrent: int = 4
 
 @functools.cache
 def conf() -> Conf:

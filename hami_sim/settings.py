@@ -308,6 +308,16 @@ try:
     CA_VERSION = parse_ca_version(env.str("CA_VERSION", default=DEFAULT_VERSION)).version
 except CAVersionError as exc:
     raise ImproperlyConfigured(f"CA_VERSION: {exc}") from None
+# EXPANDER_UNJUDGED: "keep" (default) answers CA with the options the expander cannot judge, "drop" drops them
+EXPANDER_UNJUDGED = env.str("EXPANDER_UNJUDGED", default=DEFAULTS.expander_unjudged)
+if EXPANDER_UNJUDGED not in ("keep", "drop"):
+    raise ImproperlyConfigured(f"EXPANDER_UNJUDGED must be 'keep' or 'drop', not {EXPANDER_UNJUDGED!r}")
+# the gRPC expander's bounds: largest request, request bytes in work at once, concurrent calls
+EXPANDER_MAX_REQUEST_BYTES = env.int("EXPANDER_MAX_REQUEST_BYTES", default=DEFAULTS.expander_max_request_bytes)
+EXPANDER_MAX_INFLIGHT_BYTES = env.int(
+    "EXPANDER_MAX_INFLIGHT_BYTES", default=DEFAULTS.expander_max_inflight_bytes
+)
+EXPANDER_MAX_CONCURRENT = env.int("EXPANDER_MAX_CONCURRENT", default=DEFAULTS.expander_max_concurrent)
 DECISION_QUEUE_MAX_NODES = env.int(
     "DECISION_QUEUE_MAX_NODES", default=DEFAULTS.decision_queue_max_nodes
 )  # queued nodes, not calls

@@ -2,7 +2,15 @@
 
 from prometheus_client import Counter, Histogram
 
-__all__ = ["EXTENDER_REQUESTS", "EXTENDER_LATENCY", "EXTENDER_NODE_VERDICTS"]
+__all__ = [
+    "EXTENDER_REQUESTS",
+    "EXTENDER_LATENCY",
+    "EXTENDER_NODE_VERDICTS",
+    "EXPANDER_REQUESTS",
+    "EXPANDER_UNJUDGED_OPTIONS",
+    "EXPANDER_WIRE_MISMATCH",
+    "EXPANDER_REFUSED",
+]
 
 EXTENDER_REQUESTS = Counter(
     "hami_sim_extender_requests_total", "Extender requests by verb and outcome", ["verb", "outcome"]
@@ -15,4 +23,24 @@ EXTENDER_LATENCY = Histogram(
 )
 EXTENDER_NODE_VERDICTS = Counter(
     "hami_sim_extender_node_verdicts_total", "Per-node verdicts of filter-simulation", ["verdict"]
+)
+EXPANDER_REQUESTS = Counter(
+    "hami_sim_expander_requests_total",
+    "gRPC expander calls by the wire form CA used (objects: CA <= 1.34.1, both: 1.34.2+, bytes: 1.35+)",
+    ["wire"],
+)
+EXPANDER_UNJUDGED_OPTIONS = Counter(
+    "hami_sim_expander_unjudged_options_total",
+    "Scale-up options the gRPC expander could not judge (kept unless EXPANDER_UNJUDGED=drop)",
+    ["reason"],
+)
+EXPANDER_WIRE_MISMATCH = Counter(
+    "hami_sim_expander_wire_mismatch_total",
+    "gRPC expander calls whose wire form is not the one CA_VERSION sends (CA runs another version)",
+    ["wire", "expected"],
+)
+EXPANDER_REFUSED = Counter(
+    "hami_sim_expander_refused_total",
+    "gRPC expander calls refused or abandoned (busy, too large, past CA's deadline)",
+    ["why"],
 )

@@ -10,6 +10,7 @@ import pytest
 
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.service import best_options
+from tests.expander.ca_clients import NEWEST, encode
 from tests.expander.test_grpc_expander import TEMPLATES, option, pods
 from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
 
@@ -31,8 +32,7 @@ def staff_client(client, django_user_model):
 
 
 def _expander_call(options) -> None:
-    request = pb.CABestOptionsRequest(options=options, nodeMap=TEMPLATES).SerializeToString()
-    best_options(pb.BestOptionsRequest.FromString(request))
+    best_options(pb.BestOptionsRequest.FromString(encode(NEWEST, options, TEMPLATES)))
 
 
 def _option_rows(page: str) -> dict[str, str]:
@@ -63,13 +63,16 @@ def test_the_decision_page_shows_each_options_verdict_and_reason(groups, staff_c
         "gpu-h100": "gpu-h100 template-node-for-gpu-h100-1 (expander) kept "
         "kept: places 16/16 pod(s) on 1 of 2 new node(s), gpu waste 1.706",
         "gpu-a10": "gpu-a10 template-node-for-gpu-a10-1 (expander) dropped places 8/16 pod(s); other options place 16",
-        "nowhere": "nowhere nowhere (expander) unresolvable "
-        "malformed option: no template Node in nodeMap and no node group of that id",
+        "nowhere": "nowhere nowhere (expander) kept kept, not judged (no-template): "
+        "no template Node in the request and no node group of that id",
     }
     text = html.unescape(page)
     assert "asked 1× by expander" in text
-    assert '<span class="badge v-fit" id="outcome">expander kept gpu-h100</span>' in page
-    assert "The gRPC expander kept gpu-h100, of 3 scale-up option(s) CA offered" in text
+    assert '<span class="badge v-fit" id="outcome">expander kept gpu-h100, nowhere</span>' in page
+    assert (
+        "The gRPC expander kept gpu-h100, nowhere, of 3 scale-up option(s) CA offered (CA's request form: "
+        "bytes); 1 option(s) could not be judged and were kept" in text
+    )
 
 
 def test_an_empty_answer_says_ca_does_not_scale_up(groups, staff_client):

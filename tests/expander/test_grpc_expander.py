@@ -1,7 +1,9 @@
-"""CA's gRPC expander over a real gRPC channel with CA's protobuf encodings (design.md 11).
+"""CA's gRPC expander over a real TLS gRPC channel, requests encoded as CA's releases encode them.
 
-The client encodes requests with ``CABestOptionsRequest`` (typed exactly as CA's Go ``protos`` do:
-``v1.Pod`` and ``v1.Node`` messages), and the server decodes them as bytes; both sides are real grpcio.
+``tests/expander/ca_clients.py`` restates each CA release's ``grpc_client.go``: 1.32.x sends the
+templates and pods as ``nodeMap = 2`` / ``Option.pod = 4``, 1.34.2+ sends both those and
+``nodeBytesMap = 3`` / ``Option.podBytes = 5``, 1.35+ only the latter. Every case is asked as each
+release asks it (TLS, CA's 5 s deadline, real grpcio) and must get the same answer.
 """
 
 from __future__ import annotations
@@ -11,16 +13,22 @@ import pytest
 import trustme
 
 from simulations.grpcexpander.convert import pod_dict
-from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.protos import k8s_core_pb2 as core
 from simulations.grpcexpander.server import build_server
 from simulations.grpcexpander.service import load_daemon_sets
+from tests.expander.ca_clients import (
+    NEWEST,
+    RELEASES,
+    CAClient,
+    OptionSpec,
+    best_options,
+    encode,
+    secure_channel,
+)
 from tests.factories import gpu, node
 from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-METHOD = "/grpcplugin.Expander/BestOptions"
 
 
 def q(values: dict) -> dict:
@@ -70,8 +78,8 @@ def cold(name: str, labels: dict | None = None) -> core.Node:
     return node_msg(raw)
 
 
-def option(group: str, count: int, pods: list[core.Pod]) -> pb.CAOption:
-    return pb.CAOption(nodeGroupId=group, nodeCount=count, debug=f"{group} debug", pod=pods)
+def option(group: str, count: int, pods: list[core.Pod]) -> OptionSpec:
+    return (group, count, pods)
 
 
 def pods(n: int, gpumem: int) -> list[core.Pod]:
@@ -84,12 +92,24 @@ def groups(make_group):  # noqa: F811
     make_group("gpu-h100", [{**H100, "quantity": 8}])
 
 
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory):
+    """The expander's certificate (names of its Service and localhost) and the file CA trusts."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("hami-sim-expander.hami-sim.svc", "localhost")
+    path = tmp_path_factory.mktemp("expander-tls")
+    cert.cert_chain_pems[0].write_to_path(path / "tls.crt")
+    cert.private_key_pem.write_to_path(path / "tls.key")
+    return str(path / "tls.crt"), str(path / "tls.key"), ca.cert_pem.bytes()
+
+
 @pytest.fixture
-def serve():
+def serve(tls_files):
+    """Start ``build_server`` on TLS (as deployed); returns its port."""
     servers = []
 
     def start(**kwargs):
-        server, port = build_server("127.0.0.1:0", **kwargs)
+        server, port = build_server("127.0.0.1:0", tls_cert=tls_files[0], tls_key=tls_files[1], **kwargs)
         server.start()
         servers.append(server)
         return port
@@ -99,23 +119,34 @@ def serve():
         server.stop(None)
 
 
+@pytest.fixture
+def connect(tls_files):
+    """A channel to a port as CA dials it (TLS, the --grpc-expander-cert file as the only root)."""
+    channels = []
+
+    def open_channel(port: int) -> grpc.Channel:
+        channels.append(secure_channel(port, tls_files[2]))
+        return channels[-1]
+
+    yield open_channel
+    for chan in channels:
+        chan.close()
+
+
 def call(channel, request: bytes) -> list[str]:
-    """One BestOptions call with an already-encoded request; the kept node group ids."""
-    stub = channel.unary_unary(METHOD, response_deserializer=pb.BestOptionsResponse.FromString)
-    return [o.nodeGroupId for o in stub(request, timeout=10).options]
+    """One BestOptions call with an already-encoded request, as CA makes it; the kept group ids."""
+    return best_options(channel, request)
 
 
 @pytest.fixture
-def channel(serve):
-    port = serve()
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as chan:
-        yield chan
+def channel(serve, connect):
+    return connect(serve())
 
 
 @pytest.fixture
 def ask(channel):
-    def ask(options, node_map) -> list[str]:
-        return call(channel, pb.CABestOptionsRequest(options=options, nodeMap=node_map).SerializeToString())
+    def ask(options, node_map, client: CAClient = NEWEST) -> list[str]:
+        return call(channel, encode(client, options, node_map))
 
     return ask
 
@@ -153,10 +184,11 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("client", RELEASES, ids=str)
 @pytest.mark.parametrize(("why", "spec", "kept"), CASES, ids=[c[0] for c in CASES])
-def test_best_options(groups, ask, why, spec, kept):
+def test_best_options_as_each_ca_release_asks(groups, ask, client, why, spec, kept):
     options = [option(g, count, pods(n, mem)) for g, count, n, mem in spec]
-    assert ask(options, TEMPLATES) == kept, why
+    assert ask(options, TEMPLATES, client) == kept, f"{client}: {why}"
 
 
 def test_least_gpu_waste_returns_the_single_best(groups, ask, settings):
@@ -164,20 +196,6 @@ def test_least_gpu_waste_returns_the_single_best(groups, ask, settings):
     # 4 pods of 12000 MiB: all fit both; 1 A10 node is nearly full, 1 H100 node mostly idle
     options = [option("gpu-h100", 1, pods(4, 12000)), option("gpu-a10", 1, pods(4, 12000))]
     assert ask(options, TEMPLATES) == ["gpu-a10"]
-
-
-def test_a_malformed_option_is_dropped_alone_and_recorded(groups, channel):
-    from decisions.models import Decision
-
-    request = pb.CABestOptionsRequest(options=[option("gpu-h100", 1, pods(2, 12000))], nodeMap=TEMPLATES)
-    # a second option whose pod bytes are no Pod (a truncated message): appended as field 1
-    garbage = pb.Option(nodeGroupId="gpu-a10", nodeCount=1, pod=[b"\x0a\xff\xff"]).SerializeToString()
-    raw = request.SerializeToString() + b"\x0a" + bytes([len(garbage)]) + garbage
-    assert call(channel, raw) == ["gpu-h100"]
-    row = Decision.objects.get(caller="expander")
-    lines = {n["group"]: n for n in row.nodes}
-    assert lines["gpu-a10"]["unresolvable"] and lines["gpu-a10"]["reason"].startswith("malformed option")
-    assert lines["gpu-h100"]["fits"] and lines["gpu-h100"]["reason"].startswith("kept: places 2/2")
 
 
 def test_the_record_says_why_each_option_won_or_lost(groups, ask):
@@ -203,26 +221,6 @@ def test_cold_group_found_by(make_group, ask, why, ca_id, fields, labels):  # no
     make_group("h100-pool", [{**H100, "quantity": 8}], **fields)
     templates = {ca_id: cold("template-node-for-x", labels=labels or None)}
     assert ask([option(ca_id, 1, pods(1, 40000))], templates) == [ca_id], why
-
-
-def test_unknown_cold_group_places_nothing(groups, ask):
-    assert ask([option("nobody", 1, pods(1, 12000))], {"nobody": cold("template-node-for-nobody")}) == []
-
-
-def test_over_tls(groups, serve, tmp_path):
-    ca = trustme.CA()
-    cert = ca.issue_cert("hami-sim-expander.hami-sim.svc", "localhost")
-    cert.cert_chain_pems[0].write_to_path(tmp_path / "tls.crt")
-    cert.private_key_pem.write_to_path(tmp_path / "tls.key")
-    port = serve(tls_cert=str(tmp_path / "tls.crt"), tls_key=str(tmp_path / "tls.key"))
-    # what CA does with --grpc-expander-cert: trust that file, verify the URL's host name
-    creds = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
-    with grpc.secure_channel(f"localhost:{port}", creds) as chan:
-        request = pb.CABestOptionsRequest(
-            options=[option("gpu-a10", 2, pods(16, 12000)), option("gpu-h100", 2, pods(16, 12000))],
-            nodeMap=TEMPLATES,
-        )
-        assert call(chan, request.SerializeToString()) == ["gpu-h100"]
 
 
 def test_pod_decoding_keeps_what_the_device_rules_read():
@@ -272,16 +270,14 @@ def cpu_pods(n: int, cpu: int) -> list[core.Pod]:
 
 
 @pytest.fixture
-def ask_with_daemonsets(serve, tmp_path):
+def ask_with_daemonsets(serve, connect, tmp_path):
     """A server started as `run_expander --daemonsets FILE` starts it: the DaemonSets of the file."""
     path = tmp_path / "daemonsets.yaml"
     path.write_text(DAEMONSETS)
     servers = {False: serve(), True: serve(daemon_pods=load_daemon_sets(str(path)))}
 
     def ask(options, with_daemonsets: bool) -> list[str]:
-        request = pb.CABestOptionsRequest(options=options, nodeMap=TEMPLATES).SerializeToString()
-        with grpc.insecure_channel(f"127.0.0.1:{servers[with_daemonsets]}") as chan:
-            return call(chan, request)
+        return call(connect(servers[with_daemonsets]), encode(NEWEST, options, TEMPLATES))
 
     return ask
 
@@ -339,16 +335,46 @@ def test_a_repeated_call_sees_an_edited_profile(groups, ask):
     assert ask(request, TEMPLATES) == []
 
 
-def test_an_unusable_template_drops_only_its_option(groups, ask):
-    """Options with the same pods are packed together; one whose template the estimator refuses
-    is dropped alone (the others keep their verdicts)."""
+def test_an_unusable_template_is_kept_alone_unjudged(groups, ask):
+    """Options with the same pods are packed together; one whose template the estimator refuses is
+    kept as not judged (CA reads an empty answer as no scale-up), the others keep their verdicts."""
     from decisions.models import Decision
 
     bad = node_msg(node("template-node-for-broken", [gpu("GPU-0")]))
     bad.status.allocatable["cpu"].string = "lots"
     same = pods(2, 12000)
     templates = {**TEMPLATES, "broken": bad}
-    assert ask([option("broken", 1, same), option("gpu-a10", 1, same)], templates) == ["gpu-a10"]
+    assert ask([option("broken", 1, same), option("gpu-a10", 1, same)], templates) == ["broken", "gpu-a10"]
     lines = {n["group"]: n for n in Decision.objects.get(caller="expander").nodes}
-    assert lines["broken"]["unresolvable"] and "broken" in lines["broken"]["reason"], lines["broken"]
+    assert lines["broken"]["unresolvable"], lines["broken"]
+    assert lines["broken"]["reason"].startswith("kept, not judged (unusable-template):"), lines["broken"]
     assert lines["gpu-a10"]["reason"].startswith("kept: places 2/2")
+
+
+# -- both wire generations in one request (CA 1.34.2+): the newer fields are read -----------------------------
+def test_a_request_with_both_forms_is_read_from_the_newer_fields(groups, channel):
+    """CA 1.34.2+ fill nodeMap/pod and nodeBytesMap/podBytes with the same objects; were they ever to
+    differ, CA's proto says readers prefer the bytes. Here the old fields say a 12000 MiB pod on an
+    H100 template, the new ones a 40000 MiB pod on an A10 template: the new ones decide."""
+    from simulations.grpcexpander.protos import expander_pb2 as pb
+
+    request = pb.CABestOptionsRequest()
+    for group in ("gpu-a10", "gpu-h100"):
+        opt = request.options.add(nodeGroupId=group, nodeCount=1)
+        opt.pod.append(pod_msg("p0", 12000))
+        opt.podBytes.append(pod_msg("p0", 40000).SerializeToString())
+    request.nodeMap["gpu-a10"].CopyFrom(TEMPLATES["gpu-h100"])
+    request.nodeBytesMap["gpu-a10"] = TEMPLATES["gpu-a10"].SerializeToString()
+    request.nodeMap["gpu-h100"].CopyFrom(TEMPLATES["gpu-h100"])
+    request.nodeBytesMap["gpu-h100"] = TEMPLATES["gpu-h100"].SerializeToString()
+    assert call(channel, request.SerializeToString()) == ["gpu-h100"]
+
+
+@pytest.mark.parametrize(
+    ("client", "wire"), list(zip(RELEASES, ("objects", "both", "bytes"), strict=True)), ids=str
+)
+def test_the_record_names_the_wire_form_ca_used(groups, ask, client, wire):
+    from decisions.models import Decision
+
+    ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, client)
+    assert Decision.objects.get(caller="expander").policies["wire"] == wire

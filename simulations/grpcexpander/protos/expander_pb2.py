@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from simulations.grpcexpander.protos import k8s_core_pb2 as simulations_dot_grpcexpander_dot_protos_dot_k8s__core__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.simulations/grpcexpander/protos/expander.proto\x12\ngrpcplugin\x1a.simulations/grpcexpander/protos/k8s_core.proto\"\xa7\x01\n\x12\x42\x65stOptionsRequest\x12#\n\x07options\x18\x01 \x03(\x0b\x32\x12.grpcplugin.Option\x12<\n\x07nodeMap\x18\x02 \x03(\x0b\x32+.grpcplugin.BestOptionsRequest.NodeMapEntry\x1a.\n\x0cNodeMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\":\n\x13\x42\x65stOptionsResponse\x12#\n\x07options\x18\x01 \x03(\x0b\x32\x12.grpcplugin.Option\"L\n\x06Option\x12\x13\n\x0bnodeGroupId\x18\x01 \x01(\t\x12\x11\n\tnodeCount\x18\x02 \x01(\x05\x12\r\n\x05\x64\x65\x62ug\x18\x03 \x01(\t\x12\x0b\n\x03pod\x18\x04 \x03(\x0c\"\xc3\x01\n\x14\x43\x41\x42\x65stOptionsRequest\x12%\n\x07options\x18\x01 \x03(\x0b\x32\x14.grpcplugin.CAOption\x12>\n\x07nodeMap\x18\x02 \x03(\x0b\x32-.grpcplugin.CABestOptionsRequest.NodeMapEntry\x1a\x44\n\x0cNodeMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.hamisim.k8s.v1.Node:\x02\x38\x01\"c\n\x08\x43\x41Option\x12\x13\n\x0bnodeGroupId\x18\x01 \x01(\t\x12\x11\n\tnodeCount\x18\x02 \x01(\x05\x12\r\n\x05\x64\x65\x62ug\x18\x03 \x01(\t\x12 \n\x03pod\x18\x04 \x03(\x0b\x32\x13.hamisim.k8s.v1.Pod2\\\n\x08\x45xpander\x12P\n\x0b\x42\x65stOptions\x12\x1e.grpcplugin.BestOptionsRequest\x1a\x1f.grpcplugin.BestOptionsResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n.simulations/grpcexpander/protos/expander.proto\x12\ngrpcplugin\x1a.simulations/grpcexpander/protos/k8s_core.proto\"\xa4\x02\n\x12\x42\x65stOptionsRequest\x12#\n\x07options\x18\x01 \x03(\x0b\x32\x12.grpcplugin.Option\x12<\n\x07nodeMap\x18\x02 \x03(\x0b\x32+.grpcplugin.BestOptionsRequest.NodeMapEntry\x12\x46\n\x0cnodeBytesMap\x18\x03 \x03(\x0b\x32\x30.grpcplugin.BestOptionsRequest.NodeBytesMapEntry\x1a.\n\x0cNodeMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\x1a\x33\n\x11NodeBytesMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\":\n\x13\x42\x65stOptionsResponse\x12#\n\x07options\x18\x01 \x03(\x0b\x32\x12.grpcplugin.Option\"^\n\x06Option\x12\x13\n\x0bnodeGroupId\x18\x01 \x01(\t\x12\x11\n\tnodeCount\x18\x02 \x01(\x05\x12\r\n\x05\x64\x65\x62ug\x18\x03 \x01(\t\x12\x0b\n\x03pod\x18\x04 \x03(\x0c\x12\x10\n\x08podBytes\x18\x05 \x03(\x0c\"\xc2\x02\n\x14\x43\x41\x42\x65stOptionsRequest\x12%\n\x07options\x18\x01 \x03(\x0b\x32\x14.grpcplugin.CAOption\x12>\n\x07nodeMap\x18\x02 \x03(\x0b\x32-.grpcplugin.CABestOptionsRequest.NodeMapEntry\x12H\n\x0cnodeBytesMap\x18\x03 \x03(\x0b\x32\x32.grpcplugin.CABestOptionsRequest.NodeBytesMapEntry\x1a\x44\n\x0cNodeMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.hamisim.k8s.v1.Node:\x02\x38\x01\x1a\x33\n\x11NodeBytesMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"u\n\x08\x43\x41Option\x12\x13\n\x0bnodeGroupId\x18\x01 \x01(\t\x12\x11\n\tnodeCount\x18\x02 \x01(\x05\x12\r\n\x05\x64\x65\x62ug\x18\x03 \x01(\t\x12 \n\x03pod\x18\x04 \x03(\x0b\x32\x13.hamisim.k8s.v1.Pod\x12\x10\n\x08podBytes\x18\x05 \x03(\x0c\x32\\\n\x08\x45xpander\x12P\n\x0b\x42\x65stOptions\x12\x1e.grpcplugin.BestOptionsRequest\x1a\x1f.grpcplugin.BestOptionsResponse\"\x00\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,22 +34,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._loaded_options = None
   _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_options = b'8\001'
+  _globals['_BESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._loaded_options = None
+  _globals['_BESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_options = b'8\001'
   _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._loaded_options = None
   _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_options = b'8\001'
+  _globals['_CABESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._loaded_options = None
+  _globals['_CABESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_options = b'8\001'
   _globals['_BESTOPTIONSREQUEST']._serialized_start=111
-  _globals['_BESTOPTIONSREQUEST']._serialized_end=278
-  _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_start=232
-  _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_end=278
-  _globals['_BESTOPTIONSRESPONSE']._serialized_start=280
-  _globals['_BESTOPTIONSRESPONSE']._serialized_end=338
-  _globals['_OPTION']._serialized_start=340
-  _globals['_OPTION']._serialized_end=416
-  _globals['_CABESTOPTIONSREQUEST']._serialized_start=419
-  _globals['_CABESTOPTIONSREQUEST']._serialized_end=614
-  _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_start=546
-  _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_end=614
-  _globals['_CAOPTION']._serialized_start=616
-  _globals['_CAOPTION']._serialized_end=715
-  _globals['_EXPANDER']._serialized_start=717
-  _globals['_EXPANDER']._serialized_end=809
+  _globals['_BESTOPTIONSREQUEST']._serialized_end=403
+  _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_start=304
+  _globals['_BESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_end=350
+  _globals['_BESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_start=352
+  _globals['_BESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_end=403
+  _globals['_BESTOPTIONSRESPONSE']._serialized_start=405
+  _globals['_BESTOPTIONSRESPONSE']._serialized_end=463
+  _globals['_OPTION']._serialized_start=465
+  _globals['_OPTION']._serialized_end=559
+  _globals['_CABESTOPTIONSREQUEST']._serialized_start=562
+  _globals['_CABESTOPTIONSREQUEST']._serialized_end=884
+  _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_start=763
+  _globals['_CABESTOPTIONSREQUEST_NODEMAPENTRY']._serialized_end=831
+  _globals['_CABESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_start=352
+  _globals['_CABESTOPTIONSREQUEST_NODEBYTESMAPENTRY']._serialized_end=403
+  _globals['_CAOPTION']._serialized_start=886
+  _globals['_CAOPTION']._serialized_end=1003
+  _globals['_EXPANDER']._serialized_start=1005
+  _globals['_EXPANDER']._serialized_end=1097
 # @@protoc_insertion_point(module_scope)

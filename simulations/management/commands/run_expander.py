@@ -19,7 +19,17 @@ class Command(BaseCommand):
         parser.add_argument("--bind", default="127.0.0.1:8443", help="HOST:PORT to listen on")
         parser.add_argument("--tls-cert", default="", help="PEM certificate (chain) to serve TLS with")
         parser.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
-        parser.add_argument("--workers", type=int, default=4, help="concurrent calls")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=0,
+            help="concurrent calls (default EXPANDER_MAX_CONCURRENT); more are refused",
+        )
+        parser.add_argument(
+            "--metrics-bind",
+            default="",
+            help="HOST:PORT to serve Prometheus metrics on (hami_sim_expander_*), plain HTTP; off by default",
+        )
         parser.add_argument(
             "--daemonsets",
             default="",
@@ -34,11 +44,19 @@ class Command(BaseCommand):
                 opts["bind"],
                 tls_cert=opts["tls_cert"] or None,
                 tls_key=opts["tls_key"] or None,
-                workers=opts["workers"],
+                workers=opts["workers"] or None,
                 daemon_pods=daemon_pods,
             )
         except (ValueError, OSError) as exc:
             raise CommandError(str(exc)) from None
+        if opts["metrics_bind"]:
+            from prometheus_client import start_http_server
+
+            metrics_host, _, metrics_port = opts["metrics_bind"].rpartition(":")
+            try:
+                start_http_server(int(metrics_port), addr=metrics_host or "0.0.0.0")
+            except (ValueError, OSError) as exc:
+                raise CommandError(f"--metrics-bind {opts['metrics_bind']}: {exc}") from None
         server.start()
         scheme = "tls" if opts["tls_cert"] else "plaintext"
         host = opts["bind"].rsplit(":", 1)[0]

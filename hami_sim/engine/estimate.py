@@ -126,7 +126,7 @@ DIFFERENCES = (
     "pod (anti-)affinity namespaceSelector: the only namespace label known is "
     "kubernetes.io/metadata.name (a selector on any other label matches no namespace)",
     "hostname topology-spread retry (CA 1.33.1 and later): the other new nodes are tried first, then "
-    "the existing nodes (clusterNodes) in request order (CA: its snapshot's order, upcoming nodes "
+    "the snapshot's existing nodes in input order (CA: its snapshot's order, upcoming nodes "
     "included); a pod asking for HAMi devices is never retried on an existing node",
 )
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000

@@ -12,9 +12,11 @@ import logging
 from collections.abc import Mapping
 
 import orjson
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import (
     DIFFERENCES,
     EstimateResult,
@@ -109,6 +111,7 @@ def result_json(result: EstimateResult) -> dict:
             "timedOutGroups": [o.node_group for o in result.options if o.timed_out],
         },
         "differencesFromCA": list(DIFFERENCES),
+        "caVersion": result.ca_version,
         **_upcoming_json(result),
     }
 
@@ -245,7 +248,13 @@ class EstimateViewSet(SimulationViewSet):
             pending = existing.remaining
         limits = scale_up_limits(data)
         result = estimate(
-            get_simulator(), pending, groups, data["expander"], limits=limits, upcoming=data["upcomingNodes"]
+            get_simulator(),
+            pending,
+            groups,
+            data["expander"],
+            limits=limits,
+            upcoming=data["upcomingNodes"],
+            ca=ca_release(settings.CA_VERSION),
         )
         record_decisions(pods, groups)
         out = result_json(result)

@@ -566,3 +566,7 @@ class EstimateSerializer(serializers.Serializer):
     scaleUp = ScaleUpSerializer(allow_null=True, required=False)  # noqa: N815
     binpacking = BinpackingSerializer(required=False)
     differencesFromCA = serializers.ListField(child=serializers.CharField(), required=False)  # noqa: N815
+    caVersion = serializers.CharField(  # noqa: N815
+        required=False,
+        help_text="the Cluster Autoscaler release whose binpacking the estimate follows (CA_VERSION)",
+    )

@@ -12,12 +12,16 @@ Formats, from CA 1.32's provider code:
 - clusterapi (``cloudprovider/clusterapi/clusterapi_unstructured.go``, ``clusterapi_utils.go``):
   MachineSet/MachineDeployment annotations ``capacity.cluster-autoscaler.kubernetes.io/{cpu,memory,
   maxPods,gpu-type,gpu-count,labels,taints}``: one GPU resource only, so no memory or cores names.
+  CA takes cpu, memory and maxPods from these annotations as facts about the machine; where the
+  group sets no ``capacity`` they are hami-sim's ``DEFAULT_CAPACITY``, so the answer lists those
+  keys under ``defaults`` (aws and azure take cpu and memory from the instance type instead).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 
+from .constants import DEFAULT_CAPACITY
 from .models import NodeGroup
 from .nodetemplates import group_template
 
@@ -93,7 +97,23 @@ def _clusterapi(capacity, labels, taints, resources) -> dict:
     return {"annotations": annotations}
 
 
+def _defaulted(group: NodeGroup, annotations: dict) -> list[str]:
+    """The clusterapi annotations whose values are hami-sim's defaults, not the group's capacity."""
+    own = group.capacity or {}
+    keys = {"cpu": "cpu", "memory": "memory", "pods": "maxPods"}
+    return sorted(
+        f"{CAPI}{key}"
+        for name, key in keys.items()
+        if name in DEFAULT_CAPACITY and name not in own and f"{CAPI}{key}" in annotations
+    )
+
+
 def ca_template(group: NodeGroup, provider: str) -> dict:
-    """``{"provider", "nodeGroup", "tags"|"annotations"}`` for ``provider`` (one of ``PROVIDERS``)."""
+    """``{"provider", "nodeGroup", "tags"|"annotations"}`` for ``provider`` (one of ``PROVIDERS``);
+    clusterapi adds ``defaults``: the annotation keys whose values are defaults, not facts (set the
+    group's ``capacity`` to the machine's real cpu, memory and pods to replace them)."""
     render = {"aws": _aws, "azure": _azure, "clusterapi": _clusterapi}[provider]
-    return {"provider": provider, "nodeGroup": group.name, **render(*_parts(group))}
+    body = render(*_parts(group))
+    if provider == "clusterapi":
+        body["defaults"] = _defaulted(group, body["annotations"])
+    return {"provider": provider, "nodeGroup": group.name, **body}

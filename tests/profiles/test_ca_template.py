@@ -110,3 +110,22 @@ def test_ca_reads_back_the_groups_resources_labels_and_taints(client, h100, prov
 def test_unknown_provider_is_a_400(client, h100):
     answer = client.get("/api/v1/node-groups/gpu-h100/ca-template?provider=gce")
     assert answer.status_code == 400 and "aws, azure, clusterapi" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("capacity", "defaults"),
+    [
+        # nothing set: cpu, memory and maxPods are hami-sim's defaults, not the machine's
+        ({}, ["cpu", "maxPods", "memory"]),
+        # the group's own capacity is a fact and is not marked
+        ({"cpu": "96", "memory": "768Gi"}, ["maxPods"]),
+        ({"cpu": "96", "memory": "768Gi", "pods": "250"}, []),
+    ],
+)
+def test_clusterapi_marks_capacities_rendered_from_defaults(client, make_group, capacity, defaults):
+    make_group("gpu-h100", [{**H100, "quantity": 8}], capacity=capacity)
+    body = client.get("/api/v1/node-groups/gpu-h100/ca-template?provider=clusterapi").json()
+    prefix = "capacity.cluster-autoscaler.kubernetes.io/"
+    assert body["defaults"] == [prefix + key for key in defaults]
+    for name, value in capacity.items():
+        assert body["annotations"][prefix + ("maxPods" if name == "pods" else name)] == value

@@ -16,7 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 
-__all__ = ["Conf", "DEFAULTS", "conf"]
+__all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf"]
+
+#: the values of ``HAMI_SIM_LISTENER``; any other name refuses to start (``hami_sim.checks``)
+LISTENERS = frozenset({"all", "extender", "web"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +49,10 @@ class Conf:
     decision_retention_days: int = 14
     #: decision recording: ``async`` (queue + writer thread), ``sync`` (in the caller) or ``off``
     decision_recording: str = "async"
-    #: queued nodes (not calls) above which the async recorder drops
-    decision_queue_max_nodes: int = 50000
+    #: bytes (an estimate of what queued calls keep alive) above which the async recorder drops
+    decision_queue_max_bytes: int = 32 * 1024 * 1024
+    #: bytes an estimate's or a session's answer may have; a bigger one is refused (413)
+    max_answer_bytes: int = 16 * 1024 * 1024
     #: how long the writer waits to fold a burst of CA calls into one write
     decision_flush_seconds: float = 0.5
     #: live usage older than this answers per ``usage_stale_policy`` (docs/usage.md)
@@ -58,6 +63,9 @@ class Conf:
     usage_cache_seconds: float = 0.5
     #: server-side timeout of one watch request
     usage_watch_seconds: int = 60
+    #: aggregate capacity (deploy/capacity): the watcher advertises each HAMi node's summed device
+    #: memory and cores as extended resources, and CA's profile counts them (docs/cluster-autoscaler.md)
+    ca_aggregate_capacity: bool = False
     #: client certificate CN/SAN values the extender listener serves, comma-separated (issue 16)
     hami_sim_client_identities: str = "cluster-autoscaler"
     #: failed admin logins per username (x10 per address) within the window before a lock-out
@@ -74,11 +82,22 @@ class Conf:
     session_max_placements: int = 10000
     session_max_nodes: int = 5000
     session_max_checkpoint_rows: int = 200000
-    #: new sessions per minute, all clients together (the extender listener has one client: CA)
+    #: new sessions per minute, per identity (``hami_sim.permissions.Caller``)
     session_create_per_minute: int = 600
+    #: live sessions one identity may hold; each allowed client certificate identity (CA) has this
+    #: many of ``session_max_live`` reserved, the other identities share the rest
+    session_quota_per_identity: int = 200
     #: what the gRPC expander answers: ``most-placed`` (every option placing the most pods; ties go
     #: to CA's next expander) or ``least-gpu-waste`` (the single one of those with the least waste)
     expander_return: str = "most-placed"
+    #: what the gRPC expander does with an option it cannot judge (unknown group, no device profile,
+    #: undecodable or unhealthy template, node groups never loaded): ``keep`` it, or ``drop`` it
+    expander_unjudged: str = "keep"
+    #: gRPC expander bounds: the largest request (bytes), the request bytes being worked on at once
+    #: (a call beyond it is refused RESOURCE_EXHAUSTED: CA then keeps all its options), calls at once
+    expander_max_request_bytes: int = 64 << 20
+    expander_max_inflight_bytes: int = 128 << 20
+    expander_max_concurrent: int = 4
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())
@@ -88,14 +107,6 @@ DEFAULTS = Conf()
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 _NAMES = frozenset(f.name.upper() for f in fields(Conf))
 
-    #: what the gRPC expander does with an option it cannot judge (unknown group, no device profile,
-    #: undecodable or unhealthy template, node groups never loaded): ``keep`` it, or ``drop`` it
-    expander_unjudged: str = "keep"
-    #: gRPC expander bounds: the largest request (bytes), the request bytes being worked on at once
-    #: (a call beyond it is refused RESOURCE_EXHAUSTED: CA then keeps all its options), calls at once
-    expander_max_request_bytes: int = 64 << 20
-    expander_max_inflight_bytes: int = 128 << 20
-    expander_max_concurrent: int = 4
 
 @functools.cache
 def conf() -> Conf:

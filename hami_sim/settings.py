@@ -77,9 +77,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "hami_sim.middleware.RequestIdMiddleware",
+    "hami_sim.middleware.RequestSanityMiddleware",  # a NUL in the path: 400, not a database error
     "hami_sim.middleware.JsonHostMiddleware",  # bad Host header: JSON 400 for API/extender clients
     "hami_sim.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "hami_sim.middleware.ContentSecurityPolicyMiddleware",  # dashboard pages: nonce-only scripts
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -155,7 +157,11 @@ STATICFILES_FINDERS = [
 ]
 
 LOGIN_URL = "/admin/login/"
+# A CSRF refusal in JSON on the API and extender paths (Django's page elsewhere).
+CSRF_FAILURE_VIEW = "hami_sim.middleware.csrf_failure"
 
+# The largest page any list API answers (``?limit=`` above it is served as this many).
+API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=500)
 # Request bodies: the extender reads its own limit (64 MiB default); everything else uses Django's.
 EXTENDER_MAX_BODY_BYTES = env.int("EXTENDER_MAX_BODY_BYTES", default=64 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
@@ -204,8 +210,8 @@ REST_FRAMEWORK = {
     # One API style (hami_sim/restjson.py, hami_sim/rest.py): orjson in and out, one error shape ({"detail": ...}).
     "DEFAULT_PARSER_CLASSES": [
         "hami_sim.restjson.OrjsonParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "hami_sim.restjson.FormParser",  # forms, with JSON-looking fields bounded in depth
+        "hami_sim.restjson.MultiPartParser",
     ],
     "DEFAULT_RENDERER_CLASSES": [
         "hami_sim.restjson.OrjsonRenderer",
@@ -213,7 +219,7 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "hami_sim.rest.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "hami_sim.rest.LimitOffsetPagination",  # ?limit= capped at API_MAX_PAGE_SIZE
     "PAGE_SIZE": 50,
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
@@ -302,25 +308,28 @@ DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=DEFAULTS.de
 DECISION_RECORDING = env.str("DECISION_RECORDING", default=DEFAULTS.decision_recording)
 # EXPANDER_RETURN: what the gRPC expander answers CA, "most-placed" or "least-gpu-waste" (design.md 11)
 EXPANDER_RETURN = env.str("EXPANDER_RETURN", default=DEFAULTS.expander_return)
+# EXPANDER_UNJUDGED: "keep" (default) answers CA with the options the expander cannot judge, "drop" drops them
+EXPANDER_UNJUDGED = env.str("EXPANDER_UNJUDGED", default=DEFAULTS.expander_unjudged)
+if EXPANDER_UNJUDGED not in ("keep", "drop"):
+    raise ImproperlyConfigured(f"EXPANDER_UNJUDGED must be 'keep' or 'drop', not {EXPANDER_UNJUDGED!r}")
+# the gRPC expander's bounds: largest request, request bytes in work at once, concurrent calls
+EXPANDER_MAX_REQUEST_BYTES = env.int(
+    "EXPANDER_MAX_REQUEST_BYTES", default=DEFAULTS.expander_max_request_bytes
+)
+EXPANDER_MAX_INFLIGHT_BYTES = env.int(
+    "EXPANDER_MAX_INFLIGHT_BYTES", default=DEFAULTS.expander_max_inflight_bytes
+)
+EXPANDER_MAX_CONCURRENT = env.int("EXPANDER_MAX_CONCURRENT", default=DEFAULTS.expander_max_concurrent)
 # CA_VERSION: the Cluster Autoscaler release the cluster runs ("1.34" = the patch we pin, or "1.34.5");
 # the estimator and the expander follow its behaviour (hami_sim/engine/ca_releases.py). Unsupported: no start.
 try:
     CA_VERSION = parse_ca_version(env.str("CA_VERSION", default=DEFAULT_VERSION)).version
 except CAVersionError as exc:
     raise ImproperlyConfigured(f"CA_VERSION: {exc}") from None
-# EXPANDER_UNJUDGED: "keep" (default) answers CA with the options the expander cannot judge, "drop" drops them
-EXPANDER_UNJUDGED = env.str("EXPANDER_UNJUDGED", default=DEFAULTS.expander_unjudged)
-if EXPANDER_UNJUDGED not in ("keep", "drop"):
-    raise ImproperlyConfigured(f"EXPANDER_UNJUDGED must be 'keep' or 'drop', not {EXPANDER_UNJUDGED!r}")
-# the gRPC expander's bounds: largest request, request bytes in work at once, concurrent calls
-EXPANDER_MAX_REQUEST_BYTES = env.int("EXPANDER_MAX_REQUEST_BYTES", default=DEFAULTS.expander_max_request_bytes)
-EXPANDER_MAX_INFLIGHT_BYTES = env.int(
-    "EXPANDER_MAX_INFLIGHT_BYTES", default=DEFAULTS.expander_max_inflight_bytes
-)
-EXPANDER_MAX_CONCURRENT = env.int("EXPANDER_MAX_CONCURRENT", default=DEFAULTS.expander_max_concurrent)
-DECISION_QUEUE_MAX_NODES = env.int(
-    "DECISION_QUEUE_MAX_NODES", default=DEFAULTS.decision_queue_max_nodes
-)  # queued nodes, not calls
+DECISION_QUEUE_MAX_BYTES = env.int(
+    "DECISION_QUEUE_MAX_BYTES", default=DEFAULTS.decision_queue_max_bytes
+)  # what queued records keep alive (estimated), not calls or nodes
+MAX_ANSWER_BYTES = env.int("MAX_ANSWER_BYTES", default=DEFAULTS.max_answer_bytes)  # estimate/session answers
 DECISION_FLUSH_SECONDS = env.float(
     "DECISION_FLUSH_SECONDS", default=DEFAULTS.decision_flush_seconds
 )  # fold CA bursts per write
@@ -339,6 +348,9 @@ USAGE_CACHE_SECONDS = env.float(
 USAGE_WATCH_SECONDS = env.int(
     "USAGE_WATCH_SECONDS", default=DEFAULTS.usage_watch_seconds
 )  # server-side timeout of one watch request
+CA_AGGREGATE_CAPACITY = env.bool(
+    "CA_AGGREGATE_CAPACITY", default=DEFAULTS.ca_aggregate_capacity
+)  # deploy/capacity: nodes advertise summed device memory and cores (docs/cluster-autoscaler.md)
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
 # "user / password" on the login page; set by ``make demo`` (hami_sim/demo.py) and nowhere else.
 DEMO_LOGIN_HINT = env.str("DEMO_LOGIN_HINT", default="")
@@ -396,5 +408,6 @@ for _name in (
     "SESSION_MAX_NODES",
     "SESSION_MAX_CHECKPOINT_ROWS",
     "SESSION_CREATE_PER_MINUTE",
+    "SESSION_QUOTA_PER_IDENTITY",
 ):
     globals()[_name] = env.int(_name, default=getattr(DEFAULTS, _name.lower()))

@@ -25,6 +25,16 @@ from hami_sim.runtime.bulk import gc_paused
 from profiles.kube import SourceError
 
 from .kube import WatchExpired, list_resource, watch_resource
+from .pending import (
+    BoundIndex,
+    apply_pending_events,
+    apply_reasons,
+    failed_scheduling,
+    pending_entry,
+    sync_node_facts,
+    sync_pending,
+    write_requested,
+)
 from .sync import (
     allocation_of,
     apply_pod_events,
@@ -54,7 +64,9 @@ def relist_nodes(source: str, selector: str = "") -> tuple[list[dict], str, dict
     nodes: list[dict] = []
     with gc_paused():
         rv = list_resource(source, "nodes", nodes.extend, label_selector=selector, **_options())
-        return nodes, rv, sync_nodes(nodes)
+        counts = sync_nodes(nodes)
+        sync_node_facts(nodes)
+        return nodes, rv, counts
 
 
 def nodes_changed(counts: dict) -> bool:
@@ -62,22 +74,42 @@ def nodes_changed(counts: dict) -> bool:
     return bool(counts.get("created") or counts.get("updated") or counts.get("gone"))
 
 
-def relist_pods(source: str, *, everything: bool = True) -> tuple[str, dict]:
-    """List every Pod and replace the stored allocations; a failed read changes nothing.
+def _managed() -> frozenset[str]:
+    from hami_sim.runtime.simulator import get_simulator
+
+    return get_simulator().managed_resources()
+
+
+def relist_pods(source: str, *, everything: bool = True, bound: BoundIndex | None = None) -> tuple[str, dict]:
+    """List every Pod and replace the stored allocations, pending HAMi pods (with their
+    FailedScheduling messages) and each node's requested sums; a failed read changes nothing.
 
     A pod listed with the resourceVersion its stored allocation has is not decoded again, so the
-    periodic relist of an unchanged cluster costs the list and one comparison per pod.
-    ``everything``: recompute every node (the node sync changed registrations).
+    periodic relist of an unchanged cluster costs the list and one comparison per pod (and its
+    request, summed per node). ``everything``: recompute every node (the node sync changed
+    registrations). ``bound``: filled with each bound pod's request (the watcher keeps it).
     """
     allocations = []
     stored = stored_versions()
     keep: list[str] = []
     versions: dict[str, str] = {}
+    managed = _managed()
+    pending: list[tuple[str, dict]] = []
+    bound = bound if bound is not None else BoundIndex()
+    bound.pods.clear()
+    bound.sums.clear()
 
     def page(pods: list[dict]) -> None:  # keep only what HAMi counts; the page's JSON goes
         for pod in pods:
             meta = pod.get("metadata") or {}
             uid, rv = meta.get("uid"), meta.get("resourceVersion")
+            spec = pod.get("spec") or {}
+            if spec.get("nodeName"):
+                bound.update(pod)
+            else:
+                entry = pending_entry(pod, managed)
+                if entry is not None:
+                    pending.append((str(uid or f"{entry['namespace']}/{entry['name']}"), entry))
             if uid and rv and stored.get(uid) == rv:
                 keep.append(uid)
                 continue
@@ -96,8 +128,23 @@ def relist_pods(source: str, *, everything: bool = True) -> tuple[str, dict]:
         counts = sync_allocations(
             allocations, source=source, versions=versions, keep=keep, everything=everything
         )
+        counts.update(sync_pending(pending))
+        write_requested(bound.sums)
     counts["pods_unchanged"] = len(keep)
+    counts["reasons"] = refresh_reasons(source)
     return rv, counts
+
+
+def refresh_reasons(source: str) -> int:
+    """Read the FailedScheduling events and store each pending pod's newest message. A failed read
+    keeps the messages stored (they are context, not what the views are computed from)."""
+    events: list[dict] = []
+    try:
+        list_resource(source, "events", events.extend, field_selector="reason=FailedScheduling", **_options())
+    except SourceError as exc:
+        log.warning("FailedScheduling events unreadable; pending pods keep their last messages: %s", exc)
+        return 0
+    return apply_reasons(failed_scheduling(events))
 
 
 def sync_cluster(source: str, selector: str = "") -> dict:
@@ -133,6 +180,7 @@ class ClusterWatcher:
     watch_seconds: int = 60
     node_sync_seconds: float = 2.0
     backoff_cap: float = 30.0
+    reasons_seconds: float = 30.0  # how often FailedScheduling messages are read again
     counts: dict = field(
         default_factory=lambda: {"relists": 0, "pod_events": 0, "node_syncs": 0, "errors": 0}
     )
@@ -146,6 +194,8 @@ class ClusterWatcher:
         self._dirty = False
         self._last_node_sync = 0.0
         self._last_confirm = 0.0
+        self._last_reasons = time.monotonic()
+        self._bound = BoundIndex()  # each bound pod's request: a pod event moves its node's sum
         self._threads: list[threading.Thread] = []
 
     # -- control ---------------------------------------------------------------------------------
@@ -188,7 +238,7 @@ class ClusterWatcher:
                     self._last_node_sync = time.monotonic()
                     recompute_all()  # registrations may have changed while nobody watched
                 else:  # the node relist just recomputed every node: only what the pods change
-                    rv, _counts = relist_pods(self.source, everything=False)
+                    rv, _counts = relist_pods(self.source, everything=False, bound=self._bound)
             except SourceError as exc:
                 self.counts["errors"] += 1
                 log.warning("relist of %s failed, retrying: %s", resource, exc)
@@ -233,12 +283,21 @@ class ClusterWatcher:
             self._apply(pod_events)
         if self._dirty and time.monotonic() - self._last_node_sync >= self.node_sync_seconds:
             self._sync_nodes()
+        if time.monotonic() - self._last_reasons >= self.reasons_seconds:
+            self._last_reasons = time.monotonic()
+            refresh_reasons(self.source)
         if batch and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
             confirm(source=self.source)
             self._last_confirm = time.monotonic()
 
     def _apply(self, pod_events: list) -> None:
         apply_pod_events(pod_events)
+        apply_pending_events(pod_events)
+        touched: set[str] = set()
+        for kind, pod in pod_events:
+            touched |= self._bound.update(pod, deleted=kind == "DELETED")
+        if touched:
+            write_requested(self._bound.sums, touched)
         self.counts["pod_events"] += len(pod_events)
 
     def _node_event(self, kind: str, node: dict) -> None:
@@ -255,6 +314,7 @@ class ClusterWatcher:
         from profiles.sync import sync_nodes
 
         counts = sync_nodes(list(self._nodes.values()))
+        sync_node_facts(self._nodes.values())
         self._dirty, self._last_node_sync = False, time.monotonic()
         self.counts["node_syncs"] += 1
         if counts.get("created") or counts.get("updated") or counts.get("gone"):

@@ -71,7 +71,18 @@ def _source_error(exc: BaseException) -> SourceError:
 
 
 def _lister(api: Any, resource: str) -> Callable[..., Any]:
+    if resource == "events":
+        return api.list_event_for_all_namespaces
     return api.list_node if resource == "nodes" else api.list_pod_for_all_namespaces
+
+
+def _snapshot_items(data: object, resource: str) -> list:
+    if resource == "nodes":
+        return nodes_from_snapshot(data)
+    if resource == "pods":
+        return pods_from_snapshot(data)
+    items = data.get("items") if isinstance(data, Mapping) else None
+    return [i for i in items or () if isinstance(i, Mapping) and i.get("kind") == "Event"]
 
 
 def list_resource(
@@ -80,16 +91,18 @@ def list_resource(
     on_page: Callable[[list[dict]], None],
     *,
     label_selector: str = "",
+    field_selector: str = "",
     page_size: int = 500,
     timeout: float = 30.0,
 ) -> str:
-    """Feed every page of ``nodes`` or ``pods`` to ``on_page``; return the list's resourceVersion.
+    """Feed every page of ``nodes``, ``pods`` or ``events`` to ``on_page``; return the list's
+    resourceVersion. ``field_selector`` is passed to the API server (a snapshot ignores it).
 
     A failure part-way raises ``SourceError``: the caller must not treat what it saw as complete.
     """
     if source.startswith("file://"):
         data = read_snapshot(source)
-        items = nodes_from_snapshot(data) if resource == "nodes" else pods_from_snapshot(data)
+        items = _snapshot_items(data, resource)
         if label_selector:
             items = [
                 i
@@ -111,6 +124,8 @@ def list_resource(
         kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
         if label_selector:
             kwargs["label_selector"] = label_selector
+        if field_selector:
+            kwargs["field_selector"] = field_selector
         if token:
             kwargs["_continue"] = token
         return orjson.loads(_lister(api, resource)(**kwargs).data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ["UsageState", "NodeUsage", "PodAllocation", "UsageFinding"]
+__all__ = ["UsageState", "NodeUsage", "PodAllocation", "UsageFinding", "PendingPod", "NodeFacts"]
 
 
 class UsageState(models.Model):
@@ -101,3 +101,45 @@ class UsageFinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class PendingPod(models.Model):
+    """A pod waiting for a node that asks for HAMi resources: what CA's filter and HAMi's scheduler
+    both judge (``pod``: the fields they read), with HAMi's ``FailedScheduling`` message when its
+    events carry one. Kept by the same relists and watch as the allocations, so it ages with them."""
+
+    uid = models.CharField(max_length=100, unique=True)
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    pod = models.JSONField(default=dict, help_text="metadata (labels, annotations) and the scheduling spec")
+    created_at = models.DateTimeField(null=True, blank=True, help_text="the Pod's creationTimestamp")
+    unschedulable = models.BooleanField(
+        default=False, help_text="PodScheduled=False with reason Unschedulable: CA considers it"
+    )
+    reasons = models.TextField(blank=True, help_text="HAMi's last FailedScheduling message")
+    content_hash = models.CharField(max_length=64, blank=True)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["namespace", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class NodeFacts(models.Model):
+    """What CA's simulation reads of a live node besides its devices: ``node`` (labels, taints,
+    ``unschedulable``, ``status.allocatable``) and ``requested``, what the pods bound to it request as
+    kube-scheduler sums them (``cpu`` millicores, ``memory`` bytes, ``pods``, extended ``scalars``)."""
+
+    name = models.CharField(max_length=253, unique=True)
+    node = models.JSONField(default=dict)
+    requested = models.JSONField(default=dict, blank=True)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "node facts"
+
+    def __str__(self) -> str:
+        return self.name

@@ -9,6 +9,11 @@ added HAMi resource reaches CA by ``make ca-config`` instead of a hand edit.
   template advertises, as kube-scheduler does with HAMi's ``ignoredByScheduler``.
 - A CA built with the extender patch (``deploy/cluster-autoscaler-extender/``): the extender entry
   with every HAMi resource name as ``managedResources`` (``ignoredByScheduler: true``).
+
+The apiVersion is the configured CA release's (``ca_releases.CARelease.scheduler_api_version``: CA's
+``utils/scheduler`` ConfigFromPath decodes with kube-scheduler's scheme, and every release from 1.32 to
+the newest reads ``kubescheduler.config.k8s.io/v1`` with exactly one profile), so the files are the
+same for each supported release.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from hami_sim.engine.ca_releases import DEFAULT_VERSION, SUPPORTED, CARelease, ca_release
 from hami_sim.engine.vendors import Vendor
 from profiles.vendors import count_resource
 
@@ -44,6 +50,7 @@ _UPSTREAM_HEAD = f"""\
 # every HAMi resource name except the device counts (memory, cores, percentage, priority): CA then
 # counts only the device count a node-group template advertises, as kube-scheduler does with HAMi's
 # ignoredByScheduler. hami-sim's gRPC expander applies HAMi's device rules to CA's options.
+# Read the same way by every Cluster Autoscaler from {SUPPORTED} (one profile, this apiVersion).
 """
 
 _EXTENDER_HEAD = f"""\
@@ -58,6 +65,7 @@ _EXTENDER_HEAD = f"""\
 # - tlsConfig: CA's client certificate (mTLS) and caFile. Without caFile the Go client does NOT
 #   verify the server. Files come from the Secret hami-sim-extender-client (deploy/cert-manager or
 #   docs/production.md), mounted by deployment-patch.yaml.
+# Read the same way by every Cluster Autoscaler from {SUPPORTED} (one profile, this apiVersion).
 """
 
 _EXTENDER = {
@@ -109,9 +117,10 @@ def _document(head: str, body: dict) -> str:
     return head + yaml.dump(body, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
-def upstream_scheduler_config(vendors: Iterable[Vendor]) -> str:
+def upstream_scheduler_config(vendors: Iterable[Vendor], ca: CARelease | None = None) -> str:
     """KubeSchedulerConfiguration v1 with one profile whose NodeResourcesFit ignores HAMi's
     non-count resources (scoringStrategy left to kube-scheduler's v1 default)."""
+    ca = ca or ca_release(DEFAULT_VERSION)
     profile = {
         "schedulerName": "default-scheduler",
         "pluginConfig": [
@@ -121,20 +130,21 @@ def upstream_scheduler_config(vendors: Iterable[Vendor]) -> str:
     return _document(
         _UPSTREAM_HEAD,
         {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "apiVersion": ca.scheduler_api_version,
             "kind": "KubeSchedulerConfiguration",
             "profiles": [profile],
         },
     )
 
 
-def extender_scheduler_config(vendors: Iterable[Vendor]) -> str:
+def extender_scheduler_config(vendors: Iterable[Vendor], ca: CARelease | None = None) -> str:
     """KubeSchedulerConfiguration v1 with hami-sim's extender managing every HAMi resource."""
+    ca = ca or ca_release(DEFAULT_VERSION)
     managed = [{"name": name, "ignoredByScheduler": True} for name in managed_resources(vendors)]
     return _document(
         _EXTENDER_HEAD,
         {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "apiVersion": ca.scheduler_api_version,
             "kind": "KubeSchedulerConfiguration",
             "profiles": [{"schedulerName": "default-scheduler"}],
             "extenders": [{**_EXTENDER, "managedResources": managed}],
@@ -142,10 +152,10 @@ def extender_scheduler_config(vendors: Iterable[Vendor]) -> str:
     )
 
 
-def rendered_files(vendors: Iterable[Vendor]) -> dict[Path, str]:
-    """Repository-relative path -> the text ``make ca-config`` writes there."""
+def rendered_files(vendors: Iterable[Vendor], ca: CARelease | None = None) -> dict[Path, str]:
+    """Repository-relative path -> the text ``make ca-config`` writes there for release ``ca``."""
     vendors = list(vendors)
     return {
-        UPSTREAM_PATH: upstream_scheduler_config(vendors),
-        EXTENDER_PATH: extender_scheduler_config(vendors),
+        UPSTREAM_PATH: upstream_scheduler_config(vendors, ca),
+        EXTENDER_PATH: extender_scheduler_config(vendors, ca),
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from hami_sim.engine.ca_releases import CAVersionError, parse_ca_version
 from hami_sim.runtime.simulator import build_vendors
 from simulations.caconfig import REGENERATE, rendered_files
 
@@ -25,11 +26,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--root", default=str(settings.BASE_DIR), help="repository root holding deploy/ (default: here)"
         )
+        parser.add_argument(
+            "--ca-version",
+            default=settings.CA_VERSION,
+            help="the Cluster Autoscaler release to render for (default: the CA_VERSION setting)",
+        )
 
     def handle(self, *args, **opts):
         root = Path(opts["root"])
+        try:
+            ca = parse_ca_version(opts["ca_version"])
+        except CAVersionError as exc:
+            raise CommandError(str(exc)) from None
         stale = []
-        for relative, text in rendered_files(build_vendors(settings.HAMI)).items():
+        for relative, text in rendered_files(build_vendors(settings.HAMI), ca).items():
             path = root / relative
             current = path.read_text() if path.exists() else None
             if current == text:

@@ -254,21 +254,25 @@ def _store_usage(rows: list[dict]) -> None:
 
 
 def _inventory_memory(simulator, nodes: list[dict]) -> dict[str, float]:
-    """Bytes per cached 8-GPU inventory: the memo's own accounting, and what tracemalloc sees kept."""
+    """Bytes per cached 8-GPU inventory: the cache's own accounting, and what tracemalloc sees kept.
+
+    Each node is decoded from its JSON inside the traced region and dropped after, as a request's
+    nodes are: what stays is what the cache keeps (its key's registration text included)."""
+    raw = [orjson.dumps(node) for node in nodes]
     simulator.clear_caches()
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    for node in nodes:
-        simulator.inventory(node)
+    for body in raw:
+        simulator.annotation_inventory(orjson.loads(body))
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    memo = simulator._inventories
+    cache = simulator.cache.lru
     return {
-        "accounted_per_entry": memo.bytes / max(1, len(memo)),
+        "accounted_per_entry": cache.bytes / max(1, len(cache)),
         "traced_per_inventory": (after - before) / len(nodes),
-        "entries": len(memo),
+        "entries": len(cache),
     }
 
 
@@ -457,6 +461,17 @@ def bench_small(tmp: str, rounds: int = 20, pairs: int = 100) -> dict:
         proc.wait(10)
 
 
+def _print_cache_metrics() -> None:
+    """The process's caches as ``/metrics`` reports them (``hami_sim_cache_*``), after the large cases."""
+    from hami_sim.engine.cache import cache_metrics
+
+    for name, m in cache_metrics().items():
+        print(
+            f"cache {name}: {m['entries']} entries, {m['bytes']} B, {m['hits']} hits, {m['misses']} misses,"
+            f" {m['evictions']} evictions, {m['refused']} refused"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-small", action="store_true", help="only the in-process large cases")
@@ -492,6 +507,7 @@ def main() -> None:
             f"memory per cached 8-GPU inventory: {mem['accounted_per_entry']:.0f} B accounted by the memo,"
             f" {mem['traced_per_inventory']:.0f} B retained (tracemalloc), {mem['entries']} entries"
         )
+        _print_cache_metrics()
     if not opts.skip_small:
         small = bench_small(tmp)
         print(

@@ -16,10 +16,17 @@ import dataclasses
 import os
 import sys
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Generic, TypeVar
+
+from .fit import PodFit
+from .model import ContainerDevice, DeviceInfo, Inventory
+from .vendors.base import Vendor
 
 __all__ = [
     "CACHE_BYTES_ENV",
@@ -28,6 +35,7 @@ __all__ = [
     "ByteLRU",
     "approx_size",
     "cache_bytes_from_env",
+    "cache_metrics",
 ]
 
 #: the environment variable the runtime may set (``EngineConfig.cache_bytes`` reads it by default)
@@ -123,14 +131,19 @@ class ByteLRU(Generic[K, V]):
     lock-free (see ``get``).
     """
 
-    def __init__(self, max_bytes: int, max_entry_bytes: int | None = None) -> None:
+    def __init__(self, max_bytes: int, max_entry_bytes: int | None = None, name: str = "") -> None:
         self.max_bytes = max_bytes
         self.max_entry_bytes = max_bytes // _MAX_ENTRY_SHARE if max_entry_bytes is None else max_entry_bytes
+        self.name = name  # its label in ``/metrics`` (``cache_metrics``); unnamed caches are not reported
         self._data: OrderedDict[K, list] = OrderedDict()  # key -> [value, size, used since last pass]
         self._lock = threading.Lock()
         self._bytes = 0
+        self.hits = 0  # (counted without the lock: under racing threads a count may be lost, never a value)
+        self.misses = 0
         self.evictions = 0
         self.refused = 0  # entries above ``max_entry_bytes``, not kept
+        if name:
+            _CACHES.add(self)
 
     @property
     def bytes(self) -> int:
@@ -149,7 +162,9 @@ class ByteLRU(Generic[K, V]):
         """
         entry = self._data.get(key)
         if entry is None:
+            self.misses += 1
             return None
+        self.hits += 1
         entry[2] = True
         value: V = entry[0]
         return value
@@ -168,21 +183,411 @@ class ByteLRU(Generic[K, V]):
             old = data.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            chances = len(data)  # a bound, though readers may mark entries while this runs
-            while self._bytes + size > self.max_bytes:  # room first: the total never passes the bound
-                oldest, entry = data.popitem(last=False)
-                if entry[2] and chances > 0:  # used since the last pass: a second chance
-                    chances -= 1
-                    entry[2] = False
-                    data[oldest] = entry
-                    continue
-                self._bytes -= entry[1]
-                self.evictions += 1
+            self._make_room(size)
             data[key] = [value, size, False]
             self._bytes += size
         return True
+
+    def grow(self, key: K, delta: int, holds: Callable[[V], bool]) -> bool:
+        """Charge ``key``'s entry ``delta`` more bytes (less when negative) for what was added to its
+        value (a verdict remembered with an inventory), evicting others to fit. False, charging
+        nothing, when ``key``'s value is no longer the one the caller added to (``holds``: evicted,
+        maybe replaced) or the entry would pass ``max_entry_bytes``: the caller keeps nothing more."""
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None or not holds(entry[0]):
+                return False
+            if delta > 0 and entry[1] + delta > self.max_entry_bytes:
+                return False
+            if delta > 0:
+                self._data.move_to_end(key)  # (never its own victim)
+                entry[2] = True
+                self._make_room(delta)
+            entry[1] += delta
+            self._bytes += delta
+        return True
+
+    def _make_room(self, size: int) -> None:
+        """Evict until ``size`` more bytes fit (under the lock): room first, the total never passes."""
+        data = self._data
+        chances = len(data)  # a bound, though readers may mark entries while this runs
+        while data and self._bytes + size > self.max_bytes:
+            oldest, entry = data.popitem(last=False)
+            if entry[2] and chances > 0:  # used since the last pass: a second chance
+                chances -= 1
+                entry[2] = False
+                data[oldest] = entry
+                continue
+            self._bytes -= entry[1]
+            self.evictions += 1
+
+    def stats(self) -> dict[str, int]:
+        """Entries, accounted bytes, hits, misses, evictions and refused entries so far."""
+        return {
+            "entries": len(self._data),
+            "bytes": self._bytes,
+            "hits": self.hits,
+            "misses": self.misses,
+            "evictions": self.evictions,
+            "refused": self.refused,
+        }
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
             self._bytes = 0
+
+
+#: every named cache of the process (weakly: a dropped simulator takes its caches with it)
+_CACHES: weakref.WeakSet[ByteLRU] = weakref.WeakSet()
+
+
+def cache_metrics() -> dict[str, dict[str, int]]:
+    """Per cache name, ``ByteLRU.stats`` summed over the process's caches of that name (one per
+    simulator; a process serves with one): what ``/metrics`` and the dashboard report."""
+    totals: dict[str, dict[str, int]] = {}
+    for cache in list(_CACHES):
+        into = totals.setdefault(
+            cache.name, dict.fromkeys(("entries", "bytes", "hits", "misses", "evictions", "refused"), 0)
+        )
+        for field, value in cache.stats().items():
+            into[field] += value
+    return dict(sorted(totals.items()))
+
+
+# -- the filter path's cache: one entry per registration ------------------------------------------------
+#
+# Everything the extender remembers between calls about nodes lives in one ``ByteLRU`` ("registrations"):
+# per registration (a node's registration text, or a digest of what its vendors read), its decoded
+# ``Inventory`` carrying an ``Entry``: the zero-usage verdicts computed on it by pod key, the live
+# verdicts beside the usage object each was computed on, and its group-tagged copies. What is added to
+# an entry after it is stored is charged to it (``ByteLRU.grow``), so the one budget bounds all of it.
+# Registrations that differ only in their UUIDs share a verdict through a shape entry in the same LRU
+# (``uuid_free_shape``, the one place that rule lives).
+
+
+@dataclass(slots=True, frozen=True, weakref_slot=True)
+class CachedVerdict:
+    """A verdict as the cache keeps it: immutable, handed to every request that asks the same.
+
+    The fit keeps no ``usage_after`` (working objects; the extender needs only the score computed
+    from them); sessions and the estimator call ``Simulator.evaluate`` for it.
+    """
+
+    fits: bool
+    reason: str
+    fit: PodFit | None
+    score_after: float
+
+
+class Entry:
+    """The mutable part of a registration's cache entry, on its frozen ``Inventory`` (and on the
+    group-tagged copies of it, which share it): ``key`` is the entry's key in the cache, so what is
+    added can be charged to it; ``evicted`` once the cache let it go (nothing more is added)."""
+
+    __slots__ = ("key", "verdicts", "live", "tagged", "evicted")
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self.verdicts: dict[bytes, CachedVerdict] = {}
+        self.live: dict[bytes, tuple[weakref.ref, CachedVerdict]] | None = None
+        self.tagged: dict[tuple[str, str], Inventory] | None = None
+        self.evicted = False
+
+
+@dataclass(slots=True, frozen=True)
+class SharedFit:
+    """A zero-usage verdict shared by the registrations of one shape: the verdict of the node that
+    was fit, the position of each of its UUIDs, and per container the (position, device) chosen."""
+
+    verdict: CachedVerdict
+    positions: Mapping[str, int]
+    chosen: tuple[tuple[tuple[int, ContainerDevice], ...], ...]
+
+
+#: pod keys remembered per registration (CA asks about a few pending pod shapes at a time); the
+#: oldest leaves first
+VERDICTS_PER_ENTRY = 8
+
+_DEVICE_ID = attrgetter("id")
+_CUSTOM_INFO = attrgetter("custom_info")
+_DEVICE_SHAPE = attrgetter(*DeviceInfo.SHAPE)
+
+
+def uuid_free_shape(inventory: Inventory) -> Hashable | None:
+    """The sharing rule, node side: what a zero-usage verdict on ``inventory`` depends on when it
+    cannot depend on its UUIDs (every field a fit reads but ``id``: ``DeviceInfo.SHAPE``); None
+    when it may: cordons or pair scores name UUIDs, two devices share one, or a device carries
+    vendor data. Devices rebuilt from one registration template are named by it (one reference).
+    A verdict is shared only when the pod's vendors ignore UUIDs too (``PodContext.uuid_blind``) and
+    the first node of the shape was ``uuid_blind_devices``."""
+    if inventory.pair_scores or inventory.cordoned:
+        return None
+    devices = inventory.devices
+    n = len(devices)
+    if not n or len(set(map(_DEVICE_ID, devices))) != n:
+        return None
+    template = devices[0].template
+    if template is not None and devices[-1].template is template and len(template.fields) == n:
+        return template
+    if list(map(_CUSTOM_INFO, devices)).count(None) != n:
+        return None
+    return tuple(map(_DEVICE_SHAPE, devices))
+
+
+def uuid_blind_devices(inventory: Inventory, vendors: Mapping[str, Vendor]) -> bool:
+    """The sharing rule, device side: every device's vendor uses a UUID only as an identity
+    (``Vendor.uuid_blind_device``), none carries vendor data, and no card type names a vendor
+    (``ScoreNode``'s keys). Depends only on ``DeviceInfo.SHAPE`` fields, so it holds for the shape."""
+    for d in inventory.devices:
+        vendor = vendors.get(d.device_vendor)
+        if (
+            vendor is None
+            or d.custom_info is not None
+            or d.type in vendors
+            or not vendor.uuid_blind_device(d)
+        ):
+            return False
+    return True
+
+
+def without_usage(fit: PodFit | None) -> PodFit | None:
+    """What the cache keeps of a fit: everything but ``usage_after`` (working objects)."""
+    if fit is None or fit.usage_after is None:
+        return fit
+    return dataclasses.replace(fit, usage_after=None)
+
+
+def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict | None:
+    """``shared``'s verdict with its UUIDs (chosen devices, per-device reasons) replaced by those of
+    ``devices`` at the same positions; None if it names a UUID its node did not have."""
+    verdict = shared.verdict
+    fit = verdict.fit
+    if fit is None or (not fit.containers and not fit.device_reasons):
+        return verdict
+    try:
+        containers = []
+        for chosen in shared.chosen:  # (loops, not nested comprehensions: this runs per new node)
+            row = []
+            for at, d in chosen:
+                row.append(dataclasses.replace(d, uuid=devices[at].id))
+            containers.append(tuple(row))
+        reasons = fit.device_reasons
+        if reasons:
+            positions = shared.positions
+            reasons = MappingProxyType({devices[positions[uuid]].id: why for uuid, why in reasons.items()})
+    except (KeyError, IndexError):
+        return None
+    fit = dataclasses.replace(fit, containers=tuple(containers), device_reasons=reasons)
+    return CachedVerdict(verdict.fits, verdict.reason, fit, verdict.score_after)
+
+
+# -- what an entry is charged: one formula over what it holds (sys.getsizeof of each object) -------------
+
+_SIZE = sys.getsizeof
+_STR = _SIZE("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR + len(s)``
+_INT = _SIZE(1 << 40)
+_DEVICE = _SIZE(DeviceInfo(""))
+_ENTRY = _SIZE(Entry(None)) + _SIZE({})  # with its empty verdict map
+_DICT_SLOT = 48  # a dictionary's share per item (table slot and index, amortised)
+
+
+def _text(value: object) -> int:
+    if type(value) is str:
+        return _STR + len(value) if value.isascii() else _SIZE(value)
+    if value is None or type(value) in (int, float, bool):
+        return 0 if value is None or (type(value) is int and -5 <= value <= 256) else _SIZE(value)
+    return approx_size(value)
+
+
+def key_bytes(key: Hashable) -> int:
+    """A cache key: a registration's text (a tuple of strings, maybe nested once) or a digest."""
+    if type(key) is bytes:
+        return _SIZE(key)
+    if type(key) is not tuple:
+        return approx_size(key)
+    size = _SIZE(key)
+    for part in key:
+        if type(part) is tuple:
+            size += _SIZE(part) + sum(map(_text, part))
+        else:
+            size += _text(part)
+    return size
+
+
+def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:
+    size = _DEVICE + _text(d.id)
+    if d.template is None:  # decoded field by field: its own strings and large numbers
+        size += _text(d.type) + _text(d.mode)
+        for number in (d.index, d.count, d.devmem, d.devcore, d.numa):
+            if not -5 <= number <= 256:
+                size += _INT
+        if d.mig_profiles:
+            size += approx_size(d.mig_profiles)
+    info = d.custom_info
+    if info is not None and id(info) not in seen:  # vendors share one table between a node's devices
+        seen.add(id(info))
+        size += approx_size(info)
+    return size
+
+
+def inventory_bytes(inventory: Inventory) -> int:
+    """An inventory and its entry: the objects, each device and the small extras."""
+    seen: set[int] = set()
+    size = _SIZE(inventory) + _SIZE(inventory.devices) + _SIZE(inventory.key) + _ENTRY
+    for d in inventory.devices:
+        size += _device_bytes(d, seen)
+    if inventory.pair_scores:
+        size += approx_size(inventory.pair_scores)
+    if inventory.cordoned:
+        size += approx_size(inventory.cordoned)
+    return size + len(inventory.error)
+
+
+def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:
+    """A verdict in an entry's map: its slot, the verdict, its fit and chosen devices (their UUIDs
+    are the node's own strings, charged with its inventory, unless ``shares_devices`` is False)."""
+    size = _DICT_SLOT + _SIZE(verdict)
+    fit = verdict.fit
+    if fit is None:
+        return size
+    size += _SIZE(fit) + _SIZE(fit.containers)
+    for container in fit.containers:
+        size += _SIZE(container)
+        for d in container:
+            size += _SIZE(d)
+            if not shares_devices:
+                size += _text(d.uuid)
+            if d.mig_placement is not None:
+                size += _SIZE(d.mig_placement)
+    if fit.device_reasons:
+        size += _SIZE(fit.device_reasons) + _SIZE(dict(fit.device_reasons))
+        for reason in fit.device_reasons.values():
+            size += _text(reason)
+    return size
+
+
+class RegistrationCache:
+    """The filter path's cache (see above): registrations by key, their verdicts, shapes."""
+
+    def __init__(self, budget: int) -> None:
+        self.lru: ByteLRU[Hashable, Inventory | dict] = ByteLRU(budget, name="registrations")
+
+    def inventory(self, key: Hashable) -> Inventory | None:
+        """The registration's decoded inventory; raises ``TypeError`` for an unhashable key."""
+        found = self.lru.get(key)
+        return found  # type: ignore[return-value]
+
+    def add(self, inventory: Inventory, key_size: int) -> Inventory:
+        """Keep ``inventory`` (built with ``Entry(key)``), charged by the formula plus its key."""
+        entry = inventory.entry
+        assert entry is not None
+        if not self.lru.put(entry.key, inventory, inventory_bytes(inventory) + key_size):
+            entry.evicted = True
+        return inventory
+
+    def _charge(self, entry: Entry, size: int) -> bool:
+        """Charge ``size`` bytes to the entry (stored with its inventory; tagged copies share it)."""
+        if entry.evicted or not self.lru.grow(
+            entry.key, size, lambda held: getattr(held, "entry", None) is entry
+        ):
+            entry.evicted = True
+            return False
+        return True
+
+    def remember(self, inventory: Inventory, pod_key: bytes, verdict: CachedVerdict) -> None:
+        """Keep a zero-usage verdict in the registration's entry (the oldest of a full map leaves)."""
+        entry = inventory.entry
+        if entry is None:
+            return
+        verdicts = entry.verdicts
+        size = verdict_bytes(verdict, True)  # (its UUIDs are the inventory's own strings)
+        if len(verdicts) >= VERDICTS_PER_ENTRY:
+            oldest = next(iter(verdicts), None)
+            gone = verdicts.pop(oldest, None) if oldest is not None else None
+            if gone is not None:
+                self._charge(entry, -verdict_bytes(gone, True))
+        if self._charge(entry, size):
+            verdicts[pod_key] = verdict
+
+    def live_verdict(self, inventory: Inventory, pod_key: bytes, usage: object) -> CachedVerdict | None:
+        """The live verdict computed on this very usage object, if remembered (and still alive)."""
+        entry = inventory.entry
+        live = entry.live if entry is not None else None
+        found = live.get(pod_key) if live else None
+        return found[1] if found is not None and found[0]() is usage else None
+
+    def remember_live(
+        self, inventory: Inventory, pod_key: bytes, usage: object, verdict: CachedVerdict
+    ) -> None:
+        """Keep a live verdict beside (a weak reference to) the usage object it was computed on: the
+        usage store hands out the same object until the node's usage changes."""
+        entry = inventory.entry
+        if entry is None:
+            return
+        live = entry.live
+        if live is None:
+            live = entry.live = {}
+        size = verdict_bytes(verdict, True) + _LIVE_SLOT
+        old = live.get(pod_key)
+        if old is not None:
+            size -= verdict_bytes(old[1], True) + _LIVE_SLOT
+        elif len(live) >= VERDICTS_PER_ENTRY:
+            return  # (a new usage object replaces its pod key's slot; more pod keys wait for room)
+        if self._charge(entry, size):
+            live[pod_key] = (weakref.ref(usage), verdict)
+
+    def tagged(self, inventory: Inventory, node_group: str, source: str) -> Inventory:
+        """``inventory`` attributed to a node group and source: one copy per (group, source), kept
+        in the original's entry (charged to it) and sharing its devices and verdicts."""
+        entry = inventory.entry
+        tags = entry.tagged if entry is not None else None
+        found = tags.get((node_group, source)) if tags else None
+        if found is not None:
+            return found
+        copy = dataclasses.replace(inventory, node_group=node_group, source=source)
+        if entry is not None and self._charge(entry, _SIZE(copy) + _TAG_SLOT):
+            if entry.tagged is None:
+                entry.tagged = {}
+            entry.tagged[(node_group, source)] = copy
+        return copy
+
+    def shared(self, shape: Hashable, pod_key: bytes, devices: Sequence[DeviceInfo]) -> CachedVerdict | None:
+        """The verdict of the registration's shape for this pod, relabelled with ``devices``' UUIDs."""
+        fits = self.lru.get((_SHAPE_TAG, shape))
+        found = fits.get(pod_key) if fits is not None else None  # type: ignore[union-attr]
+        return relabel(found, devices) if found is not None else None
+
+    def share(
+        self, shape: Hashable, pod_key: bytes, verdict: CachedVerdict, devices: Sequence[DeviceInfo]
+    ) -> None:
+        """Keep ``verdict`` (on ``devices``) for every registration of its shape and this pod."""
+        positions = MappingProxyType({d.id: i for i, d in enumerate(devices)})
+        fit = verdict.fit
+        chosen = tuple(tuple((positions[d.uuid], d) for d in c) for c in fit.containers) if fit else ()
+        shared = SharedFit(verdict, positions, chosen)
+        size = verdict_bytes(verdict) + approx_size(positions, chosen) + _DICT_SLOT
+        key = (_SHAPE_TAG, shape)
+        fits = self.lru.get(key)
+        if not isinstance(fits, dict):
+            fits = {}
+            if not self.lru.put(
+                key, fits, _SIZE(fits) + _SIZE(key) + key_bytes(shape if type(shape) is tuple else ())
+            ):
+                return
+        if len(fits) < VERDICTS_PER_ENTRY and self.lru.grow(key, size, lambda held: held is fits):
+            fits[pod_key] = shared
+
+    def clear(self) -> None:
+        self.lru.clear()
+
+
+class _ShapeTag:
+    """Marks a shape's key, ``(_SHAPE_TAG, shape)``: no registration key holds this object."""
+
+    __slots__ = ()
+
+
+_SHAPE_TAG = _ShapeTag()
+_LIVE_SLOT = _DICT_SLOT + _SIZE((None, None)) + _SIZE(weakref.ref(CachedVerdict(True, "", None, 0.0)))
+_TAG_SLOT = _DICT_SLOT + _SIZE(("", ""))

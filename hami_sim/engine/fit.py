@@ -84,16 +84,18 @@ def fit_in_devices(
             device_reasons.update(outcome.device_reasons)
             return outcome.reason
         by_id = {dev.id: dev for dev in type_devices}
+        placed: list[ContainerDevice] = []
         for chosen in outcome.devices:
             dev = by_id.get(chosen.uuid)
-            if dev is None:
-                return f'Device with UUID "{chosen.uuid}" not found on node {node.name} after Fit'
+            if dev is None:  # (no node name: verdicts are cached without it and shared by nodes)
+                return f'Device with UUID "{chosen.uuid}" not found on the node after Fit'
             error = vendor.add_pod_usage(dev, chosen, pod)
             if error:
                 return error
-        out.extend(outcome.devices)
+            placed.append(vendor.placed(dev, chosen))
+        out.extend(placed)
         if allocated is not None:
-            allocated.setdefault(vtype, []).append(list(outcome.devices))
+            allocated.setdefault(vtype, []).append(placed)
     return ""
 
 

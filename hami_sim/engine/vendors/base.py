@@ -205,6 +205,12 @@ class Vendor(ABC):
         dev.usedcores += chosen.usedcores
         return None
 
+    def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
+        """``chosen`` as ``add_usage`` placed it on ``dev``: HAMi's AddResourceUsage rewrites the
+        container device (NVIDIA MIG: the profile's memory and cores and its slot); ours are frozen
+        (cached verdicts share them), so a vendor that rewrites returns a new one. Default: as is."""
+        return chosen
+
     def add_pod_usage(self, dev: DeviceUsage, chosen: ContainerDevice, pod: PodView) -> str | None:
         """``AddResourceUsage(pod, ...)``: ``add_usage`` for backends that also read the pod.
 

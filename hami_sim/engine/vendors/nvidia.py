@@ -377,6 +377,16 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
                 best_combo, best_total = combo, total
         return list(best_combo)
 
+    def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
+        """On a MIG device: the profile and slot ``add_usage`` took last, with its memory and cores."""
+        if dev.mode != MIG_MODE or not dev.mig_in_use:
+            return chosen
+        name, placement = dev.mig_in_use[-1]
+        profile = next(p for p in dev.mig_profiles if p.name == name)
+        return ContainerDevice(
+            chosen.idx, chosen.uuid, chosen.type, profile.memory_mb, profile.core, name, placement
+        )
+
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         if dev.mode == MIG_MODE:
             slot = choose_mig_slot(dev.mig_profiles, [p for _, p in dev.mig_in_use], chosen.usedmem)
@@ -385,11 +395,11 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
                     f"AddResourceUsage failed for device {dev.id}: no MIG placement fits {chosen.usedmem} MiB"
                 )
             profile, placement = slot
-            chosen.usedmem = profile.memory_mb
-            chosen.usedcores = profile.core
-            chosen.mig_profile = profile.name
-            chosen.mig_placement = placement
             dev.mig_in_use.append((profile.name, placement))
+            dev.used += 1
+            dev.usedmem += profile.memory_mb
+            dev.usedcores += profile.core
+            return None
         dev.used += 1
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores

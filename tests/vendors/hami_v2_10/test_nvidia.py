@@ -647,6 +647,7 @@ def test_add_resource_usage_uses_reported_profile_and_placement():
     dev = mig_gpu()
     picked = cdev("GPU-a", usedmem=10000)
     assert add_usage(vendor, dev, picked) is None
+    picked = vendor.placed(dev, picked)  # (frozen: the placed device is a new one)
     assert picked.uuid == "GPU-a"
     assert (picked.usedmem, picked.usedcores, picked.mig_profile, picked.mig_placement) == (
         10240,
@@ -726,5 +727,5 @@ def test_balanced_packing():
     for memory in (20480, 10240, 5120, 5120):
         picked = cdev("GPU-a", usedmem=memory)
         assert add_usage(vendor, dev, picked) is None
-        starts.append(picked.mig_placement.start)
+        starts.append(vendor.placed(dev, picked).mig_placement.start)
     assert starts == [4, 0, 3, 2]

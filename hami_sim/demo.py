@@ -4,8 +4,15 @@ Steps run in order (``STEPS``); each is a function of the ``Demo`` state, so add
 decisions) is a one-line addition to the list. Then gunicorn and a Celery worker with embedded beat
 start as children; the URL and the admin login are printed; Ctrl-C (or SIGTERM) stops every child.
 
-Environment: ``DEMO_PORT`` (8000), ``DEMO_BIND_HOST`` (127.0.0.1; 0.0.0.0 in the demo container), ``DEMO_ADMIN_USER`` (admin), ``DEMO_ADMIN_PASSWORD`` (hami-sim-demo),
-and everything ``hami_sim/settings.py`` reads. ``KUBE_SOURCE`` defaults to the demo snapshot.
+Environment: ``DEMO_PORT`` (8000), ``DEMO_EXPANDER_PORT`` (8444: CA's gRPC expander, plaintext on
+loopback), ``DEMO_BIND_HOST`` (127.0.0.1; 0.0.0.0 in the demo container), ``DEMO_ADMIN_USER`` (admin),
+``DEMO_ADMIN_PASSWORD`` (hami-sim-demo), and everything ``hami_sim/settings.py`` reads. ``KUBE_SOURCE``
+defaults to the demo snapshot; ``LOG_JSON`` defaults to false (plain text lines, the same format as
+Celery's and gunicorn's own).
+
+A restart keeps what the first start (or the operator) put in the database: the demo node groups are
+imported only into an empty database, so admin edits survive, and the demo questions are asked only
+once. ``make clean`` (or deleting ``var/``) starts from scratch.
 """
 
 from __future__ import annotations
@@ -60,11 +67,18 @@ def port_taken(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def check_port(demo: Demo) -> None:
-    """Fail fast, before any setup, when the port is taken: name the setting that moves it."""
-    if port_taken(demo.port):
-        raise SystemExit(
-            f"port {demo.port} is already in use; start the demo on another one: DEMO_PORT=8001 make demo"
-        )
+    """Fail fast, before any setup, when a port is taken: name the setting that moves it.
+
+    Both listeners: a second demo's expander would otherwise bind next to the first one's (gRPC sets
+    SO_REUSEPORT) and split CA's calls between two databases."""
+    for port, setting, other in (
+        (demo.port, "DEMO_PORT", 8001),
+        (demo.expander_port, "DEMO_EXPANDER_PORT", 8445),
+    ):
+        if port_taken(port):
+            raise SystemExit(
+                f"port {port} is already in use; start the demo on another one: {setting}={other} make demo"
+            )
 
 
 def _environment() -> None:
@@ -73,6 +87,8 @@ def _environment() -> None:
     os.environ.setdefault("PYTHONPATH", str(BASE_DIR))
     # Unregistered nodes are flagged after a minute in the demo rather than ten.
     os.environ.setdefault("DRIFT_UNREGISTERED_GRACE_SECONDS", "60")
+    # One log format on the demo's terminal: Celery and gunicorn print plain text lines, so Django does too.
+    os.environ.setdefault("LOG_JSON", "false")
 
 
 def migrate(demo: Demo) -> None:
@@ -90,8 +106,17 @@ def collect_static(demo: Demo) -> None:
 
 
 def load_profiles(demo: Demo) -> None:
+    """The demo node groups, into an empty database only: a restart keeps the operator's admin edits."""
     from django.core.management import call_command
 
+    from profiles.models import NodeGroup
+
+    existing = NodeGroup.objects.count()
+    if existing:
+        print(
+            f"  {existing} node groups kept from the last start (make clean starts from demo/profiles.yaml)"
+        )
+        return
     call_command("import_profiles", str(DEMO_DIR / "profiles.yaml"))
     print("  demo node groups loaded: gpu-a10 (warm), gpu-h100 (cold-zero, profile), gpu-l4 (no profile)")
 
@@ -128,8 +153,13 @@ def enqueue_sync(demo: Demo) -> None:
 
 def seed_decisions(demo: Demo) -> None:
     """Three pods asked through the extender (scaled cold-zero group, rejected everywhere, fit) + CA events."""
-    from decisions.demo import seed
+    from decisions.demo import DEMO_PODS, seed
+    from decisions.models import Decision
 
+    uids = [pod["metadata"]["uid"] for pod in DEMO_PODS.values()]
+    if Decision.objects.filter(pod_uid__in=uids).exists():  # asked once per database, not once per start
+        print("  demo decisions kept from the last start")
+        return
     counts = seed()
     print(f"  demo decisions and CA events seeded: {counts}; open {demo.url}/ and follow a pod")
 
@@ -172,36 +202,49 @@ STEPS: list[Callable[[Demo], None]] = [
 ]
 
 
-def _spawn(demo: Demo, name: str, argv: list[str]) -> None:
-    child = subprocess.Popen(argv, cwd=BASE_DIR, env=os.environ.copy(), start_new_session=True)
+def _spawn(demo: Demo, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    child = subprocess.Popen(argv, cwd=BASE_DIR, env=env or os.environ.copy(), start_new_session=True)
     demo.children.append(child)
     print(f"  started {name} (pid {child.pid})")
 
 
+def _var_dir() -> Path:
+    return Path(os.environ.get("HAMI_SIM_VAR_DIR", BASE_DIR / "var"))
+
+
+def web_argv(demo: Demo, workers: int = 2) -> list[str]:
+    """gunicorn for the demo's web server (several workers, as in production)."""
+    bind = f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}"
+    app = "hami_sim.wsgi:application"
+    return [sys.executable, "-m", "gunicorn", app, "-b", bind, "-w", str(workers), "--timeout", "60"]
+
+
+def web_env(demo: Demo) -> dict[str, str]:
+    """The web server's environment: metrics in multiprocess mode, from empty files.
+
+    Without ``PROMETHEUS_MULTIPROC_DIR`` each gunicorn worker counts alone and ``/metrics`` answers
+    with whichever worker took the scrape (a counter reading 7, then 1, then 7). With it every worker
+    writes its samples to a shared directory and ``hami_sim.metrics.metrics_view`` adds them up, as
+    ``hami_sim/gunicorn_conf.py`` arranges in production. Old files would count a dead run's samples.
+    """
+    directory = _var_dir() / f"metrics-{demo.port}"
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+    return {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(directory)}
+
+
 def start_services(demo: Demo) -> None:
     python = sys.executable
-    var = Path(os.environ.get("HAMI_SIM_VAR_DIR", BASE_DIR / "var"))
-    _spawn(
-        demo,
-        "web",
-        [
-            python,
-            "-m",
-            "gunicorn",
-            "hami_sim.wsgi:application",
-            "-b",
-            f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}",
-            "-w",
-            "2",
-            "--timeout",
-            "60",
-        ],
-    )
+    var = _var_dir()
+    _spawn(demo, "web", web_argv(demo), web_env(demo))
     _spawn(
         demo,
         "celery worker + beat",
         [
-            python, "-m", "celery", "-A", "hami_sim", "worker", "-B", "-l", "INFO", "--concurrency", "1",
+            # WARNING: beat's minute-by-minute task lines would scroll the banner away (task runs are on
+            # the overview and in the admin)
+            python, "-m", "celery", "-A", "hami_sim", "worker", "-B", "-l", "WARNING", "--concurrency", "1",
             "--without-gossip", "--without-mingle", "-s", str(var / "celerybeat-schedule"),
         ],
     )  # fmt: skip
@@ -209,6 +252,60 @@ def start_services(demo: Demo) -> None:
         demo,
         f"gRPC expander on 127.0.0.1:{demo.expander_port} (plaintext)",
         [python, "manage.py", "run_expander", "--bind", f"127.0.0.1:{demo.expander_port}"],
+    )
+
+
+def wait_expander(demo: Demo, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_taken(demo.expander_port):
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def seed_expander_call(demo: Demo) -> None:
+    """One real gRPC BestOptions call to the demo's expander (once per database), so the dashboard shows
+    the upstream-CA path too: a decision with caller ``expander`` and each option's reason."""
+    from decisions.models import Decision
+    from simulations.management.commands.expander_example import ask_expander
+
+    if Decision.objects.filter(caller="expander").exists():
+        return
+    try:
+        offered, kept = ask_expander(f"127.0.0.1:{demo.expander_port}")
+    except Exception as exc:  # the demo still serves everything else
+        print(f"  expander example call failed: {exc}", file=sys.stderr)
+        return
+    print(f"  expander asked once over gRPC (options {', '.join(offered)}): kept {', '.join(kept) or 'none'}")
+
+
+def wait_worker(started: float, timeout: float = 60.0) -> bool:
+    """True once the Celery worker has finished a task run begun after ``started`` (its first job)."""
+    from datetime import UTC, datetime
+
+    from hami_sim.runtime.models import TaskRun
+
+    since = datetime.fromtimestamp(started, tz=UTC)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if TaskRun.objects.filter(started_at__gte=since, finished_at__isnull=False).exists():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def banner(demo: Demo) -> str:
+    """What to open and how to log in: printed last, below the services' start-up lines."""
+    rule = "=" * 72
+    return (
+        f"\n{rule}\n"
+        f"hami-sim demo is up: {demo.url}/  (admin: {demo.url}/admin/  API: {demo.url}/api/v1/)\n"
+        f"admin login: {demo.user} / {demo.password}\n"
+        f"gRPC expander (upstream CA's --expander=grpc): 127.0.0.1:{demo.expander_port}, plaintext;\n"
+        f"  ask it as CA does: DEMO_EXPANDER_PORT={demo.expander_port} .venv/bin/python manage.py expander_example\n"
+        "cold-zero check: POST a pod to /filter-simulation with a node named template-node-for-gpu-h100-1\n"
+        f"Ctrl-C stops everything.\n{rule}"
     )
 
 
@@ -264,17 +361,17 @@ def main() -> int:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    started = time.time()
     start_services(demo)
     try:
         if not wait_ready(demo):
             print("web server did not come up; stopping", file=sys.stderr)
             return 1
-        print(
-            f"\nhami-sim demo is up: {demo.url}/  (admin: {demo.url}/admin/  API: {demo.url}/api/v1/)\n"
-            f"admin login: {demo.user} / {demo.password}\n"
-            "cold-zero check: POST a pod to /filter-simulation with a node named template-node-for-gpu-h100-1\n"
-            "Ctrl-C stops everything."
-        )
+        if wait_expander(demo):
+            seed_expander_call(demo)
+        if not wait_worker(started):
+            print("  the Celery worker has not finished a task yet; its log lines follow", file=sys.stderr)
+        print(banner(demo), flush=True)
         while not stopping:
             if any(child.poll() is not None for child in demo.children):
                 print("a demo service exited; stopping", file=sys.stderr)

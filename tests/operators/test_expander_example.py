@@ -1,0 +1,45 @@
+"""``manage.py expander_example``: the upstream-CA path made visible, one real grpcio call to the expander."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from simulations.grpcexpander.server import build_server
+from simulations.management.commands.expander_example import WIRES
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "profiles.yaml"
+
+
+@pytest.fixture
+def expander():
+    server, port = build_server("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}"
+    server.stop(None)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_example_asks_the_running_expander_and_leaves_a_decision(expander, wire):
+    from decisions import recorder
+    from decisions.models import Decision
+
+    call_command("import_profiles", str(DEMO), stdout=StringIO())
+    out = StringIO()
+    call_command("expander_example", "--target", expander, "--wire", wire, stdout=out)
+    text = out.getvalue()
+    assert "options gpu-a10, gpu-h100, gpu-l4" in text
+    assert "kept: gpu-h100\n" in text  # 30000 MiB fits an H100 card, not an A10G
+    recorder.flush(timeout=30)
+    decision = Decision.objects.get(caller="expander")
+    assert decision.pod_name.startswith("llm-serving-5b7c-")
+
+
+def test_example_without_an_expander_says_where_it_looked():
+    call_command("import_profiles", str(DEMO), stdout=StringIO())
+    with pytest.raises(CommandError, match=r"^127\.0\.0\.1:1: UNAVAILABLE"):
+        call_command("expander_example", "--target", "127.0.0.1:1")

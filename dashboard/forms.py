@@ -31,7 +31,12 @@ spec:
         nvidia.com/gpucores: "30"    # % of that card's cores (HAMi)
 """
 
-EXPANDERS = [("least-waste", "least-waste"), ("most-pods", "most-pods"), ("least-nodes", "least-nodes")]
+EXPANDERS = [
+    ("least-waste", "least-waste"),
+    ("most-pods", "most-pods"),
+    ("least-nodes", "least-nodes"),
+    ("grpc,least-waste", "grpc,least-waste (CA with hami-sim's gRPC expander)"),
+]
 
 
 class WhatIfForm(forms.Form):

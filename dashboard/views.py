@@ -28,6 +28,7 @@ from django_tables2 import RequestConfig
 from decisions import recorder
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.engine.ca_releases import ca_release
+from hami_sim.conf import conf
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.runtime.models import TaskRun
 from hami_sim.runtime.simulator import get_simulator
@@ -573,7 +574,7 @@ def _what_if(form: WhatIfForm) -> dict:
         sim,
         [PendingPods(pod_obj, form.cleaned_data["count"])],
         [GroupTemplate(name, template) for name, template in templates.items()],
-        parse_expander(form.cleaned_data["expander"]),
+        parse_expander(form.cleaned_data["expander"], grpc_mode=conf().expander_return),
         ca=ca_release(settings.CA_VERSION),
     )
     ctx = sim.pod_context(pod_obj)

@@ -44,6 +44,7 @@ import re2
 
 from .ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from .equivalence import PodGroup, group_pods
+from .hami_expander import RETURN_MODES, keep_options
 from .interpod import (
     HOSTNAME_LABEL,
     PORTS_CONFLICT,
@@ -105,7 +106,12 @@ __all__ = [
 ]
 
 # CA's names and meaning; ``least-waste-gpu`` is ours (least-waste plus device memory and cores)
-EXPANDERS = ("least-waste", "least-waste-gpu", "most-pods", "least-nodes", "priority", "random")
+EXPANDERS = ("least-waste", "least-waste-gpu", "most-pods", "least-nodes", "priority", "random", "grpc")
+# CA's price expander ranks by the cloud provider's node prices; node groups here carry no price
+_NEEDS_PRICES = (
+    "expander price ranks node groups by the cloud provider's node prices, which hami-sim's node groups "
+    "do not carry; simulate with one of: "
+)
 # Where the estimate departs from CA on purpose (the response lists them; docs/sessions.md too)
 DIFFERENCES = (
     "HAMi device fit (with usage carried from pod to pod) is checked on top of CA's predicates",
@@ -167,12 +173,17 @@ class Expander:
     names: tuple[str, ...] = ("least-waste",)
     priorities: tuple[tuple[int, re2._Regexp], ...] = ()
     seed: int | None = None  # random: a seeded pick among the candidates, else the first
+    grpc_mode: str = "most-placed"  # grpc: what hami-sim's expander answers (EXPANDER_RETURN)
 
 
-def parse_expander(value: object, priorities: object = None, seed: object = None) -> Expander:
+def parse_expander(
+    value: object, priorities: object = None, seed: object = None, grpc_mode: str = "most-placed"
+) -> Expander:
     """``"least-waste"``, ``"priority,least-waste"``, ``["priority", "least-waste"]`` or
     ``{"name": ..., "priorities": ...}``, checked as CA's expander factory does: every name known,
     none twice, nothing after ``random`` (it always answers one option, so a later one never runs).
+    ``grpc`` is hami-sim's own gRPC expander step (``hami_expander.keep_options``, answering as
+    ``grpc_mode``), the one CA runs with ``--expander=grpc,...`` pointed at hami-sim.
 
     Priorities use CA's priority-expander ConfigMap shape, ``{"<int>": ["<regex>", ...]}``; the
     inverse ``{"<regex>": <int>}`` is accepted too.
@@ -186,7 +197,9 @@ def parse_expander(value: object, priorities: object = None, seed: object = None
         raise EstimateError("the priority expander needs a priorities map")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise EstimateError("randomSeed must be an integer")
-    return Expander(names, tuple(table), seed)
+    if grpc_mode not in RETURN_MODES:
+        raise EstimateError(f"grpc expander mode {grpc_mode!r}: one of {', '.join(RETURN_MODES)}")
+    return Expander(names, tuple(table), seed, grpc_mode)
 
 
 def _expander_names(value: object) -> tuple[str, ...]:
@@ -203,6 +216,8 @@ def _expander_names(value: object) -> tuple[str, ...]:
             '(or ["priority", "least-waste"])'
         )
     for i, name in enumerate(names):
+        if name == "price":
+            raise EstimateError(_NEEDS_PRICES + ", ".join(EXPANDERS))
         if name not in EXPANDERS:
             raise EstimateError(f"unknown expander {name!r}; supported: {', '.join(EXPANDERS)}")
         if name in names[:i]:
@@ -1202,6 +1217,8 @@ def expander_filter(
         return _best(options, lambda o: -o.node_count)
     if name == "random":
         return [_pick(options, rng)]
+    if name == "grpc":
+        return keep_options(options, expander.grpc_mode)
     return _by_priority(options, expander)
 
 
@@ -1246,6 +1263,8 @@ def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption 
         before = remaining
         remaining = expander_filter(name, remaining, expander, rng)
         steps.append(f"{name} kept {len(remaining)} of {len(before)}")
+        if not remaining:  # an empty answer from the grpc expander: CA does not scale up this loop
+            return None, [], f"Expander {','.join(expander.names)} kept no option: " + "; ".join(steps) + "."
         if name == "random":
             candidates = [o.node_group for o in before]
         if len(remaining) == 1:

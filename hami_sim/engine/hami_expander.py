@@ -32,6 +32,7 @@ __all__ = [
     "OptionVerdict",
     "packed",
     "choose",
+    "keep_options",
 ]
 
 #: what the step answers: every option placing the most pods (ties go to CA's next expander), or
@@ -155,3 +156,18 @@ def _keep_best(viable: list[OptionVerdict], mode: str) -> None:
             f"kept: places {v.placed}/{v.total} pod(s) on {v.nodes_used} of {v.node_count} new node(s), "
             f"gpu waste {v.gpu_waste:.3f}"
         )
+
+
+def keep_options(options: Sequence[GroupOption], mode: str) -> list[GroupOption]:
+    """The estimator's ``grpc`` expander step: the options hami-sim's gRPC expander keeps when CA
+    sends them. CA's option carries the pods its estimator placed in that group and their node count,
+    and the expander packs those pods onto that many nodes with the same packer, so each verdict is
+    the estimator's own packing with the option's pods as its total."""
+    verdicts = []
+    for option in options:
+        verdict = OptionVerdict(option.node_group, option.node_count)
+        verdict.fill(packed(option))
+        verdict.total = verdict.placed  # CA sends only the pods its estimator placed in the group
+        verdicts.append(verdict)
+    choose(verdicts, mode)
+    return [option for option, verdict in zip(options, verdicts, strict=True) if verdict.kept]

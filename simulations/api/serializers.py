@@ -14,6 +14,7 @@ from dataclasses import replace
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from hami_sim.conf import conf
 from hami_sim.engine.estimate import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     EstimateError,
@@ -411,7 +412,8 @@ class EstimateRequestSerializer(serializers.Serializer):
     )
     expander = serializers.JSONField(
         required=False,
-        help_text='least-waste (default), most-pods, least-nodes, priority, or a chain "priority,least-waste"',
+        help_text="least-waste (default), most-pods, least-nodes, priority, random, grpc (hami-sim's gRPC "
+        'expander step), or a chain "grpc,least-waste"; price needs node prices and is refused',
     )
     priorities = serializers.JSONField(
         required=False, help_text='{"<priority>": ["<regex>", ...]} (CA priority expander)'
@@ -484,7 +486,12 @@ class EstimateRequestSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         attrs["expander"] = _engine_checked(
-            lambda _: parse_expander(attrs.get("expander"), attrs.get("priorities"), attrs.get("randomSeed")),
+            lambda _: parse_expander(
+                attrs.get("expander"),
+                attrs.get("priorities"),
+                attrs.get("randomSeed"),
+                conf().expander_return,
+            ),
             None,
         )
         if attrs.get("maxNodesPerScaleUp") is None:

@@ -352,7 +352,7 @@ def _resolve(
     if template is None or cache.sim.annotation_inventory(template).error:  # no registration of its own
         if group is None:
             verdict.doubt = "catalog-unavailable" if _never_loaded(groups) else "unknown-group"
-        elif group.template is None:
+        elif group.profile_node is None:
             verdict.doubt = "no-device-profile"
     template = _template(cache.sim, template, group)
     if template is None:

@@ -8,13 +8,10 @@ release asks it (TLS, CA's 5 s deadline, real grpcio) and must get the same answ
 
 from __future__ import annotations
 
-import grpc
 import pytest
-import trustme
 
 from simulations.grpcexpander.convert import pod_dict
 from simulations.grpcexpander.protos import k8s_core_pb2 as core
-from simulations.grpcexpander.server import build_server
 from simulations.grpcexpander.service import load_daemon_sets
 from tests.expander.ca_clients import (
     NEWEST,
@@ -23,7 +20,6 @@ from tests.expander.ca_clients import (
     OptionSpec,
     best_options,
     encode,
-    secure_channel,
 )
 from tests.factories import gpu, node
 from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
@@ -92,55 +88,9 @@ def groups(make_group):  # noqa: F811
     make_group("gpu-h100", [{**H100, "quantity": 8}])
 
 
-@pytest.fixture(scope="session")
-def tls_files(tmp_path_factory):
-    """The expander's certificate (names of its Service and localhost) and the file CA trusts."""
-    ca = trustme.CA()
-    cert = ca.issue_cert("hami-sim-expander.hami-sim.svc", "localhost")
-    path = tmp_path_factory.mktemp("expander-tls")
-    cert.cert_chain_pems[0].write_to_path(path / "tls.crt")
-    cert.private_key_pem.write_to_path(path / "tls.key")
-    return str(path / "tls.crt"), str(path / "tls.key"), ca.cert_pem.bytes()
-
-
-@pytest.fixture
-def serve(tls_files):
-    """Start ``build_server`` on TLS (as deployed); returns its port."""
-    servers = []
-
-    def start(**kwargs):
-        server, port = build_server("127.0.0.1:0", tls_cert=tls_files[0], tls_key=tls_files[1], **kwargs)
-        server.start()
-        servers.append(server)
-        return port
-
-    yield start
-    for server in servers:
-        server.stop(None)
-
-
-@pytest.fixture
-def connect(tls_files):
-    """A channel to a port as CA dials it (TLS, the --grpc-expander-cert file as the only root)."""
-    channels = []
-
-    def open_channel(port: int) -> grpc.Channel:
-        channels.append(secure_channel(port, tls_files[2]))
-        return channels[-1]
-
-    yield open_channel
-    for chan in channels:
-        chan.close()
-
-
 def call(channel, request: bytes) -> list[str]:
     """One BestOptions call with an already-encoded request, as CA makes it; the kept group ids."""
     return best_options(channel, request)
-
-
-@pytest.fixture
-def channel(serve, connect):
-    return connect(serve())
 
 
 @pytest.fixture

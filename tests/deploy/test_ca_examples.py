@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.ca_releases import DEFAULT_VERSION, MINORS, NEWEST, ca_release
+from tests.deploy.conftest import REPO
 from tests.deploy.test_sources import _doc_texts, mounted, unsourced
 
 CA_136_FLAGS = {
@@ -61,3 +62,42 @@ def test_the_upstream_example_mounts_only_what_has_a_source(every_overlay):
     assert ("Secret", "kube-system", "hami-sim-expander-ca") in refs
     overlay = {"cluster-autoscaler-example": every_overlay["cluster-autoscaler-example"]}
     assert unsourced(overlay, _doc_texts()) == {}
+
+
+def _release_rows() -> dict[int, list[str]]:
+    """docs/cluster-autoscaler.md's "Which CA release" table: {minor: cells}."""
+    text = (REPO / "docs" / "cluster-autoscaler.md").read_text()
+    section = text.split("## Which CA release", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].startswith("1."):
+            rows[int(cells[0].split(".")[1])] = cells
+    return rows
+
+
+_WIRE_WORDS = {
+    "objects": "`nodeMap` = 2 and `Option.pod` = 4",
+    "both": "both forms",
+    "bytes": "only `nodeBytesMap` = 3",
+}
+
+
+def test_the_docs_table_says_what_ca_releases_knows():
+    """One row per supported minor, each saying what hami_sim.engine.ca_releases says of its pinned patch,
+    and naming every patch release inside the minor where a fact changed."""
+    from hami_sim.engine.ca_releases import CHANGES, releases
+
+    rows = _release_rows()
+    assert sorted(rows) == [m.minor for m in MINORS]
+    for release in releases():
+        minor, pinned, wire, retry, expander, dra = rows[release.minor]
+        assert pinned == f"`{release.version}`", release
+        assert wire.startswith(_WIRE_WORDS[release.wire.value]), (release, wire)
+        assert retry.startswith("yes" if release.hostname_retry else "no"), (release, retry)
+        assert expander == f"`{release.default_expander}`", release
+        assert dra.startswith("locked on" if release.dra_locked_on else "off by default"), release
+    for change in CHANGES:
+        major, minor, patch = change.since
+        if patch and change.attribute in ("wire", "hostname_retry"):
+            assert f"{major}.{minor}.{patch}" in " ".join(rows[minor]), change

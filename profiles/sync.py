@@ -22,8 +22,9 @@ from .inventory import Catalog, match_group
 
 __all__ = ["sync_nodes", "mark_stale", "cluster_synced"]
 
-#: Sent by the periodic sync after a successful node sync, with ``source`` and ``counts`` (a dict the
-#: receivers may add to). Apps above ``profiles`` hook in here (the usage app relists pods).
+#: Sent by the periodic sync after a successful node sync, with ``source``, ``counts`` (a dict the
+#: receivers may add to) and the ``nodes`` listed. Apps above ``profiles`` hook in here (the usage app
+#: relists pods and keeps what CA reads of each node).
 cluster_synced = Signal()
 
 

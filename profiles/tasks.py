@@ -79,7 +79,7 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
             counts["status"] = exc.status or 0
             raise  # Celery retries it (autoretry_for)
         counts.update(sync_nodes(nodes))
-        cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts)
+        cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts, nodes=nodes)
     return counts
 
 

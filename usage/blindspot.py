@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db.models import Count
 from django.utils import timezone
 
 from hami_sim.conf import conf
@@ -126,6 +127,7 @@ class Report:
     ages: dict[str, float] = field(default_factory=dict)  # pod id -> seconds pending
     groups: dict[str, GroupAnswer] = field(default_factory=dict)
     drains: list[DrainViews] = field(default_factory=list)
+    nodes: list[ViewNode] = field(default_factory=list)
     computed_at: datetime | None = None
     stale: str = ""  # why nothing is flagged (usage too old), else ""
     aggregate: bool = False
@@ -139,12 +141,25 @@ class Report:
 
 
 def _group_templates() -> list[GroupTemplate]:
-    from profiles.models import NodeGroup
+    from profiles.models import NodeGroup, NodeInventory
     from profiles.nodetemplates import group_template
 
+    live = dict(
+        NodeInventory.objects.filter(gone_at__isnull=True, node_group__isnull=False)
+        .values_list("node_group__name")
+        .annotate(n=Count("id"))
+        .values_list("node_group__name", "n")
+    )
     out = []
     for group in NodeGroup.objects.prefetch_related("profiles__devices").order_by("name"):
-        out.append(GroupTemplate(group.name, group_template(group), max_size=group.max_size or None))
+        out.append(
+            GroupTemplate(
+                group.name,
+                group_template(group),
+                max_size=group.max_size or None,
+                current_size=live.get(group.name, 0),
+            )
+        )
     return out
 
 
@@ -227,7 +242,7 @@ def compute(
     out.stale = _stale_reason(now)
     if out.stale:
         return out
-    nodes = live_view_nodes(sim)
+    nodes = out.nodes = live_view_nodes(sim)
     rows = list(
         PendingPod.objects.filter(unschedulable=True).values_list("uid", "pod", "reasons", "created_at")
     )
@@ -251,7 +266,8 @@ def compute(
         templates = templates if templates is not None else _group_templates()
         _answer(sim, answer, pods, templates)
     if len(nodes) <= DRAIN_MAX_NODES:
-        out.drains = drain_views(sim, nodes, _drain_pods(), profile)
+        # pods rebuilt from their allocations lost their selectors: their own group's nodes only
+        out.drains = drain_views(sim, nodes, _drain_pods(), profile, same_group=True)
     return out
 
 

@@ -11,7 +11,7 @@ import logging
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 
-__all__ = ["UsageAgeCollector", "register"]
+__all__ = ["UsageAgeCollector", "BlindSpotCollector", "register"]
 
 log = logging.getLogger("hami_sim.usage")
 _registered = False
@@ -61,8 +61,52 @@ class UsageAgeCollector:
         return []
 
 
+class BlindSpotCollector:
+    """The pods upstream CA cannot see (``usage.blindspot``), per node group CA thinks takes them, and
+    per live GPU node whether CA's scale-down view is wrong about re-placing its pods."""
+
+    def collect(self):
+        invisible = GaugeMetricFamily(
+            "hami_sim_ca_invisible_pods",
+            "Pending HAMi pods CA's filter places on an existing node by device count while no card can "
+            "hold them (CA never scales for them), by the node group CA thinks takes them",
+            labels=["node_group"],
+        )
+        oldest = GaugeMetricFamily(
+            "hami_sim_ca_invisible_oldest_pod_age_seconds",
+            "Age of the oldest pod counted in hami_sim_ca_invisible_pods, by node group",
+            labels=["node_group"],
+        )
+        drain = GaugeMetricFamily(
+            "hami_sim_node_scale_down_misjudged",
+            "1 when CA's view re-places a live GPU node's pods on the other nodes and HAMi's cannot "
+            "(CA may remove the node; its pods then stay pending), else 0",
+            labels=["node", "node_group"],
+        )
+        try:
+            from .blindspot import report
+
+            result = report()
+            if not result.stale:
+                for name, answer in sorted(result.groups.items()):
+                    invisible.add_metric([name], len(answer.pods))
+                    oldest.add_metric([name], answer.oldest_seconds)
+                groups = {v.name: v.node_group for v in result.nodes}
+                for entry in result.drains:
+                    drain.add_metric([entry.node, groups.get(entry.node, "")], float(entry.ca_wrong))
+        except Exception as exc:  # a scrape must not fail because the database is away
+            log.debug("blind spot unavailable: %s", exc)
+        yield invisible
+        yield oldest
+        yield drain
+
+    def describe(self):
+        return []
+
+
 def register() -> None:
     global _registered
     if not _registered:
         REGISTRY.register(UsageAgeCollector())
+        REGISTRY.register(BlindSpotCollector())
         _registered = True

@@ -20,7 +20,11 @@ log = logging.getLogger("hami_sim.usage")
 @receiver(cluster_synced)
 def _relist_pods(sender, source: str, counts: dict, **kwargs) -> None:
     from .cluster import nodes_changed, relist_pods
+    from .pending import sync_node_facts
 
+    nodes = kwargs.get("nodes")
+    if nodes is not None:  # what CA reads of each node besides its devices (taints, allocatable)
+        sync_node_facts(nodes)
     try:
         _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
     except SourceError as exc:

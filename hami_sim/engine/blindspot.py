@@ -388,18 +388,29 @@ class DrainViews:
 
 
 def drain_views(
-    sim: Simulator, nodes: Sequence[ViewNode], pods: Mapping[str, Sequence[Mapping]], profile: CAProfile
+    sim: Simulator,
+    nodes: Sequence[ViewNode],
+    pods: Mapping[str, Sequence[Mapping]],
+    profile: CAProfile,
+    *,
+    same_group: bool = False,
 ) -> list[DrainViews]:
     """For each node that has pods in ``pods`` (node name -> its pods, as pod specs with their
     device requests), whether both views could place all of them on the other nodes (upcoming nodes
-    excluded: CA's scale-down does not count on them). The node's own usage is left on the others."""
+    excluded: CA's scale-down does not count on them). ``same_group``: only the nodes of the node's
+    own group are candidates (for pods rebuilt from their allocations, which lost the selectors and
+    tolerations that keep them on their group)."""
     out = []
     others_all = [n for n in nodes if not n.upcoming]
     for view in others_all:
         mine = pods.get(view.name)
         if not mine:
             continue
-        others = [n for n in others_all if n.name != view.name]
+        others = [
+            n
+            for n in others_all
+            if n.name != view.name and (not same_group or n.node_group == view.node_group)
+        ]
         result = pod_views(sim, others, [Pending(p) for p in mine], profile)
         ca_left = [r for r in result if r.ca_node is None]
         hami_left = [r for r in result if r.hami_node is None]

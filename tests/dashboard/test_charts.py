@@ -26,7 +26,9 @@ def test_overview_shows_allocated_vs_free_per_group(client, staff, demo_data):
     a10 = groups.index("gpu-a10")
     # two live A10G nodes, 4 cards of 23028 MiB each: allocated + free is what they register
     assert memory["allocated"]["x"][a10] + memory["free"]["x"][a10] == 8 * 23028
-    assert memory["free"]["x"][groups.index("gpu-h100")] == 0  # cold: no node, no bar
+    # one live H100 node whose 8 cards each hold an 80000 MiB pod (the blind-spot example)
+    assert memory["free"]["x"][groups.index("gpu-h100")] == 8 * (81559 - 80000)
+    assert memory["free"]["x"][groups.index("gpu-l4")] == 0  # cold: no node, no bar
 
 
 def test_decisions_over_time_spans_the_last_day(client, staff, demo_data):

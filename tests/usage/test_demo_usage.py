@@ -30,7 +30,7 @@ def demo_nodes() -> dict[str, dict]:
 
     import_profiles((DEMO / "profiles.yaml").read_text())
     counts = sync_cluster_inventory.apply(kwargs={"source": f"file://{DEMO / 'cluster-snapshot.json'}"}).get()
-    assert counts["pods"] == 6  # the Succeeded batch pod is not counted, as HAMi does not count it
+    assert counts["pods"] == 14  # the Succeeded batch pod is not counted, as HAMi does not count it
     get_store().refresh(force=True)
     snapshot = orjson.loads((DEMO / "cluster-snapshot.json").read_bytes())
     nodes = {i["metadata"]["name"]: i for i in snapshot["items"] if i["kind"] == "Node"}

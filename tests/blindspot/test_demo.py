@@ -1,0 +1,84 @@
+"""The demo cluster with the issue's own example: 40 pods of (nvidia.com/gpu 1, gpumem 80000) on
+gpu-h100 (8 x H100, split 10). CA scaled one node for them, HAMi placed 8, and the other 32 "fit" that
+node by count (72 free slots): the overview lists 32 invisible pods for gpu-h100 with the estimator's
+answer, the metric says 32 and the alert fires on the real scrape."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.deploy.promql import as_dicts, evaluate
+
+pytestmark = [pytest.mark.django_db]
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "demo"
+H100 = "ip-10-0-2-21.ec2.internal"
+ALERT = next(
+    r["expr"]
+    for g in yaml.safe_load((ROOT / "deploy/monitoring/prometheusrule.yaml").read_text())["spec"]["groups"]
+    for r in g["rules"]
+    if r.get("alert") == "HamiSimCAInvisiblePods"
+)
+
+
+@pytest.fixture
+def demo(settings):
+    from profiles.tasks import sync_cluster_inventory
+    from profiles.yamlio import import_profiles
+    from usage import blindspot
+    from usage.store import get_store
+
+    import_profiles((DEMO / "profiles.yaml").read_text())
+    sync_cluster_inventory.apply(kwargs={"source": f"file://{DEMO / 'cluster-snapshot.json'}"}).get()
+    get_store().refresh(force=True)
+    blindspot.forget()
+    yield
+    blindspot.forget()
+
+
+def test_the_demo_shows_32_invisible_pods_for_gpu_h100(demo):
+    from usage.blindspot import banner, compute
+
+    result = compute()
+    assert not result.stale
+    assert sorted(result.groups) == ["gpu-h100"]
+    answer = result.groups["gpu-h100"]
+    assert len(answer.pods) == 32 and len(result.invisible) == 32
+    first = answer.pods[0]
+    assert first.ca_node == H100 and first.ca_free == {"nvidia.com/gpu": 72}
+    assert banner(first).startswith(
+        f"CA counts 72 free nvidia.com/gpu slots on {H100}; no card holds 80000 MiB"
+    )
+    assert "CardInsufficientMemory" in first.hami_reason  # HAMi's own FailedScheduling text (pod -08)
+    # the estimator: gpu-h100 (max size 4, one node live) adds 3 nodes, 8 pods each
+    assert answer.estimate_group == "gpu-h100" and answer.estimate_nodes == 3
+    assert answer.oldest_seconds > 0
+
+
+def test_with_aggregate_capacity_ca_sees_the_node_full(demo):
+    from usage.blindspot import compute
+
+    result = compute(aggregate=True)
+    assert result.aggregate and result.invisible == []
+    assert all(p.ca_node is None for p in result.pods if p.name.startswith("llm-train"))
+
+
+def test_the_metric_says_32_and_the_alert_fires(demo, client):
+    text = client.get("/metrics").content.decode()
+    assert 'hami_sim_ca_invisible_pods{node_group="gpu-h100"} 32.0' in text
+    now = time.time()
+    fired = as_dicts(evaluate(ALERT, [(now - 60, text), (now, client.get("/metrics").content.decode())]))
+    assert fired == {(("node_group", "gpu-h100"),): 32.0}
+
+
+def test_the_demo_node_cannot_be_drained_as_ca_thinks(demo):
+    from usage.blindspot import compute
+
+    drains = {d.node: d for d in compute().drains}
+    h100 = drains[H100]
+    assert h100.pods == 8 and not h100.hami_movable and not h100.ca_movable  # no other H100 node

@@ -8,8 +8,10 @@ and records it as a ``ui`` decision, nothing else.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -27,8 +29,8 @@ from django_tables2 import RequestConfig
 
 from decisions import recorder
 from decisions.models import AutoscalerStatus, CAEvent, Decision
-from hami_sim.engine.ca_releases import ca_release
 from hami_sim.conf import conf
+from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.runtime.models import TaskRun
 from hami_sim.runtime.simulator import get_simulator
@@ -98,6 +100,8 @@ __all__ = [
 
 PAGE = 25
 
+log = logging.getLogger("hami_sim.dashboard")
+
 
 def _paginate(request: HttpRequest, table, per_page: int = PAGE, prefix: str = ""):
     if prefix:
@@ -155,6 +159,26 @@ RANGES = {"1h": 1, "6h": 6, "24h": 24, "7d": 168}
 REFRESH = {"off": 0, "30s": 30, "1m": 60, "5m": 300}
 
 
+def _blind_spot():
+    """The pods upstream CA cannot see (``usage.blindspot``), or None when it cannot be computed."""
+    from usage import blindspot
+
+    try:
+        return blindspot.report()
+    except Exception:  # the page must render without it (a pod the engine cannot judge, no data)
+        log.exception("blind-spot report failed")
+        return None
+
+
+def _blind_rows(result, limit: int = 50) -> list[dict]:
+    from usage.blindspot import banner
+
+    return [
+        {"view": v, "banner": banner(v), "age": int(result.ages.get(v.pod, 0))}
+        for v in result.invisible[:limit]
+    ]
+
+
 def _choice(request: HttpRequest, name: str, choices: dict, default: str) -> str:
     """A query parameter from a fixed set; anything else is the default (never a 400 on a page)."""
     value = request.GET.get(name, default)
@@ -187,6 +211,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     recent = _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-")
     groups = _paginate(request, NodeGroupTable(_node_groups()), per_page=20, prefix="g-")
     runs = TaskRunTable(list(TaskRun.objects.all()[:8]), orderable=False)
+    blind = _blind_spot()
     context = {
         "totals": {
             "decisions": decisions.count(),
@@ -208,6 +233,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "groups": groups,
         "runs": runs,
         "sync_errors": _sync_errors(),
+        "blind": blind,
+        "blind_rows": _blind_rows(blind) if blind is not None else [],
         "status": AutoscalerStatus.objects.first(),
         "range": window,
         "ranges": list(RANGES),
@@ -287,11 +314,41 @@ def _events_for(decision: Decision):
     return CAEvent.objects.filter(q).order_by("-last_seen", "-id")
 
 
+def _profile_device_ids(groups: set) -> dict[str, set[str]]:
+    """Per node group, the device ids its profiles render into a template's registration."""
+    out: dict[str, set[str]] = {}
+    wanted = NodeGroup.objects.filter(name__in=[g for g in groups if isinstance(g, str)])
+    for group in wanted.prefetch_related("profiles__devices"):
+        for profile in group.profiles.all():
+            rows = [row.as_dict() for row in profile.devices.all()]
+            out.setdefault(group.name, set()).update(
+                d.id for d in render_devices(group.name, profile.vendor, rows)
+            )
+    return out
+
+
+def _source_label(node: dict, live: bool, profile_ids: set[str]) -> str:
+    """Where the node's devices came from, as the group page says it: a template whose registration
+    hami-sim rendered from the group's profile reads "profile", not "annotation"."""
+    source = str(node.get("source") or "")
+    ids = {d.get("uuid") for d in node.get("devices") or [] if isinstance(d, dict)}
+    if not live and source == "annotation" and ids and ids <= profile_ids:
+        return "template from its profile"
+    return source
+
+
 def _grid_context(nodes: list[dict], node_policy: str | None = None) -> dict:
     nodes = with_score_bars([n for n in nodes if isinstance(n, dict)])
+    # a live node (one the inventory knows) links to its page; a template node has none
+    names = {n.get("name") for n in nodes if isinstance(n.get("name"), str)}
+    known = set(NodeInventory.objects.filter(name__in=names).values_list("name", flat=True))
+    rendered = _profile_device_ids({n.get("group") for n in nodes if n.get("name") not in known})
     for node in nodes:
         node["fit_label"] = node_fit_label(node)
         node["miss_label"] = node_miss_label(node)
+        live = node.get("name") in known
+        node["node_url"] = reverse("dashboard:node", args=[node["name"]]) if live else ""
+        node["source_label"] = _source_label(node, live, rendered.get(node.get("group"), set()))
     return {
         "grid": figures.device_grid(nodes) if nodes else None,
         "grid_nodes": nodes,
@@ -330,13 +387,40 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @dashboard_view
 def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
-    """A pod's latest decision (what CA's events link to); its events when hami-sim was never asked."""
+    """A pending HAMi pod: both views (CA's and HAMi's) with the banner when CA cannot see it; else
+    the pod's latest decision (what CA's events link to), its events when hami-sim was never asked."""
+    from usage.models import PendingPod
+
+    pending = PendingPod.objects.filter(namespace=namespace, name=name).first()
+    if pending is not None:
+        return _pending_pod(request, pending)
     latest = Decision.objects.filter(pod_namespace=namespace, pod_name=name).only("pk").first()
     if latest is not None:
         return redirect("dashboard:decision", pk=latest.pk)
     if not CAEvent.objects.filter(pod_namespace=namespace, pod_name=name).exists():
         raise Http404(f"no decision or event for pod {namespace}/{name}")
-    return redirect(f"{reverse('dashboard:events')}?pod_namespace={namespace}&pod_name={name}")
+    query = urlencode({"pod_namespace": namespace, "pod_name": name})
+    return redirect(f"{reverse('dashboard:events')}?{query}")
+
+
+def _pending_pod(request: HttpRequest, pending) -> HttpResponse:
+    from usage.blindspot import banner
+
+    result = _blind_spot()
+    view = result.of(pending.uid) if result is not None else None
+    answer = result.groups.get(view.ca_node_group or "(no node group)") if result and view else None
+    latest = (
+        Decision.objects.filter(pod_namespace=pending.namespace, pod_name=pending.name).only("pk").first()
+    )
+    context = {
+        "pending": pending,
+        "result": result,
+        "view": view,
+        "banner": banner(view) if view is not None and view.invisible else "",
+        "answer": answer if view is not None and view.invisible else None,
+        "latest": latest,
+    }
+    return render(request, "dashboard/pending_pod.html", context)
 
 
 @dashboard_view
@@ -371,7 +455,8 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
             group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
         )
         capacity = [
-            {"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count} for d in devices
+            {"index": d.index, "devmem": d.devmem, "devcore": d.devcore, "count": d.count, "health": d.health}
+            for d in devices
         ]
         profiles.append(
             {
@@ -451,7 +536,15 @@ def profile_compare(request: HttpRequest, name: str, pk: int) -> HttpResponse:
 
 @dashboard_view
 def node_detail(request: HttpRequest, name: str) -> HttpResponse:
-    inventory = get_object_or_404(NodeInventory.objects.select_related("node_group"), name=name)
+    inventory = NodeInventory.objects.select_related("node_group").filter(name=name).first()
+    if inventory is None:
+        # a short host name (ip-10-0-1-11 for ip-10-0-1-11.ec2.internal) opens the one node it names
+        matches = list(
+            NodeInventory.objects.filter(name__startswith=f"{name}.").values_list("name", flat=True)[:2]
+        )
+        if len(matches) == 1:
+            return redirect("dashboard:node", name=matches[0])
+        raise Http404(f"No node named {name!r} in the inventory.")
     devices = inventory.devices if isinstance(inventory.devices, list) else []
     cards = usage_summary.cards(devices, inventory.name)  # registration + live usage and its pods
     # one vendor's devices get that vendor's panels and units; a mixed node keeps the generic ones
@@ -473,8 +566,16 @@ def node_detail(request: HttpRequest, name: str) -> HttpResponse:
         if cards
         else None,
         "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
+        "drain": _drain(inventory.name),
     }
     return render(request, "dashboard/node.html", context)
+
+
+def _drain(name: str):
+    result = _blind_spot()
+    if result is None:
+        return None
+    return next((d for d in result.drains if d.node == name), None)
 
 
 def _session_error(request: HttpRequest, exc: SessionError) -> None:

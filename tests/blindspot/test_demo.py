@@ -82,3 +82,33 @@ def test_the_demo_node_cannot_be_drained_as_ca_thinks(demo):
     drains = {d.node: d for d in compute().drains}
     h100 = drains[H100]
     assert h100.pods == 8 and not h100.hami_movable and not h100.ca_movable  # no other H100 node
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    user = django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+def test_the_overview_lists_them_with_the_estimators_answer(demo, staff_client):
+    html = staff_client.get("/").content.decode()
+    assert 'id="invisible-pods"' in html
+    row = html[html.index('<tr data-group="gpu-h100">') :]
+    row = row[: row.index("</tr>")]
+    assert '<td class="invisible-count">32</td>' in row
+    assert "3 new node(s) of gpu-h100" in row
+    assert f"CA counts 72 free nvidia.com/gpu slots on {H100}; no card holds 80000 MiB" in html
+
+
+def test_the_pod_page_carries_the_banner(demo, staff_client):
+    html = staff_client.get("/pods/ml/llm-train-7d9f8c6b5-08/").content.decode()
+    assert 'id="invisible-banner"' in html
+    assert f"CA counts 72 free nvidia.com/gpu slots on {H100}; no card holds 80000 MiB" in html
+    assert "add 3 node(s) of gpu-h100" in html
+    assert "CardInsufficientMemory" in html  # HAMi's FailedScheduling message
+
+
+def test_the_node_page_shows_both_scale_down_views(demo, staff_client):
+    html = staff_client.get(f"/nodes/{H100}/").content.decode()
+    assert 'id="scale-down"' in html and "its pods fit no other card" in html

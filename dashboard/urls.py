@@ -1,6 +1,6 @@
 """Dashboard pages (login required unless DEMO_READ_ONLY)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
 
@@ -9,7 +9,8 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("decisions/", views.decision_list, name="decisions"),
     path("decisions/<int:pk>/", views.decision_detail, name="decision"),
-    path("pods/<str:namespace>/<str:name>/", views.pod, name="pod"),
+    # a pod name as CA sent it: it may hold "/" (and be empty), the page must still link and open
+    re_path(r"^pods/(?P<namespace>[^/]*)/(?P<name>.*)/$", views.pod, name="pod"),
     path("events/", views.event_list, name="events"),
     path("node-groups/", views.node_group_list, name="node-groups"),
     path("node-groups/<path:name>/profiles/<int:pk>/compare/", views.profile_compare, name="profile-compare"),

@@ -1,8 +1,13 @@
-"""System checks Django cannot know about: our demo secret and the listeners (``check --deploy``),
-and the HAMi vendor configuration (every ``check``, so a typo fails start-up, not the first request).
+"""System checks Django cannot know about: the listeners, our demo secret and what production must not
+run with (``check --deploy``), and the HAMi vendor configuration (every ``check``, so a typo fails
+start-up, not the first request).
 
-Django's own W009 accepts the demo key (it is long and varied), so a production install that
-forgot ``SECRET_KEY``/``SECRET_KEY_FILE`` would pass ``check --deploy`` silently without this.
+Closed by default: what production must not have is an *Error*, so ``manage.py check --deploy``
+exits non-zero on it (Django's own deploy checks are warnings, which exit 0): the demo key (Django's
+W009 accepts it, it is long and varied), ``DEBUG``, the demo listener ``all``, an extender listener
+without a client CA. A ``HAMI_SIM_LISTENER`` the code does not know is refused everywhere, by every
+``check``, every command and the server's start (``start_problems``): before, ``Extender`` fell
+through every rule and served the admin and sessions to any certificate.
 """
 
 from __future__ import annotations
@@ -11,14 +16,15 @@ import os
 from collections.abc import Callable, Mapping
 
 from django.conf import settings
-from django.core.checks import Error, Tags, Warning, register
+from django.core.checks import Error, Tags, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import conf
+from .conf import LISTENERS, conf
 
 __all__ = [
     "check_secret_key",
     "check_listener",
+    "check_production",
     "check_start",
     "check_vendor_config",
     "start_problems",
@@ -29,6 +35,14 @@ DEMO_KEY_PREFIX = "hami-sim-insecure-demo-key"
 
 
 PRODUCTION_LISTENERS = frozenset({"extender", "web"})
+
+
+def listener_problem() -> str | None:
+    """Why ``HAMI_SIM_LISTENER`` names no listener (None when it does); exact names only, no guessing."""
+    listener = conf().hami_sim_listener
+    if listener in LISTENERS:
+        return None
+    return f"HAMI_SIM_LISTENER={listener!r} is not one of {', '.join(sorted(LISTENERS))}"
 
 
 def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -42,6 +56,9 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     """
     env = os.environ if environ is None else environ
     listener = conf().hami_sim_listener
+    unknown = listener_problem()
+    if unknown is not None:
+        return [unknown]
     if listener not in PRODUCTION_LISTENERS:
         return []
     problems = []
@@ -71,10 +88,10 @@ def check_start(app_configs, **kwargs):
 def check_secret_key(app_configs, **kwargs):
     if str(settings.SECRET_KEY).startswith(DEMO_KEY_PREFIX):
         return [
-            Warning(
-                "SECRET_KEY is the built-in demo key.",
+            Error(
+                "SECRET_KEY is the built-in demo key: anyone can forge sessions and CSRF tokens with it.",
                 hint="Set SECRET_KEY or SECRET_KEY_FILE (a mounted Secret) to a long random value.",
-                id="hami_sim.W001",
+                id="hami_sim.E003",
             )
         ]
     return []
@@ -83,17 +100,35 @@ def check_secret_key(app_configs, **kwargs):
 @register(Tags.security, deploy=True)
 def check_listener(app_configs, **kwargs):
     listener = conf().hami_sim_listener
-    errors = []
-    if listener not in {"all", "extender", "web"}:
-        errors.append(
-            Warning(f"HAMI_SIM_LISTENER={listener!r} is not one of all, extender, web.", id="hami_sim.W002")
-        )
     if listener == "extender" and not os.environ.get("HAMI_SIM_TLS_CLIENT_CA"):
-        errors.append(
-            Warning(
+        return [
+            Error(
                 "The extender listener runs without a client CA: any client that reaches it is served.",
                 hint="Set HAMI_SIM_TLS_CLIENT_CA to the CA that signed Cluster Autoscaler's client certificate.",
-                id="hami_sim.W003",
+                id="hami_sim.E004",
+            )
+        ]
+    return []
+
+
+@register(Tags.security, deploy=True)
+def check_production(app_configs, **kwargs):
+    """What a production process must not run with, besides the key and the listeners' TLS."""
+    errors = []
+    if settings.DEBUG:
+        errors.append(
+            Error(
+                "DEBUG is on: error pages show settings, code and SQL to any client.",
+                hint="Unset DEBUG (the default is off).",
+                id="hami_sim.E005",
+            )
+        )
+    if conf().hami_sim_listener == "all":
+        errors.append(
+            Error(
+                "HAMI_SIM_LISTENER is 'all' (the demo listener): no listener's access rules apply.",
+                hint="Run the extender listener (mTLS, Cluster Autoscaler) and the web listener apart.",
+                id="hami_sim.E006",
             )
         )
     return errors

@@ -1,17 +1,25 @@
-"""Login throttling (issue 16 item 12): repeated wrong passwords lock the name, and the address, out.
+"""Login throttling (issue 16 item 12): repeated wrong passwords lock the account, and the address, out,
+without one address locking out every user behind it.
 
-Before this, 40 wrong admin passwords in a row were all answered normally. Now every failed login
-(Django's ``user_login_failed`` signal, whatever form sent it) counts against the username and the
-client address in the cache (Redis via ``CACHE_URL`` in production, so every replica shares the
-counters, like the DRF throttles). Once ``LOGIN_FAILURE_LIMIT`` failures for a username, or ten times
-that for an address (many operators may share a proxy's address), fall within
-``LOGIN_FAILURE_WINDOW_SECONDS``, login attempts for it are answered ``429`` without checking the
-password, until the window has passed. A successful login clears its username's count.
+Every failed login (Django's ``user_login_failed`` signal, whatever form sent it) counts three times
+in the cache (Redis via ``CACHE_URL`` in production, so every replica shares the counters, like the
+DRF throttles): per account and address together, per account, per address. A login POST is answered
+``429`` without checking the password, until ``LOGIN_FAILURE_WINDOW_SECONDS`` have passed, when
+
+- its account failed ``LOGIN_FAILURE_LIMIT`` times from this address; or
+- its account failed ten times that from anywhere (guessing from many addresses), or this address
+  failed ten times that for any accounts (guessing many names), unless the account logged in
+  successfully from this address within ``KNOWN_SECONDS``.
+
+The exception is what keeps an address from locking out everyone behind it (many operators share a
+proxy's or a NAT's address): before, 50 failures from one address locked every user of it out,
+whoever made them. A user who has logged in from there before keeps the per account-and-address
+limit (five more guesses per window at most); a name never seen there waits for the window. In the
+same way nobody elsewhere can lock a user out of the address they use. A successful login clears
+its account-and-address count.
 
 Why not django-axes: it brings models, migrations, its own backend and a dozen settings for one
-login form; this is a cache counter and a middleware, using the cache the API throttles already use.
-The cost of a per-username lock is known: someone can keep an operator locked out by failing on
-purpose; the window is short and the address limit stops one client doing it at scale.
+login form; this is a few cache counters and a middleware, using the cache the API throttles use.
 """
 
 from __future__ import annotations
@@ -29,11 +37,18 @@ from .conf import conf
 __all__ = ["LoginThrottleMiddleware", "LOGIN_PATHS"]
 
 LOGIN_PATHS = frozenset({"/admin/login/"})
+#: the account-wide and address-wide limits are this many times ``LOGIN_FAILURE_LIMIT``
 ADDRESS_FACTOR = 10
+#: how long a successful login from an address keeps that account exempt from the wide limits there
+KNOWN_SECONDS = 30 * 86400
 
 
 def _key(kind: str, value: str) -> str:
     return f"hami-sim:login-failures:{kind}:{hashlib.sha256(value.encode()).hexdigest()[:32]}"
+
+
+def _pair(username: str, address: str) -> str:
+    return f"{username.lower()}\n{address}"
 
 
 def _address(request: HttpRequest | None) -> str:
@@ -55,20 +70,31 @@ def _count(key: str, window: int) -> None:
 @receiver(user_login_failed)
 def _failed(sender, credentials: dict, request: HttpRequest | None = None, **kwargs) -> None:
     _, window = _limits()
-    _count(_key("user", str(credentials.get("username", "")).lower()), window)
-    _count(_key("addr", _address(request)), window)
+    username, address = str(credentials.get("username", "")), _address(request)
+    _count(_key("pair", _pair(username, address)), window)
+    _count(_key("user", username.lower()), window)
+    _count(_key("addr", address), window)
 
 
 @receiver(user_logged_in)
 def _succeeded(sender, request: HttpRequest | None, user, **kwargs) -> None:
-    cache.delete(_key("user", user.get_username().lower()))
+    pair = _pair(user.get_username(), _address(request))
+    cache.delete(_key("pair", pair))
+    cache.set(_key("known", pair), 1, KNOWN_SECONDS)
 
 
 def locked_out(username: str, address: str) -> bool:
+    """Whether a login for ``username`` from ``address`` is refused now (the module says when)."""
     limit, _ = _limits()
-    return (cache.get(_key("user", username.lower())) or 0) >= limit or (
+    pair = _pair(username, address)
+    if (cache.get(_key("pair", pair)) or 0) >= limit:
+        return True
+    if cache.get(_key("known", pair)):
+        return False
+    wide = limit * ADDRESS_FACTOR
+    return (cache.get(_key("user", username.lower())) or 0) >= wide or (
         cache.get(_key("addr", address)) or 0
-    ) >= limit * ADDRESS_FACTOR
+    ) >= wide
 
 
 class LoginThrottleMiddleware:

@@ -10,6 +10,12 @@
   for JSON clients (REST API, extender verbs, session verbs) instead of Django's HTML 400 page; the
   dashboard and admin keep Django's page. ``bad_request`` (``handler400``) does the same for the
   other requests Django refuses as suspicious (too many fields, ...).
+- ``RequestSanityMiddleware``: a path holding a NUL character is a 400 before any view (PostgreSQL
+  cannot compare text holding one: a lookup such as ``/api/v1/node-groups/%00/`` was a 500).
+- ``ContentSecurityPolicyMiddleware``: the dashboard's pages carry a Content-Security-Policy; scripts
+  and ``<style>`` blocks run only with the per-request nonce (``request.csp_nonce``).
+- ``page_not_found``, ``permission_denied``, ``server_error``, ``csrf_failure``: Django's own 403,
+  404 and 500 answers (and the CSRF refusal) in JSON on the JSON clients' paths, like ``bad_request``.
 - ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
   (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
   nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
@@ -21,19 +27,20 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import time
 import uuid
 from collections.abc import Callable
 
 import orjson
 from django.conf import settings
-from django.core.exceptions import DisallowedHost, SuspiciousOperation
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views import defaults
 
 from . import logconfig as log_context
-from .conf import conf
+from .conf import LISTENERS, conf
 
 __all__ = [
     "SIMULATION_PATH",
@@ -45,8 +52,15 @@ __all__ = [
     "ListenerMiddleware",
     "ClientIdentityMiddleware",
     "CookieCsrfMiddleware",
+    "token_user",
     "is_json_client_path",
     "bad_request",
+    "page_not_found",
+    "permission_denied",
+    "server_error",
+    "csrf_failure",
+    "RequestSanityMiddleware",
+    "ContentSecurityPolicyMiddleware",
     "error_response",
 ]
 
@@ -56,12 +70,16 @@ identity_log = logging.getLogger("hami_sim.security")
 
 # The extender verbs, plain or session-scoped (with or without the trailing slash).
 EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
-# Everything design.md 8 protects with mTLS instead of tokens: the verbs, sessions and estimate.
+# Everything design.md 8 protects with mTLS instead of tokens: the verbs, sessions and estimate. Any
+# suffix after the name counts ("sessions.json", "estimate.api"): a route that reaches a simulation
+# view must never slip past the listener's guards (the router serves no format suffixes either).
 SIMULATION_PATH = re.compile(
-    r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:/.*)?)$"
+    r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:[/.].*)?)$",
+    re.DOTALL,
 )
-# Paths whose clients read JSON (design.md 2, 3): the REST API and the extender and session verbs.
-JSON_CLIENT_PATH = re.compile(r"^/(?:api/|sessions/|(?:filter|prioritize)-simulation/?$)")
+# Paths whose clients read JSON (design.md 2, 3): the REST API and the extender and session verbs
+# (not the dashboard's own /sessions/ pages).
+JSON_CLIENT_PATH = re.compile(r"^/(?:api/|(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$)")
 _PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _JSON = "application/json"
@@ -182,16 +200,108 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     return defaults.bad_request(request, exception)
 
 
-def _token_user(request: HttpRequest):
-    """The user of a valid ``Authorization: Token <key>`` header, else None (DRF's token model)."""
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler404``: JSON on the JSON clients' paths (an unknown ``/api/v1/...`` route), Django's page elsewhere."""
+    if is_json_client_path(request.path_info):
+        return error_response(404, request.path_info, f"{request.path_info} not found")
+    return defaults.page_not_found(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler403``: JSON on the JSON clients' paths, Django's page elsewhere."""
+    if is_json_client_path(request.path_info):
+        return error_response(403, request.path_info, str(exception or "") or "permission denied")
+    return defaults.permission_denied(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: JSON on the JSON clients' paths (the request id finds the logged traceback)."""
+    if is_json_client_path(request.path_info):
+        request_id = getattr(request, "request_id", "")
+        return error_response(500, request.path_info, f"internal server error (request id {request_id})")
+    return defaults.server_error(request)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the refusal in JSON on the JSON clients' paths, Django's page elsewhere."""
+    if is_json_client_path(request.path_info):
+        return error_response(403, request.path_info, f"CSRF check failed: {reason}")
+    from django.views.csrf import csrf_failure as django_csrf_failure
+
+    return django_csrf_failure(request, reason)
+
+
+class RequestSanityMiddleware:
+    """400 for a path no view can serve safely: one holding a NUL character (``%00``).
+
+    PostgreSQL refuses text with NUL in any query (psycopg raises ``ValueError``), so a URL lookup
+    such as ``/api/v1/node-groups/%00/`` became a 500. No name we store may hold one."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path_info:
+            message = "the path must not contain NUL characters (%00)"
+            if is_json_client_path(request.path_info):
+                return error_response(400, request.path_info, message)
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+class ContentSecurityPolicyMiddleware:
+    """A Content-Security-Policy on the dashboard's HTML pages (not the admin's or ``/api/docs/``,
+    which bring their own inline code).
+
+    Scripts and ``<style>`` blocks need this request's nonce (templates write
+    ``nonce="{{ request.csp_nonce }}"``), so injected markup cannot run script. Style *attributes*
+    stay allowed (``style-src-attr``): Plotly sets some with ``setAttribute("style", ...)`` and the
+    templates size bars with them; they cannot run code. Plotly writes its CSS rules into the
+    nonced ``<style id="plotly.js-style-global">`` the base template provides.
+    """
+
+    EXEMPT = ("/admin/", "/api/")
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if EXTENDER_VERB_PATH.match(request.path_info):  # CA's hot path answers JSON only
+            return self.get_response(request)
+        nonce = secrets.token_urlsafe(16)
+        request.csp_nonce = nonce  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        if (
+            response.get("Content-Type", "").startswith("text/html")
+            and not request.path_info.startswith(self.EXEMPT)
+            and "Content-Security-Policy" not in response
+        ):
+            response["Content-Security-Policy"] = (
+                "default-src 'self'; "
+                f"script-src 'self' 'nonce-{nonce}'; "
+                f"style-src 'self' 'nonce-{nonce}'; style-src-attr 'unsafe-inline'; "
+                "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; "
+                "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+            )
+        return response
+
+
+def token_user(request: HttpRequest):
+    """The user of a valid ``Authorization: Token <key>`` header, else None (DRF's token model).
+
+    Looked up once per request (the listener check and the session owner both ask)."""
+    if hasattr(request, "_hami_sim_token_user"):
+        return request._hami_sim_token_user
     header = request.META.get("HTTP_AUTHORIZATION", "")
     scheme, _, key = header.partition(" ")
-    if scheme.lower() != "token" or not key.strip():
-        return None
-    from rest_framework.authtoken.models import Token
+    user = None
+    if scheme.lower() == "token" and key.strip():
+        from rest_framework.authtoken.models import Token
 
-    token = Token.objects.select_related("user").filter(key=key.strip()).first()
-    return token.user if token is not None and token.user.is_active else None
+        token = Token.objects.select_related("user").filter(key=key.strip()).first()
+        user = token.user if token is not None and token.user.is_active else None
+    request._hami_sim_token_user = user  # type: ignore[attr-defined]
+    return user
 
 
 class ListenerMiddleware:
@@ -200,6 +310,10 @@ class ListenerMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         self.listener = conf().hami_sim_listener
+        if self.listener not in LISTENERS:  # fail closed: an unknown name must not serve everything
+            raise ImproperlyConfigured(
+                f"HAMI_SIM_LISTENER={self.listener!r} is not one of {', '.join(sorted(LISTENERS))}"
+            )
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info
@@ -208,7 +322,7 @@ class ListenerMiddleware:
                 return error_response(404, path, f"{path} is not served on the extender listener")
         elif self.listener == "web" and is_simulation_path(path):
             user = getattr(request, "user", None)
-            if not (user is not None and user.is_authenticated) and _token_user(request) is None:
+            if not (user is not None and user.is_authenticated) and token_user(request) is None:
                 return error_response(
                     403,
                     path,

@@ -1,5 +1,7 @@
 """Roles for REST writes (issue 16 item 9): reading stays as the API's default permission says,
-writing a model needs that model's Django permission (the ``operators`` group has them).
+writing a model needs that model's Django permission (the ``operators`` group has them). And the
+caller of a request (``caller_of``): simulation sessions belong to the identity that made them, and
+only an operator acts on other identities' sessions.
 
 Before this, any logged-in user or token holder, with no permission at all, created, edited and
 deleted node groups and profiles; a login is identity, the group membership is the role.
@@ -7,9 +9,14 @@ deleted node groups and profiles; a login is identity, the group membership is t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissions
 
-__all__ = ["ModelWritePermissions"]
+from .conf import conf
+from .middleware import token_user
+
+__all__ = ["ModelWritePermissions", "Caller", "caller_of", "OPERATOR_PERMISSION", "ANONYMOUS"]
 
 
 class ModelWritePermissions(DjangoModelPermissions):
@@ -19,3 +26,48 @@ class ModelWritePermissions(DjangoModelPermissions):
         if request.method in SAFE_METHODS:
             return True
         return super().has_permission(request, view)
+
+
+# -- who is calling: the owner of what a request creates (simulation sessions) -----------------------------
+
+#: the permission that makes a user an operator of every session (the ``operators`` group holds it)
+OPERATOR_PERMISSION = "simulations.change_simulationsession"
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The identity a request acts as, and whether it may act on what other identities own.
+
+    ``identity`` is ``cert:<name>`` for a client certificate whose CN or SAN is an allowed identity
+    (Cluster Autoscaler on the extender listener), ``user:<username>`` for a logged-in user or an API
+    token, else ``anonymous`` (only the ``all`` listener of the demo lets one through).
+    """
+
+    identity: str
+    operator: bool = False
+
+    @property
+    def certificate(self) -> bool:
+        """A client certificate (CA): its sessions come out of the share reserved for certificates."""
+        return self.identity.startswith("cert:")
+
+
+def caller_of(request) -> Caller:
+    """The ``Caller`` of a Django or DRF request: certificate first, then session login, then token.
+
+    The certificate names come from the TLS handshake (``hami_sim.client_identities`` in the WSGI
+    environ, put there by the gunicorn worker), never from a header; only names on the allow-list
+    (``HAMI_SIM_CLIENT_IDENTITIES``) count, the first of them in sorted order.
+    """
+    django_request = getattr(request, "_request", request)
+    presented = django_request.META.get("hami_sim.client_identities") or ()
+    allowed = sorted(conf().client_identities().intersection(presented))
+    if allowed:
+        return Caller(f"cert:{allowed[0]}")
+    user = getattr(django_request, "user", None)
+    if user is None or not user.is_authenticated:
+        user = token_user(django_request)
+    if user is None:
+        return Caller(ANONYMOUS)
+    return Caller(f"user:{user.get_username()}", operator=user.has_perm(OPERATOR_PERMISSION))

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rest_framework import exceptions
+from django.conf import settings
+from rest_framework import exceptions, pagination
 from rest_framework.routers import DefaultRouter
 from rest_framework.views import exception_handler as drf_exception_handler
 
-__all__ = ["ApiError", "OptionalSlashRouter", "exception_handler", "error_body"]
+__all__ = ["ApiError", "OptionalSlashRouter", "LimitOffsetPagination", "exception_handler", "error_body"]
 
 
 class ApiError(exceptions.APIException):
@@ -35,11 +36,27 @@ class ApiError(exceptions.APIException):
 
 
 class OptionalSlashRouter(DefaultRouter):
-    """Routes answer with or without the trailing slash (design.md writes ``/api/v1/sessions`` bare)."""
+    """Routes answer with or without the trailing slash (design.md writes ``/api/v1/sessions`` bare).
+
+    No format-suffix routes (``/api/v1/sessions.json``): the API answers JSON anyway, and those
+    routes reached the views by paths the listener's guards did not recognise (and crashed with an
+    HTML 500, the views take no ``format`` argument).
+    """
+
+    include_format_suffixes = False
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.trailing_slash = "/?"
+
+
+class LimitOffsetPagination(pagination.LimitOffsetPagination):
+    """DRF's ``?limit=&offset=`` pages, never larger than ``API_MAX_PAGE_SIZE`` (a bigger ``limit``
+    gets that many): ``?limit=1000000`` on decisions answered 15.8 MB to an anonymous client."""
+
+    @property
+    def max_limit(self) -> int:  # type: ignore[override]
+        return settings.API_MAX_PAGE_SIZE
 
 
 def _first_message(value: object) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 from django.conf import settings
-from rest_framework import exceptions, status
+from rest_framework import exceptions, parsers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.utils.encoders import JSONEncoder
@@ -18,7 +18,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from .jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 from .middleware import is_simulation_path
 
-__all__ = ["PayloadTooLarge", "OrjsonParser", "OrjsonRenderer"]
+__all__ = ["PayloadTooLarge", "OrjsonParser", "FormParser", "MultiPartParser", "OrjsonRenderer"]
 
 _fallback = JSONEncoder().default  # DRF's own conversions (datetime, Decimal, lazy text, ...)
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -58,6 +58,43 @@ class OrjsonParser(BaseParser):
         if encode_if_shallow(data) is None and too_deep(data):
             raise exceptions.ParseError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels")
         return data
+
+
+def check_form_depth(data) -> None:
+    """400 for a form field holding JSON nested deeper than ``MAX_DEPTH``.
+
+    A form-encoded or multipart body reaches DRF's ``JSONField``, which decodes a field's text with
+    the standard library's recursive decoder: 5,000 nested brackets were a ``RecursionError``, a 500.
+    orjson reads the text first (in C, refusing past 1,024 levels), so the field decodes safely later.
+    """
+    for key, values in data.lists():
+        for value in values:
+            if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+                continue
+            try:
+                too = too_deep(orjson.loads(value))
+            except orjson.JSONDecodeError as exc:
+                too = "depth limit" in str(exc)  # anything else is the field's own error to report
+            if too:
+                raise exceptions.ParseError(f"{key}: JSON nested deeper than {MAX_DEPTH} levels")
+
+
+class FormParser(parsers.FormParser):
+    """DRF's form parser, with JSON-looking fields bounded in depth (``check_form_depth``)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        data = super().parse(stream, media_type, parser_context)
+        check_form_depth(data)
+        return data
+
+
+class MultiPartParser(parsers.MultiPartParser):
+    """DRF's multipart parser, with JSON-looking fields bounded in depth (``check_form_depth``)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        result = super().parse(stream, media_type, parser_context)
+        check_form_depth(result.data)
+        return result
 
 
 def _body_limit(path: str) -> int | None:

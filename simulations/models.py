@@ -25,6 +25,12 @@ class SimulationSession(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200, blank=True)
+    owner = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="the identity that made it (cert:<CN or SAN>, user:<username>, anonymous); "
+        "empty: made by the server itself (dashboard form, demo)",
+    )
     revision = models.PositiveBigIntegerField(default=0, help_text="bumped by every successful mutation")
     depth = models.PositiveIntegerField(default=0, help_text="number of open checkpoints (forks)")
     ttl_seconds = models.PositiveIntegerField(default=900)
@@ -34,6 +40,7 @@ class SimulationSession(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "expires_at"], name="session_owner_live")]
 
     def __str__(self) -> str:
         return f"{self.name or self.id} (rev {self.revision})"

@@ -5,6 +5,13 @@ so concurrent writers (threads, processes, replicas) serialise per session and n
 double-count a placement. Expired sessions behave as unknown everywhere (404) until the
 ``expire_sessions`` task deletes them.
 
+Every session belongs to the identity that made it (``hami_sim.permissions.Caller``: CA's client
+certificate, a user, ``anonymous`` on the demo listener). A function given a ``caller`` acts only on
+that caller's sessions (403 on another's) unless the caller is an operator; without one (the
+dashboard's operator pages, the demo, tasks) it acts on any. Creation is bounded per identity: a
+rate, a quota of live sessions, and a share of ``SESSION_MAX_LIVE`` reserved for the client
+certificate identities, so no other client can use up Cluster Autoscaler's.
+
 Device choice is the engine's (``Simulator.evaluate`` on the node's current usage), so a placement
 lands on exactly the devices HAMi's live scheduler would pick on a node with that usage. A placement
 stores the usage delta it applied per device (slots, memory, cores and MIG placements); removing it
@@ -33,6 +40,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import PodContext, Simulator
+from hami_sim.permissions import Caller
 from hami_sim.runtime.simulator import get_simulator
 from usage.live import live_state
 
@@ -46,6 +54,7 @@ __all__ = [
     "parse_if_match",
     "create_session",
     "session_state",
+    "visible_sessions",
     "delete_session",
     "place_pod",
     "remove_placement",
@@ -243,7 +252,26 @@ def _parse_id(session_id: object) -> uuid.UUID:
         raise SessionError(404, f"unknown or expired session {session_id}") from None
 
 
-def _live(session_id: object, *, lock: bool) -> SimulationSession:
+def _check_owner(session: SimulationSession, caller: Caller | None) -> None:
+    """403 when ``caller`` is neither the session's owner nor an operator (None: the server itself)."""
+    if caller is None or caller.operator or session.owner == caller.identity:
+        return
+    raise SessionError(
+        403,
+        f"session {session.id} belongs to another identity; only its owner or an operator may use it "
+        f"(this request is {caller.identity})",
+    )
+
+
+def visible_sessions(caller: Caller | None):
+    """The live sessions ``caller`` may see (all for an operator or the server itself), newest first."""
+    qs = SimulationSession.objects.filter(expires_at__gt=timezone.now())
+    if caller is not None and not caller.operator:
+        qs = qs.filter(owner=caller.identity)
+    return qs.order_by("-created_at", "id")
+
+
+def _live(session_id: object, *, lock: bool, caller: Caller | None = None) -> SimulationSession:
     sid = _parse_id(session_id)
     qs = SimulationSession.objects.filter(pk=sid, expires_at__gt=timezone.now())
     if lock:
@@ -255,6 +283,7 @@ def _live(session_id: object, *, lock: bool) -> SimulationSession:
     session = qs.first()
     if session is None:
         raise SessionError(404, f"unknown or expired session {session_id}")
+    _check_owner(session, caller)
     return session
 
 
@@ -296,6 +325,7 @@ def _header(session: SimulationSession) -> dict:
     return {
         "id": str(session.id),
         "name": session.name,
+        "owner": session.owner,
         "revision": session.revision,
         "depth": session.depth,
         "expiresAt": session.expires_at.isoformat().replace("+00:00", "Z"),
@@ -303,10 +333,10 @@ def _header(session: SimulationSession) -> dict:
 
 
 @_retrying
-def session_state(session_id: object) -> dict:
+def session_state(session_id: object, *, caller: Caller | None = None) -> dict:
     """The full state (GET): header, nodes with per-device usage, placements in order."""
     with transaction.atomic():  # the row lock makes header, nodes and placements one consistent view
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         nodes = list(SessionNode.objects.filter(session=session).order_by("position"))
         placements = list(SessionPlacement.objects.filter(session=session).order_by("seq"))
     return {
@@ -323,12 +353,10 @@ def session_state(session_id: object) -> dict:
     }
 
 
-def node_states(session_id: object) -> dict[str, NodeState] | None:
-    """``{node name: NodeState}`` for the session-scoped extender verbs; None if unknown/expired."""
-    try:
-        session = _live(session_id, lock=False)
-    except SessionError:
-        return None
+def node_states(session_id: object, *, caller: Caller | None = None) -> dict[str, NodeState]:
+    """``{node name: NodeState}`` for the session-scoped extender verbs; ``SessionError`` when the
+    session is unknown, expired (404) or another identity's (403)."""
+    session = _live(session_id, lock=False, caller=caller)
     return {row.name: _node_state(row) for row in SessionNode.objects.filter(session=session)}
 
 
@@ -345,15 +373,20 @@ def _validate_ttl(ttl: object) -> int:
     return ttl
 
 
-def _admit_new_session() -> None:
-    """Growth bounds on creation (issue 16 item 10): a rate for all clients and a cap on live sessions.
+def _admit_new_session(owner: str, certificate: bool) -> None:
+    """Growth bounds on creation, per identity (429 past any of them): a rate, a quota of live
+    sessions, and the shared cap.
 
-    100 placements and 256 forks added 58 MiB in 26 s; sessions were neither capped nor throttled.
-    The rate is global because the extender listener has one client (Cluster Autoscaler) and the
-    web listener's clients are logged-in users; both share the cache the API throttles use.
+    ``SESSION_MAX_LIVE`` bounds all live sessions; ``SESSION_QUOTA_PER_IDENTITY`` of it is reserved
+    for each allowed client certificate identity (Cluster Autoscaler), and every other identity
+    (users, tokens, the demo's anonymous, the dashboard) shares the rest. Before this one token with
+    no permissions filled the whole cap in seconds and CA's own creates got 429 until the sessions
+    expired. Runs inside the creating transaction, under a lock per pool on PostgreSQL, so
+    concurrent creates cannot overshoot a count.
     """
     limits = conf()
-    key = f"hami-sim:session-creates:{int(time.time() // 60)}"
+    _lock_pool(owner if certificate else "shared")
+    key = f"hami-sim:session-creates:{_hashed(owner)}:{int(time.time() // 60)}"
     cache.add(key, 0, 120)
     try:
         created = cache.incr(key)
@@ -361,13 +394,53 @@ def _admit_new_session() -> None:
         created = 1
     if created > limits.session_create_per_minute:
         raise SessionError(
-            429, f"more than {limits.session_create_per_minute} new sessions this minute; retry later"
+            429,
+            f"more than {limits.session_create_per_minute} new sessions this minute from {_who(owner)}; "
+            "retry later",
         )
-    live = SimulationSession.objects.filter(expires_at__gt=timezone.now()).count()
-    if live >= limits.session_max_live:
+    live = SimulationSession.objects.filter(expires_at__gt=timezone.now())
+    own = live.filter(owner=owner).count()
+    if own >= limits.session_quota_per_identity:
         raise SessionError(
-            429, f"{live} live sessions: the limit is {limits.session_max_live}; delete or let some expire"
+            429,
+            f"{_who(owner)} holds {own} live sessions, its quota (SESSION_QUOTA_PER_IDENTITY) is "
+            f"{limits.session_quota_per_identity}; delete some or let them expire",
         )
+    if certificate:
+        return  # a certificate identity's quota is reserved inside the cap
+    shared_cap = max(0, limits.session_max_live - reserved_for_certificates())
+    shared = live.exclude(owner__startswith="cert:").count()
+    if shared >= shared_cap:
+        raise SessionError(
+            429,
+            f"{shared} live sessions of clients other than the extender's certificates: their share of "
+            f"SESSION_MAX_LIVE is {shared_cap}; delete some or let them expire",
+        )
+
+
+def reserved_for_certificates() -> int:
+    """Live sessions kept for the allowed client certificate identities (CA), out of ``SESSION_MAX_LIVE``."""
+    limits = conf()
+    return limits.session_quota_per_identity * len(limits.client_identities())
+
+
+def _who(owner: str) -> str:
+    return owner or "the server"
+
+
+def _hashed(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _lock_pool(name: str) -> None:
+    """A transaction-scoped PostgreSQL advisory lock per admission pool (SQLite's IMMEDIATE
+    transactions already serialise writers)."""
+    if connection.vendor == "postgresql":
+        key = int.from_bytes(
+            hashlib.sha256(f"hami-sim:sessions:{name}".encode()).digest()[:8], "big", signed=True
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
 def _check_session_size(session: SimulationSession, new_node: bool) -> None:
@@ -380,7 +453,9 @@ def _check_session_size(session: SimulationSession, new_node: bool) -> None:
         raise SessionError(409, f"session holds {limits.session_max_nodes} nodes, the limit of one session")
 
 
-def create_session(body: object) -> dict:
+@_retrying
+def create_session(body: object, *, caller: Caller | None = None) -> dict:
+    """A new session owned by ``caller`` (no caller: the server itself, e.g. the dashboard form)."""
     if body is None:
         body = {}
     if not isinstance(body, Mapping):
@@ -389,17 +464,19 @@ def create_session(body: object) -> dict:
     if not isinstance(name, str) or len(name) > 200:
         raise SessionError(400, "name must be a string of at most 200 characters")
     ttl = _validate_ttl(body.get("ttlSeconds"))
-    _admit_new_session()
-    session = SimulationSession.objects.create(
-        name=name, ttl_seconds=ttl, expires_at=timezone.now() + timedelta(seconds=ttl)
-    )
+    owner = caller.identity if caller is not None else ""
+    with transaction.atomic():
+        _admit_new_session(owner, caller is not None and caller.certificate)
+        session = SimulationSession.objects.create(
+            name=name, owner=owner, ttl_seconds=ttl, expires_at=timezone.now() + timedelta(seconds=ttl)
+        )
     return {**_header(session), "nodes": [], "placements": []}
 
 
 @_retrying
-def delete_session(session_id: object) -> None:
+def delete_session(session_id: object, *, caller: Caller | None = None) -> None:
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         session.delete()
 
 
@@ -472,7 +549,9 @@ def _first_state(name: str, inventory, requests: bool) -> NodeState:
 
 
 @_retrying
-def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[int, dict]:
+def place_pod(
+    session_id: object, body: object, if_match: int | None, *, caller: Caller | None = None
+) -> tuple[int, dict]:
     """(201 or 200, placement body); raises ``SessionError`` for 4xx answers (nothing changed)."""
     data = _place_input(body)
     sim = get_simulator()
@@ -481,7 +560,7 @@ def place_pod(session_id: object, body: object, if_match: int | None) -> tuple[i
     digest = _digest(data.node) if data.node is not None else ""
     inventory = sim.inventory(data.node) if data.node is not None else None  # outside the lock
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         existing = SessionPlacement.objects.filter(session=session, pod_uid=pod_uid).first()
         row = SessionNode.objects.filter(session=session, name=data.node_name).first()
         if row is not None and data.node is not None and row.digest != digest:
@@ -578,9 +657,11 @@ def _pod_name(pod: Mapping) -> str:
 
 
 @_retrying
-def remove_placement(session_id: object, pod_uid: str, if_match: int | None) -> dict:
+def remove_placement(
+    session_id: object, pod_uid: str, if_match: int | None, *, caller: Caller | None = None
+) -> dict:
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         _check_revision(session, if_match)
         placement = SessionPlacement.objects.filter(session=session, pod_uid=pod_uid).first()
         if placement is None:
@@ -624,9 +705,9 @@ def _snapshot(session: SimulationSession) -> dict:
 
 
 @_retrying
-def fork(session_id: object, if_match: int | None) -> dict:
+def fork(session_id: object, if_match: int | None, *, caller: Caller | None = None) -> dict:
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         _check_revision(session, if_match)
         if session.depth >= MAX_DEPTH:
             raise SessionError(409, f"checkpoint depth limit {MAX_DEPTH} reached: commit or revert first")
@@ -645,9 +726,9 @@ def fork(session_id: object, if_match: int | None) -> dict:
 
 
 @_retrying
-def revert(session_id: object, if_match: int | None) -> dict:
+def revert(session_id: object, if_match: int | None, *, caller: Caller | None = None) -> dict:
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         _check_revision(session, if_match)
         if session.depth == 0:
             raise SessionError(409, "no checkpoint to revert to: fork first")
@@ -665,9 +746,9 @@ def revert(session_id: object, if_match: int | None) -> dict:
 
 
 @_retrying
-def commit(session_id: object, if_match: int | None) -> dict:
+def commit(session_id: object, if_match: int | None, *, caller: Caller | None = None) -> dict:
     with transaction.atomic():
-        session = _live(session_id, lock=True)
+        session = _live(session_id, lock=True, caller=caller)
         _check_revision(session, if_match)
         if session.depth == 0:
             raise SessionError(409, "no checkpoint to commit: fork first")

@@ -1,7 +1,10 @@
 """The base of the simulation REST views (``/api/v1/sessions``, ``/api/v1/estimate``).
 
 They are protected by mTLS and the NetworkPolicy, not tokens (design.md 8): CA's clients cannot send
-a token, so no authentication, CSRF or throttle applies. Bodies are JSON only (``OrjsonParser``);
+a token, so no permission class or throttle applies (``hami_sim.middleware.ListenerMiddleware`` decides
+who reaches them). A session login or a token is still read, when present, because it names the
+caller that owns a session (``hami_sim.permissions.caller_of``); DRF authenticates lazily, so a
+request without either costs nothing. Bodies are JSON only (``OrjsonParser``);
 service errors (``SessionError``, ``EstimateError``) become ``ApiError`` and so the one error shape
 of ``hami_sim.rest.exception_handler``.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import orjson
 from rest_framework import exceptions
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
@@ -41,7 +45,7 @@ def check_storable(data: object) -> None:
 
 
 class SimulationViewSet(GenericViewSet):
-    authentication_classes: list = []
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes: list = []
     throttle_classes: list = []
     parser_classes = [OrjsonParser]

@@ -164,6 +164,7 @@ class SessionSummarySerializer(serializers.Serializer):
 
     id = serializers.UUIDField()
     name = serializers.CharField()
+    owner = serializers.CharField(help_text="the identity that created it (cert:..., user:..., anonymous)")
     revision = serializers.IntegerField()
     depth = serializers.IntegerField()
     expiresAt = serializers.DateTimeField(source="expires_at")  # noqa: N815
@@ -203,6 +204,7 @@ class PlacementRequestSerializer(serializers.Serializer):
 class SessionSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
+    owner = serializers.CharField(help_text="the identity that created it (cert:..., user:..., anonymous)")
     revision = serializers.IntegerField()
     depth = serializers.IntegerField()
     expiresAt = serializers.DateTimeField()  # noqa: N815

@@ -5,16 +5,20 @@ The REST viewset is thin: validate the body (``PlacementRequestSerializer``, ...
 (``{"detail": ...}``, plus ``reason`` on a 422 and ``revision`` on a 412). The extender verbs reuse
 ``run_filter``/``run_prioritize`` with the session's node states, and answer an unknown or expired
 session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
+
+Every call acts as its caller (``hami_sim.permissions.caller_of``): a session belongs to the
+identity that created it, and another identity gets 403 on it and never sees it listed, unless it
+is an operator.
 """
 
 from __future__ import annotations
 
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from hami_sim.logcontext import bind_rejected
+from hami_sim.permissions import caller_of
 
 from .. import sessions as svc
 from ..extender import filter_result
@@ -44,6 +48,7 @@ SESSION_ID = OpenApiParameter("session_id", str, OpenApiParameter.PATH, descript
 _CHECKPOINT_RESPONSES = {
     200: RevisionSerializer,
     400: ErrorSerializer,
+    403: ErrorSerializer,
     404: ErrorSerializer,
     409: ErrorSerializer,
     412: ErrorSerializer,
@@ -75,38 +80,42 @@ class SessionViewSet(SimulationViewSet):
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self):
-        return SimulationSession.objects.filter(expires_at__gt=timezone.now()).order_by("-created_at", "id")
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular building the schema
+            return SimulationSession.objects.none()
+        return svc.visible_sessions(caller_of(self.request))
 
-    @extend_schema(summary="Live sessions, newest first (paginated)")
+    @extend_schema(summary="Live sessions of this caller (an operator: all), newest first (paginated)")
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(SessionSummarySerializer(page, many=True).data)
 
     @extend_schema(
         request=SessionCreateSerializer,
-        responses={201: SessionSerializer, 400: ErrorSerializer, 413: ErrorSerializer},
+        responses={201: SessionSerializer, 400: ErrorSerializer, 413: ErrorSerializer, 429: ErrorSerializer},
         summary="Create a simulation session",
     )
     def create(self, request):
         data = json_object(request, allow_empty=True)
         check_storable(data)
-        body = svc.create_session(_validated(SessionCreateSerializer, data))
+        body = svc.create_session(_validated(SessionCreateSerializer, data), caller=caller_of(request))
         return _answer(body, 201, body["revision"])
 
     @extend_schema(
         parameters=[SESSION_ID],
-        responses={200: SessionSerializer, 404: ErrorSerializer},
+        responses={200: SessionSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
         summary="A session's full state",
     )
     def retrieve(self, request, session_id: str):
-        body = svc.session_state(session_id)
+        body = svc.session_state(session_id, caller=caller_of(request))
         return _answer(body, 200, body["revision"])
 
     @extend_schema(
-        parameters=[SESSION_ID], responses={204: None, 404: ErrorSerializer}, summary="Delete a session"
+        parameters=[SESSION_ID],
+        responses={204: None, 403: ErrorSerializer, 404: ErrorSerializer},
+        summary="Delete a session",
     )
     def destroy(self, request, session_id: str):
-        svc.delete_session(session_id)
+        svc.delete_session(session_id, caller=caller_of(request))
         return Response(status=204)
 
     @extend_schema(
@@ -116,6 +125,7 @@ class SessionViewSet(SimulationViewSet):
             201: PlacementSerializer,
             200: PlacementSerializer,
             400: ErrorSerializer,
+            403: ErrorSerializer,
             404: ErrorSerializer,
             409: ErrorSerializer,
             412: ErrorSerializer,
@@ -129,23 +139,32 @@ class SessionViewSet(SimulationViewSet):
         data = json_object(request)
         check_storable(data)
         status, body = svc.place_pod(
-            session_id, _validated(PlacementRequestSerializer, data), _if_match(request)
+            session_id,
+            _validated(PlacementRequestSerializer, data),
+            _if_match(request),
+            caller=caller_of(request),
         )
         return _answer(body, status, body["revision"])
 
     @extend_schema(
         request=None,
         parameters=[SESSION_ID, OpenApiParameter("pod_uid", str, OpenApiParameter.PATH), IF_MATCH],
-        responses={200: RevisionSerializer, 400: ErrorSerializer, 404: ErrorSerializer, 412: ErrorSerializer},
+        responses={
+            200: RevisionSerializer,
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+            412: ErrorSerializer,
+        },
         summary="Remove a placement",
     )
     @action(detail=True, methods=["delete"], url_path=r"placements/(?P<pod_uid>.+)", url_name="placement")
     def placement(self, request, session_id: str, pod_uid: str):
-        body = svc.remove_placement(session_id, pod_uid, _if_match(request))
+        body = svc.remove_placement(session_id, pod_uid, _if_match(request), caller=caller_of(request))
         return _answer(body, 200, body["revision"])
 
     def _checkpoint(self, operation, request, session_id: str) -> Response:
-        body = operation(session_id, _if_match(request))
+        body = operation(session_id, _if_match(request), caller=caller_of(request))
         return _answer(body, 200, body["revision"])
 
     @extend_schema(request=None, parameters=[SESSION_ID, IF_MATCH], responses=_CHECKPOINT_RESPONSES)
@@ -175,10 +194,11 @@ class SessionFilterSimulationView(ExtenderVerbView):
 
     def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
         session_id = kwargs["session_id"]
-        states = svc.node_states(session_id)
-        if states is None:
-            bind_rejected("unknown_session", body=body)
-            return filter_result(None, {}, {}, f"unknown or expired session {session_id}"), "unknown_session"
+        try:
+            states = svc.node_states(session_id, caller=caller_of(self.request))
+        except svc.SessionError as exc:
+            outcome = _refused(exc, body)
+            return filter_result(None, {}, {}, exc.error), outcome
         return run_filter(body, caller=f"session:{session_id}", states=states)
 
 
@@ -187,8 +207,15 @@ class SessionPrioritizeSimulationView(ExtenderVerbView):
     too_large = b"[]"
 
     def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
-        states = svc.node_states(kwargs["session_id"])
-        if states is None:
-            bind_rejected("unknown_session", body=body)
-            return b"[]", "unknown_session"
+        try:
+            states = svc.node_states(kwargs["session_id"], caller=caller_of(self.request))
+        except svc.SessionError as exc:
+            return b"[]", _refused(exc, body)
         return run_prioritize(body, states=states)
+
+
+def _refused(exc: svc.SessionError, body: bytes) -> str:
+    """The log outcome of a session verb on a session the caller cannot use (unknown or not its own)."""
+    outcome = "foreign_session" if exc.status == 403 else "unknown_session"
+    bind_rejected(outcome, body=body)
+    return outcome

@@ -54,7 +54,7 @@ def test_check_deploy_flags_a_forgotten_secret_and_http_settings():
     result = _check_deploy({"DEBUG": "false"})
     assert result.returncode != 0
     out = result.stdout + result.stderr
-    for check_id in ("hami_sim.W001", "security.W004", "security.W008", "security.W012", "security.W016"):
+    for check_id in ("hami_sim.E003", "security.W004", "security.W008", "security.W012", "security.W016"):
         assert check_id in out, check_id
 
 
@@ -62,7 +62,7 @@ def test_check_deploy_flags_an_extender_listener_without_client_ca():
     result = _check_deploy(
         {**PRODUCTION_ENV, "HAMI_SIM_LISTENER": "extender", "SECRET_KEY": secrets.token_urlsafe(64)}
     )
-    assert result.returncode != 0 and "hami_sim.W003" in result.stdout + result.stderr
+    assert result.returncode != 0 and "hami_sim.E004" in result.stdout + result.stderr
 
 
 @pytest.mark.slow

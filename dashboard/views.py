@@ -12,7 +12,6 @@ import logging
 import uuid
 from datetime import timedelta
 from urllib.parse import urlencode
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages

@@ -96,8 +96,8 @@ class Conf:
     #: gRPC expander bounds: the largest request (bytes), the request bytes being worked on at once
     #: (a call beyond it is refused RESOURCE_EXHAUSTED: CA then keeps all its options), calls at once
     expander_max_request_bytes: int = 64 << 20
-    expander_max_inflight_bytes: int = 128 << 20
-    expander_max_concurrent: int = 4
+    expander_max_inflight_bytes: int = 64 << 20
+    expander_max_concurrent: int = 2  # CA calls once per scan; a second for a CA restarting or a probe
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())

@@ -1,6 +1,6 @@
 """Prometheus metrics of the simulation verbs (exported at /metrics with django-prometheus)."""
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 __all__ = [
     "EXTENDER_REQUESTS",
@@ -10,6 +10,7 @@ __all__ = [
     "EXPANDER_UNJUDGED_OPTIONS",
     "EXPANDER_WIRE_MISMATCH",
     "EXPANDER_REFUSED",
+    "EXPANDER_INFLIGHT_BYTES",
 ]
 
 EXTENDER_REQUESTS = Counter(
@@ -43,4 +44,9 @@ EXPANDER_REFUSED = Counter(
     "hami_sim_expander_refused_total",
     "gRPC expander calls refused or abandoned (busy, too large, past CA's deadline)",
     ["why"],
+)
+EXPANDER_INFLIGHT_BYTES = Gauge(
+    "hami_sim_expander_inflight_bytes",
+    "Request bytes the gRPC expander is working on (bounded by EXPANDER_MAX_INFLIGHT_BYTES)",
+    multiprocess_mode="livesum",
 )

@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError
 
 from hami_sim.conf import conf
 
-from ..metrics import EXPANDER_REFUSED
+from ..metrics import EXPANDER_INFLIGHT_BYTES, EXPANDER_REFUSED
 from .protos import expander_pb2 as pb
 from .service import CallAbandoned, Deadline, best_options
 
@@ -48,11 +48,13 @@ class ByteBudget:
             if self.used and self.used + size > self.limit:
                 return False  # (one call alone always fits: the request limit bounds it)
             self.used += size
-            return True
+        EXPANDER_INFLIGHT_BYTES.inc(size)
+        return True
 
     def give(self, size: int) -> None:
         with self._lock:
             self.used -= size
+        EXPANDER_INFLIGHT_BYTES.dec(size)
 
 
 def _refuse(context, why: str, code: grpc.StatusCode, message: str):

@@ -7,7 +7,9 @@ What lives where:
 - facts the database already holds are read at scrape time by collectors, so every replica reports
   the same numbers and work done in the Celery worker (which nobody scrapes) is visible: open drift
   findings by group and kind (``profiles.metrics``), and here task runs and failures and the number
-  of live simulation sessions.
+  of live simulation sessions;
+- the engine's in-process caches (``CacheCollector``: entries, bytes, hits, misses, evictions per
+  cache, ``hami_sim.engine.cache.cache_metrics``), read at scrape time from the process scraped.
 
 ``metrics_view`` replaces django-prometheus' view because that one, in multiprocess mode
 (``PROMETHEUS_MULTIPROC_DIR``, set by ``hami_sim.gunicorn_conf`` for several workers), exports only
@@ -25,7 +27,14 @@ from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics import MetricWrapperBase
 
-__all__ = ["DatabaseCollector", "register", "metrics_view", "multiprocess_enabled", "scrape_collectors"]
+__all__ = [
+    "CacheCollector",
+    "DatabaseCollector",
+    "register",
+    "metrics_view",
+    "multiprocess_enabled",
+    "scrape_collectors",
+]
 
 log = logging.getLogger("hami_sim.metrics")
 _registered = False
@@ -80,11 +89,40 @@ class DatabaseCollector:
         return []  # never query the database at registration time
 
 
+class CacheCollector:
+    """The engine's caches of this process, per cache (``registrations``: the filter path's one
+    cache; ``pods``, ``node kinds``): ``hami_sim_cache_<fact>{cache=...}``. Per process: with several
+    workers each scrape reports the worker that answered it."""
+
+    FACTS = {
+        "entries": "Entries the cache holds",
+        "bytes": "Bytes the cache has accounted (bounded by HAMI_SIM_CACHE_BYTES)",
+        "hits": "Lookups the cache answered",
+        "misses": "Lookups the cache could not answer",
+        "evictions": "Entries evicted to stay within the byte budget",
+        "refused": "Entries too large to keep",
+    }
+
+    def collect(self):
+        from hami_sim.engine.cache import cache_metrics
+
+        metrics = cache_metrics()
+        for fact, doc in self.FACTS.items():
+            gauge = GaugeMetricFamily(f"hami_sim_cache_{fact}", doc, labels=["cache"])
+            for name, values in metrics.items():
+                gauge.add_metric([name], values[fact])
+            yield gauge
+
+    def describe(self):
+        return []
+
+
 def register() -> None:
-    """Register the database collector once per process (called from ``HamiSimConfig.ready``)."""
+    """Register the scrape-time collectors once per process (called from ``HamiSimConfig.ready``)."""
     global _registered
     if not _registered:
         REGISTRY.register(DatabaseCollector())
+        REGISTRY.register(CacheCollector())
         _registered = True
 
 

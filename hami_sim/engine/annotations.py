@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -204,9 +206,7 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     if key is not None and common and ids == [d.id for d in devices]:
         if len(_TEMPLATES) >= _TEMPLATE_ENTRIES:
             _TEMPLATES.clear()
-        template = RegistrationTemplate(
-            tuple((d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health) for d in devices)
-        )
+        template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)))
         _TEMPLATES[key] = template
         for d in devices:
             d.template = template
@@ -231,6 +231,12 @@ class RegistrationTemplate:
 # but for those strings: its devices are rebuilt from the remembered fields. ASCII only (no text
 # orjson could refuse), a few KB per entry, a few hundred entries (groups x vendors).
 _DEVICE_ID = re.compile(r'"id":"([^"\\\x00-\x1f]*)"')
+#: what a template keeps of a device: the fields a fit reads but the UUID (``DeviceInfo.SHAPE``) that
+#: a common entry sets (MIG profiles and vendor data make an entry uncommon; the vendor is the
+#: decoder's), in ``DeviceInfo``'s positional order (rebuilt as ``DeviceInfo(uid, *fields, ...)``)
+_TEMPLATE_NAMES = tuple(f for f in DeviceInfo.SHAPE if f not in ("mig_profiles", "device_vendor"))
+assert tuple(f.name for f in dataclasses.fields(DeviceInfo))[1:9] == _TEMPLATE_NAMES, _TEMPLATE_NAMES
+_TEMPLATE_FIELDS = attrgetter(*_TEMPLATE_NAMES)
 _TEMPLATE_MAX_CHARS = 16384
 _TEMPLATE_ENTRIES = 256
 _TEMPLATES: dict[tuple[str, ...], RegistrationTemplate] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .model import ContainerDeviceRequest, DeviceUsage
 
@@ -193,6 +194,8 @@ def device_score(dev: DeviceUsage, requests: Mapping[str, ContainerDeviceRequest
 #: device scores by (requests, weights), then by the device fields ``device_score`` reads: a score
 #: is a pure function of them, and a request meets the same few device states on node after node
 _SCORES: dict[tuple, dict[tuple, float]] = {}
+#: what ``device_score`` reads of a device (its memo's key): ``DeviceUsage.SCORE_READS``
+_SCORE_KEY = attrgetter(*DeviceUsage.SCORE_READS)
 _SCORES_MAX_REQUESTS = 256
 _SCORES_MAX_DEVICES = 4096
 
@@ -211,7 +214,7 @@ def compute_device_scores(
     elif len(memo) >= _SCORES_MAX_DEVICES:
         memo.clear()
     for dev in devices:
-        dkey = (dev.type, dev.count, dev.totalcore, dev.totalmem, dev.used, dev.usedcores, dev.usedmem)
+        dkey = _SCORE_KEY(dev)
         score = memo.get(dkey)
         if score is None:
             score = memo[dkey] = device_score(dev, requests, weights)

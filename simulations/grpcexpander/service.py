@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -36,6 +37,7 @@ from hami_sim.engine.ca_releases import Wire, ca_release
 from hami_sim.engine.cache import ByteLRU, approx_size, cache_bytes_from_env
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.hami_expander import RETURN_MODES, OptionVerdict, Packed, choose, packed
+from hami_sim.engine.model import DeviceInfo
 from hami_sim.engine.scaleup import daemon_set_pod
 from hami_sim.engine.simulate import NodeVerdict, Simulator
 from hami_sim.runtime.simulator import get_simulator
@@ -200,14 +202,10 @@ class CallCache:
         names and ids (so equivalent groups of one instance type share a packing)."""
         meta = template.get("metadata") or {}
         labels = meta.get("labels") or {}
-        if not self.daemon_pods and not any((p.get("spec") or {}).get("nodeSelector") for p in pods):
+        if not self.daemon_pods and not any(_reads_labels(p) for p in pods):
             labels = {k: v for k, v in labels.items() if k in _RULE_LABELS}
         inventory = self.sim.inventory(template)
-        devices = [
-            (d.index, d.count, d.devmem, d.devcore, d.type, d.numa, d.mode, d.health, repr(d.mig_profiles),
-             d.device_vendor, repr(d.custom_info))
-            for d in inventory.devices
-        ]  # fmt: skip
+        devices = [tuple(map(repr, _DEVICE_FIT_READS(d))) for d in inventory.devices]
         annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if "register" not in k}
         shape = [
             node_count, pods_digest(raw_pods).hex(), labels, annotations, devices, inventory.error,
@@ -215,6 +213,17 @@ class CallCache:
             self.daemon_key,
         ]  # fmt: skip
         return _digest(orjson.dumps(shape, default=repr))
+
+
+#: what a fit reads of a device but its UUID (``DeviceInfo.FIT_READS``; names and ids never key a packing)
+_DEVICE_FIT_READS = attrgetter(*(f for f in DeviceInfo.FIT_READS if f != "id"))
+
+
+def _reads_labels(pod: Mapping) -> bool:
+    """Whether a pod's placement reads node labels (a nodeSelector or any affinity): then the
+    packing key keeps every label of the template, not only the instance type."""
+    spec = pod.get("spec") or {}
+    return bool(spec.get("nodeSelector") or spec.get("affinity"))
 
 
 def pods_digest(raw_pods: Sequence[bytes]) -> bytes:

@@ -45,7 +45,7 @@ from hami_sim.engine.annotations import (
     parse_cordon,
 )
 from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, MigProfile, NodeState
-from hami_sim.engine.simulate import Simulator
+from hami_sim.engine.simulate import EngineConfig, Simulator
 from tests.factories import container, extender_args, gpu, node, pod
 
 # Seeded (derandomize) and bounded: the whole module runs in seconds on 2 cores.
@@ -508,3 +508,118 @@ def test_filter_simulation_answers_are_deterministic_over_http(client, data):
     second = client.post("/filter-simulation", body, content_type="application/json")
     assert first.status_code == second.status_code == 200
     assert first.content == second.content
+
+
+# -- 7. Proof by difference: the cached path answers exactly as a fresh, cache-free simulator --------
+
+_PROOF = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+class _UseOf:  # what ``apply_usage`` reads of one device's live usage
+    def __init__(self, used: int, usedmem: int, usedcores: int) -> None:
+        self.used, self.usedmem, self.usedcores = used, usedmem, usedcores
+        self.mig, self.unhealthy, self.pod_infos = (), False, ()
+
+
+class _LiveUsage:  # one object per content, as the usage store hands them out
+    def __init__(self, devices: dict) -> None:
+        self.devices = devices
+
+
+def _vendor_nodes(vendor: str) -> list[dict]:
+    """Three registrations of ``vendor``: two groups of one shape (their UUIDs differ) and a larger one."""
+    from profiles.render import template_node
+    from tests.profiles.test_vendor_profiles import PROFILES, full
+
+    rows = full(vendor, PROFILES[vendor])
+    bigger = [{**row, "quantity": row["quantity"] + 1} for row in rows]
+    return [
+        template_node(group, match_labels={}, profiles=[(vendor, r, {})])
+        for group, r in (("g-a", rows), ("g-b", rows), ("g-c", bigger))
+    ]
+
+
+def _vendor_pods(sim: Simulator, vendor: str) -> list[dict]:
+    names = sorted(sim.vendors[vendor].resource_names())
+    pods = []
+    for i, amounts in enumerate(([1, 1000, 10], [2, 4000, 50], [1, 0, 100], [4, 100000, 30])):
+        limits = {name: str(amount) for name, amount in zip(names, amounts * 3, strict=False) if amount}
+        pods.append(
+            {
+                "metadata": {"name": f"p{i}"},
+                "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]},
+            }
+        )
+    return pods
+
+
+_ALL_VENDORS = [v.common_word for v in Simulator().vendors.values()]
+
+
+def _answer(v) -> tuple:
+    fit = v.fit
+    chosen = (
+        [[(d.uuid, d.usedmem, d.usedcores, d.mig_profile) for d in c] for c in fit.containers] if fit else []
+    )
+    return (
+        v.name,
+        v.fits,
+        v.reason,
+        v.unresolvable,
+        chosen,
+        dict(fit.device_reasons) if fit else {},
+        v.score_after,
+    )
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("vendor", _ALL_VENDORS)
+@_PROOF
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.integers(0, 2),  # registration
+            st.integers(0, 3),  # pod
+            st.sampled_from(["template", "live-a", "live-b", "live-none"]),  # as a template / live usage
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    budget=st.sampled_from([0, 6000, 40000, 1 << 22]),  # off, a few entries (evictions), roomy
+)
+def test_the_cached_path_answers_as_a_fresh_simulator(vendor, steps, budget):
+    from hami_sim.engine.requests import PodError
+
+    cached = Simulator(EngineConfig(cache_bytes=budget))
+    nodes, pods = _vendor_nodes(vendor), _vendor_pods(cached, vendor)
+    usages: dict[tuple[int, str], _LiveUsage] = {}
+    for registration, p, usage_kind in steps:
+        node = copy.deepcopy(nodes[registration])
+        live = None
+        if usage_kind != "template":
+            node["metadata"]["name"] = f"ip-10-0-0-{registration}"  # a real node: live usage applies
+            inventory = cached.annotation_inventory(node)
+            ids = [d.id for d in inventory.devices]
+            if usage_kind == "live-none":
+                held = _LiveUsage({})
+            else:  # the same object while the usage is the same; a new one when it changes
+                held = usages.setdefault(
+                    (registration, usage_kind),
+                    _LiveUsage({ids[0]: _UseOf(1, 1000, 10)} if usage_kind == "live-a" and ids else {}),
+                )
+            live = lambda name, held=held: held  # noqa: E731
+        try:
+            ctx = cached.pod_context(pods[p])
+            fresh = Simulator(EngineConfig(cache_bytes=0))
+            fresh_ctx = fresh.pod_context(pods[p])
+        except (PodError, ValueError):
+            continue
+        got = [_answer(v) for v in cached.filter_nodes(ctx, [node], live=live)]
+        want = [_answer(v) for v in fresh.filter_nodes(fresh_ctx, [node], live=live)]
+        assert got == want
+        assert cached.cache_stats()["bytes"] <= budget

@@ -3,7 +3,8 @@
 It matches a node to its node group (CA's template name first, then ``match_labels``) and applies
 the group's ``inventory_source`` rule. The gRPC expander finds CA's node group ids here too
 (``find_group``), with each group's rendered template Node. Groups and rendered profiles live in an in-process
-``Catalog``; the database is consulted at most once per ``PROFILE_CACHE_CHECK_SECONDS`` for the
+``Catalog``, whose groups are one immutable ``Snapshot`` swapped in one assignment (a reader takes
+it once per node and never sees half a reload); the database is consulted at most once per ``PROFILE_CACHE_CHECK_SECONDS`` for the
 one-row ``CatalogVersion.generation``, which every edit bumps, so all web workers and replicas see a
 saved profile within that interval without a query per node. A save in this process takes effect at
 once. If the database is unreachable the last catalog (or none) is kept, so warm templates are still
@@ -17,7 +18,8 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from hami_sim.conf import conf
 from hami_sim.engine import reasons as R
@@ -28,6 +30,7 @@ from .choices import InventorySource
 
 __all__ = [
     "GroupEntry",
+    "Snapshot",
     "Catalog",
     "catalog",
     "resolve",
@@ -57,22 +60,52 @@ class GroupEntry:
     template: Mapping | None = None
 
 
+_NO_GROUPS: Mapping[str, GroupEntry] = MappingProxyType({})
+
+
+@dataclass(slots=True, frozen=True)
+class Snapshot:
+    """The node groups of one catalog load, immutable: by name, by CA's id, and those with
+    ``match_labels`` most specific first. A reload builds a new one and swaps it in one assignment,
+    so a reader that took one sees its lookups agree, whatever a reload does meanwhile."""
+
+    groups: Mapping[str, GroupEntry] = field(default_factory=lambda: _NO_GROUPS)
+    by_ca_id: Mapping[str, GroupEntry] = field(default_factory=lambda: _NO_GROUPS)
+    by_labels: tuple[GroupEntry, ...] = ()
+    # Per simulator: each group's profile inventory (weak keys; filled as asked, the one mutable
+    # part: a lost race derives one twice); warm nodes' tagged copies live in the simulator's cache
+    derived: weakref.WeakKeyDictionary[Simulator, dict] = field(default_factory=weakref.WeakKeyDictionary)
+
+    def memo(self, simulator: Simulator) -> dict:
+        memo = self.derived.get(simulator)
+        if memo is None:
+            memo = self.derived[simulator] = {}
+        return memo
+
+
 class Catalog:
-    """Node groups and rendered profiles, reloaded when the database generation moves."""
+    """Node groups and rendered profiles (``snapshot``), reloaded when the database generation moves."""
 
     def __init__(self) -> None:
-        self.groups: dict[str, GroupEntry] = {}
-        self.by_ca_id: dict[str, GroupEntry] = {}
-        self.by_labels: tuple[GroupEntry, ...] = ()
+        self.snapshot = Snapshot()
         self.generation: int | None = None
         self.next_check = float("-inf")
         self.dirty = True
         self.healthy = True
         self._lock = threading.Lock()
-        # Per simulator: each group's profile inventory (cleared on every reload); warm nodes'
-        # tagged inventories live in the simulator's own memo (Simulator.tag_inventory).
-        self.derived: weakref.WeakKeyDictionary[Simulator, dict] = weakref.WeakKeyDictionary()
-        self._last: tuple[Simulator, dict] | None = None
+
+    # (each reads the snapshot once: a caller making several lookups takes ``snapshot`` itself)
+    @property
+    def groups(self) -> Mapping[str, GroupEntry]:
+        return self.snapshot.groups
+
+    @property
+    def by_ca_id(self) -> Mapping[str, GroupEntry]:
+        return self.snapshot.by_ca_id
+
+    @property
+    def by_labels(self) -> tuple[GroupEntry, ...]:
+        return self.snapshot.by_labels
 
     def current(self) -> Catalog:
         """The catalog, refreshed first when dirty or when the check interval has passed (hot path)."""
@@ -166,20 +199,8 @@ class Catalog:
                 (g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name)
             )
         )
-        self.groups, self.by_labels = groups, by_labels
-        self.by_ca_id = {g.ca_node_group_id: g for g in groups.values() if g.ca_node_group_id}
-        self.derived = weakref.WeakKeyDictionary()
-        self._last = None
-
-    def memo(self, simulator: Simulator) -> dict:
-        last = self._last
-        if last is not None and last[0] is simulator and len(last[1]) <= 50000:
-            return last[1]
-        memo = self.derived.get(simulator)
-        if memo is None or len(memo) > 50000:
-            memo = self.derived[simulator] = {}
-        self._last = (simulator, memo)
-        return memo
+        by_ca_id = {g.ca_node_group_id: g for g in groups.values() if g.ca_node_group_id}
+        self.snapshot = Snapshot(MappingProxyType(groups), MappingProxyType(by_ca_id), by_labels)
 
 
 catalog = Catalog()
@@ -193,34 +214,43 @@ def invalidate() -> None:
 def reset() -> None:
     """Forget everything (tests: a rolled-back database must not leave groups behind)."""
     with catalog._lock:
-        catalog.groups, catalog.by_ca_id, catalog.by_labels, catalog.generation = {}, {}, (), None
-        catalog.derived, catalog._last = weakref.WeakKeyDictionary(), None
+        catalog.snapshot, catalog.generation = Snapshot(), None
         catalog.dirty, catalog.healthy = True, True
 
 
-def match_group(node: Mapping, cat: Catalog | None = None) -> GroupEntry | None:
-    cat = cat or catalog.current()
-    if not cat.groups:
+def match_group(node: Mapping, cat: Catalog | Snapshot | None = None) -> GroupEntry | None:
+    snap = _snapshot(cat)
+    groups = snap.groups
+    if not groups:
         return None
     meta = node.get("metadata") or {}
     name = meta.get("name") or ""
-    by_name = template_node_group(name, cat.groups) if isinstance(name, str) else None
+    by_name = template_node_group(name, groups) if isinstance(name, str) else None
     if by_name is not None:
-        return cat.groups[by_name]
-    return _match_labels(meta.get("labels"), cat)
+        return groups[by_name]
+    return _match_labels(meta.get("labels"), snap)
 
 
-def find_group(group_id: str, node: Mapping | None, cat: Catalog | None = None) -> GroupEntry | None:
+def _snapshot(cat: Catalog | Snapshot | None) -> Snapshot:
+    """One snapshot for all of a caller's lookups (the current catalog's when none is given)."""
+    if cat is None:
+        cat = catalog.current()
+    return cat.snapshot if isinstance(cat, Catalog) else cat
+
+
+def find_group(
+    group_id: str, node: Mapping | None, cat: Catalog | Snapshot | None = None
+) -> GroupEntry | None:
     """The group CA's expander calls ``group_id``: its ``ca_node_group_id``, else its name, else
     (with CA's template ``node``) the group whose ``match_labels`` the template carries."""
-    cat = cat or catalog.current()
-    found = cat.by_ca_id.get(group_id) or cat.groups.get(group_id)
+    snap = _snapshot(cat)
+    found = snap.by_ca_id.get(group_id) or snap.groups.get(group_id)
     if found is not None or node is None:
         return found
-    return _match_labels((node.get("metadata") or {}).get("labels"), cat)
+    return _match_labels((node.get("metadata") or {}).get("labels"), snap)
 
 
-def _match_labels(labels: object, cat: Catalog) -> GroupEntry | None:
+def _match_labels(labels: object, cat: Snapshot) -> GroupEntry | None:
     """The most specific group (then the first by name) whose ``match_labels`` ``labels`` carries."""
     if not isinstance(labels, Mapping) or not labels:
         return None
@@ -234,24 +264,25 @@ def _profile_inventory(entry: GroupEntry, simulator: Simulator, memo: dict) -> I
     if entry.profile_node is None:
         return entry.missing
     cached = memo.get(entry.name)
-    if cached is None:
-        # Parse the rendered annotation exactly as a fresh node's would be.
+    if cached is None or (cached.entry is not None and cached.entry.evicted):
+        # Parse the rendered annotation exactly as a fresh node's would be (again once the
+        # simulator's cache let it go: the verdicts on it are kept there, with it).
         inv = simulator.annotation_inventory(entry.profile_node)
         source = "none" if inv.error else "profile"  # validated rows never fail; never hide it if so
-        cached = memo[entry.name] = replace(inv, node_group=entry.name, source=source)
+        cached = memo[entry.name] = simulator.tag_inventory(inv, entry.name, source)
     return cached
 
 
 def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     """``HAMI_INVENTORY_RESOLVER``: a node's devices by its group's ``inventory_source`` rule."""
-    cat = catalog.current()
-    entry = match_group(node, cat)
+    snap = _snapshot(None)
+    entry = match_group(node, snap)
     if entry is None:
         return simulator.annotation_inventory(node)
     if entry.source == InventorySource.PROFILE_ONLY:
-        return _profile_inventory(entry, simulator, cat.memo(simulator))
+        return _profile_inventory(entry, simulator, snap.memo(simulator))
     own = simulator.annotation_inventory(node)
     if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
         # annotation-only, or a warm template (its annotation decides, malformed included)
         return simulator.tag_inventory(own, entry.name)  # bounded with the simulator's memos
-    return _profile_inventory(entry, simulator, cat.memo(simulator))
+    return _profile_inventory(entry, simulator, snap.memo(simulator))

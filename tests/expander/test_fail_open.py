@@ -6,8 +6,10 @@ HAMi's rules prove cannot place their pods are dropped."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -121,7 +123,8 @@ def test_an_unhealthy_template_that_still_places_every_pod_is_judged(groups, cha
 
 def test_database_unreachable_when_the_expander_started(tls_files, connect, tmp_path):
     """``run_expander`` started while PostgreSQL is unreachable never loads the node groups: a
-    template without a registration cannot be judged (kept), a warm template still is."""
+    template without a registration cannot be judged (kept), a warm template still is; its
+    ``--metrics-bind`` endpoint counts the unjudged option."""
     env = {
         **os.environ,
         "DATABASE_URL": "postgres://hami@127.0.0.1:1/unreachable",
@@ -129,18 +132,12 @@ def test_database_unreachable_when_the_expander_started(tls_files, connect, tmp_
         "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
     cert, key, _ = tls_files
+    with socket.socket() as probe:  # a free port for the metrics endpoint
+        probe.bind(("127.0.0.1", 0))
+        metrics_port = probe.getsockname()[1]
+    args = ["--bind", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "run_expander",
-            "--bind",
-            "127.0.0.1:0",
-            "--tls-cert",
-            cert,
-            "--tls-key",
-            key,
-        ],
+        [sys.executable, "manage.py", "run_expander", *args, "--metrics-bind", f"127.0.0.1:{metrics_port}"],
         cwd=env["PYTHONPATH"],
         env=env,
         stdout=subprocess.PIPE,
@@ -156,6 +153,11 @@ def test_database_unreachable_when_the_expander_started(tls_files, connect, tmp_
             ("gpu-h100", 1, [big], TEMPLATES["gpu-h100"].SerializeToString()),  # cold: group unknown
         ]
         assert best_options(connect(port), request(options)) == ["gpu-h100"]
+        metrics = (
+            urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+        )
+        assert 'hami_sim_expander_unjudged_options_total{reason="catalog-unavailable"} 1.0' in metrics
+        assert 'hami_sim_expander_requests_total{wire="bytes"} 1.0' in metrics
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -328,3 +328,21 @@ def test_the_record_names_the_wire_form_ca_used(groups, ask, client, wire):
 
     ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, client)
     assert Decision.objects.get(caller="expander").policies["wire"] == wire
+
+
+def test_a_wire_form_other_than_ca_versions_is_answered_and_counted(groups, ask, settings):
+    """CA_VERSION says 1.32.7 (fields 2 and 4) but the request comes as CA 1.36 sends it: the
+    expander answers all the same, and counts the mismatch so the operator can fix CA_VERSION."""
+    from prometheus_client import REGISTRY
+
+    def mismatches() -> float:
+        labels = {"wire": "bytes", "expected": "objects"}
+        return REGISTRY.get_sample_value("hami_sim_expander_wire_mismatch_total", labels) or 0.0
+
+    settings.CA_VERSION = "1.32.7"
+    before = mismatches()
+    assert ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, NEWEST) == ["gpu-h100"]
+    assert mismatches() == before + 1
+    settings.CA_VERSION = "1.36.1"
+    assert ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, NEWEST) == ["gpu-h100"]
+    assert mismatches() == before + 1

@@ -33,7 +33,8 @@ def test_example_asks_the_running_expander_and_leaves_a_decision(expander, wire)
     call_command("expander_example", "--target", expander, "--wire", wire, stdout=out)
     text = out.getvalue()
     assert "options gpu-a10, gpu-h100, gpu-l4" in text
-    assert "kept: gpu-h100\n" in text  # 30000 MiB fits an H100 card, not an A10G
+    # 30000 MiB fits an H100 card, not an A10G; gpu-l4 has no device profile: kept, not judged
+    assert "kept: gpu-h100, gpu-l4\n" in text
     recorder.flush(timeout=30)
     decision = Decision.objects.get(caller="expander")
     assert decision.pod_name.startswith("llm-serving-5b7c-")

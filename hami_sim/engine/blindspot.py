@@ -169,14 +169,17 @@ class _Shape:
     """Pods that fit identically (same spec and annotations): one candidate list. Nodes only fill up,
     so a node that refused a shape refuses it for the rest of the computation."""
 
-    __slots__ = ("demand", "ctx", "static", "cands", "reasons")
+    __slots__ = ("demand", "ctx", "static", "cands", "reasons", "largest", "quick", "evaluated")
 
     def __init__(self, demand: Resources, ctx: PodContext | None, count: int) -> None:
         self.demand = demand
         self.ctx = ctx
+        self.quick = _quick_request(ctx)
+        self.evaluated = 0
         self.static: dict[int, str] = {}
         self.cands = list(range(count))
         self.reasons: Counter[str] = Counter()
+        self.largest: int | None = -1  # the roomiest free card when the shape first fit nowhere
 
 
 Check = Callable[[_Shape, Mapping, _Slot], tuple[str, NodeState | None]]
@@ -245,6 +248,10 @@ def _hami_check(sim: Simulator) -> Check:
             return "", None
         if slot.state is None:
             return NO_LIVE_USAGE, None
+        quick = shape.quick
+        if quick is not None and shape.evaluated >= _FULL_REASONS and not _may_fit(slot.state.devices, quick):
+            return f"fewer than {quick[1]} card(s) with {quick[2]} MiB and a slot free", None
+        shape.evaluated += 1
         verdict = sim.evaluate(ctx, slot.view.name, slot.state)
         if not verdict.fits or verdict.fit is None or verdict.fit.usage_after is None:
             return verdict.reason or "pod does not fit", None
@@ -252,6 +259,45 @@ def _hami_check(sim: Simulator) -> Check:
         return "", NodeState(state.name, list(verdict.fit.usage_after), state.pair_scores, state.cordoned)
 
     return check
+
+
+#: HAMi's own reasons are kept from this many full fits per shape; after that a node that fails the
+#: pre-check (a necessary condition of HAMi's Fit) is rejected without the full fit and its scoring
+_FULL_REASONS = 3
+
+
+def _quick_request(ctx: PodContext | None) -> tuple[str, int, int] | None:
+    """``(vendor, cards, MiB per card)`` for a pod of one container asking one vendor's cards with a
+    fixed memory each: what the pre-check can judge (None: anything else goes to the full fit)."""
+    if ctx is None:
+        return None
+    asking = [c for c in ctx.pod.requests.containers if c]
+    if len(asking) != 1 or len(asking[0]) != 1:
+        return None
+    ((vendor, request),) = asking[0].items()
+    if request.memreq <= 0 or request.nums <= 0:
+        return None
+    return vendor, request.nums, request.memreq
+
+
+def _may_fit(devices: Sequence[DeviceUsage], quick: tuple[str, int, int]) -> bool:
+    """A necessary condition of HAMi's Fit: ``cards`` healthy cards of the vendor, each with the memory
+    and a slot free. MIG cards are left to the full fit."""
+    vendor, cards, memreq = quick
+    found = 0
+    for dev in devices:
+        if dev.mode == "mig":
+            return True
+        if (
+            dev.vendor == vendor
+            and dev.health
+            and dev.used < dev.count
+            and dev.totalmem - dev.usedmem >= memreq
+        ):
+            found += 1
+            if found >= cards:
+                return True
+    return False
 
 
 def _minus(allocatable: Resources, requested: Resources, extra: Mapping[str, int] | None = None) -> Resources:
@@ -362,7 +408,9 @@ def pod_views(
         if hami_slot is None:
             views.hami_reason = entry.reasons or _summary(hami_shape.reasons)
             if views.ca_node is not None:
-                views.largest_free_card = _largest_free_card(hami.slots)
+                if hami_shape.largest == -1:  # once per shape: nodes only fill up after that
+                    hami_shape.largest = _largest_free_card(hami.slots)
+                views.largest_free_card = hami_shape.largest
         else:
             views.hami_node = hami_slot.view.name
         out[i] = views

@@ -118,8 +118,9 @@ def demo(tmp_path_factory):
         return
     var = tmp_path_factory.mktemp("demo")
     port, expander = _free_port(), _free_port()
+    # a reader's shell, not the test run's (which may point DATABASE_URL, the broker or the cache elsewhere)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")},
         "HAMI_SIM_VAR_DIR": str(var),
         "DATABASE_URL": f"sqlite:///{var}/db.sqlite3",
         "STATIC_ROOT": str(REPO / "var" / "static"),  # collected once by tests/conftest.py
@@ -128,7 +129,6 @@ def demo(tmp_path_factory):
         "PYTHONPATH": str(REPO),
         "PYTHONUNBUFFERED": "1",
     }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
     log = (var / "demo.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "hami_sim.demo"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,

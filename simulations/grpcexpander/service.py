@@ -33,7 +33,7 @@ from django.conf import settings
 from google.protobuf.message import DecodeError
 
 from hami_sim.conf import conf
-from hami_sim.engine.ca_releases import Wire, ca_release
+from hami_sim.engine.ca_releases import CARelease, Wire, ca_release
 from hami_sim.engine.cache import ByteLRU, approx_size, cache_bytes_from_env
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.hami_expander import RETURN_MODES, OptionVerdict, Packed, choose, packed
@@ -263,7 +263,9 @@ def _estimate(
     left = deadline.seconds()
     limits = {} if left is None else {"time_limit": max(left, 0.001)}
     try:
-        result = estimate(cache.sim, [PendingPods(p) for p in pods], groups, **limits)
+        result = estimate(
+            cache.sim, [PendingPods(p) for p in pods], groups, ca=_configured_release(), **limits
+        )
     except EstimateError:
         deadline.check()  # out of time is CA's deadline, not a fault of the template
         raise
@@ -451,10 +453,17 @@ def _count_wire(wire: Wire | None) -> str:
     return label
 
 
+def _configured_release() -> CARelease | None:
+    """The CA release ``CA_VERSION`` names (None: the estimator's default, the newest supported):
+    the expander packs as that release's binpacking does, as the estimate API does."""
+    version = getattr(settings, "CA_VERSION", None)
+    return ca_release(version) if version else None
+
+
 def expected_wire() -> Wire | None:
     """The wire form the configured ``CA_VERSION`` sends (None when no version is configured)."""
-    version = getattr(settings, "CA_VERSION", None)
-    return ca_release(version).wire if version else None
+    release = _configured_release()
+    return release.wire if release else None
 
 
 def load_daemon_sets(path: str) -> tuple[dict, ...]:

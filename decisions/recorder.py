@@ -4,9 +4,6 @@ The extender thread only digests the question and puts a small tuple on a bounde
 (``record``); a daemon writer thread turns queued answers into rows, folding identical questions
 (same pod, caller, node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
 drops the record (counted), a database error is logged and counted: the caller never sees either.
-The queue is bounded in bytes (``DECISION_QUEUE_MAX_BYTES``). A row the database refuses (a NUL
-character, a name longer than its column, anything else) is stored trimmed or, failing that, as a
-marker of why; each row is written in its own savepoint, so one bad record never takes its batch.
 
 ``DECISION_RECORDING`` selects the mode: ``async`` (default), ``sync`` (write in the caller's thread,
 still never raising: used by tests and by callers that already run in a worker) or ``off``.
@@ -27,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from prometheus_client import Counter
@@ -48,7 +45,6 @@ __all__ = [
     "flush",
     "summarize",
     "write_batch",
-    "storable",
 ]
 
 log = logging.getLogger("hami_sim.decisions")
@@ -56,11 +52,6 @@ log = logging.getLogger("hami_sim.decisions")
 RECORDED = Counter("hami_sim_decisions_recorded_total", "Filter answers recorded (before folding)")
 RECORD_ERRORS = Counter("hami_sim_decision_record_errors_total", "Decision batches lost to a database error")
 RECORD_DROPPED = Counter("hami_sim_decisions_dropped_total", "Decision records dropped: queue full")
-RECORD_REPAIRED = Counter(
-    "hami_sim_decision_records_repaired_total",
-    "Decision rows the database refused as they were, stored trimmed or as a marker",
-    ["how"],
-)
 
 _BATCH = 500
 
@@ -268,10 +259,7 @@ def summarize(
 
 # -- writing ---------------------------------------------------------------------------------------------
 def write_batch(rows: Sequence[dict]) -> int:
-    """Upsert summaries, folding by digest; returns the number of distinct rows touched.
-
-    Each new row goes in its own savepoint (``_insert``): a row the database refuses is stored
-    trimmed or as a marker, and never rolls back the others of its batch."""
+    """Upsert summaries, folding by digest; returns the number of distinct rows touched."""
     folded: dict[str, dict] = {}
     for row in rows:
         seen = folded.get(row["digest"])
@@ -285,106 +273,14 @@ def write_batch(rows: Sequence[dict]) -> int:
                 seen["latency_ms"] = row["latency_ms"]
     with transaction.atomic():
         for digest, row in folded.items():
-            if not _bump(digest, row):
-                _insert(digest, row)
+            if _bump(digest, row):
+                continue
+            try:
+                with transaction.atomic():
+                    Decision.objects.create(**row)
+            except IntegrityError:  # another writer created it first
+                _bump(digest, row)
     return len(folded)
-
-
-def _insert(digest: str, row: dict) -> None:
-    """Create one row: as summarised but storable (``storable``: trimmed, NUL characters replaced),
-    else as a marker naming the database's refusal; a race with another writer bumps its row."""
-    clean = storable(row)
-    if clean != row:
-        RECORD_REPAIRED.labels("trimmed").inc()
-    error = _try_create(digest, clean)
-    if error is None:
-        return
-    log.warning("decision %s stored as a marker: %s", digest, error)
-    RECORD_REPAIRED.labels("marker").inc()
-    error = _try_create(digest, _marker(clean, error))
-    if error is not None:
-        raise error
-
-
-def _try_create(digest: str, row: dict) -> Exception | None:
-    """Create ``row`` in its own savepoint; None when it (or another writer's row) is now stored,
-    else the database's refusal (the savepoint is rolled back, the batch goes on)."""
-    try:
-        with transaction.atomic():
-            Decision.objects.create(**row)
-        return None
-    except IntegrityError as exc:  # another writer created it first (or a constraint refused it)
-        with transaction.atomic():
-            return None if _bump(digest, row) else exc
-    except (DatabaseError, ValueError) as exc:  # psycopg refuses NUL before the server sees it
-        return exc
-
-
-#: what a string column may hold (``Decision`` field -> max_length), read once from the model
-_CHAR_LIMITS = {
-    f.name: f.max_length for f in Decision._meta.get_fields() if getattr(f, "max_length", None) and f.concrete
-}
-_TRIMMED = "…"
-
-
-def _clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` as PostgreSQL stores it: NUL characters and lone surrogates replaced, at most
-    ``limit`` characters (the last one then says it was trimmed)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + _TRIMMED
-    return text
-
-
-def _clean_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return _clean_text(value)
-    if isinstance(value, dict):
-        return {_clean_text(str(k)): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_json(v) for v in value]
-    return value
-
-
-def storable(row: dict) -> dict:
-    """The row with every string the database would refuse repaired: strings in columns trimmed to
-    the column and NUL characters (text and JSON) replaced by U+FFFD."""
-    out = dict(row)
-    for key, value in row.items():
-        if isinstance(value, str):
-            out[key] = _clean_text(value, _CHAR_LIMITS.get(key))
-        elif isinstance(value, dict | list):
-            out[key] = _clean_json(value)
-    return out
-
-
-def _marker(row: dict, error: BaseException) -> dict:
-    """The row that still records the question when the summary itself cannot be stored: who asked,
-    the verdict and counts, and why the detail is missing (in ``top_reason``)."""
-    why = _clean_text(f"unstorable record: {error.__class__.__name__}: {str(error).strip()}", 300)
-    keep = (
-        "digest",
-        "caller",
-        "verdict",
-        "node_count",
-        "fit_count",
-        "latency_ms",
-        "count",
-        "first_seen",
-        "last_seen",
-    )
-    marker = {key: row[key] for key in keep if key in row}
-    for key in ("pod_uid", "pod_namespace", "pod_name", "pod_owner", "session"):
-        text = row.get(key)
-        ascii_text = text.encode("ascii", "replace").decode() if isinstance(text, str) else ""
-        marker[key] = _clean_text(ascii_text, _CHAR_LIMITS.get(key))
-    marker.update(top_reason=why, node_groups=[], fit_groups=[], request=[], nodes=[], policies={})
-    return marker
 
 
 def _bump(digest: str, row: dict) -> bool:

@@ -80,23 +80,30 @@ def top_reasons(rows: Sequence[tuple[str, int]]) -> dict:
     return _out(fig)
 
 
-_GRID_CODES = {"unresolvable": -1, "rejected": 0, "unchecked": 1, "free": 2, "chosen": 3}
+_GRID_CODES = {"unresolvable": -1, "rejected": 0, "unchecked": 1, "free": 2, "chosen": 3, "unhealthy": 4}
+#: One colour band per code, in code order: unresolvable, rejected, unchecked, free, chosen, unhealthy.
+_GRID_COLOURS = ["#c7cad1", "#e46b66", "#f3e3b3", "#cfe9d6", "#2e9e5b", "#9a6fb0"]
 _GRID_SCALE = [
-    [0.0, "#c7cad1"],
-    [0.2, "#c7cad1"],
-    [0.2, "#e46b66"],
-    [0.4, "#e46b66"],
-    [0.4, "#f3e3b3"],
-    [0.6, "#f3e3b3"],
-    [0.6, "#cfe9d6"],
-    [0.8, "#cfe9d6"],
-    [0.8, "#2e9e5b"],
-    [1.0, "#2e9e5b"],
+    [round(edge, 4), colour]
+    for i, colour in enumerate(_GRID_COLOURS)
+    for edge in (i / len(_GRID_COLOURS), (i + 1) / len(_GRID_COLOURS))
 ]
+#: Drawn for an unhealthy card's unusable capacity in the usage charts (never as "free").
+UNHEALTHY_COLOUR = "#9a6fb0"
+
+
+def _unhealthy(dev: Mapping) -> bool:
+    return dev.get("health", True) is False or dev.get("healthy", True) is False
+
+
+def _verdict(dev: Mapping) -> str:
+    """The cell's state: an unhealthy card that was not chosen is "unhealthy", never "free"."""
+    verdict = dev.get("verdict", "")
+    return "unhealthy" if _unhealthy(dev) and verdict != "chosen" else verdict
 
 
 def _cell_text(dev: Mapping) -> str:
-    verdict = dev.get("verdict")
+    verdict = _verdict(dev)
     if verdict == "chosen":
         return f"chosen<br>{dev.get('usedmem', 0)} MiB · {dev.get('usedcores', 0)}%"
     if verdict == "rejected":
@@ -127,12 +134,12 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
             row_t[0] = "no inventory" if node.get("unresolvable") else reason
             row_h[0] = reason + scored
         for i, dev in enumerate(devices[:width]):
-            row_z[i] = _GRID_CODES.get(dev.get("verdict", ""), 1)
+            row_z[i] = _GRID_CODES.get(_verdict(dev), 1)
             row_t[i] = _cell_text(dev)
             row_h[i] = (
                 f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
                 f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
-                f"<br>{dev.get('verdict', '')} {dev.get('reason', '')}{scored}"
+                f"<br>{_verdict(dev)} {dev.get('reason', '')}{scored}"
             )
         z.append(row_z)
         text.append(row_t)
@@ -148,7 +155,7 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
             hovertemplate="%{y}<br>%{x}: %{customdata}<extra></extra>",
             colorscale=_GRID_SCALE,
             zmin=-1,
-            zmax=3,
+            zmax=len(_GRID_COLOURS) - 2,
             showscale=False,
             xgap=3,
             ygap=3,
@@ -224,15 +231,27 @@ def capacity_bars(
     noun = _device_noun(vendor)
     labels = [f"{noun} {d.get('index', i)}" for i, d in enumerate(devices)]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p.title for p in panels])
+    sick = [_unhealthy(d) for d in devices]
     for col, panel in enumerate(panels, start=1):
         used = [int(d.get(panel.used_key, 0) or 0) for d in devices]
-        free = [max(0, int(d.get(panel.total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
+        rest = [max(0, int(d.get(panel.total_key, 0) or 0) - u) for d, u in zip(devices, used, strict=True)]
+        free = [0 if bad else r for r, bad in zip(rest, sick, strict=True)]
         fig.add_bar(
             x=labels, y=used, name="used", marker_color="#2e9e5b", showlegend=col == 1, row=1, col=col
         )
         fig.add_bar(
             x=labels, y=free, name="free", marker_color="#cfe9d6", showlegend=col == 1, row=1, col=col
         )
+        if any(sick):
+            fig.add_bar(
+                x=labels,
+                y=[r if bad else 0 for r, bad in zip(rest, sick, strict=True)],
+                name="unhealthy (unusable)",
+                marker_color=UNHEALTHY_COLOUR,
+                showlegend=col == 1,
+                row=1,
+                col=col,
+            )
     layout = dict(_LAYOUT, margin={"l": 10, "r": 10, "t": 70, "b": 10}, height=330)
     fig.update_layout(barmode="stack", title=title, **layout)
     return _out(fig)
@@ -240,13 +259,15 @@ def capacity_bars(
 
 def usage_bars(nodes: Sequence[Mapping], title: str = "Device memory per node") -> dict:
     """Session usage: one bar per node/device, used vs free memory, hover with cores and slots."""
-    xs, used, free, hover = [], [], [], []
+    xs, used, free, sick, hover = [], [], [], [], []
     for node in nodes:
         for dev in node.get("devices", []):
             xs.append(f"{node['name']}<br>GPU {dev.get('index', 0)}")
             u = int(dev.get("usedmem", 0) or 0)
             used.append(u)
-            free.append(max(0, int(dev.get("devmem", 0) or 0) - u))
+            rest = max(0, int(dev.get("devmem", 0) or 0) - u)
+            free.append(0 if _unhealthy(dev) else rest)
+            sick.append(rest if _unhealthy(dev) else 0)
             hover.append(
                 f"cores {dev.get('usedcores', 0)}/{dev.get('devcore', 0)}%, "
                 f"slots {dev.get('used', 0)}/{dev.get('count', 0)}"
@@ -261,6 +282,8 @@ def usage_bars(nodes: Sequence[Mapping], title: str = "Device memory per node") 
         hovertemplate="%{x}: %{y} MiB used, %{customdata}<extra></extra>",
     )
     fig.add_bar(x=xs, y=free, name="free MiB", marker_color="#cfe9d6")
+    if any(sick):
+        fig.add_bar(x=xs, y=sick, name="unhealthy MiB (unusable)", marker_color=UNHEALTHY_COLOUR)
     fig.update_layout(barmode="stack", title=title, **_LAYOUT)
     return _out(fig)
 
@@ -271,18 +294,22 @@ def group_usage(groups: Sequence[tuple[str, object]]) -> dict:
     a group with no live node has an empty bar and says "cold" on hover."""
     names = [name for name, _ in groups]
     fig = make_subplots(rows=1, cols=2, subplot_titles=["device memory (MiB)", "device cores (%)"])
-    panels = (("usedmem", "devmem"), ("usedcores", "devcore"))
-    for col, (used_key, total_key) in enumerate(panels, start=1):
+    panels = (("usedmem", "devmem", "unhealthymem"), ("usedcores", "devcore", "unhealthycores"))
+    for col, (used_key, total_key, sick_key) in enumerate(panels, start=1):
         used = [int(getattr(t, used_key)) for _, t in groups]
         total = [int(getattr(t, total_key)) for _, t in groups]
         free = [max(0, tot - u) for tot, u in zip(total, used, strict=True)]
+        sick = [int(getattr(t, sick_key, 0) or 0) for _, t in groups]
         hover = [
             f"{getattr(t, 'live_nodes', 0)} of {getattr(t, 'nodes', 0)} nodes with live usage"
             if getattr(t, "nodes", 0)
             else "cold: no node yet"
             for _, t in groups
         ]
-        for label, values, color in (("allocated", used, "#2e9e5b"), ("free", free, "#cfe9d6")):
+        bars = [("allocated", used, "#2e9e5b"), ("free", free, "#cfe9d6")]
+        if any(sick):
+            bars.append(("unhealthy (unusable)", sick, UNHEALTHY_COLOUR))
+        for label, values, color in bars:
             fig.add_bar(
                 y=names,
                 x=values,

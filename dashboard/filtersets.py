@@ -9,6 +9,7 @@ import contextlib
 import uuid
 
 import django_filters
+from django import forms
 from django.db.models import Q
 from django.utils import timezone
 
@@ -21,7 +22,7 @@ from profiles.filtersets import (
 )
 from simulations.models import SimulationSession
 
-__all__ = [
+__all__ = [  # the FilterSets; ``for_people`` is the pages' view of any of them
     "CAEventFilterSet",
     "DecisionFilterSet",
     "DriftFindingFilterSet",
@@ -52,3 +53,19 @@ class SessionFilterSet(django_filters.FilterSet):
     def filter_expired(self, queryset, name, value):
         now = timezone.now()
         return queryset.filter(expires_at__lte=now) if value else queryset.filter(expires_at__gt=now)
+
+
+#: A yes/no filter's choices on a page: "any" rather than Django's "Unknown".
+ANY_YES_NO = [("", "any"), ("true", "yes"), ("false", "no")]
+
+
+def for_people(filterset: django_filters.FilterSet) -> django_filters.FilterSet:
+    """The FilterSet's form as a page shows it (the API's query parameters stay the same): yes/no
+    filters start at "any", several-of choices are check boxes (a 4-row list box hid its fifth
+    choice and needed Ctrl-click)."""
+    for field in filterset.form.fields.values():
+        if isinstance(field, forms.NullBooleanField):
+            field.widget = forms.Select(choices=ANY_YES_NO)
+        elif isinstance(field, forms.MultipleChoiceField):
+            field.widget = forms.CheckboxSelectMultiple(choices=field.choices)
+    return filterset

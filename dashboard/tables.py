@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
@@ -11,6 +13,7 @@ from decisions.models import CAEvent, Decision
 from hami_sim.runtime.models import TaskRun
 from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from simulations.models import SessionPlacement, SimulationSession
+from usage import summary as usage_summary
 
 __all__ = [
     "DecisionTable",
@@ -66,6 +69,10 @@ class DecisionTable(tables.Table):
 
     def render_verdict(self, record):
         return format_html('<span class="badge v-{}">{}</span>', record.verdict, record.get_verdict_display())
+
+    def render_top_reason(self, record, value):
+        """A pod that fits has no failure reason to headline (some nodes' rejections are detail)."""
+        return "—" if record.verdict == Decision.Verdict.FIT else value
 
     def render_node_groups(self, value):
         return _group_links(value)
@@ -150,6 +157,13 @@ class NodeInventoryTable(tables.Table):
         linkify=("dashboard:node-group", [tables.A("node_group__name")]),
     )
     devices = tables.Column(orderable=False)
+    stale = tables.Column(verbose_name="Stale")
+    usage = tables.Column(
+        empty_values=(),
+        orderable=False,
+        verbose_name="Device memory allocated / registered",
+        attrs={"td": {"class": "usage"}},
+    )
     last_seen = tables.DateTimeColumn()
 
     class Meta:
@@ -159,6 +173,7 @@ class NodeInventoryTable(tables.Table):
             "name",
             "node_group",
             "devices",
+            "usage",
             "registered_at",
             "last_seen",
             "gone_at",
@@ -169,6 +184,20 @@ class NodeInventoryTable(tables.Table):
 
     def render_devices(self, value):
         return f"{len(value)} device(s)" if isinstance(value, list) else "—"
+
+    def render_stale(self, value):
+        """Says "stale" or nothing: a ✘ under "Stale" read as "stale: no"."""
+        return format_html('<span class="badge unhealthy">stale</span>') if value else "—"
+
+    def render_usage(self, record):
+        """Live usage over the node's healthy cards (the node page has the per-card detail)."""
+        if record.gone_at is not None or not isinstance(record.devices, list) or not record.devices:
+            return "—"
+        t = usage_summary.totals([(record.name, record.devices)])
+        text = f"{t.usedmem} / {t.devmem} MiB ({t.mem_percent}%)" if t.live_nodes else "no live usage"
+        if t.unhealthy:
+            return format_html("{} · <span class='badge unhealthy'>{} unhealthy</span>", text, t.unhealthy)
+        return text
 
 
 class DriftFindingTable(tables.Table):
@@ -226,15 +255,23 @@ class SessionTable(tables.Table):
 
 
 class SessionPlacementTable(tables.Table):
-    seq = tables.Column(verbose_name="#")
+    number = tables.Column(empty_values=(), orderable=False, verbose_name="#")
+    seq = tables.Column(verbose_name="Revision")
     pod = tables.Column(accessor="pod_uid", verbose_name="Pod")
     containers = tables.Column(orderable=False, verbose_name="Devices")
 
     class Meta:
         model = SessionPlacement
         empty_text = "No pod placed in this session yet."
-        fields = ("seq", "pod", "namespace", "name", "node_name", "containers")
+        fields = ("number", "seq", "pod", "namespace", "name", "node_name", "containers")
         attrs = ATTRS
+
+    def render_number(self):
+        """1, 2, 3 ... down the page (the revision beside it has gaps where checkpoints were reverted)."""
+        if not hasattr(self, "_numbers"):
+            page = getattr(self, "page", None)
+            self._numbers = itertools.count(page.start_index() if page is not None else 1)
+        return next(self._numbers)
 
     def render_containers(self, value):
         cells = []

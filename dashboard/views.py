@@ -64,6 +64,7 @@ from .filtersets import (
     NodeInventoryFilterSet,
     SessionFilterSet,
     TaskRunFilterSet,
+    for_people,
 )
 from .forms import EXAMPLE_POD, SessionCreateForm, WhatIfForm
 from .profilediff import diff_versions
@@ -255,7 +256,7 @@ def _list(
     extra: dict | None = None,
 ) -> HttpResponse:
     """A filtered, paginated, sortable table; an invalid filter shows an empty table, never a 500."""
-    filterset = filterset_class(request.GET, queryset=queryset)
+    filterset = for_people(filterset_class(request.GET, queryset=queryset))
     table = _paginate(request, table_class(filterset.qs if filterset.is_valid() else queryset.none()))
     if any(request.GET.get(name) not in (None, "") for name in filterset.filters):
         table.empty_text = f"No {title.lower()} match these filters."
@@ -491,9 +492,9 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         else None,
         "members": _paginate(request, NodeInventoryTable(members), prefix="m-"),
         "usage_totals": usage_summary.totals(live_members.iterator(chunk_size=500)),
-        "findings": _paginate(request, DriftFindingTable(findings), prefix="f-"),
+        "findings": _paginate(request, _group_findings_table(group, findings), prefix="f-"),
         "decisions": _paginate(request, DecisionTable(decisions), per_page=10, prefix="d-"),
-        "events": _paginate(request, CAEventTable(events), per_page=10, prefix="e-"),
+        "events": _paginate(request, _group_events_table(group, events), per_page=10, prefix="e-"),
         # what each provider's CA reads for a cold group's template (the ca-template API, to copy)
         "ca_templates": [
             {"provider": p, "text": json.dumps(ca_template(group, p), indent=2)}
@@ -501,6 +502,27 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
         ],
     }
     return render(request, "dashboard/node_group.html", context)
+
+
+def _group_findings_table(group: NodeGroup, findings) -> DriftFindingTable:
+    """The group's drift findings; when there are none, why (nothing compared is not "all match")."""
+    table = DriftFindingTable(findings)
+    if not group.profiles.exists():
+        table.empty_text = "No drift findings: this group has no device profile, so drift is not checked."
+    elif not group.members:
+        table.empty_text = "No drift findings: no registered node of this group to compare with its profile."
+    return table
+
+
+def _group_events_table(group: NodeGroup, events) -> CAEventTable:
+    """The CA events naming the group; when there are none, say whether any were synced at all."""
+    table = CAEventTable(events)
+    if CAEvent.objects.exists():
+        table.empty_text = (
+            f"No CA event names {group.name}: CA has neither scaled it up nor named it in a "
+            "NotTriggerScaleUp since the events were synced."
+        )
+    return table
 
 
 def _history_label(entry) -> str:

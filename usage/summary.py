@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .store import get_store
 
-__all__ = ["cards", "Totals", "totals", "node_age"]
+__all__ = ["cards", "is_healthy", "Totals", "totals", "node_age"]
 
 
 def cards(devices: Iterable[Mapping], node: str) -> list[dict]:
@@ -16,7 +16,8 @@ def cards(devices: Iterable[Mapping], node: str) -> list[dict]:
 
     Keys: the registration's (``id``, ``index``, ``type``, ``devmem``, ``devcore``, ``count``...) plus
     ``used``, ``usedmem``, ``usedcores``, ``freemem``, ``freecores``, ``freeslots``, ``pods`` (a list
-    of ``(namespace, name)``) and ``live`` (False: the node has no usage; everything shows free).
+    of ``(namespace, name)``), ``healthy`` and ``live`` (False: the node has no usage; everything shows
+    free). An unhealthy card (``health: false``) has nothing free: HAMi places no pod on it.
     """
     live = get_store().get(node)
     out = []
@@ -26,6 +27,7 @@ def cards(devices: Iterable[Mapping], node: str) -> list[dict]:
         use = live.devices.get(str(dev.get("id"))) if live else None
         used, usedmem, usedcores = (use.used, use.usedmem, use.usedcores) if use else (0, 0, 0)
         pods = [tuple(p.split("/", 1)) for p in use.pods] if use else []
+        healthy = is_healthy(dev)
         out.append(
             {
                 **dev,
@@ -33,9 +35,10 @@ def cards(devices: Iterable[Mapping], node: str) -> list[dict]:
                 "used": used,
                 "usedmem": usedmem,
                 "usedcores": usedcores,
-                "freemem": max(0, int(dev.get("devmem", 0) or 0) - usedmem),
-                "freecores": max(0, int(dev.get("devcore", 0) or 0) - usedcores),
-                "freeslots": max(0, int(dev.get("count", 0) or 0) - used),
+                "freemem": max(0, int(dev.get("devmem", 0) or 0) - usedmem) if healthy else 0,
+                "freecores": max(0, int(dev.get("devcore", 0) or 0) - usedcores) if healthy else 0,
+                "freeslots": max(0, int(dev.get("count", 0) or 0) - used) if healthy else 0,
+                "healthy": healthy,
                 "pods": pods,
                 "live": live is not None,
             }
@@ -43,9 +46,20 @@ def cards(devices: Iterable[Mapping], node: str) -> list[dict]:
     return out
 
 
+def is_healthy(device: Mapping) -> bool:
+    """A registered card HAMi may place pods on. The inventory stores a device without its defaults,
+    and the engine's default is ``health: false``: a card is healthy only when it says so."""
+    return device.get("health") is True
+
+
 @dataclass
 class Totals:
-    """Allocated vs registered over a set of nodes (only live nodes have allocations)."""
+    """Allocated vs registered over a set of nodes (only live nodes have allocations).
+
+    Registered and allocated add up the healthy cards only: an unhealthy card's capacity is not there
+    to allocate, so it is counted apart (``unhealthy`` cards, ``unhealthymem`` MiB, ``unhealthycores``),
+    never as free.
+    """
 
     nodes: int = 0
     live_nodes: int = 0
@@ -56,6 +70,9 @@ class Totals:
     usedcores: int = 0
     count: int = 0
     used: int = 0
+    unhealthy: int = 0
+    unhealthymem: int = 0
+    unhealthycores: int = 0
     pods: set = field(default_factory=set)
 
     @property
@@ -76,13 +93,18 @@ def totals(nodes: Iterable[tuple[str, list]]) -> Totals:
         out.live_nodes += bool(merged and merged[0]["live"])
         for card in merged:
             out.devices += 1
-            out.devmem += int(card.get("devmem", 0) or 0)
-            out.devcore += int(card.get("devcore", 0) or 0)
-            out.count += int(card.get("count", 0) or 0)
+            out.pods.update(card["pods"])
+            if not card["healthy"]:
+                out.unhealthy += 1
+                out.unhealthymem += int(card.get("devmem", 0) or 0)
+                out.unhealthycores += int(card.get("devcore", 0) or 0)
+                continue
             out.usedmem += card["usedmem"]
             out.usedcores += card["usedcores"]
             out.used += card["used"]
-            out.pods.update(card["pods"])
+            out.devmem += int(card.get("devmem", 0) or 0)
+            out.devcore += int(card.get("devcore", 0) or 0)
+            out.count += int(card.get("count", 0) or 0)
     return out
 
 

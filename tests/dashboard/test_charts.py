@@ -20,12 +20,15 @@ def test_overview_shows_allocated_vs_free_per_group(client, staff, demo_data):
     client.force_login(staff)
     fig = _figure(client.get("/").content.decode(), "fig-group-usage")
     memory = {t["name"]: t for t in fig["data"] if t["xaxis"] == "x"}
-    assert set(memory) == {"allocated", "free"}
+    assert set(memory) == {"allocated", "free", "unhealthy (unusable)"}
     groups = memory["free"]["y"]
     assert groups == ["gpu-a10", "gpu-h100", "gpu-l4"]
     a10 = groups.index("gpu-a10")
-    # two live A10G nodes, 4 cards of 23028 MiB each: allocated + free is what they register
-    assert memory["allocated"]["x"][a10] + memory["free"]["x"][a10] == 8 * 23028
+    # two live A10G nodes, 4 cards of 23028 MiB each: allocated + free + unhealthy is what they
+    # register, and ip-10-0-1-12's GPU 2 (health false) is never free
+    sick = memory["unhealthy (unusable)"]["x"][a10]
+    assert sick == 23028
+    assert memory["allocated"]["x"][a10] + memory["free"]["x"][a10] + sick == 8 * 23028
     # one live H100 node whose 8 cards each hold an 80000 MiB pod (the blind-spot example)
     assert memory["free"]["x"][groups.index("gpu-h100")] == 8 * (81559 - 80000)
     assert memory["free"]["x"][groups.index("gpu-l4")] == 0  # cold: no node, no bar

@@ -119,8 +119,8 @@ def test_vendor_scores_show_readably_with_bars_inside_their_cell(client, staff):
         html_lib.unescape(re.search(r'id="fig-grid"[^>]*>(.*?)</script>', html, re.S).group(1))
     )
     (heatmap,) = fig["data"]
-    assert (heatmap["zmin"], heatmap["zmax"]) == (-1, 3)
-    assert all(z in (None, -1, 0, 1, 2, 3) for row in heatmap["z"] for z in row)
+    assert (heatmap["zmin"], heatmap["zmax"]) == (-1, 4)  # 4: an unhealthy card
+    assert all(z in (None, -1, 0, 1, 2, 3, 4) for row in heatmap["z"] for z in row)
     hover = orjson.dumps(heatmap["customdata"]).decode()
     assert "node score 20,012.5" in hover and "node score -9,990.25" in hover
 
@@ -141,7 +141,7 @@ def test_ui_caller_is_labelled_ui(client, staff):
     client.force_login(staff)
     html = client.get("/decisions/").content.decode()
     assert ">UI<" in html and ">Ui<" not in html
-    assert '<option value="ui">UI</option>' in html
+    assert re.search(r'<input type="checkbox" name="caller" value="ui"[^>]*>\s*UI</label>', html)
 
 
 def test_node_group_page_shows_capacity_vendor_registrations(client, staff):

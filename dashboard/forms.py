@@ -39,6 +39,15 @@ EXPANDERS = [
 ]
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """Where the text breaks and why, as a person reads it: "line 4, column 9: <problem>" (1-based)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is None:
+        return str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
 class WhatIfForm(forms.Form):
     pod = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
@@ -65,13 +74,21 @@ class WhatIfForm(forms.Form):
         try:
             data = safeyaml.load(text)  # JSON is YAML; no aliases, bounded depth
         except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"not YAML or JSON: {str(exc).splitlines()[0]}") from None
+            raise forms.ValidationError(f"not YAML or JSON: {yaml_problem(exc)}") from None
         if not isinstance(data, dict):
             raise forms.ValidationError("expected a Pod object")
         if data.get("kind", "Pod") != "Pod":
             raise forms.ValidationError(f"expected kind Pod, got {data.get('kind')!r}")
         if not isinstance(data.get("spec"), dict):
             raise forms.ValidationError("the pod has no spec")
+        containers = data["spec"].get("containers")
+        if not isinstance(containers, list) or not containers:
+            # Kubernetes refuses such a pod, so CA never sees one: no estimate to give
+            raise forms.ValidationError(
+                "spec.containers must list at least one container (Kubernetes requires one)"
+            )
+        if not all(isinstance(c, dict) for c in containers):
+            raise forms.ValidationError("every entry of spec.containers must be a container object")
         return data
 
 

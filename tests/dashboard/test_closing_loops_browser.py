@@ -167,3 +167,29 @@ def test_plotly_only_where_a_chart_is_drawn_and_after_the_text(demo_user):
         page.wait_for_selector("#fig-group-usage-div svg.main-svg")
         assert len(fetched) == 1
         assert "immutable" in (page.request.get(fetched[0]).headers.get("cache-control") or "")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (  # an indentation slip: where it is, as the CLI import says it
+            lambda pod: pod.replace("    image: vllm/vllm-openai", "   image: vllm/vllm-openai"),
+            "not YAML or JSON: line 11, column 4: expected <block end>, but found '<block mapping start>'",
+        ),
+        (  # Kubernetes refuses a pod without containers: there is nothing to estimate
+            lambda pod: pod.split("  containers:")[0] + "  containers: []\n",
+            "spec.containers must list at least one container (Kubernetes requires one)",
+        ),
+    ],
+    ids=["broken-yaml", "no-containers"],
+)
+def test_what_if_names_what_is_wrong_with_the_pod(demo_user, edit, message):
+    from dashboard.forms import EXAMPLE_POD
+
+    with _browser(demo_user, DESKTOP) as page:
+        page.goto(f"{demo_user.url}/what-if/")
+        page.fill("#id_pod", edit(EXAMPLE_POD))
+        page.click("#what-if-form button[type=submit]")
+        page.wait_for_selector("#what-if-form ul.errorlist")
+        assert page.inner_text("#what-if-form ul.errorlist") == message
+        assert page.locator("#estimate-answer").count() == 0  # no "CA would scale gpu-a10"

@@ -92,6 +92,7 @@ class Catalog:
         self.next_check = float("-inf")
         self.dirty = True
         self.healthy = True
+        self.fed = False  # a refresher thread reloads it (usage.store.start_refresher): readers never do
         self._lock = threading.Lock()
 
     # (each reads the snapshot once: a caller making several lookups takes ``snapshot`` itself)
@@ -109,12 +110,19 @@ class Catalog:
 
     def current(self) -> Catalog:
         """The catalog, refreshed first when dirty or when the check interval has passed (hot path)."""
+        if self.fed and not self.dirty:  # kept fresh by the refresher: no query on the request path
+            return self
         now = time.monotonic()
         if self.dirty or now >= self.next_check:
             with self._lock:
                 if self.dirty or now >= self.next_check:
                     self._refresh(now)
         return self
+
+    def refresh(self) -> None:
+        """Check the generation now (the refresher thread); keeps the last catalog when it fails."""
+        with self._lock:
+            self._refresh(time.monotonic())
 
     def _refresh(self, now: float) -> None:
         self.next_check = now + conf().profile_cache_check_seconds

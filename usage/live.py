@@ -4,12 +4,18 @@ A node is live when the usage store has it by name: the cluster sync put it ther
 upcoming nodes (``template-node-for-<group>-<suffix>``) are never live, whatever the store holds.
 A live node whose usage is older than ``USAGE_STALE_SECONDS`` answers per ``USAGE_STALE_POLICY``:
 ``fail`` (default; docs/usage.md says why it is the safe choice for CA) or ``last-known``.
+
+The database need not answer: the store serves the last state it read, and its age keeps growing
+while the database is unreachable, so the same policy decides when that state is too old (the stale
+reason then says the store is unreachable). A store that never read anything cannot tell a live node
+from an unknown one: under ``fail`` every node that is not a template fails, under ``last-known`` it
+is evaluated as empty.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.utils import timezone
 
@@ -40,15 +46,28 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     """``None`` for a node that is not live (a template, an upcoming node, a node never synced)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    usage, confirmed_at, from_snapshot = get_store().read(name)
+    store = get_store()
+    usage, confirmed_at, from_snapshot = store.read(name)
     if usage is None:
+        if not store.loaded and store.unavailable is not None and conf().usage_stale_policy == "fail":
+            return LiveNode(name, _NEVER_READ, float("inf"), f"{STALE_REASON}: {_outage(store)}, never read")
         return None
     age = usage.age_seconds(confirmed_at, now)
     settings = conf()
     stale = age > settings.usage_stale_seconds and not from_snapshot
     if stale and settings.usage_stale_policy == "fail":
-        return LiveNode(name, usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago")
+        outage = f" ({_outage(store)})" if store.unavailable is not None else ""
+        return LiveNode(name, usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago{outage}")
     return LiveNode(name, usage, age)
+
+
+def _outage(store) -> str:
+    """How long the usage store has been unreadable (the text CA logs with a stale node)."""
+    return f"usage store unreadable for {int(store.unavailable.seconds())}s"
+
+
+#: what a ``LiveNode`` carries for a node whose usage was never read (it fails: nothing reads it)
+_NEVER_READ = LiveUsage("", {}, datetime.min.replace(tzinfo=UTC), -1)
 
 
 def live_usage(name: str) -> LiveUsage | str | None:

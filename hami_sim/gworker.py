@@ -7,16 +7,21 @@ went unanswered for 40 s and the kubelet took the pod out of its Services.
 
 What this worker changes, nothing else:
 
-- **The head is read in the event loop.** The TLS handshake and the request line and headers (and a
-  body of known length up to ``FRONT_BODY_BYTES``, while the worker's front holds less than
-  ``FRONT_BUDGET_BYTES`` in all) are read without blocking in the worker's main loop, like a
-  buffering proxy would; a pool thread only gets a connection whose request is complete, so it
+- **The whole request is read in the event loop.** The TLS handshake, the request line and headers
+  and the body (of known length or chunked, up to ``FRONT_BODY_BYTES``, while the worker's front
+  holds less than ``FRONT_BUDGET_BYTES`` in all) are read without blocking in the worker's main loop,
+  like a buffering proxy would; a pool thread only gets a connection whose request is complete, so it
   parses from memory and runs the view at once.
-- **A deadline for the head.** ``HAMI_SIM_HEADER_TIMEOUT`` seconds (default 10) from the moment the
-  connection (or the next keep-alive request) starts; a client still sending by then gets
-  ``408 Request Timeout`` and is closed.
-- **A deadline for larger bodies.** A body the front did not buffer is read by the thread within
-  ``HAMI_SIM_BODY_TIMEOUT`` seconds in total (default 30), not per read, so a trickle cannot hold it.
+- **One deadline for the whole request.** ``HAMI_SIM_REQUEST_TIMEOUT`` seconds (default 10; the
+  older ``HAMI_SIM_BODY_TIMEOUT`` is read when it is unset) from the moment the connection (or the
+  next keep-alive request) starts, for head and body together; the head alone must also arrive
+  within ``HAMI_SIM_HEADER_TIMEOUT`` (default 10). A client still sending by then gets
+  ``408 Request Timeout`` and is closed. A slow chunked body, a large ``Content-Length`` sent slowly
+  or a trickle of headers hold no thread, only a little buffer.
+- **Refusals that need no thread.** A head over ``MAX_HEAD_BYTES`` is a ``431`` and a declared or
+  chunked body over ``FRONT_BODY_BYTES`` a ``413``, answered by the front (JSON, closed).
+- **The deadline holds for the rare body the front hands over unread** (its budget is spent): the
+  thread reads it within what is left of the same deadline, not per read.
 - **The client certificate per request.** On TLS listeners every request's WSGI environ carries
   ``hami_sim.client_identities`` (the peer certificate's CN and SAN values), for the allow-list in
   ``hami_sim.middleware.ClientIdentityMiddleware`` (item 7). gunicorn itself does not pass the peer
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import selectors
@@ -43,13 +49,18 @@ from gunicorn.workers.gthread import ThreadWorker
 __all__ = ["HardenedThreadWorker", "client_identities", "IDENTITIES_ENVIRON_KEY"]
 
 IDENTITIES_ENVIRON_KEY = "hami_sim.client_identities"
-FRONT_BODY_BYTES = 16 * 1024 * 1024  # bodies up to this size are read by the front, bigger ones by the thread
+#: the largest body the application accepts (``EXTENDER_MAX_BODY_BYTES``, default 64 MiB, is the
+#: largest of its limits): the front reads bodies up to it and refuses bigger ones with a 413
+FRONT_BODY_BYTES = int(os.environ.get("EXTENDER_MAX_BODY_BYTES") or 64 * 1024 * 1024)
 FRONT_BUDGET_BYTES = 128 * 1024 * 1024  # all connections of a worker together; beyond it heads go on at once
-MAX_HEAD_BYTES = 128 * 1024  # beyond this gunicorn's own limits (431 / 400) will refuse the head anyway
+MAX_HEAD_BYTES = 128 * 1024  # a longer head is refused (431): a request line and headers, no more
+_MAX_CHUNK_LINE = 1024  # a chunk-size line (hex size and extensions) longer than this is malformed
 _HEAD_END = b"\r\n\r\n"
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,15})[ \t]*$", re.I | re.M)
-_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:", re.I | re.M)
+# (each line of a head ends in CRLF: ``$`` of re.M stops before the LF only)
+_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,15})[ \t]*\r?$", re.I | re.M)
+_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:([^\r\n]*)\r?$", re.I | re.M)
 _TIMEOUT_408 = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+_EXTENDER_VERB = re.compile(rb"^[A-Z]+ /(?:sessions/[^/ ]+/)?(?:filter|prioritize)-simulation/?[ ?]")
 
 
 def _seconds(name: str, default: float) -> float:
@@ -69,13 +80,55 @@ def client_identities(peercert: dict | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _refusal(status: str, head: bytes | bytearray, message: str) -> bytes:
+    """A JSON refusal the front sends and closes with: ``{"error": ...}`` on the extender verbs (Go
+    reads it as ``Error``), ``{"detail": ...}`` elsewhere, as ``hami_sim.middleware.error_response``."""
+    key = "error" if _EXTENDER_VERB.match(bytes(head[:512]).lstrip(b"\r\n")) else "detail"
+    body = json.dumps({key: message}).encode()
+    return (
+        f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+_CHUNKED, _UNFRAMED = -1, -2
+
+
+class _TooLarge(Exception):
+    """The request cannot be accepted whatever arrives next; ``args[0]`` is the answer to send."""
+
+
 @dataclass
 class _Head:
-    """A connection the front is still reading: its deadline and the bytes received so far."""
+    """A connection the front is still reading: its deadlines and the bytes received so far."""
 
-    deadline: float
+    deadline: float  # for the whole request
+    head_deadline: float
     buf: bytearray = field(default_factory=bytearray)
     handshaking: bool = False
+    body_start: int = -1  # where the body starts once the head is in
+    chunk_pos: int = -1  # chunked: where the next chunk-size line starts
+    chunked_bytes: int = 0  # chunked: the body's size so far
+    length: int = 0  # the body's length once the head is in, or ``_CHUNKED`` / ``_UNFRAMED``
+    chunked_end: int = -1  # chunked: where the request ends (after the trailers), once it has
+
+    def request_bytes(self) -> bytes:
+        """What the thread parses: the bytes received, a complete chunked body decoded and framed by
+        ``Content-Length`` instead (Django reads a body by its length; trailers are dropped)."""
+        if self.length != _CHUNKED or self.chunked_end < 0:
+            return bytes(self.buf)
+        buf, pos, body = self.buf, self.body_start, bytearray()
+        while True:
+            line_end = buf.find(b"\r\n", pos)
+            size = int(bytes(buf[pos:line_end]).split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                break
+            body += buf[line_end + 2 : line_end + 2 + size]
+            pos = line_end + 2 + size + 2
+        lines = bytes(buf[: self.body_start - len(_HEAD_END)]).split(b"\r\n")
+        head = b"\r\n".join(line for line in lines if not _TRANSFER_ENCODING.match(line))
+        framed = head + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+        return framed + bytes(body) + bytes(buf[self.chunked_end :])
 
     def head_end(self) -> int:
         """Where the head ends (-1: not yet); stray CRLFs before a request line are allowed."""
@@ -83,19 +136,73 @@ class _Head:
         return self.buf.find(_HEAD_END, start)
 
     def complete(self, over_budget: bool = False) -> bool:
-        """The head has arrived, and with it the whole body when it is small and of known length
-        (with ``over_budget``, the head alone is enough: the thread reads the body)."""
-        end = self.head_end()
-        if end < 0:
-            return len(self.buf) > MAX_HEAD_BYTES  # let gunicorn's parser refuse it
-        if over_budget:
+        """The whole request has arrived, head and body (with ``over_budget``, the head alone is
+        enough: the thread reads the body). Raises ``_TooLarge`` for a request the front refuses."""
+        if self.body_start < 0:
+            end = self.head_end()
+            if end < 0:
+                if len(self.buf) > MAX_HEAD_BYTES:
+                    message = f"request head exceeds {MAX_HEAD_BYTES} bytes"
+                    raise _TooLarge(_refusal("431 Request Header Fields Too Large", self.buf, message))
+                return False
+            self.body_start = end + len(_HEAD_END)
+            self.length = self._framing(bytes(self.buf[:end]))
+        if over_budget or self.length == _UNFRAMED:
             return True
-        head = bytes(self.buf[:end])
-        if _TRANSFER_ENCODING.search(head):
-            return True
-        match = _CONTENT_LENGTH.search(head)
-        length = int(match.group(1)) if match else 0
-        return length > FRONT_BODY_BYTES or len(self.buf) >= end + len(_HEAD_END) + length
+        if self.length == _CHUNKED:
+            return self._chunks_complete()
+        return len(self.buf) >= self.body_start + self.length
+
+    def _framing(self, head: bytes) -> int:
+        """The body's length, ``_CHUNKED``, or ``_UNFRAMED`` (gunicorn refuses it: 400)."""
+        encoding = _TRANSFER_ENCODING.search(head)
+        length = _CONTENT_LENGTH.search(head)
+        if encoding is not None:
+            chunked = encoding.group(1).strip().lower() == b"chunked"
+            return _CHUNKED if chunked and length is None else _UNFRAMED
+        size = int(length.group(1)) if length else 0
+        if size > FRONT_BODY_BYTES:
+            message = f"request body of {size} bytes exceeds the limit of {FRONT_BODY_BYTES} bytes"
+            raise _TooLarge(_refusal("413 Request Entity Too Large", head, message))
+        return size
+
+    def _chunks_complete(self) -> bool:
+        """Walk the chunks that arrived since the last call; True once the last chunk and the
+        trailers are in (or the framing is broken: gunicorn's parser then answers 400)."""
+        buf = self.buf
+        pos = self.body_start if self.chunk_pos < 0 else self.chunk_pos
+        while True:
+            line_end = buf.find(b"\r\n", pos, pos + _MAX_CHUNK_LINE)
+            if line_end < 0:
+                self.chunk_pos = pos
+                return len(buf) - pos >= _MAX_CHUNK_LINE  # no size line in sight: malformed
+            size_text = bytes(buf[pos:line_end]).split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                return True
+            if size == 0:  # the last chunk; then trailers, up to an empty line
+                self.chunk_pos = pos
+                end = buf.find(_HEAD_END, line_end)  # "0\r\n\r\n" without trailers
+                if end < 0:
+                    return False
+                self.chunked_end = end + len(_HEAD_END)
+                return True
+            self.chunked_bytes += size
+            if self.chunked_bytes > FRONT_BODY_BYTES:
+                raise _TooLarge(
+                    _refusal(
+                        "413 Request Entity Too Large",
+                        buf,
+                        f"chunked request body exceeds the limit of {FRONT_BODY_BYTES} bytes",
+                    )
+                )
+            data_end = line_end + 2 + size + 2
+            if len(buf) < data_end:
+                self.chunked_bytes -= size  # counted again when the chunk is complete
+                self.chunk_pos = pos
+                return False
+            pos = data_end
 
 
 class _BodyDeadline:
@@ -122,7 +229,9 @@ class HardenedThreadWorker(ThreadWorker):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout = _seconds("HAMI_SIM_HEADER_TIMEOUT", 10.0)
-        self.body_timeout = _seconds("HAMI_SIM_BODY_TIMEOUT", 30.0)
+        self.request_timeout = _seconds(
+            "HAMI_SIM_REQUEST_TIMEOUT", _seconds("HAMI_SIM_BODY_TIMEOUT", 10.0)
+        )  # head and body together
         self._heads: dict = {}
         self._front_bytes = 0  # bytes the front holds for all its connections
         self._local = threading.local()
@@ -135,7 +244,11 @@ class HardenedThreadWorker(ThreadWorker):
             conn.hami_complete = False
             super().enqueue_req(conn)
             return
-        state = _Head(deadline=time.monotonic() + self.header_timeout)
+        now = time.monotonic()
+        state = _Head(
+            deadline=now + self.request_timeout,
+            head_deadline=now + min(self.header_timeout, self.request_timeout),
+        )
         conn.sock.setblocking(False)
         if conn.parser is not None:  # keep-alive: bytes read ahead belong to this request
             state.buf += conn.parser.unreader.take_buffered()
@@ -149,8 +262,12 @@ class HardenedThreadWorker(ThreadWorker):
             )
             state.handshaking = True
         self._heads[conn] = state
-        if not state.handshaking and state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
-            self._hand_over(conn)
+        try:
+            if not state.handshaking and state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
+                self._hand_over(conn)
+                return
+        except _TooLarge as exc:
+            self._drop(conn, exc.args[0])
             return
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
@@ -173,6 +290,10 @@ class HardenedThreadWorker(ThreadWorker):
                 else:
                     self._drop(conn)
                 return
+            if state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
+                self._hand_over(conn)
+        except _TooLarge as exc:  # before SSLError: a refusal is sent, then the connection closed
+            self._drop(conn, exc.args[0])
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         except ssl.SSLError as exc:  # a failed handshake: no or a foreign client certificate, old TLS
@@ -181,9 +302,6 @@ class HardenedThreadWorker(ThreadWorker):
             return
         except OSError:  # a reset
             self._drop(conn)
-            return
-        if state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
-            self._hand_over(conn)
 
     def _read_available(self, conn, state: _Head) -> bool:
         """Read what the socket (and TLS buffer) holds now; False once the client has gone."""
@@ -206,8 +324,8 @@ class HardenedThreadWorker(ThreadWorker):
         if conn.parser is None:
             conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
         conn.initialized = conn.data_ready = True
-        conn.parser.unreader.unread(bytes(state.buf))
-        conn.parser.unreader.sock = _BodyDeadline(conn.sock, time.monotonic() + self.body_timeout)
+        conn.parser.unreader.unread(state.request_bytes())
+        conn.parser.unreader.sock = _BodyDeadline(conn.sock, state.deadline)  # what is left of it
         conn.hami_complete = True
         self.enqueue_req(conn)
 
@@ -221,16 +339,17 @@ class HardenedThreadWorker(ThreadWorker):
                 conn.sock.send(answer)  # best effort: the socket is non-blocking
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EPIPE, errno.ECONNRESET, None):
-                    self.log.debug("408 not sent: %s", exc)
+                    self.log.debug("refusal not sent: %s", exc)
         self.nr_conns -= 1
         conn.close()
 
     def murder_keepalived(self, force: bool = False) -> None:
-        """gunicorn's keep-alive reaper, plus: heads past their deadline get a 408 and are closed."""
+        """gunicorn's keep-alive reaper, plus: requests past their deadline (or heads past theirs) get
+        a 408 and are closed."""
         super().murder_keepalived(force)
         now = time.monotonic()
         for conn, state in list(self._heads.items()):
-            if force or state.deadline <= now:
+            if force or state.deadline <= now or (state.body_start < 0 and state.head_deadline <= now):
                 self._drop(conn, b"" if state.handshaking or not state.buf else _TIMEOUT_408)
 
     # -- the client certificate, per request -----------------------------------------------------------
@@ -242,6 +361,9 @@ class HardenedThreadWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
+        from usage.store import start_refresher
+
+        start_refresher()  # live usage and the profile catalog: never read on the request path
         app, local = self.wsgi, self._local
 
         def with_client_identities(environ, start_response):

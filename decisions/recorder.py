@@ -4,6 +4,9 @@ The extender thread only digests the question and puts a small tuple on a bounde
 (``record``); a daemon writer thread turns queued answers into rows, folding identical questions
 (same pod, caller, node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
 drops the record (counted), a database error is logged and counted: the caller never sees either.
+The queue is bounded in bytes (``DECISION_QUEUE_MAX_BYTES``). A row the database refuses (a NUL
+character, a name longer than its column, anything else) is stored trimmed or, failing that, as a
+marker of why; each row is written in its own savepoint, so one bad record never takes its batch.
 
 ``DECISION_RECORDING`` selects the mode: ``async`` (default), ``sync`` (write in the caller's thread,
 still never raising: used by tests and by callers that already run in a worker) or ``off``.
@@ -24,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from prometheus_client import Counter
@@ -45,6 +48,7 @@ __all__ = [
     "flush",
     "summarize",
     "write_batch",
+    "storable",
 ]
 
 log = logging.getLogger("hami_sim.decisions")
@@ -52,6 +56,11 @@ log = logging.getLogger("hami_sim.decisions")
 RECORDED = Counter("hami_sim_decisions_recorded_total", "Filter answers recorded (before folding)")
 RECORD_ERRORS = Counter("hami_sim_decision_record_errors_total", "Decision batches lost to a database error")
 RECORD_DROPPED = Counter("hami_sim_decisions_dropped_total", "Decision records dropped: queue full")
+RECORD_REPAIRED = Counter(
+    "hami_sim_decision_records_repaired_total",
+    "Decision rows the database refused as they were, stored trimmed or as a marker",
+    ["how"],
+)
 
 _BATCH = 500
 
@@ -259,7 +268,10 @@ def summarize(
 
 # -- writing ---------------------------------------------------------------------------------------------
 def write_batch(rows: Sequence[dict]) -> int:
-    """Upsert summaries, folding by digest; returns the number of distinct rows touched."""
+    """Upsert summaries, folding by digest; returns the number of distinct rows touched.
+
+    Each new row goes in its own savepoint (``_insert``): a row the database refuses is stored
+    trimmed or as a marker, and never rolls back the others of its batch."""
     folded: dict[str, dict] = {}
     for row in rows:
         seen = folded.get(row["digest"])
@@ -273,14 +285,98 @@ def write_batch(rows: Sequence[dict]) -> int:
                 seen["latency_ms"] = row["latency_ms"]
     with transaction.atomic():
         for digest, row in folded.items():
-            if _bump(digest, row):
-                continue
-            try:
-                with transaction.atomic():
-                    Decision.objects.create(**row)
-            except IntegrityError:  # another writer created it first
-                _bump(digest, row)
+            if not _bump(digest, row):
+                _insert(digest, row)
     return len(folded)
+
+
+def _insert(digest: str, row: dict) -> None:
+    """Create one row: as summarised but storable (``storable``: trimmed, NUL characters replaced),
+    else as a marker naming the database's refusal; a race with another writer bumps its row."""
+    clean = storable(row)
+    if clean != row:
+        RECORD_REPAIRED.labels("trimmed").inc()
+    error = _try_create(digest, clean)
+    if error is None:
+        return
+    log.warning("decision %s stored as a marker: %s", digest, error)
+    RECORD_REPAIRED.labels("marker").inc()
+    error = _try_create(digest, _marker(clean, error))
+    if error is not None:
+        raise error
+
+
+def _try_create(digest: str, row: dict) -> Exception | None:
+    """Create ``row`` in its own savepoint; None when it (or another writer's row) is now stored,
+    else the database's refusal (the savepoint is rolled back, the batch goes on)."""
+    try:
+        with transaction.atomic():
+            Decision.objects.create(**row)
+        return None
+    except IntegrityError as exc:  # another writer created it first (or a constraint refused it)
+        with transaction.atomic():
+            return None if _bump(digest, row) else exc
+    except (DatabaseError, ValueError) as exc:  # psycopg refuses NUL before the server sees it
+        return exc
+
+
+#: what a string column may hold (``Decision`` field -> max_length), read once from the model
+_CHAR_LIMITS = {
+    f.name: f.max_length for f in Decision._meta.get_fields() if getattr(f, "max_length", None) and f.concrete
+}
+_TRIMMED = "…"
+
+
+def _clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` as PostgreSQL stores it: NUL characters and lone surrogates replaced, at most
+    ``limit`` characters (the last one then says it was trimmed)."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + _TRIMMED
+    return text
+
+
+def _clean_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return _clean_text(value)
+    if isinstance(value, dict):
+        return {_clean_text(str(k)): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    return value
+
+
+def storable(row: dict) -> dict:
+    """The row with every string the database would refuse repaired: strings in columns trimmed to
+    the column and NUL characters (text and JSON) replaced by U+FFFD."""
+    out = dict(row)
+    for key, value in row.items():
+        if isinstance(value, str):
+            out[key] = _clean_text(value, _CHAR_LIMITS.get(key))
+        elif isinstance(value, dict | list):
+            out[key] = _clean_json(value)
+    return out
+
+
+def _marker(row: dict, error: BaseException) -> dict:
+    """The row that still records the question when the summary itself cannot be stored: who asked,
+    the verdict and counts, and why the detail is missing (in ``top_reason``)."""
+    why = _clean_text(f"unstorable record: {error.__class__.__name__}: {str(error).strip()}", 300)
+    keep = ("digest", "caller", "verdict", "latency_ms", "count", "first_seen", "last_seen")
+    marker = {key: row[key] for key in keep if key in row}
+    for key in ("node_count", "fit_count"):  # what a PostgreSQL integer holds
+        marker[key] = min(max(int(row.get(key) or 0), 0), 2**31 - 1)
+    for key in ("pod_uid", "pod_namespace", "pod_name", "pod_owner", "session"):
+        text = row.get(key)
+        ascii_text = text.encode("ascii", "replace").decode() if isinstance(text, str) else ""
+        marker[key] = _clean_text(ascii_text, _CHAR_LIMITS.get(key))
+    marker.update(top_reason=why, node_groups=[], fit_groups=[], request=[], nodes=[], policies={})
+    return marker
 
 
 def _bump(digest: str, row: dict) -> bool:
@@ -308,9 +404,11 @@ class _Writer:
     on small calls. The writer wakes every ``DECISION_FLUSH_SECONDS`` (or at once for ``flush``) and
     writes what accumulated, so a burst of CA calls folds into one UPDATE per distinct question.
 
-    The bound is on queued *nodes* (``DECISION_QUEUE_MAX_NODES``), not calls: a queued call keeps its
-    verdicts (and the first ``DECISION_DETAIL_NODES`` nodes, slimmed) alive, and one CA call may carry
-    thousands. The writer computes each question's fold digest (sorting a call's verdicts is its
+    The bound is on the queue's *bytes* (``DECISION_QUEUE_MAX_BYTES``), not calls or nodes: a queued
+    call keeps its verdicts and the first ``DECISION_DETAIL_NODES`` nodes (slimmed, but with their
+    annotations, which may be megabytes) alive, and one CA call may carry thousands of nodes. When the
+    database is slower than CA, the queue fills to its bound and further records are dropped
+    (``hami_sim_decisions_dropped_total``); memory stays put. The writer computes each question's fold digest (sorting a call's verdicts is its
     largest cost, and it must not hold up the answer); a question already on record (``known``)
     only moves its count. Only a new question is summarised (per-node, per-device detail) and inserted.
     """
@@ -321,7 +419,7 @@ class _Writer:
         self.thread: threading.Thread | None = None
         self.pid = 0
         self.lock = threading.Lock()
-        self.queued_nodes = 0
+        self.queued_bytes = 0
         self.enqueued = itertools.count(1)  # next() is atomic: the number of items ever queued
         self.last_enqueued = 0
         self.done = 0  # items the writer has finished (written, dropped or failed)
@@ -337,7 +435,7 @@ class _Writer:
             if self.pid != os.getpid():  # forked (gunicorn): the parent's buffer and thread are not ours
                 self.items = deque()
                 self.wake = threading.Event()
-                self.queued_nodes = 0
+                self.queued_bytes = 0
                 self.enqueued = itertools.count(1)
                 self.last_enqueued = self.done = 0
                 self.known.clear()
@@ -345,15 +443,16 @@ class _Writer:
             self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
             self.thread.start()
 
-    def put(self, item: tuple, nodes: int) -> None:
+    def put(self, payload: tuple, kwargs: dict) -> None:
         self.ensure_running()
-        limit = conf().decision_queue_max_nodes
+        size = _queued_bytes(payload)
+        limit = conf().decision_queue_max_bytes
         with self.lock:  # request threads add, the writer subtracts: unlocked, the count would drift
-            if self.queued_nodes + nodes > limit and self.queued_nodes:
+            if self.queued_bytes + size > limit:
                 RECORD_DROPPED.inc()
                 return
-            self.queued_nodes += nodes
-            self.items.append(item)
+            self.queued_bytes += size
+            self.items.append((payload, kwargs, size))
             self.last_enqueued = next(self.enqueued)
 
     def _remember(self, digest: str) -> None:
@@ -365,7 +464,7 @@ class _Writer:
     def process(self, items: list[tuple]) -> None:
         """Items are ``(payload, kwargs)``; payload ``(pod, nodes, verdicts)``."""
         folded: dict[str, list] = {}
-        for payload, kwargs in items:
+        for payload, kwargs, *_size in items:
             try:
                 digest = fold_digest(payload[0], payload[2], kwargs["caller"])
             except Exception:
@@ -394,7 +493,12 @@ class _Writer:
                 if payload is None:  # the row was pruned since: the next call carries the detail again
                     RECORD_DROPPED.inc()
                     continue
-                row = summarize(*payload, **kwargs)
+                try:
+                    row = summarize(*payload, **kwargs)
+                except Exception:  # one question that cannot be summarised; the others go on
+                    RECORD_ERRORS.inc()
+                    log.exception("could not summarise a decision")
+                    continue
                 row.update(first_seen=first, **bump)
                 write_batch([row])
                 self._remember(digest)
@@ -430,16 +534,39 @@ class _Writer:
             self.known.clear()  # a rolled-back batch may have "known" rows that never landed
             log.exception("could not record %d decision(s)", len(batch))
         finally:
-            written = sum(_queued_nodes(item[0]) for item in batch)
+            written = sum(item[2] for item in batch)
             with self.lock:
-                self.queued_nodes -= written
+                self.queued_bytes -= written
                 self.done += len(batch)
 
 
-def _queued_nodes(payload: tuple) -> int:
-    """What a queued call counts against ``DECISION_QUEUE_MAX_NODES``: the verdicts it keeps alive
-    (one per node asked about; the slimmed nodes are the first of those)."""
-    return len(payload[2])
+#: what a queued call costs besides its strings: the tuple, kwargs, the PodView and the lists
+_CALL_BYTES = 2048
+#: a ``NodeVerdict`` kept alive by a queued call (its fit and reason are shared with the engine's memo)
+_VERDICT_BYTES = 256
+#: a slimmed node's dicts, labels and capacity, besides its annotations' text
+_NODE_BYTES = 1024
+
+
+def _text_bytes(mapping: object) -> int:
+    """The characters of a mapping's string keys and values (annotations: what can be megabytes)."""
+    if not isinstance(mapping, Mapping):
+        return 0
+    try:
+        return sum(map(len, mapping.values())) + sum(map(len, mapping.keys()))
+    except TypeError:  # not all strings (a session's or the UI's own node): count what is
+        return sum(len(v) for v in (*mapping.keys(), *mapping.values()) if isinstance(v, str))
+
+
+def _queued_bytes(payload: tuple) -> int:
+    """What a queued call counts against ``DECISION_QUEUE_MAX_BYTES``: an estimate of the memory it
+    keeps alive, from the lengths of its strings (cheap: the answering thread computes it)."""
+    pod, held, verdicts = payload
+    size = _CALL_BYTES + _text_bytes(getattr(pod, "annotations", None)) + _VERDICT_BYTES * len(verdicts)
+    for node in held:
+        meta = node["metadata"]
+        size += _NODE_BYTES + _text_bytes(meta.get("annotations")) + _text_bytes(meta.get("labels"))
+    return size
 
 
 _writer = _Writer()
@@ -487,19 +614,17 @@ def record(
     # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
     # question's detail reads, so a queued call never keeps a request's full Node objects alive
     held = [_slim(node) for node in nodes[: settings.decision_detail_nodes]]
-    payload = (pod, held, verdicts)
-    _writer.put((payload, kwargs), _queued_nodes(payload))
+    _writer.put((pod, held, verdicts), kwargs)
 
 
 def _slim(node: Mapping) -> dict:
     """What a record reads of a queued node (its device inventory and group): a Node from CA also
-    carries images, conditions and managed fields, 10-50 KB that a queued record must not hold while
-    the database is slow (the queue is bounded in nodes, ``DECISION_QUEUE_MAX_NODES``)."""
+    carries a spec, images, conditions and managed fields, 10-50 KB that a queued record must not
+    hold while the database is slow (``_queued_bytes`` charges what is kept)."""
     meta = node.get("metadata") or {}
     status = node.get("status") or {}
     return {
         "metadata": {k: meta[k] for k in ("name", "uid", "labels", "annotations") if k in meta},
-        "spec": node.get("spec") or {},
         "status": {k: status[k] for k in ("capacity", "allocatable") if k in status},
     }
 

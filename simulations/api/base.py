@@ -12,6 +12,7 @@ of ``hami_sim.rest.exception_handler``.
 from __future__ import annotations
 
 import orjson
+from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.request import Request
@@ -20,11 +21,11 @@ from rest_framework.viewsets import GenericViewSet
 
 from hami_sim.engine.estimate import EstimateError
 from hami_sim.rest import ApiError
-from hami_sim.restjson import OrjsonParser
+from hami_sim.restjson import OrjsonParser, OrjsonRenderer
 
 from ..sessions import SessionError
 
-__all__ = ["SimulationViewSet", "json_object", "check_storable"]
+__all__ = ["SimulationViewSet", "json_object", "check_storable", "capped"]
 
 
 def json_object(request: Request, *, allow_empty: bool = False) -> dict:
@@ -42,6 +43,25 @@ def check_storable(data: object) -> None:
     """PostgreSQL cannot store NUL characters (text or jsonb): a body holding one is a 400, not a 500."""
     if b"\\u0000" in orjson.dumps(data):
         raise exceptions.ParseError("strings must not contain NUL characters (\\u0000)")
+
+
+_RENDERER = OrjsonRenderer()
+
+
+def capped(data: object) -> orjson.Fragment:
+    """``data`` encoded once (the renderer passes the fragment through), or a 413 naming the limit
+    when the answer would be larger than ``MAX_ANSWER_BYTES``: an estimate or a session state of
+    hundreds of MiB held a worker for seconds and took it past its memory limit."""
+    body = _RENDERER.render(data)
+    limit = settings.MAX_ANSWER_BYTES
+    if len(body) > limit:
+        raise ApiError(
+            413,
+            f"the answer would be {len(body)} bytes, over the limit of {limit} bytes (MAX_ANSWER_BYTES); "
+            "ask about fewer pods or node groups",
+            limit=limit,
+        )
+    return orjson.Fragment(body)
 
 
 class SimulationViewSet(GenericViewSet):

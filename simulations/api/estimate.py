@@ -38,7 +38,7 @@ from ..existing import place_on_live_nodes
 from ..extender import ExtenderArgs
 from ..sessions import device_json
 from ..signals import filter_answered
-from .base import SimulationViewSet, json_object
+from .base import SimulationViewSet, capped, json_object
 from .serializers import (
     MAX_PODS,
     ErrorSerializer,
@@ -264,4 +264,4 @@ class EstimateViewSet(SimulationViewSet):
                 "scheduledPods": list(existing.placements),
                 "placements": [{"pod": p, "node": n} for p, n in existing.placements.items()],
             }
-        return Response(out)
+        return Response(capped(out))

@@ -13,6 +13,7 @@ is an operator.
 
 from __future__ import annotations
 
+import orjson
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -23,7 +24,7 @@ from hami_sim.permissions import caller_of
 from .. import sessions as svc
 from ..extender import filter_result
 from ..models import SimulationSession
-from .base import SimulationViewSet, check_storable, json_object
+from .base import SimulationViewSet, capped, check_storable, json_object
 from .serializers import (
     ErrorSerializer,
     PlacementRequestSerializer,
@@ -55,7 +56,7 @@ _CHECKPOINT_RESPONSES = {
 }
 
 
-def _answer(body: dict, status: int, revision: int | None = None) -> Response:
+def _answer(body: dict | orjson.Fragment, status: int, revision: int | None = None) -> Response:
     response = Response(body, status=status)
     if revision is not None:
         response["ETag"] = f'"{revision}"'
@@ -107,7 +108,8 @@ class SessionViewSet(SimulationViewSet):
     )
     def retrieve(self, request, session_id: str):
         body = svc.session_state(session_id, caller=caller_of(request))
-        return _answer(body, 200, body["revision"])
+        # only a read is capped: a write's answer is small, and a refusal after it would hide the write
+        return _answer(capped(body), 200, body["revision"])
 
     @extend_schema(
         parameters=[SESSION_ID],

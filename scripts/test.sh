@@ -27,6 +27,7 @@ fi
 
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
+"$PY" -m mypy hami_sim/engine  # as `make lint` does
 "$(dirname "$PY")/lint-imports"
 echo "== full suite on ${DATABASE_URL:-sqlite}"
 "$PY" -m pytest "$@"

@@ -1,6 +1,13 @@
 """Shared fixtures. Node and pod builders live in ``tests/factories.py``."""
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Every property test is seeded: ``derandomize`` draws the same examples on every run and no example
+# database carries failures from one run into the next, so ``make test`` answers the same each time.
+# Loaded here, before any test module builds its ``@settings(...)``, so those inherit it.
+hypothesis_settings.register_profile("seeded", derandomize=True, database=None)
+hypothesis_settings.load_profile("seeded")
 
 # Engine tests by folder (they carry no marker of their own): ``make test-fast`` selects
 # ``engine or api`` and leaves out ``slow`` and ``browser``.
@@ -8,12 +15,20 @@ _ENGINE_PATHS = ("tests/engine/", "tests/vendors/", "tests/estimate/", "tests/te
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the engine conformance tests ``engine`` (``make test-fast``)."""
+    """Mark the engine conformance tests ``engine`` (``make test-fast``); check property tests are seeded."""
     root = str(config.rootpath) + "/"
     for item in items:
         path = str(item.path).removeprefix(root)
         if path.startswith(_ENGINE_PATHS):
             item.add_marker(pytest.mark.engine)
+        _require_seeded(item)
+
+
+def _require_seeded(item) -> None:
+    """A property test that turns ``derandomize`` off would make runs differ: refuse to collect it."""
+    used = getattr(getattr(item, "obj", None), "_hypothesis_internal_use_settings", None)
+    if used is not None and not used.derandomize:
+        raise pytest.UsageError(f"{item.nodeid}: hypothesis tests are seeded (derandomize=True)")
 
 
 def pytest_configure(config):

@@ -70,20 +70,30 @@ def test_lru_keeps_the_recently_used_within_the_byte_budget(steps, kept, payload
 def test_lru_under_racing_threads_stays_bounded_and_consistent():
     lru: ByteLRU[int, int] = ByteLRU(5000 + 60 * ENTRY_OVERHEAD, max_entry_bytes=100 + ENTRY_OVERHEAD)
     start = threading.Barrier(8)
+    peaks: list[int] = []  # each thread's largest byte count seen, checked in the main thread
+    failures: list[BaseException] = []  # an assert in a thread would only be a pytest warning
 
     def work(seed: int) -> None:
-        start.wait()
-        for i in range(3000):
-            key = (seed * 7919 + i * 31) % 400
-            if lru.get(key) is None:
-                lru.put(key, key, 10 + key % 50)
-            assert lru.bytes <= lru.max_bytes
+        peak = 0
+        try:
+            start.wait()
+            for i in range(3000):
+                key = (seed * 7919 + i * 31) % 400
+                if lru.get(key) is None:
+                    lru.put(key, key, 10 + key % 50)
+                peak = max(peak, lru.bytes)
+        except BaseException as exc:  # noqa: BLE001 (reported by the main thread)
+            failures.append(exc)
+        finally:
+            peaks.append(peak)
 
     threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert failures == []
+    assert len(peaks) == 8 and max(peaks) <= lru.max_bytes
     kept = [k for k in range(400) if lru._data.get(k) is not None]
     assert lru.bytes == sum(10 + k % 50 + ENTRY_OVERHEAD for k in kept) <= lru.max_bytes
     assert len(kept) > 50  # a race evicts the oldest entries, never everything

@@ -119,10 +119,22 @@ def test_demo_admin_is_an_operator():
 # -- item 12: wrong admin passwords lock the login out ---------------------------------------------------
 
 
-def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(client, django_user_model):
+@pytest.fixture
+def empty_cache():
+    """Login lockouts and session rates count in the cache: empty before the test and after it, even
+    when an assertion fails, so no count leaks into the next test."""
     from django.core.cache import cache
 
     cache.clear()
+    try:
+        yield cache
+    finally:
+        cache.clear()
+
+
+def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(
+    client, django_user_model, empty_cache
+):
     viewer = django_user_model.objects.create_user("probe-staff", password="probe-viewer-pw-1", is_staff=True)
     statuses = [
         client.post("/admin/login/", {"username": viewer.username, "password": f"wrong-{i}"}).status_code
@@ -133,20 +145,16 @@ def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(c
     locked = client.post("/admin/login/", {"username": viewer.username, "password": "probe-viewer-pw-1"})
     assert locked.status_code == 429 and b"Too many failed logins" in locked.content
     assert "_auth_user_id" not in client.session
-    cache.clear()  # the window has passed
+    empty_cache.clear()  # the window has passed
     ok = client.post("/admin/login/", {"username": viewer.username, "password": "probe-viewer-pw-1"})
     assert ok.status_code in (200, 302) and client.session.get("_auth_user_id") == str(viewer.pk)
 
 
-def test_many_names_from_one_address_lock_the_address_out(client):
-    from django.core.cache import cache
-
-    cache.clear()
+def test_many_names_from_one_address_lock_the_address_out(client, empty_cache):
     statuses = {
         client.post("/admin/login/", {"username": f"u{i}", "password": "x"}).status_code for i in range(60)
     }
     assert 429 in statuses
-    cache.clear()
 
 
 # -- item 10: growth has bounds --------------------------------------------------------------------------
@@ -156,10 +164,7 @@ def _create(client, name: str = "s"):
     return client.post("/api/v1/sessions", {"name": name}, content_type="application/json")
 
 
-def test_live_sessions_are_capped_and_creation_is_rate_limited(client, settings):
-    from django.core.cache import cache
-
-    cache.clear()
+def test_live_sessions_are_capped_and_creation_is_rate_limited(client, settings, empty_cache):
     settings.SESSION_MAX_LIVE = 4
     settings.SESSION_QUOTA_PER_IDENTITY = 2  # 2 kept for CA's certificate, 2 for everybody else
     assert [_create(client).status_code for _ in range(3)] == [201, 201, 429]
@@ -168,7 +173,6 @@ def test_live_sessions_are_capped_and_creation_is_rate_limited(client, settings)
     settings.SESSION_CREATE_PER_MINUTE = 4
     statuses = [_create(client).status_code for _ in range(3)]
     assert statuses[-1] == 429 and "new sessions this minute" in _create(client).json()["detail"]
-    cache.clear()
 
 
 def test_a_session_cannot_grow_past_its_placement_and_checkpoint_caps(client, settings):

@@ -9,7 +9,10 @@ Drive it with the real ``kubernetes`` client through a kubeconfig that points at
 Serves ``GET /api/v1/nodes`` and ``GET /api/v1/pods`` (``limit``/``continue``, equality
 ``labelSelector``; the list's ``resourceVersion`` is the current one), their watches (``?watch=true``,
 see below), ``GET /api/v1/namespaces/<ns>/events`` and ``/api/v1/events`` (``fieldSelector`` equality
-on ``involvedObject.*`` and ``reason``), ``GET /api/v1/namespaces/<ns>/configmaps/<name>``.
+on ``involvedObject.*`` and ``reason``), ``GET /api/v1/namespaces/<ns>/configmaps/<name>``, and
+``PATCH /api/v1/nodes/<name>/status`` (JSON patch, merge or strategic merge patch; only ``status``
+changes are kept, as the subresource does; a MODIFIED event follows; ``patches`` records each
+``(node, content type, body)``; ``patch_fail_status`` refuses every patch with that status).
 Failures come back as ``Status`` objects (``fail_status=403`` or ``500``; ``fail_after_pages`` to
 fail mid-list); ``delay`` makes every response slow. ``requests`` records each path+query, and a
 wrong bearer token gets 401.
@@ -39,7 +42,15 @@ import yaml
 
 __all__ = ["FakeKubeAPI", "status_object"]
 
-REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 410: "Expired", 500: "InternalError"}
+REASONS = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    500: "InternalError",
+}
 
 
 def status_object(code: int, message: str) -> dict:
@@ -97,6 +108,8 @@ class FakeKubeAPI:
         self.fail_after_pages: int | None = None
         self.delay = 0.0
         self.requests: list[str] = []
+        self.patches: list[tuple[str, str, object]] = []
+        self.patch_fail_status: int | None = None
         self._lock = threading.Lock()
         self._init_watch()
         self._server: ThreadingHTTPServer | None = None
@@ -117,6 +130,9 @@ class FakeKubeAPI:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 api._handle(self)
+
+            def do_PATCH(self) -> None:  # noqa: N802 (http.server's name)
+                api._handle_patch(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -188,6 +204,61 @@ class FakeKubeAPI:
         return self._send(
             handler, 404, status_object(404, "the server could not find the requested resource")
         )
+
+    def _handle_patch(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(handler.path)
+        body = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        with self._lock:
+            self.requests.append(f"PATCH {handler.path}")
+        if handler.headers.get("Authorization") != f"Bearer {self.token}":
+            return self._send(handler, 401, status_object(401, "Unauthorized"))
+        segments = [s for s in parts.path.split("/") if s]
+        if not (len(segments) == 5 and segments[:3] == ["api", "v1", "nodes"] and segments[4] == "status"):
+            return self._send(
+                handler, 404, status_object(404, "the server could not find the requested resource")
+            )
+        name = segments[3]
+        if self.patch_fail_status:
+            code = self.patch_fail_status
+            message = (
+                f'nodes "{name}" is forbidden: User "system:serviceaccount:hami-sim:hami-sim-watcher" '
+                'cannot patch resource "nodes/status" in API group "" at the cluster scope'
+            )
+            return self._send(handler, code, status_object(code, message))
+        content_type = (handler.headers.get("Content-Type") or "").split(";")[0].strip()
+        try:
+            patch = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            return self._send(handler, 400, status_object(400, f"invalid JSON: {exc}"))
+        with self._changed:
+            current = next((n for n in self.nodes if _object_key(n) == ("", name)), None)
+            if current is None:
+                return self._send(handler, 404, status_object(404, f'nodes "{name}" not found'))
+            target = orjson.loads(orjson.dumps(current))
+            try:
+                if content_type == "application/json-patch+json":
+                    target = _json_patch(target, patch)
+                elif content_type in (
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ):
+                    target = _merge_patch(target, patch)
+                else:
+                    return self._send(
+                        handler,
+                        415,
+                        status_object(
+                            415,
+                            f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json ({content_type})",
+                        ),
+                    )
+            except _PatchError as exc:
+                return self._send(handler, 422, status_object(422, str(exc)))
+            updated = orjson.loads(orjson.dumps(current))
+            updated["status"] = target.get("status") or {}  # the status subresource keeps status only
+            self.patches.append((name, content_type, patch))
+            obj = self._record("nodes", "Node", "MODIFIED", updated)
+        self._send(handler, 200, obj)
 
     def _page(self, items: list[dict], query: dict, kind: str) -> tuple[int, dict]:
         offset = 0
@@ -425,6 +496,63 @@ class FakeKubeAPI:
     def _end(self, handler: BaseHTTPRequestHandler) -> None:
         handler.wfile.write(b"0\r\n\r\n")
         handler.wfile.flush()
+
+
+class _PatchError(ValueError):
+    """A patch that does not apply (kube-apiserver answers 422)."""
+
+
+def _pointer(path: str) -> list[str]:
+    if not path.startswith("/"):
+        raise _PatchError(f"invalid JSON pointer {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _json_patch(doc: dict, ops: object) -> dict:
+    """RFC 6902 add/replace/remove/test on objects (what a status patch needs)."""
+    if not isinstance(ops, list):
+        raise _PatchError("a JSON patch is a list of operations")
+    for op in ops:
+        kind, tokens = op.get("op"), _pointer(str(op.get("path", "")))
+        parent: object = doc
+        for token in tokens[:-1]:
+            if not isinstance(parent, dict) or token not in parent:
+                raise _PatchError(
+                    f"jsonpatch {kind} operation does not apply: doc is missing path: {op['path']}"
+                )
+            parent = parent[token]
+        if not isinstance(parent, dict):
+            raise _PatchError(f"jsonpatch {kind} operation does not apply: {op['path']}")
+        last = tokens[-1]
+        if kind == "add":
+            parent[last] = op["value"]
+        elif kind in ("replace", "remove", "test"):
+            if last not in parent:
+                raise _PatchError(
+                    f"jsonpatch {kind} operation does not apply: doc is missing key: {op['path']}"
+                )
+            if kind == "replace":
+                parent[last] = op["value"]
+            elif kind == "remove":
+                del parent[last]
+            elif parent[last] != op["value"]:
+                raise _PatchError(f"testing value {op['path']} failed")
+        else:
+            raise _PatchError(f"unexpected kind of operation: {kind}")
+    return doc
+
+
+def _merge_patch(doc: object, patch: object) -> object:
+    """RFC 7386 (strategic merge is the same for the maps a status patch touches)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(doc) if isinstance(doc, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
 
 
 def write_kubeconfig(url: str, path: Path | str, token: str = "test-token") -> Path:

@@ -24,6 +24,7 @@ from hami_sim.conf import conf
 from hami_sim.runtime.bulk import gc_paused
 from profiles.kube import SourceError
 
+from .capacity import assert_capacity
 from .kube import WatchExpired, list_resource, watch_resource
 from .pending import (
     BoundIndex,
@@ -196,6 +197,7 @@ class ClusterWatcher:
         self._last_confirm = 0.0
         self._last_reasons = time.monotonic()
         self._bound = BoundIndex()  # each bound pod's request: a pod event moves its node's sum
+        self._changed_nodes: set[str] = set()  # node events since the last node sync
         self._threads: list[threading.Thread] = []
 
     # -- control ---------------------------------------------------------------------------------
@@ -234,6 +236,8 @@ class ClusterWatcher:
                 if resource == "nodes":
                     nodes, rv, _counts = relist_nodes(self.source, self.selector)
                     self._nodes = {n["metadata"]["name"]: n for n in nodes}
+                    self._changed_nodes = set()  # the relist covers them
+                    self._reassert(nodes)
                     self._dirty = False
                     self._last_node_sync = time.monotonic()
                     recompute_all()  # registrations may have changed while nobody watched
@@ -306,8 +310,10 @@ class ClusterWatcher:
             return
         if kind == "DELETED":
             self._nodes.pop(name, None)
+            self._changed_nodes.discard(name)
         else:
             self._nodes[name] = node
+            self._changed_nodes.add(name)
         self._dirty = True
 
     def _sync_nodes(self) -> None:
@@ -316,9 +322,26 @@ class ClusterWatcher:
         counts = sync_nodes(list(self._nodes.values()))
         sync_node_facts(self._nodes.values())
         self._dirty, self._last_node_sync = False, time.monotonic()
+        changed, self._changed_nodes = self._changed_nodes, set()
+        self._reassert([self._nodes[n] for n in sorted(changed) if n in self._nodes])
         self.counts["node_syncs"] += 1
         if counts.get("created") or counts.get("updated") or counts.get("gone"):
             recompute_all()
+
+    def _reassert(self, nodes: list[dict]) -> None:
+        """Aggregate capacity mode: patch the nodes whose advertised device totals are missing or
+        differ (kubelet drops them when it restarts without its checkpoint). Off: nothing."""
+        if not conf().ca_aggregate_capacity or not nodes:
+            return
+        try:
+            result = assert_capacity(self.source, nodes)
+        except SourceError as exc:
+            self.counts["errors"] += 1
+            log.warning("aggregate capacity: cannot patch nodes: %s", exc)
+            return
+        self.counts["capacity_patches"] = self.counts.get("capacity_patches", 0) + len(result.patched)
+        if result.failed:
+            self.counts["errors"] += 1
 
     # -- watch threads ---------------------------------------------------------------------------
     def _watch_loop(self, resource: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -26,7 +26,14 @@ from profiles.kube import (
     status_message,
 )
 
-__all__ = ["pods_from_snapshot", "list_resource", "watch_resource", "WatchExpired", "Event"]
+__all__ = [
+    "pods_from_snapshot",
+    "list_resource",
+    "watch_resource",
+    "patch_nodes_status",
+    "WatchExpired",
+    "Event",
+]
 
 Event = tuple[str, dict]  # (ADDED/MODIFIED/DELETED/BOOKMARK, raw object)
 
@@ -140,6 +147,34 @@ def list_resource(
         raise _source_error(exc) from None
     finally:
         api_client_.close()
+
+
+def patch_nodes_status(
+    source: str, patches: Iterable[tuple[str, list[dict]]], *, timeout: float = 30.0
+) -> dict[str, str]:
+    """PATCH each node's ``status`` subresource with a JSON patch (RFC 6902: the client sends a list
+    body as ``application/json-patch+json``), on one client. Returns node -> why its patch failed;
+    a node missing from it was patched. A source that cannot be configured raises ``SourceError``."""
+    from kubernetes import client
+
+    if source.startswith("file://"):
+        raise SourceError("a file:// snapshot cannot be patched")
+    errors = _client_errors()
+    try:
+        api_client_ = api_client(source)
+    except errors as exc:
+        raise _source_error(exc) from None
+    api = client.CoreV1Api(api_client_)
+    failed: dict[str, str] = {}
+    try:
+        for name, ops in patches:
+            try:
+                api.patch_node_status(name, ops, _request_timeout=timeout, _preload_content=False)
+            except errors as exc:
+                failed[name] = str(_source_error(exc))
+    finally:
+        api_client_.close()
+    return failed
 
 
 def _prefetched(fetch: Callable[[str | None], dict]) -> Iterator[dict]:

@@ -32,6 +32,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import orjson
 
@@ -50,6 +51,8 @@ from .simulate import PodContext, Simulator
 from .vendors import Vendor
 
 __all__ = [
+    "AGGREGATE_VENDORS",
+    "AggregateNames",
     "CAProfile",
     "ViewNode",
     "Pending",
@@ -71,7 +74,7 @@ class CAProfile:
     cards (``aggregate_names``); those names must not be in ``ignored``."""
 
     ignored: frozenset[str]
-    aggregate: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    aggregate: Mapping[str, AggregateNames] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)
@@ -123,31 +126,55 @@ class PodViews:
         return self.ca_node is not None and self.hami_node is None
 
 
-def aggregate_names(vendors: Iterable[Vendor]) -> dict[str, tuple[str, str]]:
-    """Per vendor (common word), the pod resource names of device memory and cores: what a node
-    advertises as the sum of its cards in aggregate mode. Vendors without both names are left out."""
-    out: dict[str, tuple[str, str]] = {}
+#: The vendors whose memory and cores names a node may advertise as the sum of its cards. HAMi
+#: v2.10.0's NVIDIA device plugin registers only the device count with kubelet, its ``gpumem`` is MiB
+#: per card (times ``memoryFactor``) and ``gpucores`` a percentage of each card (100 per card). The
+#: others are left out: Cambricon's, Moore Threads' and AWS Neuron's device plugins advertise their
+#: own memory or cores names (a patch would fight them), Iluvatar, Cambricon and Moore Threads count
+#: memory in 256/512 MiB units, Ascend scales it by its template factor, Enflame by its own spec.
+AGGREGATE_VENDORS = frozenset({"NVIDIA"})
+
+
+class AggregateNames(NamedTuple):
+    """A vendor's pod resource names for device memory and cores, and the MiB one memory unit is."""
+
+    memory: str
+    cores: str
+    memory_unit: int = 1
+
+
+def aggregate_names(vendors: Iterable[Vendor]) -> dict[str, AggregateNames]:
+    """Per vendor (common word) of ``AGGREGATE_VENDORS``, the pod resource names of device memory and
+    cores: what a node advertises as the sum of its cards in aggregate mode."""
+    out: dict[str, AggregateNames] = {}
     for vendor in vendors:
+        if vendor.common_word not in AGGREGATE_VENDORS:
+            continue
         config = getattr(vendor, "config", None)
         memory = getattr(config, "resource_memory_name", "")
         cores = getattr(config, "resource_core_name", "")
+        factor = getattr(config, "memory_factor", 1)
+        unit = factor if isinstance(factor, int) and factor > 1 else 1
         if isinstance(memory, str) and memory and isinstance(cores, str) and cores:
-            out[vendor.common_word] = (memory, cores)
+            out[vendor.common_word] = AggregateNames(memory, cores, unit)
     return out
 
 
-def aggregate_capacity(
-    devices: Iterable[DeviceUsage], names: Mapping[str, tuple[str, str]]
-) -> dict[str, int]:
+def aggregate_capacity(devices: Iterable[DeviceUsage], names: Mapping[str, AggregateNames]) -> dict[str, int]:
     """The extended resources a node advertises in aggregate mode: per name, the sum of its healthy
-    cards' memory (MiB) and cores."""
+    cards' memory (in the vendor's memory unit, rounded down) and cores."""
+    memory: dict[str, int] = {}
     out: dict[str, int] = {}
+    units: dict[str, int] = {}
     for dev in devices:
-        pair = names.get(dev.vendor)
-        if pair is None or not dev.health:
+        entry = names.get(dev.vendor)
+        if entry is None or not dev.health:
             continue
-        out[pair[0]] = out.get(pair[0], 0) + dev.totalmem
-        out[pair[1]] = out.get(pair[1], 0) + dev.totalcore
+        memory[entry.memory] = memory.get(entry.memory, 0) + dev.totalmem
+        units[entry.memory] = entry.memory_unit
+        out[entry.cores] = out.get(entry.cores, 0) + dev.totalcore
+    for name, mib in memory.items():
+        out[name] = mib // units[name]
     return out
 
 
@@ -375,7 +402,7 @@ def pod_views(
     """Both views of every pending pod (input order). Raises ``PodError``/``WeightsError`` for a pod
     the engine cannot parse (the caller skips it)."""
     managed = sim.managed_resources()
-    ca_ignored = profile.ignored - {n for pair in profile.aggregate.values() for n in pair}
+    ca_ignored = profile.ignored - {n for e in profile.aggregate.values() for n in (e.memory, e.cores)}
     ca = _View(_ca_slots(nodes, profile), _ca_check)
     hami = _View(_hami_slots(nodes), _hami_check(sim))
     initial = {id(s.view): s.free.copy() for s in ca.slots}

@@ -11,8 +11,9 @@ Everything comes from the environment so one image serves both listeners (design
 ``HAMI_SIM_WORKERS``            worker processes (default: CPUs available to the process)
 ``HAMI_SIM_THREADS``            threads per worker (default 1: the extender is CPU-bound)
 ``HAMI_SIM_TIMEOUT``            worker timeout in seconds (default 60)
+``HAMI_SIM_REQUEST_TIMEOUT``    seconds a client has to send a whole request, head and body (default 10;
+                                then 408; ``HAMI_SIM_BODY_TIMEOUT`` is read when it is unset)
 ``HAMI_SIM_HEADER_TIMEOUT``     seconds a client has to send a request's head (default 10; then 408)
-``HAMI_SIM_BODY_TIMEOUT``       seconds a client has to send a large request body (default 30)
 ``HAMI_SIM_METRICS_PORT``       serve every worker's metrics on plain HTTP on this port from the
                                 master (for the mTLS extender listener, which Prometheus cannot
                                 reach without a client certificate)

@@ -5,8 +5,8 @@ CA's templates come and go (new node names, new device UUIDs); each unseen 8-GPU
 and memoised. The memos are bounded in bytes (``HAMI_SIM_CACHE_BYTES``, ``hami_sim/engine/cache.py``),
 so a worker's memory must level off below what the extender container may use per worker: the memory
 limit written in ``deploy/production`` divided by the ``HAMI_SIM_WORKERS`` it runs. The server is the
-production extender listener (gunicorn, mTLS) with the settings of the rendered manifest (decision
-recording off, see below); the inventories streamed alone are more than the whole memo budget holds.
+production extender listener (gunicorn, mTLS) with the settings of the rendered manifest, decision
+recording on; the inventories streamed alone are more than the whole memo budget holds.
 The RSS read is the worker's ``VmRSS`` from ``/proc``; nothing is timed.
 """
 
@@ -23,13 +23,13 @@ import orjson
 import pytest
 import yaml
 
-from bench.load_bench import server_rss_kib
 from hami_sim.engine.cache import DEFAULT_CACHE_BYTES, approx_size
 from hami_sim.engine.quantity import parse_quantity
 from hami_sim.engine.simulate import EngineConfig, Simulator
 from hami_sim.serve import start_server, stop_server
 from tests.deploy.conftest import REPO, Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 from tests.factories import extender_args, gpu, node, pod
+from tests.loadgen import server_rss_kib
 
 pytestmark = [pytest.mark.slow]
 
@@ -109,9 +109,10 @@ def test_unique_inventories_keep_a_worker_under_its_share_of_the_memory_limit(
         "HAMI_SIM_THREADS": deployed["threads"],
         "HAMI_SIM_CACHE_BYTES": deployed["cache_bytes"],
         "LOG_LEVEL": "WARNING",
-        # Decision recording has its own bound (DECISION_QUEUE_MAX_NODES); how full its queue runs
-        # follows the database's write speed, which the growth check would then measure instead.
-        "DECISION_RECORDING": "off",
+        # Decision recording on, as deployed: every call is a new question (a new pod uid), so the
+        # writer's queue fills to its byte bound (DECISION_QUEUE_MAX_BYTES) when the database is
+        # slower than the stream, and drops beyond it: memory still levels off.
+        "DECISION_RECORDING": "async",
     }
     proc, url = start_server(
         cert=pki.server_cert,

@@ -12,6 +12,13 @@ hypothesis_settings.load_profile("seeded")
 # Engine tests by folder (they carry no marker of their own): ``make test-fast`` selects
 # ``engine or api`` and leaves out ``slow`` and ``browser``.
 _ENGINE_PATHS = ("tests/engine/", "tests/vendors/", "tests/estimate/", "tests/test_hami_docs_fixtures.py")
+# ... except these estimate tests, which carry no ``engine`` marker (they never ran in ``make test-fast``)
+_NOT_ENGINE = (
+    "tests/estimate/test_api.py",
+    "tests/estimate/test_custom_info.py",
+    "tests/estimate/test_engine.py",
+    "tests/estimate/test_reference.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -19,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
     root = str(config.rootpath) + "/"
     for item in items:
         path = str(item.path).removeprefix(root)
-        if path.startswith(_ENGINE_PATHS):
+        if path.startswith(_ENGINE_PATHS) and not path.startswith(_NOT_ENGINE):
             item.add_marker(pytest.mark.engine)
         _require_seeded(item)
 

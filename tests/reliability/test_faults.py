@@ -13,8 +13,8 @@ import socket
 import orjson
 import pytest
 
-from bench.load_bench import start
 from tests.factories import gpu, node, pod
+from tests.loadgen import start
 
 from .corpus import good_filter_body
 

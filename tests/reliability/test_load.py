@@ -1,4 +1,5 @@
-"""The short version of ``bench/load_bench.py``: concurrent clients against the production server.
+"""The short version of ``bench/load_bench.py`` (both drive ``tests/loadgen.py``): concurrent clients
+against the production server.
 
 8 keep-alive clients x 200 requests on loopback against gunicorn (2 workers x 4 threads): every
 answer is a 200 and byte-identical to the reference answer for its request. No timing assertions
@@ -10,7 +11,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from bench.load_bench import reference_answers, request_mix, run_load, server_rss_kib, start
+from tests.loadgen import reference_answers, request_mix, run_load, server_rss_kib, start
 
 pytestmark = [pytest.mark.slow]
 

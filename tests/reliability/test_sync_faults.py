@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.load_bench import _children
 from tests.factories import gpu, node
 from tests.kubeapi import FakeKubeAPI
+from tests.loadgen import children
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("HAMI_RELIABILITY_REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -223,7 +223,7 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
                 "the task to call the API",
                 worker,
             )
-            pool = _children(worker.pid)
+            pool = children(worker.pid)
             assert pool, "prefork worker without a pool process"
             for pid in pool:
                 os.kill(pid, signal.SIGKILL)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.model import InventoryError
+from tests.extender.test_vendors import AMD_MI300X, ASCEND_910B4, CASES, HYGON_MOCK, KUNLUN_VXPU
 from tests.vendors.helpers import BY_WORD, VENDORS, node, simulator
-from tests.vendors.test_extender_vendors import AMD_MI300X, ASCEND_910B4, CASES, HYGON_MOCK, KUNLUN_VXPU
 
 
 def devices_of(word: str, template: dict) -> list[tuple]:

@@ -20,8 +20,7 @@ from hami_sim.engine.predicates import (
 )
 from hami_sim.engine.simulate import Simulator
 from tests.factories import pod
-
-from .conftest import a10_node
+from tests.sessions.conftest import a10_node
 
 
 def _owned(p: dict, owner: str) -> dict:

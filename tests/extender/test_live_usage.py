@@ -8,9 +8,8 @@ import orjson
 import pytest
 
 from tests.factories import extender_args, pod
-
-from .conftest import gpu_node, hami_pod
-from .test_watch import eventually, watching
+from tests.usage.conftest import gpu_node, hami_pod
+from tests.usage.test_watch import eventually, watching
 
 LIVE = "ip-10-0-1-11"
 TEMPLATE = "template-node-for-gpu-a10-5c9f8"

@@ -9,7 +9,7 @@ import pytest
 
 from tests.vendors.helpers import FIXTURES, body, json_register, limits, node, pod
 
-pytestmark = [pytest.mark.api, pytest.mark.django_db]
+pytestmark = [pytest.mark.api, pytest.mark.engine, pytest.mark.django_db]  # engine: a vendor conformance test
 
 
 def doc_json(filename: str, start: str) -> str:

@@ -1,4 +1,4 @@
-"""The extender answers over HTTP (the detailed contract lives in test_extender.py)."""
+"""The extender answers over HTTP (the detailed contract lives in test_contract.py)."""
 
 import orjson
 import pytest

@@ -7,8 +7,7 @@ import pytest
 
 from profiles.models import DeviceProfile, DeviceRow, NodeGroup
 from tests.factories import extender_args, gpu, node, pod
-
-from .conftest import a10_node
+from tests.sessions.conftest import a10_node
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 

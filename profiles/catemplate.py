@@ -15,11 +15,22 @@ Formats, from CA 1.32's provider code:
   CA takes cpu, memory and maxPods from these annotations as facts about the machine; where the
   group sets no ``capacity`` they are hami-sim's ``DEFAULT_CAPACITY``, so the answer lists those
   keys under ``defaults`` (aws and azure take cpu and memory from the instance type instead).
+
+Aggregate capacity (``CA_AGGREGATE_CAPACITY``, deploy/capacity): CA's profile then counts the memory
+and cores names the watcher advertises on live nodes, so a cold group's template must carry them
+too, or no pod asking them fits it. aws and azure tags carry them in every mode (harmless while CA
+ignores them). clusterapi annotations cannot (one GPU resource); CA also reads any resource from the
+infrastructure machine template's ``status.capacity`` (annotations win), so in that mode the answer
+lists them under ``statusCapacity``: what that status must hold.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
+
+from hami_sim.conf import conf
+from hami_sim.engine.blindspot import aggregate_names
+from hami_sim.runtime.simulator import get_simulator
 
 from .constants import DEFAULT_CAPACITY
 from .models import NodeGroup
@@ -35,17 +46,21 @@ _NODE_SPECIFIC_LABELS = ("kubernetes.io/hostname",)
 
 
 def _device_totals(group: NodeGroup) -> dict[str, str]:
-    """HAMi's NVIDIA memory (MiB) and cores names with the group's totals: what a template must
-    advertise for CA to count pods asking them (unless CA's profile ignores them, docs)."""
-    mem = cores = 0
+    """The memory and cores names a node of the group advertises in aggregate mode (the engine's
+    ``aggregate_names``: NVIDIA's, in MiB and 100 per card) with the group's totals: what a template
+    must advertise for CA to count pods asking them (unless CA's profile ignores them, docs)."""
+    names = aggregate_names(get_simulator().vendors.values())
+    totals: dict[str, int] = {}
     for profile in group.profiles.all():
-        if profile.vendor != "NVIDIA":
+        entry = names.get(profile.vendor)
+        if entry is None:
             continue
         for row in profile.devices.all():
-            mem += row.devmem * row.quantity
-            cores += row.devcore * row.quantity
-    nvidia = settings.HAMI["NVIDIA"]
-    return {nvidia["resourceMemoryName"]: str(mem), nvidia["resourceCoreName"]: str(cores)} if mem else {}
+            totals[entry.memory] = (
+                totals.get(entry.memory, 0) + row.devmem * row.quantity // entry.memory_unit
+            )
+            totals[entry.cores] = totals.get(entry.cores, 0) + row.devcore * row.quantity
+    return {k: str(v) for k, v in totals.items()} if any(totals.values()) else {}
 
 
 def _parts(group: NodeGroup) -> tuple[dict, dict, list, dict]:
@@ -111,9 +126,13 @@ def _defaulted(group: NodeGroup, annotations: dict) -> list[str]:
 def ca_template(group: NodeGroup, provider: str) -> dict:
     """``{"provider", "nodeGroup", "tags"|"annotations"}`` for ``provider`` (one of ``PROVIDERS``);
     clusterapi adds ``defaults``: the annotation keys whose values are defaults, not facts (set the
-    group's ``capacity`` to the machine's real cpu, memory and pods to replace them)."""
+    group's ``capacity`` to the machine's real cpu, memory and pods to replace them), and in aggregate
+    mode ``statusCapacity``: the device totals the infrastructure machine template's
+    ``status.capacity`` must hold."""
     render = {"aws": _aws, "azure": _azure, "clusterapi": _clusterapi}[provider]
     body = render(*_parts(group))
     if provider == "clusterapi":
         body["defaults"] = _defaulted(group, body["annotations"])
+        if conf().ca_aggregate_capacity:
+            body["statusCapacity"] = _device_totals(group)
     return {"provider": provider, "nodeGroup": group.name, **body}

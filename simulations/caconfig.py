@@ -7,6 +7,10 @@ added HAMi resource reaches CA by ``make ca-config`` instead of a hand edit.
   profile). ``NodeResourcesFit`` ``ignoredResources`` lists every HAMi resource name except the
   device counts (memory, cores, percentage, priority), so CA counts only the device count a
   template advertises, as kube-scheduler does with HAMi's ``ignoredByScheduler``.
+- Upstream CA with aggregate capacity (``deploy/capacity/cluster-autoscaler/``, the component that
+  goes with the ``deploy/capacity`` overlay): the same profile, but the memory and cores names the
+  watcher advertises on each HAMi node (``hami_sim.engine.blindspot.aggregate_names``) are no longer
+  ignored, so CA counts them against each node's totals.
 - A CA built with the extender patch (``deploy/cluster-autoscaler-extender/``): the extender entry
   with every HAMi resource name as ``managedResources`` (``ignoredByScheduler: true``).
 
@@ -23,12 +27,15 @@ from pathlib import Path
 
 import yaml
 
+from hami_sim.engine.blindspot import aggregate_names
 from hami_sim.engine.ca_releases import DEFAULT_VERSION, SUPPORTED, CARelease, ca_release
 from hami_sim.engine.vendors import Vendor
 from profiles.vendors import count_resource
 
 __all__ = [
     "UPSTREAM_PATH",
+    "CAPACITY_PATH",
+    "aggregate_resources",
     "EXTENDER_PATH",
     "REGENERATE",
     "device_count_resources",
@@ -40,6 +47,7 @@ __all__ = [
 ]
 
 UPSTREAM_PATH = Path("deploy/cluster-autoscaler/scheduler-config.yaml")
+CAPACITY_PATH = Path("deploy/capacity/cluster-autoscaler/scheduler-config.yaml")
 EXTENDER_PATH = Path("deploy/cluster-autoscaler-extender/scheduler-config.yaml")
 REGENERATE = "make ca-config"
 
@@ -50,6 +58,17 @@ _UPSTREAM_HEAD = f"""\
 # every HAMi resource name except the device counts (memory, cores, percentage, priority): CA then
 # counts only the device count a node-group template advertises, as kube-scheduler does with HAMi's
 # ignoredByScheduler. hami-sim's gRPC expander applies HAMi's device rules to CA's options.
+# Read the same way by every Cluster Autoscaler from {SUPPORTED} (one profile, this apiVersion).
+"""
+
+_CAPACITY_HEAD = f"""\
+# GENERATED from the enabled vendors by `{REGENERATE}` (manage.py ca_config); do not edit by hand.
+# UPSTREAM Cluster Autoscaler's --scheduler-config-file WITH AGGREGATE CAPACITY (deploy/capacity;
+# docs/cluster-autoscaler.md). hami-sim's watcher advertises on each HAMi node the sum of its cards'
+# memory and cores under the names missing from ignoredResources below, so CA's NodeResourcesFit
+# counts a pod's memory and cores against those totals. Everything else as in deploy/cluster-autoscaler.
+# Use it only with the deploy/capacity overlay: a node that does not advertise these names fits no
+# pod that asks them.
 # Read the same way by every Cluster Autoscaler from {SUPPORTED} (one profile, this apiVersion).
 """
 
@@ -100,10 +119,19 @@ def managed_resources(vendors: Iterable[Vendor]) -> list[str]:
     return sorted(names)
 
 
-def ignored_resources(vendors: Iterable[Vendor]) -> list[str]:
-    """HAMi's resource names CA's NodeResourcesFit must not count: all but the device counts."""
+def aggregate_resources(vendors: Iterable[Vendor]) -> list[str]:
+    """The memory and cores names nodes advertise as their cards' sums in aggregate mode, sorted."""
+    return sorted({n for e in aggregate_names(vendors).values() for n in (e.memory, e.cores)})
+
+
+def ignored_resources(vendors: Iterable[Vendor], aggregate: bool = False) -> list[str]:
+    """HAMi's resource names CA's NodeResourcesFit must not count: all but the device counts (and,
+    with ``aggregate``, but the names nodes advertise as their cards' sums)."""
     vendors = list(vendors)
-    return sorted(set(managed_resources(vendors)) - set(device_count_resources(vendors)))
+    counted = set(device_count_resources(vendors))
+    if aggregate:
+        counted |= set(aggregate_resources(vendors))
+    return sorted(set(managed_resources(vendors)) - counted)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -117,18 +145,20 @@ def _document(head: str, body: dict) -> str:
     return head + yaml.dump(body, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
-def upstream_scheduler_config(vendors: Iterable[Vendor], ca: CARelease | None = None) -> str:
+def upstream_scheduler_config(
+    vendors: Iterable[Vendor], ca: CARelease | None = None, *, aggregate: bool = False
+) -> str:
     """KubeSchedulerConfiguration v1 with one profile whose NodeResourcesFit ignores HAMi's
-    non-count resources (scoringStrategy left to kube-scheduler's v1 default)."""
+    non-count resources (scoringStrategy left to kube-scheduler's v1 default); ``aggregate``: it
+    counts the names the watcher advertises as each node's sums."""
     ca = ca or ca_release(DEFAULT_VERSION)
+    ignored = ignored_resources(vendors, aggregate)
     profile = {
         "schedulerName": "default-scheduler",
-        "pluginConfig": [
-            {"name": "NodeResourcesFit", "args": {"ignoredResources": ignored_resources(vendors)}}
-        ],
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": ignored}}],
     }
     return _document(
-        _UPSTREAM_HEAD,
+        _CAPACITY_HEAD if aggregate else _UPSTREAM_HEAD,
         {
             "apiVersion": ca.scheduler_api_version,
             "kind": "KubeSchedulerConfiguration",
@@ -157,5 +187,6 @@ def rendered_files(vendors: Iterable[Vendor], ca: CARelease | None = None) -> di
     vendors = list(vendors)
     return {
         UPSTREAM_PATH: upstream_scheduler_config(vendors, ca),
+        CAPACITY_PATH: upstream_scheduler_config(vendors, ca, aggregate=True),
         EXTENDER_PATH: extender_scheduler_config(vendors, ca),
     }

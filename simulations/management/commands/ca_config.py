@@ -47,6 +47,7 @@ class Command(BaseCommand):
             elif opts["check"]:
                 stale.append(str(relative))
             else:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 self.stdout.write(f"wrote {relative}")
         if stale:

@@ -18,12 +18,13 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Generic, TypeVar
 
+from .allocations import UsageLike
 from .fit import PodFit
 from .model import ContainerDevice, DeviceInfo, Inventory
 from .vendors.base import Vendor
@@ -135,7 +136,8 @@ class ByteLRU(Generic[K, V]):
         self.max_bytes = max_bytes
         self.max_entry_bytes = max_bytes // _MAX_ENTRY_SHARE if max_entry_bytes is None else max_entry_bytes
         self.name = name  # its label in ``/metrics`` (``cache_metrics``); unnamed caches are not reported
-        self._data: OrderedDict[K, list] = OrderedDict()  # key -> [value, size, used since last pass]
+        # key -> [value, size, used since last pass, owner token (``grow``)]
+        self._data: OrderedDict[K, list] = OrderedDict()
         self._lock = threading.Lock()
         self._bytes = 0
         self.hits = 0  # (counted without the lock: under racing threads a count may be lost, never a value)
@@ -169,8 +171,9 @@ class ByteLRU(Generic[K, V]):
         value: V = entry[0]
         return value
 
-    def put(self, key: K, value: V, size: int) -> bool:
+    def put(self, key: K, value: V, size: int, owner: object = None) -> bool:
         """Keep ``value`` charged ``size`` bytes, evicting the least recently used entries to fit.
+        ``owner`` (default: the value) is what ``grow`` asks for to charge more to this entry.
 
         Returns False (and keeps nothing) when the entry alone is above ``max_entry_bytes``.
         """
@@ -184,18 +187,18 @@ class ByteLRU(Generic[K, V]):
             if old is not None:
                 self._bytes -= old[1]
             self._make_room(size)
-            data[key] = [value, size, False]
+            data[key] = [value, size, False, value if owner is None else owner]
             self._bytes += size
         return True
 
-    def grow(self, key: K, delta: int, holds: Callable[[V], bool]) -> bool:
+    def grow(self, key: K, delta: int, owner: object) -> bool:
         """Charge ``key``'s entry ``delta`` more bytes (less when negative) for what was added to its
         value (a verdict remembered with an inventory), evicting others to fit. False, charging
-        nothing, when ``key``'s value is no longer the one the caller added to (``holds``: evicted,
-        maybe replaced) or the entry would pass ``max_entry_bytes``: the caller keeps nothing more."""
+        nothing, when ``key``'s entry is no longer ``owner``'s (``put``: evicted, maybe replaced) or
+        would pass ``max_entry_bytes``: the caller keeps nothing more."""
         with self._lock:
             entry = self._data.get(key)
-            if entry is None or not holds(entry[0]):
+            if entry is None or entry[3] is not owner:
                 return False
             if delta > 0 and entry[1] + delta > self.max_entry_bytes:
                 return False
@@ -297,12 +300,14 @@ class Entry:
 
 @dataclass(slots=True, frozen=True)
 class SharedFit:
-    """A zero-usage verdict shared by the registrations of one shape: the verdict of the node that
-    was fit, the position of each of its UUIDs, and per container the (position, device) chosen."""
+    """A verdict shared by the registrations of one shape (at one usage): the verdict of the node
+    that was fit, the position of each of its UUIDs, per container the chosen devices as (position,
+    the fields before the UUID, the fields after it), and the fit's own fields (``relabel``)."""
 
     verdict: CachedVerdict
     positions: Mapping[str, int]
-    chosen: tuple[tuple[tuple[int, ContainerDevice], ...], ...]
+    chosen: tuple[tuple[tuple[int, tuple, tuple], ...], ...]
+    fit_fields: tuple
 
 
 #: pod keys remembered per registration (CA asks about a few pending pod shapes at a time); the
@@ -312,6 +317,18 @@ VERDICTS_PER_ENTRY = 8
 _DEVICE_ID = attrgetter("id")
 _CUSTOM_INFO = attrgetter("custom_info")
 _DEVICE_SHAPE = attrgetter(*DeviceInfo.SHAPE)
+#: a relabelled verdict is rebuilt positionally in its types' own field order (``dataclasses.replace``
+#: costs ~2 us a call, and a cold CA call relabels a verdict for each of thousands of nodes)
+_CHOSEN_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(ContainerDevice)))
+_CHOSEN_UUID = [f.name for f in dataclasses.fields(ContainerDevice)].index("uuid")
+_FIT_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(PodFit)))
+_FIT_CONTAINERS = [f.name for f in dataclasses.fields(PodFit)].index("containers")
+_FIT_REASONS = [f.name for f in dataclasses.fields(PodFit)].index("device_reasons")
+assert all(f.init for f in dataclasses.fields(PodFit) + dataclasses.fields(ContainerDevice))
+#: what a device's live usage adds to it (``allocations.UsageLike``), when a verdict at that usage is
+#: shared: all but MIG placements and pod infos (a usage that has either is never shared)
+_USAGE_UNSHARED = ("mig", "pod_infos")
+_USAGE_KEY = attrgetter(*(f for f in UsageLike.__annotations__ if f not in _USAGE_UNSHARED))
 
 
 def uuid_free_shape(inventory: Inventory) -> Hashable | None:
@@ -351,11 +368,47 @@ def uuid_blind_devices(inventory: Inventory, vendors: Mapping[str, Vendor]) -> b
     return True
 
 
+def usage_signature(devices: Sequence[DeviceInfo], usage: Mapping[str, UsageLike]) -> tuple | None:
+    """The sharing rule, usage side: per device position, the usage ``apply_usage`` adds to it (None
+    for a device without any), so that nodes of one shape at equal usage per position share a live
+    verdict; None (not shared) when a device's usage holds MIG placements or pod infos."""
+    signature: list[tuple | None] = []
+    append = signature.append
+    get = usage.get
+    for d in devices:
+        use = get(d.id)
+        if use is None:
+            append(None)
+        elif use.mig or use.pod_infos:
+            return None
+        else:
+            append(_USAGE_KEY(use))
+    return tuple(signature)
+
+
 def without_usage(fit: PodFit | None) -> PodFit | None:
     """What the cache keeps of a fit: everything but ``usage_after`` (working objects)."""
     if fit is None or fit.usage_after is None:
         return fit
     return dataclasses.replace(fit, usage_after=None)
+
+
+def shared_fit(verdict: CachedVerdict, devices: Sequence[DeviceInfo]) -> SharedFit:
+    """``verdict`` (computed on ``devices``) ready to be relabelled for other nodes (``relabel``)."""
+    positions = MappingProxyType({d.id: i for i, d in enumerate(devices)})
+    fit = verdict.fit
+    chosen = (
+        tuple(
+            tuple(
+                (positions[d.uuid], values[:_CHOSEN_UUID], values[_CHOSEN_UUID + 1 :])
+                for d, values in ((d, _CHOSEN_FIELDS(d)) for d in c)
+            )
+            for c in fit.containers
+        )
+        if fit
+        else ()
+    )
+    return SharedFit(verdict, positions, chosen, _FIT_FIELDS(fit) if fit else ())
 
 
 def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict | None:
@@ -369,8 +422,8 @@ def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict |
         containers = []
         for chosen in shared.chosen:  # (loops, not nested comprehensions: this runs per new node)
             row = []
-            for at, d in chosen:
-                row.append(dataclasses.replace(d, uuid=devices[at].id))
+            for at, head, tail in chosen:
+                row.append(ContainerDevice(*head, devices[at].id, *tail))  # type: ignore[call-arg]
             containers.append(tuple(row))
         reasons = fit.device_reasons
         if reasons:
@@ -378,8 +431,10 @@ def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict |
             reasons = MappingProxyType({devices[positions[uuid]].id: why for uuid, why in reasons.items()})
     except (KeyError, IndexError):
         return None
-    fit = dataclasses.replace(fit, containers=tuple(containers), device_reasons=reasons)
-    return CachedVerdict(verdict.fits, verdict.reason, fit, verdict.score_after)
+    values = list(shared.fit_fields)
+    values[_FIT_CONTAINERS] = tuple(containers)
+    values[_FIT_REASONS] = reasons
+    return CachedVerdict(verdict.fits, verdict.reason, PodFit(*values), verdict.score_after)
 
 
 # -- what an entry is charged: one formula over what it holds (sys.getsizeof of each object) -------------
@@ -482,15 +537,13 @@ class RegistrationCache:
         """Keep ``inventory`` (built with ``Entry(key)``), charged by the formula plus its key."""
         entry = inventory.entry
         assert entry is not None
-        if not self.lru.put(entry.key, inventory, inventory_bytes(inventory) + key_size):
+        if not self.lru.put(entry.key, inventory, inventory_bytes(inventory) + key_size, entry):
             entry.evicted = True
         return inventory
 
     def _charge(self, entry: Entry, size: int) -> bool:
         """Charge ``size`` bytes to the entry (stored with its inventory; tagged copies share it)."""
-        if entry.evicted or not self.lru.grow(
-            entry.key, size, lambda held: getattr(held, "entry", None) is entry
-        ):
+        if entry.evicted or not self.lru.grow(entry.key, size, entry):
             entry.evicted = True
             return False
         return True
@@ -561,30 +614,34 @@ class RegistrationCache:
             entry.tagged[(node_group, source)] = copy
         return copy
 
-    def shared(self, shape: Hashable, pod_key: bytes, devices: Sequence[DeviceInfo]) -> CachedVerdict | None:
-        """The verdict of the registration's shape for this pod, relabelled with ``devices``' UUIDs."""
-        fits = self.lru.get((_SHAPE_TAG, shape))
+    def shared(
+        self, shape: Hashable, pod_key: bytes, devices: Sequence[DeviceInfo], usage: tuple | None = None
+    ) -> CachedVerdict | None:
+        """The verdict of the registration's shape (at ``usage``, a ``usage_signature``; None: zero
+        usage) for this pod, relabelled with ``devices``' UUIDs."""
+        fits = self.lru.get((_SHAPE_TAG, shape, usage))
         found = fits.get(pod_key) if fits is not None else None  # type: ignore[union-attr]
         return relabel(found, devices) if found is not None else None
 
     def share(
-        self, shape: Hashable, pod_key: bytes, verdict: CachedVerdict, devices: Sequence[DeviceInfo]
+        self,
+        shape: Hashable,
+        pod_key: bytes,
+        verdict: CachedVerdict,
+        devices: Sequence[DeviceInfo],
+        usage: tuple | None = None,
     ) -> None:
-        """Keep ``verdict`` (on ``devices``) for every registration of its shape and this pod."""
-        positions = MappingProxyType({d.id: i for i, d in enumerate(devices)})
-        fit = verdict.fit
-        chosen = tuple(tuple((positions[d.uuid], d) for d in c) for c in fit.containers) if fit else ()
-        shared = SharedFit(verdict, positions, chosen)
-        size = verdict_bytes(verdict) + approx_size(positions, chosen) + _DICT_SLOT
-        key = (_SHAPE_TAG, shape)
+        """Keep ``verdict`` (on ``devices``, at ``usage``) for every registration of its shape."""
+        shared = shared_fit(verdict, devices)
+        size = verdict_bytes(verdict) + approx_size(shared.positions, shared.chosen) + _DICT_SLOT
+        key = (_SHAPE_TAG, shape, usage)
         fits = self.lru.get(key)
         if not isinstance(fits, dict):
             fits = {}
-            if not self.lru.put(
-                key, fits, _SIZE(fits) + _SIZE(key) + key_bytes(shape if type(shape) is tuple else ())
-            ):
+            key_size = _SIZE(key) + key_bytes(shape if type(shape) is tuple else ())
+            if not self.lru.put(key, fits, _SIZE(fits) + key_size + (approx_size(usage) if usage else 0)):
                 return
-        if len(fits) < VERDICTS_PER_ENTRY and self.lru.grow(key, size, lambda held: held is fits):
+        if len(fits) < VERDICTS_PER_ENTRY and self.lru.grow(key, size, fits):
             fits[pod_key] = shared
 
     def clear(self) -> None:

@@ -28,6 +28,7 @@ from .cache import (
     RegistrationCache,
     cache_bytes_from_env,
     key_bytes,
+    usage_signature,
     uuid_blind_devices,
     uuid_free_shape,
     without_usage,
@@ -466,20 +467,35 @@ class Simulator:
         usage object (the store hands out a new one only when the node's usage changes)."""
         cached = self.cache.live_verdict(inventory, ctx.key, usage)
         if cached is None:
-            cached = self._fresh(ctx, name, apply_usage(inventory.state(name), usage.devices, in_place=True))
+            cached = self._verdict(ctx, name, inventory, usage.devices)
             self.cache.remember_live(inventory, ctx.key, usage, cached)
         return cached
 
     def _zero_usage_verdict(self, ctx: PodContext, name: str, inventory: Inventory) -> CachedVerdict:
-        """The pod on the node's registered devices with no usage: shared with the registrations of
-        its shape when neither side reads UUIDs (``cache.uuid_free_shape``), else fit; remembered."""
-        shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
-        cached = self.cache.shared(shape, ctx.key, inventory.devices) if shape is not None else None
-        if cached is None:
-            cached = self._fresh(ctx, name, inventory.state(name))
-            if shape is not None and uuid_blind_devices(inventory, self.vendors):
-                self.cache.share(shape, ctx.key, cached, inventory.devices)
+        """The pod on the node's registered devices with no usage; remembered."""
+        cached = self._verdict(ctx, name, inventory, None)
         self.cache.remember(inventory, ctx.key, cached)
+        return cached
+
+    def _verdict(
+        self, ctx: PodContext, name: str, inventory: Inventory, usage: Mapping[str, UsageLike] | None
+    ) -> CachedVerdict:
+        """The pod on the node's devices (carrying ``usage``, if live): shared with the nodes of its
+        shape at equal usage per device when neither side reads UUIDs (``cache.uuid_free_shape``,
+        ``cache.usage_signature``), else fit."""
+        shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
+        signature = usage_signature(inventory.devices, usage) if shape is not None and usage else None
+        if usage and signature is None:
+            shape = None
+        devices = inventory.devices
+        cached = self.cache.shared(shape, ctx.key, devices, signature) if shape is not None else None
+        if cached is None:
+            state = inventory.state(name)
+            if usage:
+                apply_usage(state, usage, in_place=True)
+            cached = self._fresh(ctx, name, state)
+            if shape is not None and uuid_blind_devices(inventory, self.vendors):
+                self.cache.share(shape, ctx.key, cached, devices, signature)
         return cached
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:

@@ -312,3 +312,41 @@ def test_a_live_verdict_is_remembered_with_its_usage_object_and_follows_a_new_on
         ctx, [gpu_node("template-node-for-g-1", gpus=2)], live=lambda name: current[0]
     )
     assert template.fits  # a template is never live, whatever the hook would say
+
+
+_BASE_USE = _Use(1, 20000, 30)
+
+
+@pytest.mark.parametrize(
+    ("other", "shared"),
+    [
+        (_BASE_USE, True),  # equal usage per position: one fit, relabelled
+        (dataclasses.replace(_BASE_USE, used=10), False),
+        (dataclasses.replace(_BASE_USE, usedmem=81920), False),
+        (dataclasses.replace(_BASE_USE, usedcores=100), False),
+        (dataclasses.replace(_BASE_USE, unhealthy=True), False),
+        (dataclasses.replace(_BASE_USE, mig=(("1g.10gb", None),)), False),  # MIG usage is never shared
+        (None, False),  # no usage on the second node's first card
+    ],
+)
+def test_live_nodes_of_one_shape_share_a_verdict_only_at_equal_usage(other, shared):
+    """Real nodes of one group differ in their UUIDs and their usage: a verdict is shared between
+    two of them only when every card holds the same usage (``cache.usage_signature``); otherwise
+    each is fit, and either way each answer is the one a fresh fit gives."""
+    pod = gpu_pod(mem=20000, gpus=2)
+    usages = {"a": {"a-GPU-0": _BASE_USE}, "b": {"b-GPU-0": other} if other is not None else {}}
+    nodes = [gpu_node(name, gpus=2) for name in "ab"]
+    warm = Simulator(EngineConfig(cache_bytes=1 << 22))
+    fresh = Simulator(EngineConfig(cache_bytes=0))
+
+    def live(name: str) -> _Usage:
+        return _Usage(usages[name])
+
+    keep = {name: _Usage(usages[name]) for name in "ab"}  # one object per node, as the store
+    ctx = warm.pod_context(pod)
+    [first] = warm.filter_nodes(ctx, nodes[:1], live=keep.get)
+    hits = warm.cache.lru.hits
+    [second] = warm.filter_nodes(ctx, nodes[1:], live=keep.get)
+    assert (warm.cache.lru.hits > hits) == shared
+    want = [_answer(v) for v in fresh.filter_nodes(fresh.pod_context(pod), nodes, live=live)]
+    assert [_answer(first), _answer(second)] == want

@@ -93,6 +93,8 @@ class CAEvent(models.Model):
 
     class Meta:
         ordering = ["-last_seen", "-id"]
+        verbose_name = "CA event"
+        verbose_name_plural = "CA events"
         indexes = [models.Index(fields=["pod_namespace", "pod_name"])]
 
     def __str__(self) -> str:
@@ -110,6 +112,8 @@ class AutoscalerStatus(models.Model):
 
     class Meta:
         ordering = ["-fetched_at"]
+        verbose_name = "autoscaler status"
+        verbose_name_plural = "autoscaler statuses"
 
     def __str__(self) -> str:
         return f"cluster-autoscaler-status {self.fetched_at:%Y-%m-%d %H:%M:%S}"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
+from django.http import HttpResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -109,10 +111,20 @@ class NodeGroupAdmin(SimpleHistoryAdmin):
         return format_html('<a href="{}">JSON</a> · <a href="{}?format=kwok">kwok YAML</a>', url, url)
 
 
-def _vendor_help() -> str:
+def _open_findings(group_id) -> set[int]:
+    return set(
+        DriftFinding.objects.filter(node_group_id=group_id, resolved_at__isnull=True).values_list(
+            "pk", flat=True
+        )
+    )
+
+
+def _vendor_help(only: str | None = None, skip: str | None = None) -> str:
     """Per-vendor row rules for the admin: what each vendor registers and which extras it takes."""
     lines = []
     for word, spec in SPECS.items():
+        if (only is not None and word != only) or word == skip:
+            continue
         fixed = ", ".join(f"{k}={v}" for k, v in spec.fixed.items())
         extras = ", ".join(f"extra.{k}: {h}" for k, h in spec.extras.items())
         lines.append(
@@ -139,9 +151,23 @@ class DeviceRowForm(forms.ModelForm):
             "mig_profiles",
             "extra",
         ]
+        # narrow inputs: all eleven columns fit a 1400 px window (the admin's defaults made it 2,269 px)
         widgets = {
-            "mig_profiles": forms.Textarea(attrs={"rows": 2, "cols": 40}),
-            "extra": forms.Textarea(attrs={"rows": 2, "cols": 40}),
+            "type": forms.TextInput(attrs={"style": "width: 10em"}),
+            "mode": forms.TextInput(attrs={"style": "width: 6em"}),
+            "mig_profiles": forms.Textarea(attrs={"rows": 1, "style": "width: 8em"}),
+            "extra": forms.Textarea(attrs={"rows": 1, "style": "width: 7em"}),
+            **{
+                name: forms.NumberInput(attrs={"style": f"width: {em}em"})
+                for name, em in (
+                    ("position", 3.5),
+                    ("quantity", 3.5),
+                    ("devmem", 5.5),
+                    ("devcore", 4),
+                    ("count", 4),
+                    ("numa", 3.5),
+                )
+            },
         }
 
     def clean_extra(self):
@@ -174,6 +200,9 @@ class DeviceRowInline(admin.TabularInline):
     extra = 0
     min_num = 1
 
+    class Media:
+        css = {"all": ["profiles/device-rows.css"]}
+
 
 def rows_summary(rows: list[dict]) -> str:
     """Device rows as the changelist shows them ("4 x NVIDIA A10G 23028 MiB; ...")."""
@@ -193,7 +222,6 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         "version",
         "device_rows",
         "rendered_annotation",
-        "vendor_rules",
         "created_at",
         "updated_at",
     ]
@@ -205,15 +233,22 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         "version",
         "device_rows",
         "rendered_annotation",
-        "vendor_rules",
         "created_at",
         "updated_at",
     ]
     list_select_related = ["node_group"]
+    # the vendor's row rules go below the rows (templates/admin/profiles/deviceprofile/change_form.html)
+    change_form_template = "admin/profiles/deviceprofile/change_form.html"
 
-    @admin.display(description="device rows per vendor")
-    def vendor_rules(self, obj: DeviceProfile):
-        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", _vendor_help())
+    @staticmethod
+    def vendor_rules(vendor: str | None) -> dict:
+        """This profile's vendor's row rules in full, every other vendor's folded away."""
+        vendor = vendor if vendor in SPECS else None
+        return {
+            "vendor": vendor or "",
+            "own": _vendor_help(only=vendor) if vendor else "",
+            "others": _vendor_help(skip=vendor),
+        }
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("devices")
@@ -259,8 +294,58 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
         return format_html_join("", "<p><b>{}</b></p><pre style='white-space:pre-wrap'>{}</pre>", items)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        with profile_edit():  # the header save and every inline row write are one version
-            return super().changeform_view(request, object_id, form_url, extra_context)
+        vendor = request.POST.get("vendor") or request.GET.get("vendor")
+        if object_id and not vendor:
+            vendor = DeviceProfile.objects.filter(pk=object_id).values_list("vendor", flat=True).first()
+        extra_context = {**(extra_context or {}), "vendor_rules": self.vendor_rules(vendor)}
+        return self._edit(
+            request,
+            object_id,
+            "edited in the admin",
+            # the header save and every inline row write are one version
+            lambda: super(DeviceProfileAdmin, self).changeform_view(
+                request, object_id, form_url, extra_context
+            ),
+        )
+
+    def _edit(self, request, object_id, reason: str, view) -> HttpResponse:
+        """Run one admin edit as one profile edit; after a save, record why in the history entry it
+        wrote and name the drift findings it opened (drift is re-checked when the edit commits)."""
+        group_id = request.POST.get("node_group") or (
+            DeviceProfile.objects.filter(pk=object_id).values_list("node_group_id", flat=True).first()
+            if object_id
+            else None
+        )
+        saving = request.method == "POST" and bool(group_id)
+        before = _open_findings(group_id) if saving else set()
+        started = timezone.now()
+        with profile_edit():
+            response = view()
+        if not saving or response.status_code != 302:
+            return response
+        DeviceProfile.history.filter(
+            node_group_id=group_id, history_date__gte=started, history_change_reason__isnull=True
+        ).update(history_change_reason=reason)
+        opened = _open_findings(group_id) - before
+        if opened:
+            group = NodeGroup.objects.get(pk=group_id)
+            url = (
+                reverse("admin:profiles_driftfinding_changelist")
+                + f"?node_group__id__exact={group.pk}&open=yes"
+            )
+            n = len(opened)
+            self.message_user(
+                request,
+                format_html(
+                    'This edit opened {} drift finding{} on {}: its live nodes no longer match the profile. <a href="{}">See them</a>.',
+                    n,
+                    "" if n == 1 else "s",
+                    group.name,
+                    url,
+                ),
+                messages.WARNING,
+            )
+        return response
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
@@ -268,8 +353,17 @@ class DeviceProfileAdmin(SimpleHistoryAdmin):
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         request._profile_revert = True
-        with profile_edit():  # a revert restores header and rows: one new version
-            return super().history_form_view(request, object_id, version_id, extra_context)
+        restored = DeviceProfile.history.filter(history_id=version_id).first()
+        reason = f"reverted to version {restored.version}" if restored is not None else "reverted"
+        # a revert restores header and rows: one new version
+        return self._edit(
+            request,
+            object_id,
+            reason,
+            lambda: super(DeviceProfileAdmin, self).history_form_view(
+                request, object_id, version_id, extra_context
+            ),
+        )
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -41,10 +41,22 @@ from hami_sim.engine.simulate import Simulator
 
 from .store import get_store
 
-__all__ = ["ca_profile", "live_view_nodes", "GroupAnswer", "Report", "report", "compute", "banner", "forget"]
+__all__ = [
+    "ca_profile",
+    "live_view_nodes",
+    "drain_groups",
+    "GroupAnswer",
+    "Report",
+    "report",
+    "compute",
+    "banner",
+    "forget",
+]
 
 REPORT_SECONDS = 5.0
-#: the scale-down views re-place every node's pods on all the others: computed up to this many nodes
+#: the scale-down views re-place each node's pods on the other nodes of its group, so their cost grows
+#: with the square of a group's size: groups are judged smallest first while their node pairs stay
+#: within ``DRAIN_MAX_NODES ** 2`` per report, and a group of more than ``DRAIN_MAX_NODES`` never is
 DRAIN_MAX_NODES = 300
 
 
@@ -127,6 +139,7 @@ class Report:
     ages: dict[str, float] = field(default_factory=dict)  # pod id -> seconds pending
     groups: dict[str, GroupAnswer] = field(default_factory=dict)
     drains: list[DrainViews] = field(default_factory=list)
+    drains_skipped: list[str] = field(default_factory=list)  # node groups too large for the views
     nodes: list[ViewNode] = field(default_factory=list)
     computed_at: datetime | None = None
     stale: str = ""  # why nothing is flagged (usage too old), else ""
@@ -193,16 +206,40 @@ def _stale_reason(now: datetime) -> str:
     return f"usage last confirmed {int(age)}s ago (over {limit}s)" if age > limit else ""
 
 
-def _drain_pods() -> dict[str, list[dict]]:
+def drain_groups(nodes: list[ViewNode]) -> tuple[list[list[ViewNode]], list[str]]:
+    """The live nodes per node group whose scale-down views fit the budget (smallest groups first),
+    and the groups left out."""
+    by_group: dict[str, list[ViewNode]] = {}
+    for view in nodes:
+        if not view.upcoming:
+            by_group.setdefault(view.node_group, []).append(view)
+    budget = DRAIN_MAX_NODES**2
+    chosen, skipped = [], []
+    for group, members in sorted(by_group.items(), key=lambda item: (len(item[1]), item[0])):
+        cost = len(members) ** 2
+        if len(members) <= DRAIN_MAX_NODES and cost <= budget:
+            budget -= cost
+            chosen.append(members)
+        else:
+            skipped.append(group or "(no node group)")
+    return chosen, sorted(skipped)
+
+
+def _drain_pods(names: list[str]) -> dict[str, list[dict]]:
     """Each live node's counted pods as pods asking what they hold: one container per allocation
     container is not stored, so a pod asks for its devices' count with the largest memory and cores
     one of them holds (what a re-placement needs at least)."""
     from .models import PodAllocation
 
     out: dict[str, list[dict]] = {}
-    for namespace, name, uid, node, devices in PodAllocation.objects.values_list(
-        "namespace", "name", "uid", "node", "devices"
-    ).iterator(chunk_size=2000):
+    rows = (
+        row
+        for i in range(0, len(names), 2000)
+        for row in PodAllocation.objects.filter(node__in=names[i : i + 2000])
+        .values_list("namespace", "name", "uid", "node", "devices")
+        .iterator(chunk_size=2000)
+    )
+    for namespace, name, uid, node, devices in rows:
         per_vendor: dict[str, tuple[int, int, int]] = {}
         for vendor, _uuid, _type, mem, cores, _slots in devices or ():
             n, m, c = per_vendor.get(vendor, (0, 0, 0))
@@ -265,9 +302,12 @@ def compute(
     for answer in out.groups.values():
         templates = templates if templates is not None else _group_templates()
         _answer(sim, answer, pods, templates)
-    if len(nodes) <= DRAIN_MAX_NODES:
+    groups, out.drains_skipped = drain_groups(nodes)
+    if groups:
         # pods rebuilt from their allocations lost their selectors: their own group's nodes only
-        out.drains = drain_views(sim, nodes, _drain_pods(), profile, same_group=True)
+        drain_pods = _drain_pods([v.name for members in groups for v in members])
+        for members in groups:
+            out.drains.extend(drain_views(sim, members, drain_pods, profile, same_group=True))
     return out
 
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tests.factories.models import NodeGroupFactory
+
 pytestmark = [pytest.mark.django_db]
 
 A10 = {
@@ -22,12 +24,9 @@ A10 = {
 
 def _group(name: str, vendor: str, rows: list[dict], **fields):
     from profiles.api.serializers import complete_rows
-    from profiles.models import DeviceProfile, NodeGroup
-    from profiles.services import save_profile
 
-    group = NodeGroup.objects.create(name=name, match_labels={"pool": name}, **fields)
-    save_profile(DeviceProfile(node_group=group, vendor=vendor), rows=complete_rows(vendor, rows))
-    return group
+    rows = complete_rows(vendor, rows)
+    return NodeGroupFactory(name=name, match_labels={"pool": name}, rows=rows, rows__vendor=vendor, **fields)
 
 
 def _capacity_figure(client, name: str) -> dict:

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import DeviceProfileFactory, UserFactory
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 A10 = {"type": "NVIDIA A10G", "devmem": 23028, "devcore": 100, "count": 10, "numa": 0, "mode": "hami-core"}
@@ -19,11 +21,9 @@ VERSIONS = [  # the rows of each save: created, then two edits
 
 
 def _profile():
-    from profiles.models import DeviceProfile, NodeGroup
     from profiles.services import save_profile
 
-    group = NodeGroup.objects.create(name="gpu-a10", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
-    profile = save_profile(DeviceProfile(node_group=group, vendor="NVIDIA"), rows=VERSIONS[0])
+    profile = DeviceProfileFactory(node_group__name="gpu-a10", rows=VERSIONS[0])
     for rows in VERSIONS[1:]:
         save_profile(profile, rows=rows)
     return profile
@@ -50,7 +50,7 @@ def _stored_rows(pk: int) -> list[tuple]:
 @pytest.fixture
 def edited(transactional_db, django_user_model):
     """A superuser and a profile saved three times (written before the browser's event loop starts)."""
-    django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+    UserFactory(username="root", password="pw-root-1", superuser=True)
     profile = _profile()
     return profile, list(profile.history.order_by("history_date"))
 

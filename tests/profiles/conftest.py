@@ -4,61 +4,33 @@ from __future__ import annotations
 
 import pytest
 
-A10 = {
-    "type": "NVIDIA A10G",
-    "devmem": 23028,
-    "devcore": 100,
-    "count": 10,
-    "numa": 0,
-    "mode": "hami-core",
-    "mig_profiles": [],
-}
-H100 = {
-    "type": "NVIDIA H100 80GB HBM3",
-    "devmem": 81559,
-    "devcore": 100,
-    "count": 10,
-    "numa": 0,
-    "mode": "hami-core",
-    "mig_profiles": [],
-}
+from tests.factories.models import A10G, NodeGroupFactory, TokenFactory
+from tests.factories.models import H100 as H100_ROW
+
+A10, H100 = A10G, H100_ROW  # the device rows these tests put in profiles
 
 
 @pytest.fixture
 def make_group(db):
-    """``make_group("gpu-a10", rows=[{**A10, "quantity": 4}], source="profile-only", labels={...})``."""
-    from profiles.models import DeviceProfile, NodeGroup
-    from profiles.services import save_profile
+    """``make_group("gpu-a10", rows=[{**A10, "quantity": 4}], source="profile-only", labels={...})``:
+    ``NodeGroupFactory`` under the names these tests use."""
 
     def make(
         name: str, rows: list[dict] | None = None, *, source: str = "annotation-first", labels=None, **fields
     ):
-        group = NodeGroup.objects.create(
-            name=name,
-            match_labels=labels if labels is not None else {"eks.amazonaws.com/nodegroup": name},
-            inventory_source=source,
-            **fields,
-        )
-        if rows:
-            profile = DeviceProfile(node_group=group, vendor="NVIDIA")
-            save_profile(profile, rows=[{"quantity": 1, **row} for row in rows])
-        return group
+        if labels is not None:
+            fields["match_labels"] = labels
+        return NodeGroupFactory(name=name, inventory_source=source, rows=rows or None, **fields)
 
     return make
 
 
 @pytest.fixture
 def token_client(db):
-    """A DRF client authenticated with an API token (what GitOps automation would use)."""
-    from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+    """A DRF client authenticated with an operator's API token (what GitOps automation would use)."""
     from rest_framework.test import APIClient
 
-    from tests.roles import operators_group
-
-    user = get_user_model().objects.create_user("ops", password="ops-password-123")
-    user.groups.add(operators_group())  # writes need the role (migration-made)
-    token = Token.objects.create(user=user)
+    token = TokenFactory(user__username="ops")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client

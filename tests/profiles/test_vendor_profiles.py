@@ -13,6 +13,7 @@ import yaml
 from profiles.choices import Vendor as VendorChoice
 from profiles.render import render_devices, row_errors, rows_from_devices, template_node
 from profiles.vendors import SPECS, profile_errors, row_defaults
+from tests.factories.models import DeviceProfileFactory, NodeGroupFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -293,10 +294,8 @@ def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, make_
 
 def _create(group, vendor: str) -> None:
     from profiles.api.serializers import complete_rows
-    from profiles.models import DeviceProfile
-    from profiles.services import save_profile
 
-    save_profile(DeviceProfile(node_group=group, vendor=vendor), rows=complete_rows(vendor, PROFILES[vendor]))
+    DeviceProfileFactory(node_group=group, vendor=vendor, rows=complete_rows(vendor, PROFILES[vendor]))
 
 
 @pytest.mark.api
@@ -421,11 +420,9 @@ COLD_CASES = [
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_cold_zero_groups_of_every_kind_get_exact_verdicts_over_http(live_server, settings):
-    from profiles.models import NodeGroup
-
     settings.PROFILE_CACHE_CHECK_SECONDS = 0
     for vendor, *_ in COLD_CASES:
-        group = NodeGroup.objects.create(name=f"cold-{vendor.lower()}", match_labels={"pool": vendor})
+        group = NodeGroupFactory(name=f"cold-{vendor.lower()}", match_labels={"pool": vendor})
         _create(group, vendor)
     for vendor, fits, fails, reason in COLD_CASES:
         tmpl = _cold(f"cold-{vendor.lower()}")

@@ -1,4 +1,10 @@
-"""Builders for Pod and Node JSON as the Kubernetes API (and CA's templates) would send them."""
+"""Every test's rows and objects come from here.
+
+This module: Pod and Node JSON as the Kubernetes API (and CA's templates) would send them, plain
+functions with no Django, so the engine tests import them alone. ``tests.factories.models``: one
+factory-boy factory per database model (node groups, device profiles, inventories, pod allocations,
+decisions, CA events, sessions, users with roles).
+"""
 
 from __future__ import annotations
 

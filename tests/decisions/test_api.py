@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 
-from decisions.models import CAEvent, Decision
+from decisions.models import Decision
+from tests.factories.models import CAEventFactory, DecisionFactory, UserFactory
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
-def _decision(i: int, **kw) -> Decision:
-    now = timezone.now()
-    fields = dict(
-        digest=f"d{i}",
-        pod_uid=f"uid-{i}",
-        pod_namespace="ml",
-        pod_name=f"pod-{i}",
-        verdict="fit",
-        node_groups=["gpu-a10"],
-        nodes=[{"name": "n", "devices": []}],
-        first_seen=now,
-        last_seen=now,
-    )
-    fields.update(kw)
-    return Decision.objects.create(**fields)
-
-
 def test_list_filters_and_paginates(client, django_assert_max_num_queries):
     for i in range(12):
-        _decision(i, verdict="no_fit" if i % 3 else "fit", node_groups=["gpu-t4"] if i % 2 else ["gpu-a10"])
+        DecisionFactory(
+            pod_name=f"pod-{i}",
+            verdict="no_fit" if i % 3 else "fit",
+            node_groups=["gpu-t4"] if i % 2 else ["gpu-a10"],
+        )
     with django_assert_max_num_queries(3):
         body = client.get("/api/v1/decisions/?limit=5").json()
     assert body["count"] == 12 and len(body["results"]) == 5 and body["next"]
@@ -42,7 +29,7 @@ def test_list_filters_and_paginates(client, django_assert_max_num_queries):
 
 
 def test_detail_has_nodes_and_bad_filter_is_400(client):
-    d = _decision(1)
+    d = DecisionFactory(nodes=[{"name": "n", "devices": []}])
     body = client.get(f"/api/v1/decisions/{d.pk}/").json()
     assert body["nodes"] == [{"name": "n", "devices": []}]
     response = client.get("/api/v1/decisions/?verdict=maybe")
@@ -50,32 +37,18 @@ def test_detail_has_nodes_and_bad_filter_is_400(client):
     assert client.get("/api/v1/decisions/999999/").status_code == 404
 
 
-def test_read_only(client, django_user_model):
-    d = _decision(1)
-    user = django_user_model.objects.create_superuser("root", "r@x", "pw")
-    client.force_login(user)
+def test_read_only(client):
+    d = DecisionFactory()
+    client.force_login(UserFactory(superuser=True))
     assert client.post("/api/v1/decisions/", {}, content_type="application/json").status_code == 405
     assert client.delete(f"/api/v1/decisions/{d.pk}/").status_code == 405
     assert Decision.objects.count() == 1
 
 
 def test_events_filter_by_group_and_reason(client):
-    CAEvent.objects.create(
-        event_uid="1",
-        reason="TriggeredScaleUp",
-        pod_namespace="ml",
-        pod_name="a",
-        pod_uid="uid-a",
-        message="m",
-        groups=["gpu-a10"],
-    )
-    CAEvent.objects.create(
-        event_uid="2",
-        reason="FailedScheduling",
-        pod_namespace="ml",
-        pod_name="a",
-        pod_uid="uid-a",
-        message="0/1 nodes are available",
+    CAEventFactory(reason="TriggeredScaleUp", pod_name="a", pod_uid="uid-a", groups=["gpu-a10"])
+    CAEventFactory(
+        reason="FailedScheduling", pod_name="a", pod_uid="uid-a", message="0/1 nodes are available"
     )
     assert client.get("/api/v1/ca-events/?group=gpu-a10").json()["count"] == 1
     assert client.get("/api/v1/ca-events/?reason=FailedScheduling&pod_uid=uid-a").json()["count"] == 1
@@ -83,7 +56,7 @@ def test_events_filter_by_group_and_reason(client):
 
 
 def test_paths_with_or_without_trailing_slash(client):
-    d = _decision(1)
+    d = DecisionFactory()
     for url in (
         "/api/v1/decisions",
         "/api/v1/decisions/",

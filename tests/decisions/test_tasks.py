@@ -14,6 +14,7 @@ from django.utils import timezone
 from decisions.models import AutoscalerStatus, CAEvent, Decision
 from decisions.tasks import prune_decisions, sync_autoscaler_events
 from hami_sim.runtime.models import TaskRun
+from tests.factories.models import CAEventFactory, DecisionFactory
 from tests.kubeapi import FakeKubeAPI
 
 pytestmark = [pytest.mark.django_db]
@@ -112,24 +113,9 @@ def _events():
     ]
 
 
-def _decision(uid: str, **kw) -> Decision:
-    now = timezone.now()
-    defaults = dict(
-        digest=uid,
-        pod_uid=uid,
-        pod_namespace="default",
-        pod_name=uid,
-        verdict="fit",
-        first_seen=now,
-        last_seen=now,
-    )
-    defaults.update(kw)
-    return Decision.objects.create(**defaults)
-
-
 def test_sync_reads_events_and_status_and_joins_by_pod_uid(settings, tmp_path, monkeypatch):
     monkeypatch.setattr("decisions.tasks._PAGE", 2)  # three TriggeredScaleUp events: two pages
-    _decision("uid-trainer")
+    DecisionFactory(pod_uid="uid-trainer")
     with EventsAPIServer(_events(), STATUS, tmp_path) as api:
         settings.KUBE_SOURCE = api.source
         counts = sync_autoscaler_events.apply().get()
@@ -186,16 +172,9 @@ def test_missing_status_configmap_and_no_source(settings, tmp_path):
 def test_prune_drops_old_rows_only(settings, tmp_path):
     settings.DECISION_RETENTION_DAYS = 7
     old = timezone.now() - timedelta(days=8)
-    _decision("old", first_seen=old, last_seen=old)
-    _decision("new")
-    CAEvent.objects.create(
-        event_uid="old",
-        reason="FailedScheduling",
-        pod_namespace="d",
-        pod_name="p",
-        message="m",
-        last_seen=old,
-    )
+    DecisionFactory(pod_uid="old", first_seen=old)
+    DecisionFactory(pod_uid="new")
+    CAEventFactory(reason="FailedScheduling", last_seen=old)
     counts = prune_decisions.apply().get()
     assert counts["decisions"] == 1 and counts["events"] == 1
     assert list(Decision.objects.values_list("pod_uid", flat=True)) == ["new"]

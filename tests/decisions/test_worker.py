@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from tests.celery_worker import celery_worker, require_worker_services
 from tests.decisions.test_tasks import STATUS, EventsAPIServer, _events
+from tests.factories.models import DecisionFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -23,9 +24,7 @@ def test_worker_syncs_events_and_prunes(tmp_path):
     require_worker_services(connection)
 
     old = timezone.now() - timedelta(days=30)
-    Decision.objects.create(
-        digest="old", pod_namespace="ml", pod_name="gone", verdict="fit", first_seen=old, last_seen=old
-    )
+    DecisionFactory(pod_name="gone", first_seen=old)
     runs: dict = {}
 
     def finished() -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from profiles.models import DeviceProfile, DeviceRow, NodeGroup
 from tests.factories import extender_args, gpu, node, pod
+from tests.factories.models import A10G, NodeGroupFactory, NodeInventoryFactory
 from tests.sessions.conftest import a10_node
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -204,11 +204,7 @@ def test_cpu_memory_and_pod_count_limit_a_node(client):
 
 
 def test_named_group_from_the_database(client):
-    ng = NodeGroup.objects.create(
-        name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=5
-    )
-    profile = DeviceProfile.objects.create(node_group=ng)
-    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
+    NodeGroupFactory(name="gpu-a10g", max_size=5, rows=[{**A10G, "quantity": 2}])
     pods = [{"pod": pod("w", gpumem=12000), "count": 16}]
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"]})
     assert status == 200, body
@@ -296,17 +292,10 @@ def test_a_warm_group_adds_max_size_minus_its_live_nodes(client):
     may add 8, a max size of 0 never grows, and the answer says what CA would ask for."""
     from django.utils import timezone
 
-    from profiles.models import NodeInventory
-
-    ng = NodeGroup.objects.create(
-        name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"}, max_size=10
-    )
-    profile = DeviceProfile.objects.create(node_group=ng)
-    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
-    now = timezone.now()
+    ng = NodeGroupFactory(name="gpu-a10g", max_size=10, rows=[{**A10G, "quantity": 2}])
     for name in ("live-0", "live-1"):
-        NodeInventory.objects.create(name=name, node_group=ng, first_seen=now, last_seen=now)
-    NodeInventory.objects.create(name="gone", node_group=ng, first_seen=now, last_seen=now, gone_at=now)
+        NodeInventoryFactory(name=name, node_group=ng)
+    NodeInventoryFactory(name="gone", node_group=ng, gone_at=timezone.now())
     pods = [{"pod": pod("w", gpumem=12000), "count": 30}]
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"], "maxNodesPerScaleUp": 0})
     assert status == 200, body

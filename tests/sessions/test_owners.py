@@ -15,7 +15,7 @@ from django.test import Client
 
 from simulations.models import SimulationSession
 from tests.factories import pod
-from tests.roles import operators_group
+from tests.factories.models import TokenFactory, UserFactory
 
 from .conftest import a10_node
 
@@ -45,20 +45,16 @@ class Caller:
 
 
 @pytest.fixture
-def callers(db, django_user_model) -> dict[str, Caller]:
-    from rest_framework.authtoken.models import Token
-
+def callers(db) -> dict[str, Caller]:
     cache.clear()  # the per-identity create rate counts in the cache
-    viewer = django_user_model.objects.create_user("viewer", password="viewer-pw-123")
-    other = django_user_model.objects.create_user("other", password="other-pw-123")
-    operator = django_user_model.objects.create_user("operator", password="operator-pw-123")
-    operator.groups.add(operators_group())
+    viewer, other = UserFactory(username="viewer"), UserFactory(username="other")
+    operator = UserFactory(username="operator", roles=["operators"])
     out = {"ca": Caller(Client(), **CA)}
     for name, user in (("viewer", viewer), ("other", other), ("operator", operator)):
         client = Client()
         client.force_login(user)
         out[name] = Caller(client)
-    token = Token.objects.create(user=viewer)
+    token = TokenFactory(user=viewer)
     out["viewer-token"] = Caller(Client(), HTTP_AUTHORIZATION=f"Token {token.key}")
     return out
 

@@ -366,11 +366,9 @@ def test_mutation_refreshes_ttl(api):
 
 
 def test_cold_group_template_gets_the_profile_inventory(api):
-    from profiles.models import DeviceProfile, DeviceRow, NodeGroup
+    from tests.factories.models import A10G, NodeGroupFactory
 
-    ng = NodeGroup.objects.create(name="gpu-a10g", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"})
-    profile = DeviceProfile.objects.create(node_group=ng)
-    DeviceRow.objects.create(profile=profile, type="NVIDIA A10G", devmem=23028, count=10, quantity=2)
+    NodeGroupFactory(name="gpu-a10g", rows=[{**A10G, "quantity": 2}])
     cold = node("template-node-for-gpu-a10g-8a7f", None, labels={"eks.amazonaws.com/nodegroup": "gpu-a10g"})
     sid = api.create()["id"]
     status, body = api.place(sid, pod("a", uid="a", gpumem=12000), cold)

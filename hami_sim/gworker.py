@@ -18,8 +18,13 @@ What this worker changes, nothing else:
   within ``HAMI_SIM_HEADER_TIMEOUT`` (default 10). A client still sending by then gets
   ``408 Request Timeout`` and is closed. A slow chunked body, a large ``Content-Length`` sent slowly
   or a trickle of headers hold no thread, only a little buffer.
-- **Refusals that need no thread.** A head over ``MAX_HEAD_BYTES`` is a ``431`` and a declared or
-  chunked body over ``FRONT_BODY_BYTES`` a ``413``, answered by the front (JSON, closed).
+- **Refusals that need no thread.** A head over ``MAX_HEAD_BYTES`` is a ``431``, a declared or
+  chunked body over ``FRONT_BODY_BYTES`` a ``413`` and a broken chunked framing a ``400``, answered
+  by the front (JSON, closed).
+- **JSON errors on the API paths.** gunicorn's own answers (a bad request line, invalid headers, a
+  line or field over its limits) and the ``408`` are the project's JSON error shape on the paths whose
+  clients read JSON (``hami_sim.middleware.is_json_client_path``: ``/api/``, the extender and session
+  verbs); the dashboard keeps gunicorn's page.
 - **The deadline holds for the rare body the front hands over unread** (its budget is spent): the
   thread reads it within what is left of the same deadline, not per read.
 - **The client certificate per request.** On TLS listeners every request's WSGI environ carries
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import html
 import json
 import os
 import re
@@ -41,12 +47,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from urllib.parse import unquote
 
-from gunicorn import http
+from gunicorn import http, util
 from gunicorn import sock as gsock
 from gunicorn.workers.gthread import ThreadWorker
 
-__all__ = ["HardenedThreadWorker", "client_identities", "IDENTITIES_ENVIRON_KEY"]
+__all__ = ["HardenedThreadWorker", "client_identities", "request_path", "IDENTITIES_ENVIRON_KEY"]
 
 IDENTITIES_ENVIRON_KEY = "hami_sim.client_identities"
 #: the largest body the application accepts (``EXTENDER_MAX_BODY_BYTES``, default 64 MiB, is the
@@ -55,12 +62,12 @@ FRONT_BODY_BYTES = int(os.environ.get("EXTENDER_MAX_BODY_BYTES") or 64 * 1024 * 
 FRONT_BUDGET_BYTES = 128 * 1024 * 1024  # all connections of a worker together; beyond it heads go on at once
 MAX_HEAD_BYTES = 128 * 1024  # a longer head is refused (431): a request line and headers, no more
 _MAX_CHUNK_LINE = 1024  # a chunk-size line (hex size and extensions) longer than this is malformed
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")  # fullmatch
 _HEAD_END = b"\r\n\r\n"
 # (each line of a head ends in CRLF: ``$`` of re.M stops before the LF only)
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,15})[ \t]*\r?$", re.I | re.M)
 _TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:([^\r\n]*)\r?$", re.I | re.M)
 _TIMEOUT_408 = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-_EXTENDER_VERB = re.compile(rb"^[A-Z]+ /(?:sessions/[^/ ]+/)?(?:filter|prioritize)-simulation/?[ ?]")
 
 
 def _seconds(name: str, default: float) -> float:
@@ -80,15 +87,66 @@ def client_identities(peercert: dict | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _refusal(status: str, head: bytes | bytearray, message: str) -> bytes:
-    """A JSON refusal the front sends and closes with: ``{"error": ...}`` on the extender verbs (Go
-    reads it as ``Error``), ``{"detail": ...}`` elsewhere, as ``hami_sim.middleware.error_response``."""
-    key = "error" if _EXTENDER_VERB.match(bytes(head[:512]).lstrip(b"\r\n")) else "detail"
+def request_path(head: bytes | bytearray) -> str | None:
+    """The path of a request's first line (decoded, without the query), or None while that line is
+    incomplete or is not ``METHOD target HTTP/x.y``: what the front and the error answers go by."""
+    start = len(head) - len(head.lstrip(b"\r\n"))
+    end = head.find(b"\r\n", start, start + 65536)
+    if end < 0:
+        return None
+    parts = bytes(head[start:end]).split(b" ")
+    if len(parts) != 3 or not parts[2].startswith(b"HTTP/"):
+        return None
+    target = parts[1].decode("latin-1")
+    if "://" in target:  # absolute form: http://host/path
+        target = "/" + target.split("://", 1)[1].partition("/")[2]
+    return unquote(target.partition("?")[0]) if target.startswith("/") else None
+
+
+def _refusal(status: str, path: str | None, message: str) -> bytes:
+    """A JSON refusal sent by the worker itself, then closed: the project's one error shape,
+    ``hami_sim.middleware.error_response`` (``{"error": ...}`` on the extender verbs, which Go reads as
+    ``Error``, ``{"detail": ...}`` elsewhere)."""
+    from hami_sim.middleware import EXTENDER_VERB_PATH  # Django's, loaded in workers only
+
+    key = "error" if path is not None and EXTENDER_VERB_PATH.match(path) else "detail"
     body = json.dumps({key: message}).encode()
     return (
         f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode() + body
+
+
+def _json_client(path: str | None) -> bool:
+    """The API paths (REST, extender and session verbs), whose clients read JSON errors only."""
+    from hami_sim.middleware import is_json_client_path
+
+    return path is not None and is_json_client_path(path)
+
+
+class _Captured:
+    """Where gunicorn's ``handle_error`` writes its HTML answer on an API path: kept, not sent."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def gettimeout(self) -> float:
+        return 0.0  # ``util.write_nonblock`` then writes at once
+
+    def sendall(self, data: bytes) -> None:
+        self.data += data
+
+
+_HTML_MESSAGE = re.compile(rb"</h1>\s*(.*?)\s*</body>", re.S)
+
+
+def _as_json(html_answer: bytes, path: str) -> bytes:
+    """gunicorn's own HTML error answer (``util.write_error``) as the same status in JSON."""
+    head, _, body = html_answer.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")[2] or "400 Bad Request"
+    found = _HTML_MESSAGE.search(body)
+    message = html.unescape(found.group(1).decode("latin-1")) if found else ""
+    return _refusal(status, path, message or status.partition(" ")[2])
 
 
 _CHUNKED, _UNFRAMED = -1, -2
@@ -143,7 +201,9 @@ class _Head:
             if end < 0:
                 if len(self.buf) > MAX_HEAD_BYTES:
                     message = f"request head exceeds {MAX_HEAD_BYTES} bytes"
-                    raise _TooLarge(_refusal("431 Request Header Fields Too Large", self.buf, message))
+                    raise _TooLarge(
+                        _refusal("431 Request Header Fields Too Large", request_path(self.buf), message)
+                    )
                 return False
             self.body_start = end + len(_HEAD_END)
             self.length = self._framing(bytes(self.buf[:end]))
@@ -163,24 +223,26 @@ class _Head:
         size = int(length.group(1)) if length else 0
         if size > FRONT_BODY_BYTES:
             message = f"request body of {size} bytes exceeds the limit of {FRONT_BODY_BYTES} bytes"
-            raise _TooLarge(_refusal("413 Request Entity Too Large", head, message))
+            raise _TooLarge(_refusal("413 Request Entity Too Large", request_path(head), message))
         return size
 
     def _chunks_complete(self) -> bool:
         """Walk the chunks that arrived since the last call; True once the last chunk and the
-        trailers are in (or the framing is broken: gunicorn's parser then answers 400)."""
+        trailers are in. Broken framing is a 400 from the front (gunicorn would find it only after
+        the view had answered, and answer twice on one connection)."""
         buf = self.buf
         pos = self.body_start if self.chunk_pos < 0 else self.chunk_pos
         while True:
             line_end = buf.find(b"\r\n", pos, pos + _MAX_CHUNK_LINE)
             if line_end < 0:
                 self.chunk_pos = pos
-                return len(buf) - pos >= _MAX_CHUNK_LINE  # no size line in sight: malformed
+                if len(buf) - pos >= _MAX_CHUNK_LINE:  # no size line in sight
+                    raise self._malformed(f"chunk-size line longer than {_MAX_CHUNK_LINE} bytes")
+                return False
             size_text = bytes(buf[pos:line_end]).split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                return True
+            if not _CHUNK_SIZE.fullmatch(size_text):
+                raise self._malformed(f"invalid chunk size {size_text[:32]!r}")
+            size = int(size_text, 16)
             if size == 0:  # the last chunk; then trailers, up to an empty line
                 self.chunk_pos = pos
                 end = buf.find(_HEAD_END, line_end)  # "0\r\n\r\n" without trailers
@@ -193,7 +255,7 @@ class _Head:
                 raise _TooLarge(
                     _refusal(
                         "413 Request Entity Too Large",
-                        buf,
+                        request_path(buf),
                         f"chunked request body exceeds the limit of {FRONT_BODY_BYTES} bytes",
                     )
                 )
@@ -202,7 +264,12 @@ class _Head:
                 self.chunked_bytes -= size  # counted again when the chunk is complete
                 self.chunk_pos = pos
                 return False
+            if buf[data_end - 2 : data_end] != b"\r\n":
+                raise self._malformed("chunk data not followed by CRLF")
             pos = data_end
+
+    def _malformed(self, message: str) -> _TooLarge:
+        return _TooLarge(_refusal("400 Bad Request", request_path(self.buf), message))
 
 
 class _BodyDeadline:
@@ -327,6 +394,7 @@ class HardenedThreadWorker(ThreadWorker):
         conn.parser.unreader.unread(state.request_bytes())
         conn.parser.unreader.sock = _BodyDeadline(conn.sock, state.deadline)  # what is left of it
         conn.hami_complete = True
+        conn.hami_path = request_path(state.buf)  # for gunicorn's own error answers (handle_error)
         self.enqueue_req(conn)
 
     def _drop(self, conn, answer: bytes = b"") -> None:
@@ -350,14 +418,37 @@ class HardenedThreadWorker(ThreadWorker):
         now = time.monotonic()
         for conn, state in list(self._heads.items()):
             if force or state.deadline <= now or (state.body_start < 0 and state.head_deadline <= now):
-                self._drop(conn, b"" if state.handshaking or not state.buf else _TIMEOUT_408)
+                self._drop(conn, self._timeout_answer(state))
+
+    def _timeout_answer(self, state: _Head) -> bytes:
+        """Nothing to a client that sent nothing; JSON on an API path; else a bare 408."""
+        if state.handshaking or not state.buf:
+            return b""
+        path = request_path(state.buf)
+        if not _json_client(path):
+            return _TIMEOUT_408
+        message = f"the request was not received within {self.request_timeout:g} s"
+        return _refusal("408 Request Timeout", path, message)
 
     # -- the client certificate, per request -----------------------------------------------------------
 
     def handle(self, conn):
         peer = conn.sock.getpeercert() if isinstance(conn.sock, ssl.SSLSocket) else None
         self._local.identities = client_identities(peer) if peer is not None else None
+        self._local.path = getattr(conn, "hami_path", None)
         return super().handle(conn)
+
+    def handle_error(self, req, client, addr, exc) -> None:
+        """gunicorn's own answers (a bad request line, invalid headers, a line or field over the
+        limits, a broken chunk, a WSGI crash) in JSON on the API paths; its HTML page elsewhere."""
+        path = getattr(req, "path", None) or getattr(self._local, "path", None)
+        if not _json_client(path):
+            super().handle_error(req, client, addr, exc)
+            return
+        captured = _Captured()
+        super().handle_error(req, captured, addr, exc)  # logs it and picks the status, as usual
+        with contextlib.suppress(OSError):
+            util.write_nonblock(client, _as_json(captured.data, path))
 
     def load_wsgi(self) -> None:
         super().load_wsgi()

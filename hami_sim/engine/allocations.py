@@ -205,28 +205,13 @@ def decode_pod_devices(
     decoded: dict[str, list[list[ContainerDevice]]] = {}
     if not annotations:
         return decoded
-    reverse = _reverse(checklist)
+    reverse = {key: (i, vendor) for i, (vendor, key) in enumerate(checklist.items())}  # (~25 keys)
     hits = [key for key in annotations if key in reverse]  # a pod has one or two of ~25 keys
     if len(hits) > 1:
         hits.sort(key=lambda key: reverse[key][0])  # the checklist's order decides the first error
     for key in hits:
         decoded[reverse[key][1]] = [decode_container_devices(part) for part in annotations[key].split(";")]
     return decoded
-
-
-_REVERSE: dict[int, tuple[Mapping[str, str], dict[str, tuple[int, str]]]] = {}
-
-
-def _reverse(checklist: Mapping[str, str]) -> dict[str, tuple[int, str]]:
-    """annotation key -> (position, vendor) for a checklist, cached per checklist object."""
-    cached = _REVERSE.get(id(checklist))
-    if cached is not None and cached[0] is checklist:
-        return cached[1]
-    reverse = {key: (i, vendor) for i, (vendor, key) in enumerate(checklist.items())}
-    if len(_REVERSE) > 64:
-        _REVERSE.clear()
-    _REVERSE[id(checklist)] = (checklist, reverse)
-    return reverse
 
 
 def decode_mig_allocations(text: str) -> list[MigAllocation]:

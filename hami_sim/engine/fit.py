@@ -221,26 +221,16 @@ def _scored_by_vendor(
 ) -> bool:
     """Whether ``vendor_node_score`` could call a vendor's ``ScoreNode`` for this pod on this node
     (its keys are the pod's request types and the node's device types)."""
-    scoring = _scoring_keys(vendors)
-    if not scoring:
-        return False
-    return any(dev.type in scoring for dev in devices) or any(not scoring.isdisjoint(c) for c in containers)
-
-
-_SCORING: dict[int, tuple[Mapping[str, Vendor], frozenset[str]]] = {}
-
-
-def _scoring_keys(vendors: Mapping[str, Vendor]) -> frozenset[str]:
-    """The keys of ``vendors`` whose backend overrides ``score_node`` (kept per vendor mapping; the
-    entry holds the mapping, so its id cannot be reused while it is remembered)."""
-    entry = _SCORING.get(id(vendors))
-    if entry is not None and entry[0] is vendors:
-        return entry[1]
-    keys = frozenset(key for key, v in vendors.items() if type(v).score_node is not Vendor.score_node)
-    if len(_SCORING) >= 16:
-        _SCORING.clear()
-    _SCORING[id(vendors)] = (vendors, keys)
-    return keys
+    for dev in devices:
+        vendor = vendors.get(dev.type)
+        if vendor is not None and type(vendor).score_node is not Vendor.score_node:
+            return True
+    for requests in containers:
+        for key in requests:
+            vendor = vendors.get(key)
+            if vendor is not None and type(vendor).score_node is not Vendor.score_node:
+                return True
+    return False
 
 
 def _usage_of(devices: Sequence[DeviceUsage], peak: dict[str, list[int]]) -> dict[str, list[int]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 
 from .model import ContainerDeviceRequest, DeviceUsage
 
@@ -191,34 +190,12 @@ def device_score(dev: DeviceUsage, requests: Mapping[str, ContainerDeviceRequest
     return f32(WEIGHT * f32(f32(slot_term + core_term) + mem_term))
 
 
-#: device scores by (requests, weights), then by the device fields ``device_score`` reads: a score
-#: is a pure function of them, and a request meets the same few device states on node after node
-_SCORES: dict[tuple, dict[tuple, float]] = {}
-#: what ``device_score`` reads of a device (its memo's key): ``DeviceUsage.SCORE_READS``
-_SCORE_KEY = attrgetter(*DeviceUsage.SCORE_READS)
-_SCORES_MAX_REQUESTS = 256
-_SCORES_MAX_DEVICES = 4096
-
-
 def compute_device_scores(
     devices: list[DeviceUsage], requests: Mapping[str, ContainerDeviceRequest], weights: Weights
 ) -> None:
-    """Every device's ``score`` for this container (``device_score``, memoised; thread-safe: a
-    lost race only recomputes)."""
-    key = (tuple(requests.items()), weights)
-    memo = _SCORES.get(key)
-    if memo is None:
-        if len(_SCORES) >= _SCORES_MAX_REQUESTS:
-            _SCORES.clear()
-        memo = _SCORES[key] = {}
-    elif len(memo) >= _SCORES_MAX_DEVICES:
-        memo.clear()
+    """Every device's ``score`` for this container (``device_score``)."""
     for dev in devices:
-        dkey = _SCORE_KEY(dev)
-        score = memo.get(dkey)
-        if score is None:
-            score = memo[dkey] = device_score(dev, requests, weights)
-        dev.score = score
+        dev.score = device_score(dev, requests, weights)
 
 
 def _chain_key(chain: tuple[str, ...]) -> Callable[[DeviceUsage], tuple[float, ...]]:
@@ -270,15 +247,5 @@ def node_score(devices: Sequence[DeviceUsage]) -> float:
         return 0.0
     if not (used or cores or mem):
         return 0.0
-    key = (used, count, cores, totalcore, mem, totalmem)
-    score = _NODE_SCORES.get(key)
-    if score is None:
-        if len(_NODE_SCORES) >= _SCORES_MAX_DEVICES:
-            _NODE_SCORES.clear()
-        total = f32(f32(f32(used) / f32(count)) + f32(f32(cores) / f32(totalcore)))
-        score = _NODE_SCORES[key] = f32(WEIGHT * f32(total + f32(f32(mem) / f32(totalmem))))
-    return score
-
-
-#: node scores by the six sums they are computed from (a pure function of them)
-_NODE_SCORES: dict[tuple[int, ...], float] = {}
+    total = f32(f32(f32(used) / f32(count)) + f32(f32(cores) / f32(totalcore)))
+    return f32(WEIGHT * f32(total + f32(f32(mem) / f32(totalmem))))

@@ -44,25 +44,9 @@ class QuantityError(ValueError):
     """A value that is not a Kubernetes quantity (the API server would have rejected the object)."""
 
 
-#: parsed quantity strings (a Fraction is immutable; pods repeat the same few quantities)
-_PARSED: dict[str, Fraction] = {}
-_PARSED_MAX = 4096
-
-
 def parse_quantity(value: object) -> Fraction:
-    """Parse a quantity string (or a JSON number) into an exact ``Fraction``."""
-    if type(value) is str:
-        parsed = _PARSED.get(value)
-        if parsed is None:
-            parsed = _parse_quantity(value)
-            if len(_PARSED) >= _PARSED_MAX:
-                _PARSED.clear()
-            _PARSED[value] = parsed
-        return parsed
-    return _parse_quantity(value)
-
-
-def _parse_quantity(value: object) -> Fraction:
+    """Parse a quantity string (or a JSON number) into an exact ``Fraction``. (Not memoised: pods
+    are parsed once per distinct pod, ``Simulator.pod_context``.)"""
     if isinstance(value, bool):
         raise QuantityError(f"quantities must be strings or numbers, not {value!r}")
     if isinstance(value, int):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import orjson
 import pytest
 
 from hami_sim.engine.cache import cache_metrics
@@ -30,3 +35,29 @@ def test_metrics_endpoint_reports_each_cache(client):
     for fact in ("entries", "bytes", "hits", "misses", "evictions"):
         assert f'hami_sim_cache_{fact}{{cache="registrations"}}' in body
     assert 'hami_sim_cache_hits{cache="pods"}' in body
+
+
+_OFF_SCRIPT = """
+import orjson
+from hami_sim.engine.cache import cache_metrics
+from hami_sim.engine.simulate import Simulator
+from tests.engine.test_cache import gpu_node, gpu_pod
+
+sim = Simulator()
+for _ in range(3):
+    sim.filter_nodes(sim.pod_context(gpu_pod()), [gpu_node("a"), gpu_node("b")])
+print(orjson.dumps(cache_metrics()).decode())
+"""
+
+
+def test_a_zero_byte_budget_turns_off_every_cache():
+    """``HAMI_SIM_CACHE_BYTES=0``: nothing is remembered by any cache of the process (the registration
+    templates, sized at import, included), so every call computes its answer afresh."""
+    env = dict(os.environ, HAMI_SIM_CACHE_BYTES="0", PYTHONPATH=".")
+    out = subprocess.run(
+        [sys.executable, "-c", _OFF_SCRIPT], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    metrics = orjson.loads(out)
+    assert {"registrations", "pods", "node kinds", "registration templates"} <= set(metrics)
+    for name, m in metrics.items():
+        assert (m["entries"], m["bytes"], m["hits"]) == (0, 0, 0), name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from hami_sim.runtime.models import TaskRun
@@ -219,6 +219,28 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
         return instance
 
 
+@extend_schema_serializer(
+    examples=[
+        OpenApiExample(
+            "A cold L40S group that may grow to 4 nodes",
+            # Swagger UI's "Try it out" body: without it the generated one fails (match_labels
+            # "string", min_size 9223372036854776000)
+            value={
+                "name": "gpu-l40s",
+                "match_labels": {"eks.amazonaws.com/nodegroup": "gpu-l40s"},
+                "provider": "aws",
+                "instance_type": "g6e.12xlarge",
+                "min_size": 0,
+                "max_size": 4,
+                "inventory_source": "annotation-first",
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+                "description": "4 x L40S (48 GB) per node",
+            },
+            request_only=True,
+        )
+    ]
+)
 class NodeGroupSerializer(serializers.ModelSerializer):
     serializer_choice_field = ListingChoiceField
     profiles = NestedDeviceProfileSerializer(many=True, read_only=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from hami_sim.conf import conf
@@ -405,6 +405,37 @@ def _engine_checked(parse, value: object):
         raise serializers.ValidationError(str(exc)) from None
 
 
+#: Swagger UI's "Try it out" body for the estimate: runs as it is against the demo's node groups.
+ESTIMATE_EXAMPLE = {
+    "pods": [
+        {
+            "pod": {
+                "metadata": {"name": "llm-serving-0", "namespace": "ml"},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "main",
+                            "resources": {
+                                "limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "30000"},
+                                "requests": {"cpu": "4", "memory": "16Gi"},
+                            },
+                        }
+                    ]
+                },
+            },
+            "count": 4,
+        }
+    ],
+    "nodeGroups": ["gpu-a10", "gpu-h100"],
+    "expander": "least-waste",
+}
+
+
+@extend_schema_serializer(
+    examples=[
+        OpenApiExample("Four 30000 MiB pods on the demo's groups", value=ESTIMATE_EXAMPLE, request_only=True)
+    ]
+)
 class EstimateRequestSerializer(serializers.Serializer):
     """``POST /api/v1/estimate`` (design.md 7); ``validated_data`` holds what ``estimate()`` takes."""
 

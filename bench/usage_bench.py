@@ -18,8 +18,15 @@ migrated first). The first line names the database and the load average. Then:
    over all 5,000 nodes from a warm process cache: O(1) means the two are about equal.
    ``cache load``: a replica's first full load of every node's usage from the database.
 4. One pod event (a new allocation) written and visible to the store.
+5. With ``--pending N`` (default 10,000; 0 leaves them out), the API also serves N pending HAMi pods
+   (``PodScheduled=False``, ``Unschedulable``; 1 or 2 cards of 10000 to 80000 MiB in 20 shapes), so
+   the relists above keep them and every node's requested sums too. Then the blind-spot report as
+   the service computes it (``usage.blindspot.compute``: the stored nodes with their usage, both
+   views of every pending pod, the estimator for the invisible ones), count-only and with aggregate
+   capacity, split into reading the store and the engine's ``pod_views``. Target: both views under 5 s.
 
-Run: ``PYTHONPATH=. .venv/bin/python bench/usage_bench.py [--nodes 5000 --pods 100000] [--profile DIR]``.
+Run: ``PYTHONPATH=. .venv/bin/python bench/usage_bench.py [--nodes 5000 --pods 100000 --pending 10000]
+[--profile DIR]``.
 """
 
 from __future__ import annotations
@@ -140,6 +147,41 @@ def make_pod(j: int, nodes: list[dict], rng: random.Random) -> dict:
     }
 
 
+def make_pending(j: int) -> dict:
+    """A pending HAMi pod kube-scheduler gave up on: what the blind-spot report judges."""
+    shape = j % 20
+    cards, mem = 1 + shape % 2, 10000 + (shape * 3500) % 70001
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": f"train-{j // 100}-{j:06d}",
+            "namespace": f"team-{j % 40}",
+            "uid": f"pending-uid-{j}",
+            "resourceVersion": str(300_000 + j),
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"app": f"train-{j // 100}"},
+        },
+        "spec": {
+            "schedulerName": "hami-scheduler",
+            "containers": [
+                {
+                    "name": "trainer",
+                    "image": "registry.example.com/train:2.0",
+                    "resources": {
+                        "limits": {"nvidia.com/gpu": str(cards), "nvidia.com/gpumem": str(mem), "cpu": "4"},
+                        "requests": {"cpu": "4", "memory": "16Gi"},
+                    },
+                }
+            ],
+        },
+        "status": {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+        },
+    }
+
+
 def _setup_django() -> None:
     import subprocess
 
@@ -178,7 +220,7 @@ def _empty_store() -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE usage_podallocation, usage_nodeusage, usage_usagefinding, usage_usagestate, "
-            "profiles_nodeinventory CASCADE"
+            "usage_pendingpod, usage_nodefacts, profiles_nodeinventory CASCADE"
         )
 
 
@@ -212,12 +254,13 @@ def _lookup_ns(names: list[str], rounds: int = 5) -> float:
     return round(best)
 
 
-def _serve(nodes: list[dict], pod_count: int, conn) -> None:
+def _serve(nodes: list[dict], pod_count: int, pending: int, conn) -> None:
     """The API double's process: generate the pods here, serve until the parent says stop."""
     from tests.kubeapi import FakeKubeAPI
 
     rng = random.Random(12)
     pods = [make_pod(j, nodes, rng) for j in range(pod_count)]
+    pods.extend(make_pending(j) for j in range(pending))
     with FakeKubeAPI(nodes=nodes, pods=pods) as api:
         conn.send(api.url)
         conn.recv()
@@ -227,12 +270,12 @@ class _ApiProcess:
     """``tests/kubeapi.FakeKubeAPI`` in a forked process, as a real kube-apiserver is: its CPU and its
     100,000 Pod objects are not in the measured process (they would share its GIL and its heap)."""
 
-    def __init__(self, nodes: list[dict], pods: int) -> None:
+    def __init__(self, nodes: list[dict], pods: int, pending: int = 0) -> None:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(nodes, pods, child), daemon=True)
+        self._proc = ctx.Process(target=_serve, args=(nodes, pods, pending, child), daemon=True)
 
     def __enter__(self) -> str:
         self._proc.start()
@@ -319,6 +362,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=100_000)
+    parser.add_argument("--pending", type=int, default=10_000, help="pending HAMi pods served beside them")
     parser.add_argument("--profile", type=Path, help="dump cProfile stats of each relist into this directory")
     args = parser.parse_args()
     _setup_django()
@@ -334,12 +378,13 @@ def main() -> None:
     sample = [make_pod(j, nodes, random.Random(j)) for j in range(1000)]
     pod_bytes = sum(len(orjson.dumps(p)) for p in sample) / len(sample)
     print(
-        f"cluster: {args.nodes} nodes x {GPUS} GPUs, {args.pods} pods (~{pod_bytes:.0f} bytes of JSON each); "
+        f"cluster: {args.nodes} nodes x {GPUS} GPUs, {args.pods} pods (~{pod_bytes:.0f} bytes of JSON each), "
+        f"{args.pending} of them more pending; "
         f"database: {connection.vendor} {connection.settings_dict['NAME']}; "
         "API: tests/kubeapi.py double in its own process, read with the kubernetes client; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    with _ApiProcess(nodes, args.pods) as url, tempfile.TemporaryDirectory() as tmp:
+    with _ApiProcess(nodes, args.pods, args.pending) as url, tempfile.TemporaryDirectory() as tmp:
         _empty_store()
         source = _kubeconfig(url, Path(tmp) / "kubeconfig")
         list_s = _list_only_s(source)
@@ -355,7 +400,8 @@ def main() -> None:
             f"target < 30 s), {t['cpu_s']:.1f} s CPU in this process, {t['gc_s']:.1f} s of it in the GC"
         )
     print(
-        f"  of which listing {args.pods} pods with the kubernetes client alone (HTTP + orjson, no store): "
+        f"  of which listing {args.pods + args.pending} pods with the kubernetes client alone "
+        "(HTTP + orjson, no store): "
         f"{list_s:.1f} s"
     )
     print(
@@ -363,7 +409,10 @@ def main() -> None:
         f"(~{models_s * args.pods / min(args.pods, 5000):.0f} s for all; the relist reads raw JSON)"
     )
     counts = runs["warm"]
-    print(f"  pods stored: {counts['pods']}; unchanged on the warm relist: {counts['pods_unchanged']}")
+    print(
+        f"  pods stored: {counts['pods']}; unchanged on the warm relist: {counts['pods_unchanged']}; "
+        f"pending HAMi pods kept: {counts.get('pending', 0)}"
+    )
     sizes = _sizes_mib()
     print(
         f"store size: {sizes['usage']} MiB (target < 500 MiB); node inventories beside it: {sizes['inventory']} MiB"
@@ -388,6 +437,42 @@ def main() -> None:
     target = extra["metadata"]["annotations"]["hami.io/vgpu-node"]
     assert store.get(target) is not None
     print(f"one pod event written and visible in the store: {event:.1f} ms")
+    if args.pending:
+        _blind_spot(args.pending)
+
+
+def _blind_spot(pending: int) -> None:
+    """Both views of every pending pod, as the service computes them (``usage.blindspot.compute``)."""
+    import hami_sim.engine.blindspot as engine
+    from usage import blindspot
+
+    spent = {"pod_views": 0.0}
+    original = engine.pod_views
+
+    def timed(*a, **kw):
+        started = time.perf_counter()
+        try:
+            return original(*a, **kw)
+        finally:
+            spent["pod_views"] += time.perf_counter() - started
+
+    blindspot.pod_views = timed  # the report's own call, timed in place
+    try:
+        for aggregate in (False, True):
+            spent["pod_views"] = 0.0
+            started = time.perf_counter()
+            report = blindspot.compute(aggregate=aggregate)
+            total = time.perf_counter() - started
+            label = "aggregate" if aggregate else "count-only"
+            groups = ", ".join(f"{g}: {len(a.pods)}" for g, a in sorted(report.groups.items())[:3])
+            print(
+                f"blind spot {label:>10}: {total:.2f} s for the report; both views of {len(report.pods)} of "
+                f"{pending} pending pods in {spent['pod_views']:.2f} s (target < 5 s); "
+                f"invisible {len(report.invisible)} ({groups}{', ...' if len(report.groups) > 3 else ''}); "
+                f"scale-down views: {len(report.drains)} nodes, groups too large: {report.drains_skipped}"
+            )
+    finally:
+        blindspot.pod_views = original
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from decisions.models import AutoscalerStatus, CAEvent, Decision
 from hami_sim.conf import conf
 from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
+from hami_sim.permissions import Caller, caller_of
 from hami_sim.runtime.models import TaskRun
 from hami_sim.runtime.simulator import get_simulator
 from profiles.catemplate import PROVIDERS as CA_TEMPLATE_PROVIDERS
@@ -600,6 +601,13 @@ def _drain(name: str):
     return next((d for d in result.drains if d.node == name), None)
 
 
+def _readable_sessions(caller: Caller):
+    """The sessions a dashboard reader may see, expired ones included: by the API's owner rule
+    (``simulations.sessions.visible_sessions``), every session for an operator, else its own."""
+    sessions_ = SimulationSession.objects.all()
+    return sessions_ if caller.operator else sessions_.filter(owner=caller.identity)
+
+
 def _session_error(request: HttpRequest, exc: SessionError) -> None:
     messages.error(request, f"{exc.error} (HTTP {exc.status})")
 
@@ -628,7 +636,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     return _list(
         request,
         "Simulation sessions",
-        SimulationSession.objects.all(),
+        _readable_sessions(caller_of(request)),
         SessionFilterSet,
         SessionTable,
         "/api/v1/sessions/",
@@ -670,6 +678,12 @@ def session_action(request: HttpRequest, pk, action: str) -> HttpResponse:
 @dashboard_view
 def session_detail(request: HttpRequest, pk) -> HttpResponse:
     session = get_object_or_404(SimulationSession, pk=pk)
+    caller = caller_of(request)
+    if not (caller.operator or session.owner == caller.identity):  # as _readable_sessions
+        raise PermissionDenied(  # the API's answer to the same reader (simulations.sessions)
+            f"session {session.pk} belongs to another identity; only its owner or an operator may read it "
+            f"(this request is {caller.identity})"
+        )
     nodes = list(session.nodes.all())
     node_dicts = [{"name": n.name, "group": n.node_group, "devices": n.devices} for n in nodes]
     context = {

@@ -146,6 +146,14 @@ def test_on_call_walkthrough(page, live_server):
     page.screenshot(path=str(ARTIFACTS / "what_if.png"), full_page=True)
 
 
+def _operator(username: str) -> None:
+    from django.contrib.auth import get_user_model
+
+    from tests.roles import operators_group
+
+    get_user_model().objects.get(username=username).groups.add(operators_group())
+
+
 def test_session_page(demo_live, request):
     base = demo_live.url
     from profiles.models import NodeGroup
@@ -158,6 +166,7 @@ def test_session_page(demo_live, request):
         pod["metadata"] = {"name": f"p{i}", "namespace": "ml", "uid": f"uid-p{i}"}
         _post(f"{base}/api/v1/sessions/{session['id']}/placements", {"pod": pod, "node": template})
     _post(f"{base}/api/v1/sessions/{session['id']}/fork", {})
+    _operator("oncall")  # the session is the anonymous caller's: another reader needs the role
 
     page = request.getfixturevalue("page")
     page.goto(f"{base}/admin/login/?next=/sessions/{session['id']}/")

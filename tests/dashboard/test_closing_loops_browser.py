@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.conftest import load_demo
-from tests.dashboard.test_browser import ARTIFACTS, CHROMIUM
+from tests.dashboard.test_browser import ARTIFACTS, CHROMIUM, _operator
 from tests.dashboard.test_operator_browser import _browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -148,6 +148,7 @@ def test_session_rows_are_numbered_apart_from_revisions(demo_user):
 
     seed_session(Demo(port=1))
     session = SimulationSession.objects.get(name=DEMO_SESSION)
+    _operator("oncall")  # the demo's session is the server's own: a reader needs the operators role
     with _browser(demo_user, DESKTOP) as page:
         page.goto(f"{demo_user.url}/sessions/{session.pk}/")
         table = page.locator("table.table", has=page.locator("th", has_text="Revision"))

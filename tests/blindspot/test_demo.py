@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.deploy.promql import as_dicts, evaluate
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -98,8 +99,8 @@ def test_the_demo_node_cannot_be_drained_as_ca_thinks(demo):
 
 
 @pytest.fixture
-def staff_client(client, django_user_model):
-    user = django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw", is_staff=True)
+def staff_client(client, db):
+    user = UserFactory(username="oncall", password="pw", is_staff=True)
     client.force_login(user)
     return client
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories.models import UserFactory
+
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 
@@ -25,19 +27,11 @@ def demo_data(db):
 
 
 @pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user(
-        "oncall", "oncall@example.invalid", "pw-oncall", is_staff=True
-    )
+def staff(db):
+    return UserFactory(username="oncall", password="pw-oncall", is_staff=True)
 
 
 @pytest.fixture
-def operator(django_user_model):
+def operator(db):
     """A logged-in on-call engineer in the ``operators`` role: may create and fork sessions."""
-    from tests.roles import operators_group
-
-    user = django_user_model.objects.create_user(
-        "operator", "operator@example.invalid", "pw-operator", is_staff=True
-    )
-    user.groups.add(operators_group())
-    return user
+    return UserFactory(username="operator", password="pw-operator", is_staff=True, roles=["operators"])

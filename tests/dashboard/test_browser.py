@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.conftest import load_demo
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -52,12 +53,12 @@ def _post(url: str, body: dict) -> dict:
 
 
 @pytest.fixture
-def demo_live(live_server, transactional_db, django_user_model):
+def demo_live(live_server, transactional_db):
     """Demo data behind the live server (written before the browser's event loop starts)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     load_demo()
-    django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall-1", is_staff=True)
+    UserFactory(username="oncall", password="pw-oncall-1", is_staff=True)
     return live_server
 
 

@@ -14,6 +14,7 @@ import pytest
 from tests.dashboard.conftest import load_demo
 from tests.dashboard.test_browser import ARTIFACTS, CHROMIUM, _operator
 from tests.dashboard.test_operator_browser import _browser
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,11 +25,11 @@ SICK_NODE = "ip-10-0-1-12.ec2.internal"  # its GPU 2 registers "health": false
 
 
 @pytest.fixture
-def demo_user(live_server, transactional_db, django_user_model):
+def demo_user(live_server, transactional_db):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
     load_demo()
-    django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall-1", is_staff=True)
+    UserFactory(username="oncall", password="pw-oncall-1", is_staff=True)
     return live_server
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from tests.dashboard.conftest import load_demo
 from tests.dashboard.test_browser import ARTIFACTS, CHROMIUM
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -56,10 +57,10 @@ def _browser(live_server, viewport: dict):
 
 
 @pytest.fixture
-def live_user(live_server, transactional_db, django_user_model):
+def live_user(live_server, transactional_db):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    django_user_model.objects.create_user("oncall", "oncall@example.invalid", "pw-oncall-1", is_staff=True)
+    UserFactory(username="oncall", password="pw-oncall-1", is_staff=True)
     return live_server
 
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from decisions.models import CAEvent, Decision
+from tests.factories.models import CAEventFactory, DecisionFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -149,23 +150,15 @@ def test_what_if_bad_input_is_a_400_and_changes_nothing(client, staff, demo_data
 
 
 def _more_decisions(n: int, start: int = 0) -> None:
-    from django.utils import timezone
-
-    now = timezone.now()
-    Decision.objects.bulk_create(
-        Decision(
+    for i in range(start, start + n):
+        DecisionFactory(
             digest=f"bulk-{i}",
             pod_uid=f"bulk-{i}",
-            pod_namespace="ml",
             pod_name=f"bulk-{i}",
             verdict="no_fit",
             top_reason="CardInsufficientMemory",
             node_groups=["gpu-a10", "gpu-h100"],
-            first_seen=now,
-            last_seen=now,
         )
-        for i in range(start, start + n)
-    )
 
 
 @pytest.mark.parametrize("url", ["/", "/decisions/", "/node-groups/", "/node-groups/gpu-a10/", "/events/"])
@@ -270,16 +263,7 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
     parsed, groups = parse_event_message("TriggeredScaleUp", message)
     assert groups == [gce]
     d = Decision.objects.get(pod_name="giant-training-0")
-    CAEvent.objects.create(
-        event_uid="gce",
-        reason="TriggeredScaleUp",
-        pod_uid=d.pod_uid,
-        pod_namespace="ml",
-        pod_name=d.pod_name,
-        message=message,
-        parsed=parsed,
-        groups=groups,
-    )
+    CAEventFactory(pod_uid=d.pod_uid, pod_name=d.pod_name, message=message, parsed=parsed, groups=groups)
     AutoscalerStatus.objects.create(
         fetched_at=d.last_seen, raw="x", parsed={"nodeGroups": [{"health": {}}]}, digest="odd"
     )
@@ -292,11 +276,8 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
 
 def test_answer_flags_a_scale_up_hami_sim_rejected(client, staff, demo_data):
     d = Decision.objects.get(pod_name="giant-training-0")
-    CAEvent.objects.create(
-        event_uid="odd-scale",
-        reason="TriggeredScaleUp",
+    CAEventFactory(
         pod_uid=d.pod_uid,
-        pod_namespace="ml",
         pod_name=d.pod_name,
         message="pod triggered scale-up: [{gpu-a10 2->3 (max: 10)}]",
         parsed={"scaleUps": [{"group": "gpu-a10", "from": 2, "to": 3, "max": 10}]},

@@ -8,9 +8,9 @@ import re
 
 import orjson
 import pytest
-from django.utils import timezone
 
 from decisions.models import Decision
+from tests.factories.models import DecisionFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -34,7 +34,6 @@ def _device(index: int, verdict: str) -> dict:
 
 def _sgpu_decision() -> Decision:
     """What MetaX sGPU's ScoreNode leaves in a record: +-10000 x topology next to plain HAMi scores."""
-    now = timezone.now()
     nodes = [
         {
             "name": "sgpu-a",
@@ -77,10 +76,9 @@ def _sgpu_decision() -> Decision:
             "devices": [_device(0, "rejected")],
         },
     ]
-    return Decision.objects.create(
+    return DecisionFactory(
         digest="sgpu-scores",
         pod_uid="uid-sgpu",
-        pod_namespace="ml",
         pod_name="sgpu-exclusive",
         caller="ui",
         verdict="fit",
@@ -90,8 +88,6 @@ def _sgpu_decision() -> Decision:
         fit_count=3,
         nodes=nodes,
         request=[{"Metax-SGPU": {"nums": 1, "memreq": 0, "mempercentage": 100, "coresreq": 100}}],
-        first_seen=now,
-        last_seen=now,
     )
 
 

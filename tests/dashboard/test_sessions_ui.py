@@ -4,12 +4,11 @@ demo's seeded session (the sessions page is not empty after ``make demo``)."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
 from simulations.models import SimulationSession
+from tests.factories.models import SessionFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -90,13 +89,13 @@ def test_unknown_action_or_session_is_404(client, operator):
     assert re.search(r"Create session", client.get("/sessions/").content.decode())
 
 
-def test_a_login_without_the_operators_role_cannot_change_sessions(client, django_user_model):
-    viewer = django_user_model.objects.create_user("viewer", "viewer@example.invalid", "pw-viewer")
+def test_a_login_without_the_operators_role_cannot_change_sessions(client, db):
+    viewer = UserFactory(username="viewer", password="pw-viewer")
     client.force_login(viewer)
     assert 'id="create-session"' not in client.get("/sessions/").content.decode()
     assert client.post("/sessions/", {"name": "x", "ttl_seconds": 60}).status_code == 403
     assert not SimulationSession.objects.exists()
-    session = SimulationSession.objects.create(name="theirs", expires_at=timezone.now() + timedelta(hours=1))
+    session = SessionFactory(name="theirs")
     assert 'id="session-actions"' not in client.get(f"/sessions/{session.pk}/").content.decode()
     assert client.post(f"/sessions/{session.pk}/fork/", {"revision": "0"}).status_code == 403
     session.refresh_from_db()

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from rest_framework.authtoken.models import Token
 
 from hami_sim.runtime.models import TaskRun
 from profiles.models import NodeGroup
 from tests.factories import extender_args, gpu, node, pod
+from tests.factories.models import TokenFactory
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
@@ -31,11 +30,8 @@ def _isolated():
 
 @pytest.fixture
 def operator(db):
-    from tests.roles import operators_group
-
-    user = get_user_model().objects.create_user("operator", password="s3cret-pass-word")
-    user.groups.add(operators_group())
-    return user, Token.objects.create(user=user).key
+    token = TokenFactory(user__username="operator")  # an operator's token
+    return token.user, token.key
 
 
 def _post_json(client, path, payload: bytes, **headers):

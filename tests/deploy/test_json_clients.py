@@ -7,6 +7,7 @@ import pytest
 from django.core.cache import cache
 
 from tests.factories import extender_args, gpu, node, pod
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
@@ -96,13 +97,11 @@ def test_malformed_host_is_a_json_400_too(client, settings):
 
 
 # -- other requests Django refuses as suspicious ----------------------------------------------------------------
-def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(
-    client, settings, django_user_model
-):
+def test_too_many_fields_is_a_json_400_on_the_api_and_html_on_the_dashboard(client, settings, db):
     from profiles.models import NodeGroup
 
     settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 2
-    user = django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+    user = UserFactory(username="root", password="pw-root-1", superuser=True)
     client.force_login(user)
     query = "&".join(f"f{i}=1" for i in range(5))
     response = client.get(f"/api/v1/node-groups/?{query}")

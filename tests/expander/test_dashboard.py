@@ -12,6 +12,7 @@ from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.service import best_options
 from tests.expander.ca_clients import NEWEST, encode
 from tests.expander.test_grpc_expander import TEMPLATES, option, pods
+from tests.factories.models import UserFactory
 from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.django_db]
@@ -24,10 +25,8 @@ def groups(make_group):  # noqa: F811
 
 
 @pytest.fixture
-def staff_client(client, django_user_model):
-    client.force_login(
-        django_user_model.objects.create_user("oncall", "o@example.invalid", "pw", is_staff=True)
-    )
+def staff_client(client, db):
+    client.force_login(UserFactory(username="oncall", password="pw", is_staff=True))
     return client
 
 

@@ -48,7 +48,7 @@ def _stored_rows(pk: int) -> list[tuple]:
 
 
 @pytest.fixture
-def edited(transactional_db, django_user_model):
+def edited(transactional_db):
     """A superuser and a profile saved three times (written before the browser's event loop starts)."""
     UserFactory(username="root", password="pw-root-1", superuser=True)
     profile = _profile()

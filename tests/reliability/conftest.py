@@ -28,32 +28,26 @@ def child_database_url(transactional_db) -> str | None:
 
 
 @pytest.fixture
-def make_probe_world(db, django_user_model):
+def make_probe_world(db):
     """What the hardening probes expect to exist: a node group ``gpu-a10`` with a profile, a viewer
     (logged in, no permissions) and an operator (member of the ``operators`` group). Returns
     (viewer, operator)."""
-    from profiles.models import DeviceProfile, NodeGroup
-    from profiles.services import set_rows
-    from tests.roles import operators_group
+    from tests.factories.models import A10G, NodeGroupFactory, UserFactory
 
-    group = NodeGroup.objects.create(name="gpu-a10", match_labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
-    profile = DeviceProfile.objects.create(node_group=group, vendor="NVIDIA")
-    set_rows(
-        profile,
-        [
-            {
-                "type": "NVIDIA A10G",
-                "devmem": 23028,
-                "devcore": 100,
-                "count": 10,
-                "numa": 0,
-                "mode": "hami-core",
-                "mig_profiles": [],
-                "quantity": 4,
-            }
-        ],
-    )
-    viewer = django_user_model.objects.create_user("probe-viewer", password="probe-viewer-pw-1")
-    operator = django_user_model.objects.create_user("probe-operator", password="probe-operator-pw-1")
-    operator.groups.add(operators_group())  # made by a migration
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10G, "quantity": 4}])
+    viewer = UserFactory(username="probe-viewer", password="probe-viewer-pw-1")
+    operator = UserFactory(username="probe-operator", password="probe-operator-pw-1", roles=["operators"])
     return viewer, operator
+
+
+@pytest.fixture
+def empty_cache():
+    """Login lockouts and session rates count in the cache: empty before the test and after it, even
+    when an assertion fails, so no count leaks into the next test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    try:
+        yield cache
+    finally:
+        cache.clear()

@@ -23,10 +23,10 @@ from urllib.parse import urlencode
 
 import orjson
 import pytest
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, RequestFactory
-from django.utils import timezone
+
+from tests.factories.models import DecisionFactory, UserFactory
 
 pytestmark = [pytest.mark.api]
 
@@ -130,10 +130,9 @@ def _login(client: Client, username: str, password: str, address: str) -> int:
 
 
 @pytest.mark.django_db
-def test_one_address_cannot_lock_out_every_user_behind_it(django_user_model):
-    cache.clear()
+def test_one_address_cannot_lock_out_every_user_behind_it(empty_cache):
     for name in ("alice", "bob"):
-        django_user_model.objects.create_user(name, password=f"{name}-pw-123", is_staff=True)
+        UserFactory(username=name, password=f"{name}-pw-123", is_staff=True)
     nat = "10.0.0.1"
     assert _login(Client(), "alice", "alice-pw-123", nat) == 302  # alice works from behind the NAT
     # someone behind the same address guesses many names
@@ -142,13 +141,11 @@ def test_one_address_cannot_lock_out_every_user_behind_it(django_user_model):
     assert _login(Client(), "alice", "alice-pw-123", nat) == 302  # known here: still gets in
     assert _login(Client(), "bob", "bob-pw-123", nat) == 429  # never seen here: waits for the window
     assert _login(Client(), "bob", "bob-pw-123", "10.0.0.2") == 302  # the lock is the address's
-    cache.clear()
 
 
 @pytest.mark.django_db
-def test_an_account_is_locked_per_address_and_then_everywhere(django_user_model):
-    cache.clear()
-    django_user_model.objects.create_user("carol", password="carol-pw-123", is_staff=True)
+def test_an_account_is_locked_per_address_and_then_everywhere(empty_cache):
+    UserFactory(username="carol", password="carol-pw-123", is_staff=True)
     assert [_login(Client(), "carol", "wrong", "10.1.0.1") for _ in range(6)][-1] == 429
     assert _login(Client(), "carol", "carol-pw-123", "10.1.0.1") == 429  # this address, this account
     assert _login(Client(), "carol", "carol-pw-123", "10.1.0.2") == 302  # elsewhere: fine
@@ -156,7 +153,6 @@ def test_an_account_is_locked_per_address_and_then_everywhere(django_user_model)
         _login(Client(), "carol", "wrong", f"10.2.{i // 4}.{i % 4}")
     assert _login(Client(), "carol", "carol-pw-123", "10.1.0.3") == 429  # a new address waits
     assert _login(Client(), "carol", "carol-pw-123", "10.1.0.2") == 302  # her known address does not
-    cache.clear()
 
 
 # -- JSON errors from every API path ----------------------------------------------------------------------------
@@ -256,21 +252,8 @@ def test_every_list_api_has_a_capped_page_size(settings):
 
 @pytest.mark.django_db
 def test_limit_one_million_on_decisions_is_capped(client, settings):
-    from decisions.models import Decision
-
     settings.API_MAX_PAGE_SIZE = 3
-    now = timezone.now()
-    Decision.objects.bulk_create(
-        Decision(
-            digest=f"d{i}",
-            pod_namespace="ml",
-            pod_name=f"p{i}",
-            verdict="fit",
-            first_seen=now,
-            last_seen=now,
-        )
-        for i in range(5)
-    )
+    DecisionFactory.create_batch(5)
     page = _json(client.get("/api/v1/decisions/?limit=1000000"))
     assert page["count"] == 5 and len(page["results"]) == 3 and "limit=3" in page["next"]
 
@@ -323,12 +306,7 @@ def test_a_nul_in_the_path_is_a_400(client, path):
 def test_a_decision_page_for_a_pod_name_with_a_slash_works(operator_client, pod_name):
     from django.urls import reverse
 
-    from decisions.models import Decision
-
-    now = timezone.now()
-    decision = Decision.objects.create(
-        digest="slash", pod_namespace="ml", pod_name=pod_name, verdict="fit", first_seen=now, last_seen=now
-    )
+    decision = DecisionFactory(pod_name=pod_name)
     assert operator_client.get(f"/decisions/{decision.pk}/").status_code == 200
     pod_page = reverse("dashboard:pod", args=["ml", pod_name])  # what the pages link to
     assert operator_client.get(pod_page)["Location"] == f"/decisions/{decision.pk}/"

@@ -119,19 +119,6 @@ def test_demo_admin_is_an_operator():
 # -- item 12: wrong admin passwords lock the login out ---------------------------------------------------
 
 
-@pytest.fixture
-def empty_cache():
-    """Login lockouts and session rates count in the cache: empty before the test and after it, even
-    when an assertion fails, so no count leaks into the next test."""
-    from django.core.cache import cache
-
-    cache.clear()
-    try:
-        yield cache
-    finally:
-        cache.clear()
-
-
 def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(
     client, django_user_model, empty_cache
 ):
@@ -297,11 +284,11 @@ def test_unsafe_methods_with_a_session_cookie_need_the_csrf_token(make_probe_wor
     from django.test import Client
 
     from profiles.models import DeviceProfile
-    from simulations.models import SimulationSession
+    from tests.factories.models import SessionFactory
     from tests.reliability.corpus import good_filter_body
 
     _, operator = make_probe_world
-    sid = SimulationSession.objects.create(name="csrf-target", expires_at="2999-01-01T00:00:00Z").pk
+    sid = SessionFactory(name="csrf-target").pk
     path = path.format(sid=sid, profile=DeviceProfile.objects.get().pk)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(operator)

@@ -54,11 +54,9 @@ def api_schema(db, settings):
 
 @pytest.fixture
 def token(db) -> str:
-    from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+    from tests.factories.models import TokenFactory
 
-    user = get_user_model().objects.create_superuser("fuzz", "fuzz@example.invalid", "fuzz-password-1")
-    return Token.objects.create(user=user).key
+    return TokenFactory(user__superuser=True).key
 
 
 def _fuzz_operation(operation, token: str | None, max_examples: int = MAX_EXAMPLES) -> None:

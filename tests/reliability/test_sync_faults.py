@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import gpu, node
+from tests.factories.models import NodeGroupFactory
 from tests.kubeapi import FakeKubeAPI
 from tests.loadgen import children
 
@@ -67,9 +68,7 @@ def _stale() -> dict[str, tuple[bool, str]]:
 
 @pytest.fixture
 def group(db):
-    from profiles.models import NodeGroup
-
-    return NodeGroup.objects.create(name="gpu-a10", match_labels=LABELS)
+    return NodeGroupFactory(name="gpu-a10", match_labels=LABELS)
 
 
 @pytest.mark.django_db
@@ -164,7 +163,6 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
     from celery import Celery
 
     from hami_sim.runtime.models import TaskRun
-    from profiles.models import NodeGroup
 
     if not child_database_url or not child_database_url.startswith("postgres"):
         pytest.skip("the worker must share the test's database (PostgreSQL)")
@@ -172,7 +170,7 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true but Redis is not reachable on 127.0.0.1:6379")
         pytest.skip("Redis is not running on 127.0.0.1:6379")
-    NodeGroup.objects.create(name="gpu-a10", match_labels=LABELS)
+    NodeGroupFactory(name="gpu-a10", match_labels=LABELS)
 
     def runs(outcome: str) -> int:
         return TaskRun.objects.filter(task="sync_cluster_inventory", outcome=outcome).count()

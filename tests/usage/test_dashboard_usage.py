@@ -9,24 +9,23 @@ from html import unescape
 import orjson
 import pytest
 
+from tests.factories.models import NodeGroupFactory, UserFactory
+
 from .conftest import gpu_node, hami_pod
 
 pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user(
-        "oncall", "oncall@example.invalid", "pw-oncall", is_staff=True
-    )
+def staff(db):
+    return UserFactory(username="oncall", password="pw-oncall", is_staff=True)
 
 
 @pytest.fixture
 def synced(tmp_path):
-    from profiles.models import NodeGroup
     from usage.cluster import sync_cluster
 
-    NodeGroup.objects.create(name="gpu-a10", match_labels={"kubernetes.io/hostname": "n1"})
+    NodeGroupFactory(name="gpu-a10", match_labels={"kubernetes.io/hostname": "n1"})
     nodes = [gpu_node("n1", cards=2), gpu_node("n2", cards=2)]
     pods = [
         hami_pod("train-0", "n1", [("GPU-n1-0", 20000, 60)]),
@@ -73,11 +72,10 @@ REGISTER = "hami.io/node-nvidia-register"
 @pytest.fixture
 def drifting(synced):
     """Beside ``synced``: a node of another group whose registration does not parse (a drift finding)."""
-    from profiles.models import NodeGroup
     from profiles.sync import sync_nodes
     from tests.factories import node
 
-    NodeGroup.objects.create(name="gpu-l4", match_labels={"kubernetes.io/hostname": "n3"})
+    NodeGroupFactory(name="gpu-l4", match_labels={"kubernetes.io/hostname": "n3"})
     sync_nodes([gpu_node("n1", cards=2), gpu_node("n2", cards=2), node("n3", annotations={REGISTER: "{"})])
 
 

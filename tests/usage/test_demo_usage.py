@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from tests.factories import extender_args, pod
+from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -67,10 +68,8 @@ def test_demo_nodes_answer_with_their_live_usage(client, demo_nodes, gpus, gpume
     assert fitting == ([] if reason else [node])
 
 
-def test_demo_node_page_shows_the_used_cards(client, django_user_model, demo_nodes):
-    client.force_login(
-        django_user_model.objects.create_user("oncall", "o@example.invalid", "pw", is_staff=True)
-    )
+def test_demo_node_page_shows_the_used_cards(client, demo_nodes):
+    client.force_login(UserFactory(username="oncall", password="pw", is_staff=True))
     html = client.get(f"/nodes/{FULL}/").content.decode()
     row = html.split('id="device-2"')[1].split("</tr>")[0]
     assert "22000 / 1028 " in row and "embedding-server" in row and "reranker" in row

@@ -16,8 +16,11 @@ import pytest
 
 from hami_sim.engine import vendors as registry
 from hami_sim.engine.vendors import Backend, ProfileFields, VendorDescriptor, default_vendors, descriptors
-from hami_sim.engine.vendors.common import FitRules, WholeDeviceVendor
+from hami_sim.engine.vendors.base import NodeReads, Vendor
+from hami_sim.engine.vendors.fit_loop import FitRules, common_fit
+from hami_sim.engine.vendors.node_codecs import whole_devices
 from hami_sim.engine.vendors.registry import render_json
+from hami_sim.engine.vendors.request_rules import count_request
 from tests.factories import extender_args
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "vendors.md"
@@ -32,13 +35,26 @@ class ToyConfig:
     resource_count_name: str = TOY_COUNT
 
 
-class ToyVendor(WholeDeviceVendor[ToyConfig]):
+class ToyVendor(Vendor):
     """A count-only JSON-registered accelerator, built from the shared parts only."""
 
     common_word = TOY
     config_class = ToyConfig
+    resource_fields = ("resource_count_name",)
     register_key = TOY_REGISTER
-    rules = FitRules("toy.example.com/use-uuid", "toy.example.com/nouse-uuid")
+
+    def node_reads(self):
+        return NodeReads(registers=(TOY_REGISTER,))
+
+    def node_devices(self, annotations, node):
+        return whole_devices(annotations, TOY_REGISTER, TOY), {}
+
+    def container_request(self, resources):
+        return count_request(resources, self.config.resource_count_name, TOY)
+
+    def fit(self, devices, request, pod, node, policy, allocated=()):
+        rules = FitRules("toy.example.com/use-uuid", "toy.example.com/nouse-uuid")
+        return common_fit(TOY, rules, devices, request, pod, node, policy)
 
 
 TOY_PROFILE = ProfileFields(label="Toy TPU", codec="json", help=f"{TOY_REGISTER} JSON", render=render_json)
@@ -180,8 +196,6 @@ def test_a_vendors_inventory_annotations_are_all_its_inventory_key_reads(vendor)
     keys = vendor.inventory_annotations()
     if keys is None:
         return
-    defining = [c for c in type(vendor).__mro__ if "inventory_key" in vars(c)][0]
-    assert "inventory_annotations" in vars(defining), f"{defining.__name__} overrides only inventory_key"
     others = sorted(_annotation_like_constants() - set(keys)) + ["other.example.com/x"]
     base = {k: f"value-{i}" for i, k in enumerate(keys)} | dict.fromkeys(others, "1")
     key = vendor.inventory_key(base, _node_with(base))

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import MAX_INT32, ConfiguredVendor, RegisteredVendor, Rejections, go_div, quantity_int
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import Rejections
+from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
+from .request_rules import MAX_INT32, go_div, quantity_int
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -60,7 +62,16 @@ def check_amd_type(annotations: Mapping[str, str], card_type: str) -> bool:
     return _listed(annotations.get(AMD_NOUSE_TYPE), card) is not True
 
 
-class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
+def _limit(limits: Mapping[str, object], name: str, low: int, high: int, default: int) -> int | None:
+    """An optional limit (``default`` when unnamed or absent) that must be an integer in low..high
+    (None: the container's request is dropped)."""
+    if not name or limits.get(name) is None:
+        return default
+    value = quantity_int(limits[name])
+    return value if value is not None and low <= value <= high else None
+
+
+class AmdVendor(Vendor):
     common_word = AMD
     allocated_annotation = (
         "hami.io/amd-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
@@ -69,6 +80,14 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # AMD's backend skips unset names (see container_request)
     register_key = AMD_REGISTER
+
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(AMD_REGISTER,))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        return json_devices(annotations, AMD_REGISTER, AMD, "no gpu found on node"), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config
@@ -79,18 +98,10 @@ class AmdVendor(ConfiguredVendor[AmdConfig], RegisteredVendor):
         nums = quantity_int(raw)
         if nums is None or nums <= 0 or nums > MAX_INT32:
             return None
-        memnum = 0
-        if c.resource_memory_name and limits.get(c.resource_memory_name) is not None:
-            mem = quantity_int(limits[c.resource_memory_name])
-            if mem is None or mem < 0 or mem > MAX_INT32:
-                return None
-            memnum = mem
-        cores = 100
-        if c.resource_core_name and limits.get(c.resource_core_name) is not None:
-            pct = quantity_int(limits[c.resource_core_name])
-            if pct is None or pct < 1 or pct > 100:
-                return None
-            cores = pct
+        memnum = _limit(limits, c.resource_memory_name, 0, MAX_INT32, 0)
+        cores = _limit(limits, c.resource_core_name, 1, 100, 100)
+        if memnum is None or cores is None:
+            return None
         return ContainerDeviceRequest(nums, AMD, memnum, 0, cores)
 
     def fit(

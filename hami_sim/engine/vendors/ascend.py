@@ -34,9 +34,11 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import MAX_INT32, ChipVendor, Rejections, go_div
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import FitRules, Rejections
+from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
+from .request_rules import MAX_INT32, go_div
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -173,29 +175,34 @@ def _network_id(dev: DeviceUsage) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-class AscendVendor(ChipVendor[AscendConfig]):
-    empty_error = "no device found on node"
-    register_format = "hami.io/node-register-{}"
+class AscendVendor(Vendor):
+    """One chip's backend, named by the chip (``config.common_word``)."""
+
+    config_class = AscendConfig
     resource_fields = ("resource_name", "resource_memory_name", "resource_core_name")
 
-    # -- registration: the node's hami-vnpu-core switch travels with its devices ----------------------
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        return (self.register_key, annotations.get(self.register_key), annotations.get(NODE_HAMI_CORE))
+    def __init__(self, config: AscendConfig) -> None:  # a chip is always configured
+        chip = self.common_word = config.common_word
+        self.register_key = f"hami.io/node-register-{chip}"
+        self.rules = FitRules(f"hami.io/use-{chip}-uuid", f"hami.io/no-use-{chip}-uuid")
+        super().__init__(config)
 
-    def inventory_annotations(self) -> tuple[str, ...] | None:
-        return (self.register_key, NODE_HAMI_CORE)
+    # -- registration: the node's hami-vnpu-core switch travels with its devices ----------------------
+    def node_reads(self) -> NodeReads:
+        """The chip's registration; ``hami-vnpu-core`` fills each device's custom info."""
+        return NodeReads(registers=(self.register_key,), annotations={NODE_HAMI_CORE: "custom_info"})
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
         """``GetNodeDevices``; a node annotation ``hami-vnpu-core`` (HAMi's ``VNPUNodeSelectorAnnotation``,
         which Fit reads from the node object) is recorded on every device, so Fit sees it."""
-        devices, scores = super().node_devices(annotations, node)
+        devices = json_devices(annotations, self.register_key, self.common_word, "no device found on node")
         switch = annotations.get(NODE_HAMI_CORE)
         if switch is not None:
             for dev in devices:
                 dev.custom_info = {**(dev.custom_info or {}), NODE_HAMI_CORE: switch == "true"}
-        return devices, scores
+        return devices, {}
 
     # -- requests ----------------------------------------------------------------------------------
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
@@ -239,7 +246,7 @@ class AscendVendor(ChipVendor[AscendConfig]):
             info = dev.custom_info
             if isinstance(info, dict) and NODE_HAMI_CORE in info:
                 return bool(info[NODE_HAMI_CORE])
-        return self.config.hami_vnpu_core
+        return bool(self.config.hami_vnpu_core)
 
     def fit(
         self,

@@ -26,22 +26,12 @@ from ..model import (
     InventoryError,
     NodeState,
 )
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import (
-    MAX_INT32,
-    CapacityVendor,
-    ConfiguredVendor,
-    Rejections,
-    capacity_int,
-    capacity_raw,
-    check_device_limit,
-    int32,
-    node_labels,
-    node_name,
-    resource_int,
-    synthesise,
-)
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import Rejections
+from .node_codecs import capacity_int, check_device_limit, synthesise
+from .reads import node_labels
 from .registry import Backend, ProfileFields, Registration, RenderInput, Row, VendorDescriptor, first_extra
+from .request_rules import MAX_INT32, int32, resource_int
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -136,21 +126,23 @@ def _core_usage(usage: int, require: int) -> int:
     return 3 - usage
 
 
-class AwsNeuronVendor(ConfiguredVendor[AwsNeuronConfig], CapacityVendor):
+class AwsNeuronVendor(Vendor):
     common_word = AWS_NEURON
     allocated_annotation = (
         "hami.io/aws-neuron-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     )
     config_class = AwsNeuronConfig
     resource_fields = ("resource_count_name", "resource_core_name")
-    capacity_fields = ("resource_count_name", "resource_core_name")
 
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        count = capacity_raw(node, self.config.resource_count_name)
-        if count is None:
-            return (AWS_NEURON,)
-        cores = capacity_raw(node, self.config.resource_core_name)
-        return (AWS_NEURON, node_name(node), count, cores, node_labels(node).get(INSTANCE_TYPE_LABEL))
+    def node_reads(self) -> NodeReads:
+        """Device and core counts in capacity; the instance type fills the custom info, and the
+        devices are named after the node."""
+        c = self.config
+        return NodeReads(
+            capacity=(c.resource_count_name, c.resource_core_name),
+            labels={INSTANCE_TYPE_LABEL: "custom_info"},
+            name="id",
+        )
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .reads import NodeReads
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FitOutcome",
+    "NodeReads",
     "PriorDevices",
+    "UuidIdentity",
     "Vendor",
     "ResourceGetter",
     "go_parse_bool",
@@ -98,7 +101,16 @@ class ResourceGetter:
 
 
 class Vendor(ABC):
-    """One HAMi device backend: registration, request parsing, Fit, usage accounting."""
+    """One HAMi device backend (HAMi's ``device.Devices``), written as one class per backend.
+
+    A backend class derives from this one directly and reads top to bottom: its config and
+    ``resource_fields``, ``node_reads`` (the one declaration of what it reads from a node, from
+    which the simulator's ``registration_sources``, ``inventory_annotations`` and ``inventory_key``
+    are derived, never written by hand), ``node_devices`` (its registration codec),
+    ``container_request`` (its request rules) and ``fit``. Behaviour several backends share is
+    delegated to the small rule objects and functions of ``node_codecs``, ``request_rules`` and
+    ``fit_loop``, not inherited. The rest of HAMi's interface (usage, scoring) has defaults.
+    """
 
     #: the request/device Type key (HAMi ``CommonWord``), e.g. ``NVIDIA``
     common_word: str = ""
@@ -108,33 +120,47 @@ class Vendor(ABC):
     #: the pod annotations this backend's rules read from the pods already on a device (HAMi's
     #: ``DeviceUsage.PodInfos``); kept in ``DeviceUsage.pod_infos`` (at v2.10.0 only MetaX sGPU reads any)
     pod_info_annotations: tuple[str, ...] = ()
+    #: the config block class (a frozen dataclass of HAMi device-config fields, Helm defaults)
+    config_class: type = type(None)
+    #: the config fields holding pod resource names (``resource_names``); ``drop_unset_names``: an
+    #: empty name means "not configured" (HAMi's ``ResourceNames`` reports every name otherwise)
+    resource_fields: tuple[str, ...] = ()
+    drop_unset_names: bool = False
+    #: where a UUID is only an identity (``fit_ignores_uuids``); None: never assumed
+    uuids: UuidIdentity | None = None
+
+    def __init__(self, config: Any = None) -> None:
+        self.config: Any = config if config is not None else self.config_class()
+        #: what this backend reads from a node (``node_reads``), fixed once configured
+        self.reads: NodeReads = self.node_reads()
+
+    # -- what it reads from a node: one declaration, three derived views -------------------------
+    @abstractmethod
+    def node_reads(self) -> NodeReads:
+        """The node sources this backend reads (registration, capacity, labels, name)."""
+
+    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(annotation keys, ``status.capacity`` names) whose presence makes this vendor read a node;
+        None: every node (``NodeReads.sources``)."""
+        return self.reads.sources()
+
+    def inventory_annotations(self) -> tuple[str, ...] | None:
+        """The annotation keys that are all ``inventory_key`` reads, or None (``NodeReads``)."""
+        return self.reads.annotation_keys()
+
+    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
+        """What ``node_devices`` reads from the node that a fit depends on (``NodeReads.key``)."""
+        return self.reads.key(self.common_word, annotations, node)
+
+    # -- HAMi's Devices interface ------------------------------------------------------------------
+    def resource_names(self) -> frozenset[str]:
+        """Every pod resource name this vendor manages (CA must ignore them: ``ignoredByScheduler``)."""
+        names = (getattr(self.config, name) for name in self.resource_fields)
+        return frozenset(n for n in names if n) if self.drop_unset_names else frozenset(names)
 
     def allocated_key(self) -> str:
         """The pod annotation that carries this vendor's allocation (live usage reads it)."""
         return self.allocated_annotation or f"hami.io/{self.common_word}-devices-allocated"
-
-    @abstractmethod
-    def resource_names(self) -> frozenset[str]:
-        """Every pod resource name this vendor manages (CA must ignore them: ``ignoredByScheduler``)."""
-
-    @abstractmethod
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        """What ``node_devices`` reads from the node, for caching parsed inventories."""
-
-    def inventory_annotations(self) -> tuple[str, ...] | None:
-        """The annotation keys ``inventory_key`` reads, when they are all it reads (and it returns
-        nothing else that varies): the simulator then keys a node's inventory by their values alone,
-        without calling ``inventory_key`` per node. None, the default: ``inventory_key`` is called.
-        A subclass that overrides one of the two overrides both (tests/vendors check it)."""
-        return None
-
-    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-        """(annotation keys, ``status.capacity`` names) whose presence makes this vendor read a node.
-
-        Lets the simulator skip vendors a node does not register for (most nodes carry one or two
-        of the ~25 backends). None, the default, means "always read the node".
-        """
-        return None
 
     @abstractmethod
     def node_devices(
@@ -167,24 +193,6 @@ class Vendor(ABC):
         The engine always passes it; only vendors whose ``CustomFilterRule`` reads it look at it.
         """
 
-    def fit_ignores_uuids(self, annotations: Mapping[str, str]) -> bool:
-        """Whether this vendor's Fit, usage accounting and reasons, for a pod with ``annotations``,
-        use a device's UUID only as an identity (compared for equality, never listed or printed)
-        on the devices ``uuid_blind_device`` accepts.
-
-        When every device of a node and every request of the pod say so, a zero-usage verdict is
-        the same on any node whose devices differ only in their UUIDs, so the simulator fits one
-        such node and relabels the chosen devices for the others (the templates of one node group).
-        The node side (cordons and pair scores name UUIDs) is the simulator's to check. False
-        unless a vendor's rules have been read for it.
-        """
-        return False
-
-    def uuid_blind_device(self, dev: DeviceInfo) -> bool:
-        """The device side of ``fit_ignores_uuids``: whether ``dev``'s UUID is only an identity.
-        Must not read the UUID itself: the answer holds for every device with the same other fields."""
-        return False
-
     def binds_numa(self, annotations: Mapping[str, str]) -> bool:
         """Whether the pod's annotations ask this vendor for single-NUMA placement.
 
@@ -196,6 +204,7 @@ class Vendor(ABC):
     def is_mig_request(
         self, request: ContainerDeviceRequest, devices: list[DeviceUsage], pod: PodView
     ) -> bool:
+        """Whether one device may supply several of the request's devices (NVIDIA MIG)."""
         return False
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
@@ -235,3 +244,32 @@ class Vendor(ABC):
         HAMi backend scores nodes (MetaX, MetaX sGPU, Kunlunxin, Ascend 910).
         """
         return 0.0
+
+    # -- where a UUID is only an identity (``uuids``) ----------------------------------------------
+    def fit_ignores_uuids(self, annotations: Mapping[str, str]) -> bool:
+        """Whether this vendor's Fit, usage accounting and reasons, for a pod with ``annotations``,
+        use a device's UUID only as an identity on the devices ``uuid_blind_device`` accepts
+        (``UuidIdentity``). False unless the backend declares ``uuids``."""
+        uuids = self.uuids
+        return uuids is not None and not any(key in annotations for key in uuids.selection)
+
+    def uuid_blind_device(self, dev: DeviceInfo) -> bool:
+        """The device side of ``fit_ignores_uuids`` (``UuidIdentity.device``)."""
+        return self.uuids is not None and self.uuids.device(dev)
+
+
+@dataclass(frozen=True, slots=True)
+class UuidIdentity:
+    """Where a backend's Fit, usage accounting and reasons use a device's UUID only as an identity
+    (compared for equality, never listed or printed).
+
+    ``selection``: the pod annotations that select devices by UUID (with any of them the pod's
+    verdict depends on UUIDs); ``device``: whether a device's UUID is only an identity (must not
+    read the UUID itself). When every device of a node and every request of the pod say so, a
+    zero-usage verdict is the same on any node whose devices differ only in their UUIDs, so the
+    simulator fits one such node and relabels the chosen devices for the others (the templates of
+    one node group). The node side (cordons and pair scores name UUIDs) is the simulator's to check.
+    """
+
+    selection: tuple[str, ...]
+    device: Callable[[DeviceInfo], bool]

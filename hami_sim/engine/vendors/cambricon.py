@@ -17,18 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import (
-    CapacityVendor,
-    ConfiguredVendor,
-    FitRules,
-    plain_memory_request,
-)
+from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
+from .fit_loop import FitRules, common_fit
+from .node_codecs import core_split_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
+from .request_rules import plain_memory_request
 
 if TYPE_CHECKING:
-    pass
+    from ..model import PodView
+    from ..policy import GpuPolicy
 
 __all__ = ["DESCRIPTOR", "CambriconConfig", "CambriconVendor", "MLU"]
 
@@ -49,27 +47,45 @@ class CambriconConfig:
     resource_core_name: str = "cambricon.com/mlu.smlu.vcore"
 
 
-class CambriconVendor(ConfiguredVendor[CambriconConfig], CapacityVendor):
+#: HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU");
+#: v2.10 (the common loop): unhealthy MLUs are rejected, a partial collection counts the MLUs
+#: collected, the device cordon is not read
+RULES = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
+
+
+class CambriconVendor(Vendor):
     common_word = MLU
     allocated_annotation = "hami.io/cambricon-mlu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = CambriconConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
-    capacity_fields = ("resource_core_name", "resource_memory_name")
-    # HAMi declares cambricon.com/use-mlutype but its MLU Fit never checks it (devices are all "MLU");
-    # v2.10 (the common loop): unhealthy MLUs are rejected, a partial collection counts the MLUs
-    # collected, the device cordon is not read
-    rules = FitRules(MLU_USE_UUID, MLU_NOUSE_UUID)
+
+    def node_reads(self) -> NodeReads:
+        """vcore and vmemory capacity; the MLUs are named after the node."""
+        return NodeReads(
+            capacity=(self.config.resource_core_name, self.config.resource_memory_name), name="id"
+        )
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        return self.core_split_devices(
-            node, self.config, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"
+        return core_split_devices(
+            node, MLU, self.config, per_card=100, memory_unit=MEMORY_UNIT, id_infix="cambricon-mlu"
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         # no vcore: a whole MLU's compute
         return plain_memory_request(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: PriorDevices = (),
+    ) -> FitOutcome:
+        return common_fit(MLU, RULES, devices, request, pod, node, policy)
 
 
 def _capacity(config: CambriconConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:

@@ -29,17 +29,10 @@ from ..model import (
     NodeState,
 )
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import (
-    MAX_INT32,
-    CapacityVendor,
-    ConfiguredVendor,
-    CountRequestVendor,
-    Rejections,
-    int32,
-    node_name,
-    resource_int,
-)
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import Rejections
+from .node_codecs import capacity_devices
+from .reads import node_name
 from .registry import (
     Backend,
     ProfileFields,
@@ -50,6 +43,7 @@ from .registry import (
     capacity_renderer,
     first_extra,
 )
+from .request_rules import MAX_INT32, count_request, int32, resource_int
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -87,21 +81,28 @@ class EnflameConfig:
     resource_core_name: str = "enflame.com/gcu-core"
 
 
-class EnflameGcuVendor(CountRequestVendor[EnflameConfig], CapacityVendor):
+class EnflameGcuVendor(Vendor):
     """Whole, exclusive Enflame GCUs from node capacity (HAMi ``gcu.go``)."""
 
     common_word = GCU
     allocated_annotation = "hami.io/enflame-gcu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = EnflameConfig
-    capacity_fields = ("resource_count_name",)
-    count_request = (100, 100, 100)
+    resource_fields = ("resource_count_name",)
+
+    def node_reads(self) -> NodeReads:
+        """The GCU count in capacity; the GCUs are named after the node."""
+        return NodeReads(capacity=(self.config.resource_count_name,), name="id")
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        return self.capacity_devices(
-            node, self.config.resource_count_name, id_infix=GCU, split=1, devmem=100, devcore=100
+        return capacity_devices(
+            node, self.config.resource_count_name, GCU, id_infix=GCU, split=1, devmem=100, devcore=100
         ), {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """``N`` whole GCUs: 100 MiB, 100 %, 100 cores each (the whole card)."""
+        return count_request(resources, self.config.resource_count_name, GCU, (100, 100, 100))
 
     def fit(
         self,
@@ -270,7 +271,7 @@ def _quantity_value(raw: object) -> int | None:
         return None
 
 
-class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
+class EnflameDrsVendor(Vendor):
     """Enflame DRS slices (vGCU)."""
 
     common_word = ENFLAME
@@ -278,12 +279,9 @@ class EnflameDrsVendor(ConfiguredVendor[EnflameConfig]):
     config_class = EnflameConfig
     resource_fields = ("resource_drs_name", "resource_memory_name", "resource_core_name")
 
-    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return (DRS_CAPACITY,), ()
-
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        raw = annotations.get(DRS_CAPACITY)
-        return (DRS_CAPACITY, raw, node_name(node) if raw is not None else None)
+    def node_reads(self) -> NodeReads:
+        """The DRS capacity annotation; the slices are named after the node."""
+        return NodeReads(registers=(DRS_CAPACITY,), name="id")
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

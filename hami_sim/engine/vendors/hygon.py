@@ -11,12 +11,20 @@ ignored. Type selection is the shared ``device.CheckType`` on ``hygon.com/use-dc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest
-from .base import ResourceGetter
-from .common import MAX_INT32, ConfiguredVendor, FitRules, RegisteredVendor, resource_int, sliced_request
+from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
+from .fit_loop import FitRules, common_fit
+from .node_codecs import legacy_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
+from .request_rules import MAX_INT32, resource_int, sliced_request
+
+if TYPE_CHECKING:
+    from ..model import PodView
+    from ..policy import GpuPolicy
 
 __all__ = ["DESCRIPTOR", "HygonConfig", "HygonVendor", "DCU", "DCU_REGISTER"]
 
@@ -38,11 +46,25 @@ class HygonConfig:
     memory_factor: int = 1
 
 
+RULES = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
+
+
 def _in_range(value: int) -> bool:
     return 0 <= value <= MAX_INT32
 
 
-class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
+def _optional(resources: ResourceGetter, name: str, factor: int = 1) -> tuple[bool, int | None]:
+    """(ok, value): an integer memory or core value (x ``factor``) must be in 0..MaxInt32; a value
+    that is not an integer is ignored (None)."""
+    present, value = resource_int(resources, name)
+    if not present or value is None:
+        return True, None
+    if factor > 1:
+        value *= factor
+    return _in_range(value), value
+
+
+class HygonVendor(Vendor):
     common_word = DCU
     allocated_annotation = (
         "hami.io/dcu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
@@ -50,8 +72,14 @@ class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
     config_class = HygonConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     register_key = DCU_REGISTER
-    legacy = True
-    rules = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
+
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(DCU_REGISTER,))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        return legacy_devices(annotations, DCU_REGISTER, DCU), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         """HAMi v2.10 ``GenerateResourceRequests`` with its range guards (None = no request)."""
@@ -59,21 +87,23 @@ class HygonVendor(ConfiguredVendor[HygonConfig], RegisteredVendor):
         present, nums = resource_int(resources, c.resource_count_name)
         if not present or nums is None or not 1 <= nums <= MAX_INT32:
             return None
-        memnum = 0
-        present, memory = resource_int(resources, c.resource_memory_name)
-        if present and memory is not None:
-            if c.memory_factor > 1:
-                memory *= c.memory_factor
-            if not _in_range(memory):
-                return None
-            memnum = memory
-        corenum = 100  # no dcucores: the whole card's compute (exclusive)
-        present, cores = resource_int(resources, c.resource_core_name)
-        if present and cores is not None:
-            if not _in_range(cores):
-                return None
-            corenum = cores
-        return sliced_request(nums, DCU, memnum, corenum)
+        mem_ok, memory = _optional(resources, c.resource_memory_name, c.memory_factor)
+        cores_ok, cores = _optional(resources, c.resource_core_name)
+        if not (mem_ok and cores_ok):
+            return None
+        # no dcucores: the whole card's compute (exclusive)
+        return sliced_request(nums, DCU, memory or 0, 100 if cores is None else cores)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: PriorDevices = (),
+    ) -> FitOutcome:
+        return common_fit(DCU, RULES, devices, request, pod, node, policy)
 
 
 PROFILE = ProfileFields(

@@ -13,16 +13,20 @@ cards collected; the device cordon is not read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest
-from .base import ResourceGetter
-from .common import ChipVendor, plain_memory_request
+from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
+from .fit_loop import FitRules, common_fit
+from .node_codecs import legacy_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
+from .request_rules import plain_memory_request
 
 if TYPE_CHECKING:
-    pass
+    from ..model import PodView
+    from ..policy import GpuPolicy
 
 __all__ = ["DESCRIPTOR", "IluvatarConfig", "IluvatarVendor", "DEFAULT_ILUVATAR_CHIPS", "iluvatar_vendors"]
 
@@ -44,14 +48,40 @@ class IluvatarConfig:
         return cls(chip, f"iluvatar.ai/{chip}-vgpu", f"iluvatar.ai/{chip}.vMem", f"iluvatar.ai/{chip}.vCore")
 
 
-class IluvatarVendor(ChipVendor[IluvatarConfig]):
-    legacy = True
-    register_format = "hami.io/node-{}-register"
+class IluvatarVendor(Vendor):
+    """One chip's backend, named by the chip (``config.common_word``)."""
+
+    config_class = IluvatarConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
     drop_unset_names = True  # a chip entry may leave names unset
 
+    def __init__(self, config: IluvatarConfig) -> None:  # a chip is always configured
+        chip = self.common_word = config.common_word
+        self.register_key = f"hami.io/node-{chip}-register"
+        self.rules = FitRules(f"hami.io/use-{chip}-uuid", f"hami.io/no-use-{chip}-uuid")
+        super().__init__(config)
+
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(self.register_key,))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        return legacy_devices(annotations, self.register_key, self.common_word), {}
+
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         return plain_memory_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: PriorDevices = (),
+    ) -> FitOutcome:
+        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

@@ -28,15 +28,8 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import (
-    CapacityVendor,
-    ConfiguredVendor,
-    CountRequestVendor,
-    RegisteredVendor,
-    requested_count,
-    resource_value,
-)
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .node_codecs import capacity_devices, json_devices
 from .registry import (
     CUSTOMINFO_HELP,
     Backend,
@@ -46,6 +39,7 @@ from .registry import (
     capacity_renderer,
     render_json,
 )
+from .request_rules import count_request, requested_count, resource_value
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -209,7 +203,7 @@ class KunlunConfig:
     resource_vmemory_name: str = "kunlunxin.com/vxpu-memory"
 
 
-class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
+class KunlunVendor(Vendor):
     """Whole Kunlunxin cards from node capacity."""
 
     common_word = KUNLUN
@@ -217,14 +211,19 @@ class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
         "hami.io/kunlun-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     )
     config_class = KunlunConfig
-    capacity_fields = ("resource_count_name",)
+    resource_fields = ("resource_count_name",)
+
+    def node_reads(self) -> NodeReads:
+        """The card count in capacity; the cards are named after the node."""
+        return NodeReads(capacity=(self.config.resource_count_name,), name="id")
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        devices = self.capacity_devices(
+        devices = capacity_devices(
             node,
             self.config.resource_count_name,
+            KUNLUN,
             id_infix="kunlun",
             split=100,
             devmem=KUNLUN_MAX_MEMORY,
@@ -234,6 +233,9 @@ class KunlunVendor(CountRequestVendor[KunlunConfig], CapacityVendor):
             if dev.index >= len(devices) // 2:
                 dev.numa = 1
         return devices, {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        return count_request(resources, self.config.resource_count_name, KUNLUN)
 
     def fit(
         self,
@@ -321,7 +323,7 @@ def _fits_vxpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:
     return dev.usedmem // dev.used == request.memreq
 
 
-class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
+class KunlunVxpuVendor(Vendor):
     """vXPU slices from the ``hami.io/node-register-xpu`` JSON registration."""
 
     common_word = XPU
@@ -331,7 +333,14 @@ class KunlunVxpuVendor(ConfiguredVendor[KunlunConfig], RegisteredVendor):
     config_class = KunlunConfig
     resource_fields = ("resource_vcount_name", "resource_vmemory_name")
     register_key = XPU_REGISTER
-    empty_error = "no device found on node"
+
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(XPU_REGISTER,))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        return json_devices(annotations, XPU_REGISTER, XPU, "no device found on node"), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         c = self.config

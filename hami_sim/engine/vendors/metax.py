@@ -52,18 +52,9 @@ from ..model import (
 )
 from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_uuid
-from .common import (
-    MAX_INT32,
-    ConfiguredVendor,
-    CountRequestVendor,
-    FitRules,
-    Rejections,
-    SameDeviceVendor,
-    core_reason,
-    go_div,
-    quantity_int,
-)
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import FitRules, Rejections, common_fit, core_reason, same_device_rule
+from .node_codecs import capacity_devices
 from .registry import (
     Backend,
     ProfileFields,
@@ -74,6 +65,7 @@ from .registry import (
     capacity_renderer,
     row_extra,
 )
+from .request_rules import MAX_INT32, count_request, go_div, quantity_int
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -197,7 +189,11 @@ def link_score(devices: Sequence[tuple[str, int]]) -> int:
     return score
 
 
-class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
+#: v2.10's MetaX GPU ``checkUUID`` always passes: no UUID selection for whole GPUs
+GPU_RULES = FitRules("", "")
+
+
+class MetaxGpuVendor(Vendor):
     """Exclusive MetaX GPUs from node capacity, with the topology-loss node score."""
 
     common_word = METAX_GPU
@@ -205,26 +201,24 @@ class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
         "hami.io/metax-gpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     )
     config_class = MetaxConfig
-    capacity_fields = ("resource_count_name",)
-    count_request = (0, 100, 100)
-    # v2.10's MetaX GPU ``checkUUID`` always passes: no UUID selection for whole GPUs
-    rules = FitRules("", "")
+    resource_fields = ("resource_count_name",)
 
-    def inventory_annotations(self) -> tuple[str, ...] | None:
-        return None  # its key reads capacity too (``SameDeviceVendor``)
-
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        key = super().inventory_key(annotations, node)
-        if len(key) == 1:
-            return key
-        return (*key, annotations.get(TOPOLOGY_LOSSES), annotations.get(TOPOLOGY_SCORES))
+    def node_reads(self) -> NodeReads:
+        """The GPU count in capacity; the topology tables fill the custom info, and the GPUs are
+        named after the node."""
+        return NodeReads(
+            capacity=(self.config.resource_count_name,),
+            annotations={TOPOLOGY_LOSSES: "custom_info", TOPOLOGY_SCORES: "custom_info"},
+            name="id",
+        )
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        devices = self.capacity_devices(
+        devices = capacity_devices(
             node,
             self.config.resource_count_name,
+            METAX_GPU,
             id_infix="metax",
             split=1,
             devmem=METAX_GPU_MEMORY,
@@ -243,6 +237,24 @@ class MetaxGpuVendor(CountRequestVendor[MetaxConfig], SameDeviceVendor):
             for dev in devices:
                 dev.custom_info = info
         return devices, {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """``N`` whole GPUs (100 %, 100 cores each)."""
+        return count_request(resources, self.config.resource_count_name, METAX_GPU, (0, 100, 100))
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: PriorDevices = (),
+    ) -> FitOutcome:
+        """The common loop with HAMi's "needs all devices on a device" ``customFilterRule``."""
+        return common_fit(
+            METAX_GPU, GPU_RULES, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+        )
 
     def score_node(
         self,
@@ -357,7 +369,7 @@ def _decode_sdevices(raw: str) -> list[DeviceInfo]:
     return devices
 
 
-class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
+class MetaxSgpuVendor(Vendor):
     """MetaX sGPU: shared slices with QoS policies."""
 
     common_word = METAX_SGPU
@@ -368,14 +380,8 @@ class MetaxSgpuVendor(ConfiguredVendor[MetaxConfig]):
     resource_fields = ("resource_vcount_name", "resource_vcore_name", "resource_vmemory_name")
     pod_info_annotations = (APP_CLASS,)
 
-    def registration_sources(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return (METAX_SGPU_REGISTER,), ()
-
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        return (METAX_SGPU_REGISTER, annotations.get(METAX_SGPU_REGISTER))
-
-    def inventory_annotations(self) -> tuple[str, ...] | None:
-        return (METAX_SGPU_REGISTER,)
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(METAX_SGPU_REGISTER,))
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

@@ -17,19 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..model import ContainerDeviceRequest, DeviceInfo
-from .base import ResourceGetter
-from .common import (
-    MAX_INT32,
-    ConfiguredVendor,
-    FitRules,
-    SameDeviceVendor,
-    go_div,
-    resource_int,
-    resource_int32,
-)
+from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
+from .fit_loop import FitRules, common_fit, same_device_rule
+from .node_codecs import core_split_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
+from .request_rules import MAX_INT32, go_div, resource_int, resource_int32
+
+if TYPE_CHECKING:
+    from ..model import PodView
+    from ..policy import GpuPolicy
 
 __all__ = ["DESCRIPTOR", "MthreadsConfig", "MthreadsVendor", "MTHREADS"]
 
@@ -47,19 +46,26 @@ class MthreadsConfig:
     resource_core_name: str = "mthreads.com/sgpu-core"
 
 
-class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
+RULES = FitRules("mthreads.ai/use-gpuuuid", "mthreads.ai/nouse-gpuuuid")
+
+
+class MthreadsVendor(Vendor):
     common_word = MTHREADS
     allocated_annotation = "hami.io/mthreads-vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = MthreadsConfig
     resource_fields = ("resource_count_name", "resource_memory_name", "resource_core_name")
-    capacity_fields = ("resource_core_name", "resource_memory_name")
-    rules = FitRules("mthreads.ai/use-gpuuuid", "mthreads.ai/nouse-gpuuuid")
+
+    def node_reads(self) -> NodeReads:
+        """sgpu-core and sgpu-memory capacity; the GPUs are named after the node."""
+        return NodeReads(
+            capacity=(self.config.resource_core_name, self.config.resource_memory_name), name="id"
+        )
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
     ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
-        return self.core_split_devices(
-            node, self.config, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"
+        return core_split_devices(
+            node, MTHREADS, self.config, per_card=CORES_PER_GPU, memory_unit=MEMORY_UNIT, id_infix="mthreads"
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
@@ -81,6 +87,20 @@ class MthreadsVendor(ConfiguredVendor[MthreadsConfig], SameDeviceVendor):
         # before it is divided between the GPUs
         pct = 100 if memnum == 0 else 0
         return ContainerDeviceRequest(nums, MTHREADS, go_div(memnum, nums), pct, go_div(corenum, nums))
+
+    def fit(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        pod: PodView,
+        node: NodeState,
+        policy: GpuPolicy,
+        allocated: PriorDevices = (),
+    ) -> FitOutcome:
+        """The common loop with HAMi's "needs all devices on a device" ``customFilterRule``."""
+        return common_fit(
+            MTHREADS, RULES, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+        )
 
 
 def _capacity(config: MthreadsConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:

@@ -26,11 +26,19 @@ from ..model import (
     NodeState,
 )
 from ..quantity import as_int64, parse_quantity
-from .base import FitOutcome, PriorDevices, ResourceGetter, check_type, check_uuid, go_parse_bool
-from .common import MAX_INT32 as _MAX_INT32
-from .common import ConfiguredVendor, core_reason, json_devices
-from .common import go_div as _go_div
-from .common import int32 as _int32
+from .base import (
+    FitOutcome,
+    NodeReads,
+    PriorDevices,
+    ResourceGetter,
+    UuidIdentity,
+    Vendor,
+    check_type,
+    check_uuid,
+    go_parse_bool,
+)
+from .fit_loop import core_reason
+from .node_codecs import json_devices
 from .registry import (
     CUSTOMINFO_HELP,
     Backend,
@@ -40,6 +48,9 @@ from .registry import (
     VendorDescriptor,
     render_json,
 )
+from .request_rules import MAX_INT32 as _MAX_INT32
+from .request_rules import go_div as _go_div
+from .request_rules import int32 as _int32
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -160,12 +171,17 @@ def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
     return 0
 
 
-class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
+def _uuid_blind(dev: DeviceInfo) -> bool:
+    """A MIG device's accounting error names its UUID; vendor data is left to be safe."""
+    return dev.mode != MIG_MODE and not dev.mig_profiles and dev.custom_info is None
+
+
+class NvidiaVendor(Vendor):
     common_word = NVIDIA
     allocated_annotation = (
         "hami.io/vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     )
-    register_key = NVIDIA_REGISTER  # read on every node (no ``registration_sources``: pair scores too)
+    register_key = NVIDIA_REGISTER
     config_class = NvidiaConfig
     resource_fields = (
         "resource_count_name",
@@ -175,12 +191,17 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
         "resource_priority_name",
     )
 
-    # -- registration ---------------------------------------------------------------------------
-    def inventory_key(self, annotations: Mapping[str, str], node: Mapping) -> tuple:
-        return (annotations.get(NVIDIA_REGISTER), annotations.get(NVIDIA_PAIR_SCORE))
+    # Only ``use-gpuuuid``/``nouse-gpuuuid`` read UUIDs (``CheckUUID``); the walk, the usage
+    # accounting and the reasons compare them (topology pair scores are the node's, checked by the
+    # simulator)
+    uuids = UuidIdentity((GPU_USE_UUID, GPU_NO_USE_UUID), _uuid_blind)
 
-    def inventory_annotations(self) -> tuple[str, ...] | None:
-        return (NVIDIA_REGISTER, NVIDIA_PAIR_SCORE)
+    # -- registration ---------------------------------------------------------------------------
+    def node_reads(self) -> NodeReads:
+        """The registration and the operator's pair scores; asked on every node (the default backend)."""
+        return NodeReads(
+            registers=(NVIDIA_REGISTER,), annotations={NVIDIA_PAIR_SCORE: "pair_scores"}, every_node=True
+        )
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping
@@ -301,16 +322,6 @@ class NvidiaVendor(ConfiguredVendor[NvidiaConfig]):
                 if dev.mode == MIG_MODE:
                     i += 1  # one MIG-mode GPU may supply several instances: visit it again
         return self._finish(walk, devices, node, topology)
-
-    def fit_ignores_uuids(self, annotations: Mapping[str, str]) -> bool:
-        """Only ``use-gpuuuid``/``nouse-gpuuuid`` read UUIDs (``CheckUUID``); the walk, the usage
-        accounting and the reasons compare them (topology pair scores are the node's, checked by the
-        simulator)."""
-        return GPU_USE_UUID not in annotations and GPU_NO_USE_UUID not in annotations
-
-    def uuid_blind_device(self, dev: DeviceInfo) -> bool:
-        """A MIG device's accounting error names its UUID; vendor data is left to be safe."""
-        return dev.mode != MIG_MODE and not dev.mig_profiles and dev.custom_info is None
 
     def _device_reason(
         self,

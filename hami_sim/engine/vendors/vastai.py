@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
-from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
-from .base import FitOutcome, PriorDevices, check_uuid
-from .common import Rejections, WholeDeviceVendor
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .fit_loop import Rejections
+from .node_codecs import whole_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
+from .request_rules import count_request
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -82,10 +84,22 @@ def best_combination(
     return result
 
 
-class VastaiVendor(WholeDeviceVendor[VastaiConfig]):
+class VastaiVendor(Vendor):
     common_word = VASTAI
     config_class = VastaiConfig
+    resource_fields = ("resource_count_name",)
     register_key = VASTAI_REGISTER
+
+    def node_reads(self) -> NodeReads:
+        return NodeReads(registers=(VASTAI_REGISTER,))
+
+    def node_devices(
+        self, annotations: Mapping[str, str], node: Mapping
+    ) -> tuple[list[DeviceInfo], dict[str, dict[str, int]]]:
+        return whole_devices(annotations, VASTAI_REGISTER, VASTAI), {}
+
+    def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        return count_request(resources, self.config.resource_count_name, VASTAI)
 
     def fit(
         self,

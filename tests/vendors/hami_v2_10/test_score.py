@@ -18,7 +18,7 @@ import pytest
 
 from hami_sim.engine.model import DeviceUsage, MigPlacement, MigProfile
 from hami_sim.engine.policy import WeightsError
-from hami_sim.engine.vendors.base import FitOutcome, Vendor
+from hami_sim.engine.vendors.base import FitOutcome, NodeReads, Vendor
 from hami_sim.engine.vendors.nvidia import NvidiaVendor
 
 from .harness import calc_score, cdev, fit, fit_ids, fit_in_devices, usage
@@ -448,8 +448,8 @@ class _Mock(Vendor):
     def resource_names(self):
         return frozenset()
 
-    def inventory_key(self, annotations, node):
-        return ()
+    def node_reads(self):
+        return NodeReads()
 
     def node_devices(self, annotations, node):
         return [], {}

@@ -3,13 +3,14 @@ and the cache keys over the model are derived from those declarations."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
 
 from hami_sim.engine import model
 from hami_sim.engine.annotations import _TEMPLATE_NAMES
-from hami_sim.engine.model import DeviceInfo, DeviceUsage, PodView
+from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, PodView
 
 MODEL_TYPES = [
     obj
@@ -36,13 +37,26 @@ def test_each_field_is_read_by_a_fit_or_excluded_with_a_reason(cls):
     )
 
 
-def test_the_estimators_usage_signature_covers_what_a_placement_changes():
-    import inspect
+#: a value other than the default for each field a placement changes (a new one needs a row here)
+PLACED = {
+    "used": 1,
+    "usedmem": 1000,
+    "usedcores": 10,
+    "mig_in_use": [("1g.10gb", MigPlacement(0, 1))],
+    "custom_info": {"qos": "best-effort"},
+    "pod_infos": ({"metax-tech.com/sgpu-app-class": "online"},),
+}
 
+
+@pytest.mark.parametrize("name", DeviceUsage.PLACEMENT_CHANGES)
+def test_the_estimators_usage_signature_tells_every_placement_change_apart(name):
     from hami_sim.engine.estimate import _signature
 
-    source = inspect.getsource(_signature)
-    assert [f for f in DeviceUsage.PLACEMENT_CHANGES if f"d.{f}" not in source] == []
+    fresh = DeviceUsage("GPU-0", 0, 10, 81920, 100, "NVIDIA A100", 0, "", True, "NVIDIA")
+    placed = dataclasses.replace(fresh, **{name: PLACED[name]})
+    assert _signature([fresh]) != _signature([placed])  # no shared verdict across the change
+    assert _signature([placed]) == _signature([copy.deepcopy(placed)])  # equal content, one verdict
+    assert isinstance(hash(_signature([placed])), int)  # usable as the memo's key
 
 
 def test_keys_are_derived_from_the_declarations():

@@ -1,0 +1,50 @@
+"""CA's chain strategy over the options: each expander of ``--expander=a,b`` narrows them; one left
+wins, else CA's fallback picks at random among the rest."""
+
+from __future__ import annotations
+
+import random
+
+from .expanders import Expander, _pick, expander_filter
+from .explain import _explain, _why_not
+from .results import GroupOption
+
+
+def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption | None, list[str], str]:
+    """CA's chain strategy: each filter narrows the options; one left wins, else random picks among
+    the rest. Returns (chosen, the candidates random picked from, the explanation)."""
+    viable = [o for o in options if o.scheduled and o.node_count > 0]
+    rejected = [o for o in options if not (o.scheduled and o.node_count > 0)]
+    if not viable:
+        detail = "; ".join(_why_not(o) for o in rejected) or "no node groups given"
+        return None, [], f"No node group can schedule any pending pod. {detail}."
+    rng = random.Random(expander.seed) if expander.seed is not None else None
+    remaining, candidates, steps = _run_chain(viable, expander, rng)
+    if not remaining:  # an empty answer from the grpc expander: CA does not scale up this loop
+        return None, [], f"Expander {','.join(expander.names)} kept no option: " + "; ".join(steps) + "."
+    if len(remaining) > 1:  # CA's fallback strategy: random among the rest
+        candidates = [o.node_group for o in remaining]
+        remaining = [_pick(remaining, rng)]
+    chosen = remaining[0]
+    return chosen, candidates, _explain(chosen, viable, rejected, expander, steps, candidates)
+
+
+def _run_chain(
+    viable: list[GroupOption], expander: Expander, rng: random.Random | None
+) -> tuple[list[GroupOption], list[str], list[str]]:
+    """The chain's filters in order until one option is left or none: (the options kept, the ones
+    ``random`` picked among, one step line per filter run)."""
+    remaining = viable
+    steps: list[str] = []
+    candidates: list[str] = []
+    for name in expander.names:
+        before = remaining
+        remaining = expander_filter(name, remaining, expander, rng)
+        steps.append(f"{name} kept {len(remaining)} of {len(before)}")
+        if not remaining:
+            break
+        if name == "random":
+            candidates = [o.node_group for o in before]
+        if len(remaining) == 1:
+            break
+    return remaining, candidates, steps

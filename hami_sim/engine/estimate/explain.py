@@ -1,0 +1,57 @@
+"""The sentence an estimate answers with: why the chain chose its option, what the other options were
+and why the rest were not options. Text only: no decision is made here."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .expanders import Expander
+from .results import GroupOption
+
+
+def _describe(option: GroupOption) -> str:
+    total = len(option.scheduled) + len(option.unschedulable)
+    w = option.waste
+    return (
+        f"{option.node_group!r}: {option.node_count} new node(s) for {len(option.scheduled)}/{total} pod(s), "
+        f"waste cpu {w.cpu:.3f}, memory {w.memory:.3f}, gpuMemory {w.gpu_memory:.3f}, "
+        f"gpuCores {w.gpu_cores:.3f} (score {w.score:.3f})"
+    )
+
+
+def _why_not(option: GroupOption) -> str:
+    if option.skipped:
+        return f"{option.node_group!r}: skipped ({option.skipped})"
+    reasons = Counter(option.unschedulable.values())
+    if not reasons:
+        return f"{option.node_group!r}: no pods to place"
+    reason, count = reasons.most_common(1)[0]
+    return f"{option.node_group!r}: no pod fits ({count} pod(s): {reason})"
+
+
+def _explain(
+    chosen: GroupOption,
+    viable: list[GroupOption],
+    rejected: list[GroupOption],
+    expander: Expander,
+    steps: list[str],
+    candidates: list[str],
+) -> str:
+    parts = [f"Expander {','.join(expander.names)} chose {_describe(chosen)}."]
+    if len(viable) == 1:
+        parts.append("It was the only node group that could schedule any pod.")
+    else:
+        parts.append("Steps: " + "; ".join(steps) + ".")
+        if len(candidates) > 1:
+            how = f"seeded pick (randomSeed {expander.seed})" if expander.seed is not None else "the first"
+            parts.append(
+                f"CA picks at random among {', '.join(repr(c) for c in candidates)}; this answer takes {how}."
+            )
+        others = [_describe(o) for o in viable if o is not chosen]
+        parts.append("Other options: " + "; ".join(others) + ".")
+    if rejected:
+        parts.append("Not options: " + "; ".join(_why_not(o) for o in rejected) + ".")
+    unsched = len(chosen.unschedulable)
+    if unsched:
+        parts.append(f"{unsched} pod(s) stay pending even with this scale-up.")
+    return " ".join(parts)

@@ -1,0 +1,366 @@
+"""CA's binpacking estimator for one node group (``BinpackingNodeEstimator``), one equivalence group at a
+time, and the option it yields (used nodes, waste)."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left, insort
+from collections.abc import Mapping, Sequence
+
+from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
+from ..interpod import (
+    SPREAD_MISMATCH,
+    TopologyIndex,
+    pod_terms,
+)
+from ..model import DeviceUsage, NodeState
+from ..predicates import (
+    Resources,
+    node_allocatable,
+    node_capacity,
+    pod_demand,
+    static_mismatch,
+)
+from ..scaleup import (
+    GroupSize,
+    ScaleUpLimits,
+    node_limit,
+    skip_reason,
+)
+from ..simulate import Simulator
+from .equivalences import _Equivalence
+from .fitter import _Fitter, _Node, _Shape
+from .inputs import TIME_LIMIT_SECONDS, EstimateError, GroupTemplate
+from .predicates import _cordoned, _hostname_spread, _SnapshotNode, _topology_index
+from .results import EstimatedNode, GroupOption, Waste
+from .template import _Template
+
+
+class _GroupPacker:
+    """CA's binpacking estimator for one node group, one equivalence group at a time.
+
+    State carried from one equivalence group to the next: the nodes added so far, the last added one,
+    the round-robin position (CA's predicate checker resumes after the node it matched last), each
+    pod shape's candidate list, and which shapes dropped which node from their list.
+    """
+
+    __slots__ = (
+        "sim",
+        "template",
+        "option",
+        "nodes",
+        "last",
+        "rr",
+        "shapes",
+        "rejecters",
+        "static",
+        "deadline",
+        "clock",
+        "index",
+        "hostname_retry",
+        "cluster",
+        "existing",
+    )
+
+    def __init__(
+        self,
+        sim: Simulator,
+        template: _Template,
+        limits: ScaleUpLimits,
+        index: TopologyIndex | None = None,
+        hostname_retry: bool = True,
+        cluster: Sequence[_SnapshotNode] = (),
+    ) -> None:
+        self.sim = sim
+        self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
+        self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
+        self.hostname_retry = hostname_retry  # CA >= 1.33.1 (ca_releases.CARelease.hostname_retry)
+        self.template = template
+        self.index = index  # the snapshot for affinity and spread (None: no pod needs it)
+        self.option = GroupOption(template.group)
+        self.nodes: list[_Node] = []
+        self.last: _Node | None = None
+        self.rr = 0
+        self.shapes: dict[tuple, _Shape] = {}
+        self.rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it
+        self.static: dict[bytes, str] = {}  # spec key -> static_mismatch reason
+        # CA's limiter asks the clock before each new node: no node after the group's budget
+        self.clock = limits.clock
+        self.deadline = limits.clock() + limits.group_budget if limits.group_budget > 0 else None
+
+    def pack(self, eq: _Equivalence) -> None:
+        """Place the group's pods: on the nodes so far (step 1), then on the last or new nodes (2)."""
+        ids = eq.ids
+        reason = self._unschedulable(eq)
+        if reason:
+            for pid in ids:
+                self.option.unschedulable[pid] = reason
+            return
+        shape = self._shape(eq)
+        placed = self._fill_existing(shape, ids)
+        retry = self.hostname_retry and self.index is not None and _hostname_spread(eq.pod)
+        stop_reason = ""
+        while placed < len(ids):
+            stop_reason = self._place_on_last_or_new(shape, ids[placed], retry)
+            if stop_reason:
+                break
+            placed += 1
+        for pid in ids[placed:]:
+            self.option.unschedulable[pid] = stop_reason
+        self.option.scheduled.extend(ids[:placed])
+        self.option.requested_cpu += placed * eq.containers.cpu
+        self.option.requested_memory += placed * eq.containers.memory
+
+    def _unschedulable(self, eq: _Equivalence) -> str:
+        """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
+        reason = self.static.get(eq.spec_key)
+        if reason is None:
+            reason = self.static[eq.spec_key] = static_mismatch(eq.pod, self.template.node) or _cordoned(
+                eq.pod, self.template.node
+            )
+        inventory = self.template.inventory
+        if not reason and inventory.error and eq.ctx.pod.requests.has_requests:
+            reason = inventory.error
+        return reason
+
+    def _shape(self, eq: _Equivalence) -> _Shape:
+        d = eq.demand
+        key: tuple = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)
+        if self.index is not None or eq.terms.ports or d.scalars:
+            key += (eq.spec_key,)  # labels, ports, terms and scalars are the equivalence group's own
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = _Shape(_Fitter(self.sim, eq, self.index))
+        return shape
+
+    def _new_node(self) -> _Node:
+        """Add a node to the snapshot (CA's ``addNewNodeToSnapshot``), with its DaemonSet pods."""
+        node = self.last = self.template.new_node(len(self.nodes))
+        self.nodes.append(node)
+        if self.index is not None:
+            obj, labels = self.template.node_object(node.name)
+            node.topo = self.index.add_node(obj, labels)
+            for terms in self.template.daemon_terms:
+                self.index.add_pod(node.topo, terms)
+        return node
+
+    def _fill_existing(self, shape: _Shape, ids: list[str]) -> int:
+        """Step 1: the nodes added so far, round-robin from the node after the last match, until a
+        pod fits none. Returns how many of ``ids`` were placed."""
+        i = 0
+        while i < len(ids) and self.nodes:
+            found = self._find(shape, self.rr)
+            if found is None:
+                break
+            idx, (_, devices, sig) = found
+            self._place(shape.fitter, idx, ids[i], devices, sig)
+            self.rr = (idx + 1) % len(self.nodes)
+            i += 1
+        return i
+
+    def _place_on_last_or_new(self, shape: _Shape, pid: str, retry: bool = False) -> str:
+        """Step 2 for one pod: the last added node, else (``retry``: when the last node failed it on
+        topology spread) the other new nodes, else a new node. "" when placed, else why the
+        equivalence group stops (an empty node cannot hold the pod, or the node limit)."""
+        fitter = shape.fitter
+        last = self.last
+        if last is not None:
+            why, devices, sig = fitter.check(last)
+            if not why:
+                self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
+                return ""
+            if retry and why == SPREAD_MISMATCH and self._retry_others(shape, pid):
+                return ""
+            if not last.pods:
+                return why
+        template = self.template
+        if template.limit is not None and len(self.nodes) >= template.limit:
+            return f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
+        if self.deadline is not None and self.clock() > self.deadline:
+            self.option.timed_out = True
+            return f"max-nodegroup-binpacking-duration exceeded for node group {template.group}"
+        last = self._new_node()
+        why, devices, sig = fitter.check(last)
+        if why:
+            return why
+        self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
+        return ""
+
+    def _place(
+        self, fitter: _Fitter, idx: int, pid: str, devices: list[DeviceUsage] | None, sig: tuple
+    ) -> None:
+        fitter.place(self.nodes[idx], pid, devices, sig)
+        # the node changed: shapes that gave up on it must look at it again
+        for shape in self.rejecters.pop(idx, ()):
+            insort(shape.cands, idx)
+
+    def _retry_others(self, shape: _Shape, pid: str) -> bool:
+        """CA's hostname-topology retry (``binpacking_estimator.go``, CA 1.33.1+): the pod failed
+        the last new node on a spread constraint, so before adding a node try every other new node,
+        round-robin from the position the scans share; a hostname spread's minimum may have risen
+        since those nodes were last tried."""
+        nodes = self.nodes
+        count = len(nodes)
+        last = count - 1
+        for step in range(count):
+            idx = (self.rr + step) % count
+            if idx == last:
+                continue
+            why, devices, sig = shape.fitter.check(nodes[idx])
+            if not why:
+                self._place(shape.fitter, idx, pid, devices, sig)
+                self.rr = (idx + 1) % count
+                return True
+        return self._retry_existing(shape, pid)
+
+    def _retry_existing(self, shape: _Shape, pid: str) -> bool:
+        """The retry's other half: CA's filter skips only the last new node, so the snapshot's
+        existing nodes are tried too (after the new ones here; CA's order is its snapshot's). A pod
+        that asks for HAMi devices never fits one: their devices are not modelled here."""
+        fitter = shape.fitter
+        if fitter.devices:
+            return False
+        if self.existing is None:
+            self.existing = self._existing_nodes()
+        for node, raw in self.existing:
+            if static_mismatch(fitter.pod, raw) or _cordoned(fitter.pod, raw):
+                continue
+            why, devices, sig = fitter.check(node)
+            if not why:
+                fitter.place(node, pid, devices, sig)
+                self.option.on_existing.setdefault(node.name, []).append(pid)
+                return True
+        return False
+
+    def _existing_nodes(self) -> list[tuple[_Node, Mapping]]:
+        """The snapshot's existing nodes as binpacking targets: allocatable less their pods."""
+        out = []
+        ignored = self.sim.managed_resources()
+        for idx, entry in enumerate(self.cluster):
+            if entry.raw_pods is None:
+                continue
+            free = node_allocatable(entry.node)
+            ports: set = set()
+            for pod in entry.raw_pods:
+                free.take(pod_demand(pod, ignored))
+                ports |= pod_terms(pod).ports
+            meta = entry.node.get("metadata")
+            name = str(meta.get("name") if isinstance(meta, Mapping) else "") or f"cluster-node-{idx}"
+            node = _Node(name, NodeState(name, []), (), free, ports or None)
+            node.topo = idx
+            out.append((node, entry.node))
+        return out
+
+    def _find(
+        self, shape: _Shape, start: int
+    ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
+        """CA's FitsAnyNodeMatching: the first fitting node at or after ``start``, wrapping around."""
+        nodes = self.nodes
+        if shape.dynamic:
+            return self._scan(shape, start)
+        if shape.seen < len(nodes):
+            shape.cands.extend(range(shape.seen, len(nodes)))
+            shape.seen = len(nodes)
+        cands = shape.cands
+        check = shape.fitter.check
+        while cands:
+            pos = bisect_left(cands, start)
+            if pos == len(cands):
+                pos = 0
+            idx = cands[pos]
+            result = check(nodes[idx])
+            if not result[0]:
+                return idx, result
+            del cands[pos]
+            self.rejecters.setdefault(idx, []).append(shape)
+            start = idx
+        return None
+
+    def _scan(
+        self, shape: _Shape, start: int
+    ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
+        """``_find`` for shapes whose fit depends on other nodes: every node, every time."""
+        nodes = self.nodes
+        count = len(nodes)
+        for step in range(count):
+            idx = (start + step) % count
+            result = shape.fitter.check(nodes[idx])
+            if not result[0]:
+                return idx, result
+        return None
+
+
+def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> None:
+    """The used nodes with their pods and devices, and the group's waste (least-waste's score)."""
+    allocatable = template.allocatable
+    used = [node for node in nodes if node.pods]
+    option.node_count = len(used) + len(option.on_existing)
+    gpu_total = gpu_used = core_total = core_used = 0
+    for node in used:
+        requested = Resources(
+            allocatable.cpu - node.free.cpu,
+            allocatable.memory - node.free.memory,
+            allocatable.ephemeral - node.free.ephemeral,
+            allocatable.pods - node.free.pods,
+        )
+        for dev in node.state.devices:
+            gpu_total += dev.totalmem
+            gpu_used += dev.usedmem
+            core_total += dev.totalcore
+            core_used += dev.usedcores
+        option.nodes.append(EstimatedNode(node.name, node.pods, node.state.devices, requested))
+    if used:
+        capacity = node_capacity(template.node)
+        cpu_total = capacity.cpu * option.node_count  # CA: the option's node count x the template
+        mem_total = capacity.memory * option.node_count
+        option.waste = Waste(
+            _unused(cpu_total, option.requested_cpu),
+            _unused(mem_total, option.requested_memory),
+            _unused(gpu_total, gpu_used),
+            _unused(core_total, core_used),
+        )
+
+
+def _unused(total: int, used: int) -> float:
+    """CA's waste share; not clamped at 0 (CA's least-waste is not either)."""
+    return (total - used) / total if total else 0.0
+
+
+def _estimate_group(
+    sim: Simulator,
+    group: GroupTemplate,
+    equivalences: list[_Equivalence],
+    limits: ScaleUpLimits,
+    similar: Sequence[GroupSize],
+    deadline: float = float("inf"),
+    cluster: Sequence[_SnapshotNode] = (),
+    ca: CARelease | None = None,
+) -> GroupOption:
+    ca = ca or ca_release(DEFAULT_VERSION)
+    template = _Template(sim, group, None)
+    option = GroupOption(group.name)
+    skipped = skip_reason(group.size, group.template, len(template.devices), limits)
+    raw = node_limit(group.size, similar, limits) if not skipped else -1
+    limit = None if raw == 0 else max(raw, 0)
+    if group.max_new_nodes is not None:
+        limit = group.max_new_nodes if limit is None else min(limit, group.max_new_nodes)
+    template.limit = limit
+    if skipped:
+        option.skipped = skipped
+        for eq in equivalences:
+            for pid in eq.ids:
+                option.unschedulable[pid] = skipped
+        return option
+    index = _topology_index(equivalences, template.daemon_terms, cluster)
+    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster)
+    packer.option.node_limit = limit
+    packer.option.daemon_pods = template.daemons
+    for eq in template.order(equivalences, ca.order_by_pod_requests):
+        if time.monotonic() > deadline:
+            raise EstimateError(
+                f"the estimate ran past its time limit of {TIME_LIMIT_SECONDS:g} s (at node group "
+                f"{group.name!r}); ask for fewer pods or node groups per request"
+            )
+        packer.pack(eq)
+    _summarise(packer.option, packer.nodes, template)
+    return packer.option

@@ -1,0 +1,91 @@
+"""CA's filters as the estimator applies them on top of ``engine.predicates`` and ``engine.interpod``:
+the snapshot the affinity and spread filters count in, NodeUnschedulable on a cordoned template,
+CA's hostname-spread test, and why a template can never hold a pod."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..interpod import (
+    HOSTNAME_LABEL,
+    PodTerms,
+    TopologyIndex,
+    pod_terms,
+)
+from ..predicates import (
+    node_problem,
+    untolerated_taint,
+)
+from ..scaleup import (
+    UNSCHEDULABLE_TAINT,
+)
+from .equivalences import _Equivalence
+from .inputs import ClusterNode, EstimateError
+
+_UNSCHEDULABLE_NODE = {"spec": {"taints": [UNSCHEDULABLE_TAINT]}}
+
+
+def _hostname_spread(pod: Mapping) -> bool:
+    """CA's ``isPodUsingHostNameTopologyKey``: any topology spread constraint (whenUnsatisfiable of
+    either kind) keyed on ``kubernetes.io/hostname``."""
+    spec = pod.get("spec")
+    constraints = spec.get("topologySpreadConstraints") if isinstance(spec, Mapping) else None
+    if not isinstance(constraints, list):
+        return False
+    return any(isinstance(c, Mapping) and c.get("topologyKey") == HOSTNAME_LABEL for c in constraints)
+
+
+def _cordoned(pod: Mapping, node: Mapping) -> str:
+    """kube-scheduler's NodeUnschedulable: a ``spec.unschedulable`` template holds only pods that
+    tolerate ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    spec = node.get("spec")
+    if not (isinstance(spec, Mapping) and spec.get("unschedulable") is True):
+        return ""
+    return "node(s) were unschedulable" if untolerated_taint(pod, _UNSCHEDULABLE_NODE) else ""
+
+
+@dataclass(slots=True, frozen=True)
+class _SnapshotNode:
+    node: Mapping
+    labels: Mapping[str, str]
+    pods: tuple[PodTerms, ...]
+    raw_pods: tuple[Mapping, ...] | None = None  # an existing node's pods (None: an upcoming node)
+
+
+def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
+    out = []
+    for i, entry in enumerate(cluster):
+        problem = node_problem(entry.node)
+        if problem:
+            raise EstimateError(f"cluster node {i}: {problem}")
+        meta = entry.node.get("metadata")
+        labels = meta.get("labels") if isinstance(meta, Mapping) else None
+        out.append(
+            _SnapshotNode(
+                entry.node,
+                labels or {},
+                tuple(pod_terms(p) for p in entry.pods if isinstance(p, Mapping)),
+                tuple(p for p in entry.pods if isinstance(p, Mapping)),
+            )
+        )
+    return out
+
+
+def _topology_index(
+    equivalences: list[_Equivalence], daemon_terms: Sequence[PodTerms], cluster: Sequence[_SnapshotNode]
+) -> TopologyIndex | None:
+    """The snapshot the affinity and spread filters count in, or None when no pod has such a term
+    (pending, DaemonSet or already in the snapshot): then the filters cannot fail and cost nothing."""
+    others = [*daemon_terms, *(p for c in cluster for p in c.pods)]
+    if not any(p.anti for p in others) and not any(eq.terms.constrained for eq in equivalences):
+        return None
+    index = TopologyIndex()
+    for entry in cluster:
+        idx = index.add_node(entry.node, entry.labels)
+        for terms in entry.pods:
+            index.add_pod(idx, terms)
+    return index
+
+
+# -- upcoming nodes ------------------------------------------------------------------------------------

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from hami_sim.engine.vendors import ProfileFields, profile_fields
+from hami_sim.engine.vendors.registry import DEFAULT_PANELS, CapacityPanel
 
 from .scores import format_score
 
@@ -169,47 +171,16 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
     return _out(fig)
 
 
-@dataclass(frozen=True, slots=True)
-class CapacityPanel:
-    """One panel of the capacity chart: its title (with the unit) and the device fields it stacks."""
-
-    title: str
-    total_key: str
-    used_key: str
-
-
-_MEMORY = CapacityPanel("memory (MiB)", "devmem", "usedmem")
-_CORES = CapacityPanel("cores (%)", "devcore", "usedcores")
-_SLOTS = CapacityPanel("slots", "count", "used")
-_DEFAULT_PANELS = (_MEMORY, _CORES, _SLOTS)
-
-#: Panels per vendor CommonWord where HAMi's device fields mean something else than NVIDIA's.
-#: AWS Neuron registers no memory and its ``devcore`` is a core bit mask; ``count`` is the device's
-#: NeuronCores, which is what pods ask for (aws.amazon.com/neuroncore). AMD's ``devcore`` counts
-#: compute units, Mthreads' the card's 16 sGPU cores; Enflame DRS slots are DRS slices.
-VENDOR_PANELS: dict[str, tuple[CapacityPanel, ...]] = {
-    "AWSNeuron": (CapacityPanel("NeuronCores", "count", "used"),),
-    "AMD": (_MEMORY, CapacityPanel("compute units", "devcore", "usedcores"), _SLOTS),
-    "Mthreads": (_MEMORY, CapacityPanel("sGPU cores", "devcore", "usedcores"), _SLOTS),
-    "Enflame": (_MEMORY, _CORES, CapacityPanel("DRS slices", "count", "used")),
-}
-
-#: What a device is called on the x axis, per vendor CommonWord (prefix match for chip families).
-_DEVICE_NOUNS = (
-    ("AWSNeuron", "Neuron device"),
-    ("Ascend", "NPU"),
-    ("MLU", "MLU"),
-    ("DCU", "DCU"),
-    ("kunlun", "XPU"),
-    ("XPU", "XPU"),
-    ("GCU", "GCU"),
-    ("Enflame", "GCU"),
-)
+def _profile(vendor: str | None) -> ProfileFields | None:
+    """The backend's descriptor fields (chart panels, device noun); None for an unknown vendor."""
+    return profile_fields().get(vendor or "")
 
 
 def capacity_panels(vendor: str | None, devices: Sequence[Mapping]) -> tuple[CapacityPanel, ...]:
-    """The vendor's panels, without those no device fills (a total of 0 everywhere: nothing to show)."""
-    panels = VENDOR_PANELS.get(vendor or "", _DEFAULT_PANELS)
+    """The vendor's panels (its descriptor's), without those no device fills (a total of 0
+    everywhere: nothing to show)."""
+    profile = _profile(vendor)
+    panels = profile.panels if profile is not None else DEFAULT_PANELS
     shown = tuple(
         p
         for p in panels
@@ -219,7 +190,8 @@ def capacity_panels(vendor: str | None, devices: Sequence[Mapping]) -> tuple[Cap
 
 
 def _device_noun(vendor: str | None) -> str:
-    return next((noun for prefix, noun in _DEVICE_NOUNS if (vendor or "").startswith(prefix)), "GPU")
+    profile = _profile(vendor)
+    return profile.device_noun if profile is not None else "GPU"
 
 
 def capacity_bars(

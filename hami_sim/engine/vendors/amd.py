@@ -19,7 +19,16 @@ from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceU
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
 from .fit_loop import Rejections
 from .node_codecs import json_devices
-from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
+from .registry import (
+    CUSTOMINFO_HELP,
+    MEMORY_PANEL,
+    SLOTS_PANEL,
+    Backend,
+    CapacityPanel,
+    ProfileFields,
+    VendorDescriptor,
+    render_json,
+)
 from .request_rules import MAX_INT32, go_div, quantity_int
 
 if TYPE_CHECKING:
@@ -179,6 +188,7 @@ def _slice(dev: DeviceUsage, request: ContainerDeviceRequest) -> tuple[str | Non
 
 PROFILE = ProfileFields(
     label="AMD GPU",
+    panels=(MEMORY_PANEL, CapacityPanel("compute units", "devcore", "usedcores"), SLOTS_PANEL),
     codec="json",
     help="hami.io/node-amd-register JSON; devcore = compute units",
     render=render_json,

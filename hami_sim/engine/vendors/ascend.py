@@ -472,6 +472,7 @@ def _check_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
 def _profile(word: str) -> ProfileFields:
     return ProfileFields(
         label=word.replace("Ascend", "Ascend ", 1),
+        device_noun="NPU",
         codec="json",
         help=f"hami.io/node-register-{word} JSON; custominfo NetworkID for topology",
         render=render_json,

@@ -30,7 +30,16 @@ from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, c
 from .fit_loop import Rejections
 from .node_codecs import capacity_int, check_device_limit, synthesise
 from .reads import node_labels
-from .registry import Backend, ProfileFields, Registration, RenderInput, Row, VendorDescriptor, first_extra
+from .registry import (
+    Backend,
+    CapacityPanel,
+    ProfileFields,
+    Registration,
+    RenderInput,
+    Row,
+    VendorDescriptor,
+    first_extra,
+)
 from .request_rules import MAX_INT32, int32, resource_int
 
 if TYPE_CHECKING:
@@ -287,6 +296,10 @@ def _row_extra(dev: DeviceInfo) -> dict[str, Any]:
 
 PROFILE = ProfileFields(
     label="AWS Neuron (capacity)",
+    device_noun="Neuron device",
+    # no memory registered and ``devcore`` is a core bit mask; ``count`` is the device's
+    # NeuronCores, which is what pods ask for (aws.amazon.com/neuroncore)
+    panels=(CapacityPanel("NeuronCores", "count", "used"),),
     codec="capacity",
     help="status.capacity aws.amazon.com/neuron = devices, neuroncore = devices x count (count = cores per device)",
     render=_render,

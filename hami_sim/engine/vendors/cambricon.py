@@ -100,6 +100,7 @@ def _capacity(config: CambriconConfig, devices: Sequence[DeviceInfo]) -> dict[st
 
 PROFILE = ProfileFields(
     label="Cambricon MLU (capacity)",
+    device_noun="MLU",
     codec="capacity",
     help="status.capacity mlu.smlu.vcore = 100 x cards, mlu.smlu.vmemory = cards x devmem / 256",
     render=capacity_renderer(_capacity),

@@ -34,7 +34,10 @@ from .fit_loop import Rejections
 from .node_codecs import capacity_devices
 from .reads import node_name
 from .registry import (
+    CORES_PANEL,
+    MEMORY_PANEL,
     Backend,
+    CapacityPanel,
     ProfileFields,
     Registration,
     RenderInput,
@@ -490,6 +493,7 @@ def _drs_row_extra(dev: DeviceInfo) -> dict[str, Any]:
 
 GCU_PROFILE = ProfileFields(
     label="Enflame GCU (capacity)",
+    device_noun="GCU",
     codec="capacity",
     help="status.capacity enflame.com/gcu = cards (exclusive)",
     render=capacity_renderer(_gcu_capacity),
@@ -497,6 +501,8 @@ GCU_PROFILE = ProfileFields(
 )
 DRS_PROFILE = ProfileFields(
     label="Enflame DRS vGCU",
+    device_noun="GCU",
+    panels=(MEMORY_PANEL, CORES_PANEL, CapacityPanel("DRS slices", "count", "used")),
     codec="enflame-drs",
     help="enflame.com/gcu-drs-capacity: count = the device's DRS slices; devmem = the largest profile's memory",
     render=_render_drs,

@@ -108,6 +108,7 @@ class HygonVendor(Vendor):
 
 PROFILE = ProfileFields(
     label="Hygon DCU",
+    device_noun="DCU",
     codec="legacy",
     help="hami.io/node-dcu-register (legacy colon format); type contains DCU",
     render=render_legacy,

@@ -404,6 +404,7 @@ def _check_rows(rows: Sequence[Row]) -> str:
 
 XPU_PROFILE = ProfileFields(
     label="Kunlunxin XPU (capacity)",
+    device_noun="XPU",
     codec="capacity",
     help="status.capacity kunlunxin.com/xpu = cards; the upper half of the cards is NUMA 1",
     render=capacity_renderer(_capacity),
@@ -412,6 +413,7 @@ XPU_PROFILE = ProfileFields(
 )
 VXPU_PROFILE = ProfileFields(
     label="Kunlunxin vXPU",
+    device_noun="XPU",
     codec="json",
     help="hami.io/node-register-xpu JSON (Kunlunxin vXPU)",
     render=render_json,

@@ -23,7 +23,15 @@ from ..model import ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
 from .fit_loop import FitRules, common_fit, same_device_rule
 from .node_codecs import core_split_devices
-from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
+from .registry import (
+    MEMORY_PANEL,
+    SLOTS_PANEL,
+    Backend,
+    CapacityPanel,
+    ProfileFields,
+    VendorDescriptor,
+    capacity_renderer,
+)
 from .request_rules import MAX_INT32, go_div, resource_int, resource_int32
 
 if TYPE_CHECKING:
@@ -115,6 +123,7 @@ def _capacity(config: MthreadsConfig, devices: Sequence[DeviceInfo]) -> dict[str
 
 PROFILE = ProfileFields(
     label="Moore Threads (capacity)",
+    panels=(MEMORY_PANEL, CapacityPanel("sGPU cores", "devcore", "usedcores"), SLOTS_PANEL),
     codec="capacity",
     help="status.capacity sgpu-core = 16 x GPUs, sgpu-memory = GPUs x devmem / 512",
     render=capacity_renderer(_capacity),

@@ -25,6 +25,11 @@ from .base import Vendor
 __all__ = [
     "CODECS",
     "CUSTOMINFO_HELP",
+    "CapacityPanel",
+    "DEFAULT_PANELS",
+    "MEMORY_PANEL",
+    "CORES_PANEL",
+    "SLOTS_PANEL",
     "Registration",
     "RenderInput",
     "Renderer",
@@ -46,6 +51,23 @@ CODECS = ("json", "legacy", "metax-sgpu", "enflame-drs", "capacity")
 CUSTOMINFO_HELP = (
     'object copied into the device\'s custominfo (e.g. Ascend {"NetworkID": 0}, AMD {"pciBDF": "..."})'
 )
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityPanel:
+    """One panel of a backend's capacity chart: its title (with the unit) and the device fields
+    (registered total, used) it stacks; the dashboard draws a backend's ``ProfileFields.panels``."""
+
+    title: str
+    total_key: str
+    used_key: str
+
+
+MEMORY_PANEL = CapacityPanel("memory (MiB)", "devmem", "usedmem")
+CORES_PANEL = CapacityPanel("cores (%)", "devcore", "usedcores")
+SLOTS_PANEL = CapacityPanel("slots", "count", "used")
+#: where HAMi's device fields mean what NVIDIA's mean: memory MiB, a cores percentage, split slots
+DEFAULT_PANELS = (MEMORY_PANEL, CORES_PANEL, SLOTS_PANEL)
 
 #: a profile row as the profiles app stores it (``type``, ``devmem``, ..., ``extra``, ``quantity``)
 Row = Mapping[str, Any]
@@ -105,6 +127,9 @@ class ProfileFields:
     check_rows: Callable[[Sequence[Row]], str] | None = None
     row_extra: Callable[[DeviceInfo], dict[str, Any]] | None = None
     count_field: str = "resource_count_name"
+    #: what one device is called (chart axes) and the panels of its capacity chart
+    device_noun: str = "GPU"
+    panels: tuple[CapacityPanel, ...] = DEFAULT_PANELS
 
     def __post_init__(self) -> None:
         if self.codec not in CODECS:

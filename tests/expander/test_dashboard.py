@@ -12,16 +12,16 @@ from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.service import best_options
 from tests.expander.ca_clients import NEWEST, encode
 from tests.expander.test_grpc_expander import TEMPLATES, option, pods
-from tests.factories.models import UserFactory
-from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+from tests.factories.models import NodeGroupFactory, UserFactory
+from tests.profiles.conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture
-def groups(make_group):  # noqa: F811
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+def groups(db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_the_node_group_page_shows_each_providers_ca_template_with_a_copy_button
     assert "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu" in html.unescape(page)
 
 
-def test_a_group_without_profile_still_renders_its_page(make_group, staff_client):  # noqa: F811
-    make_group("cpu-pool")
+def test_a_group_without_profile_still_renders_its_page(db, staff_client):
+    NodeGroupFactory(name="cpu-pool")
     response = staff_client.get("/node-groups/cpu-pool/")
     assert response.status_code == 200 and 'id="ca-template-aws"' in response.content.decode()

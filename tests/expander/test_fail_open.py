@@ -19,7 +19,8 @@ from simulations.grpcexpander.protos import expander_pb2 as pb
 from tests.expander.ca_clients import best_options
 from tests.expander.test_grpc_expander import TEMPLATES, cold, node_msg, pod_msg, warm_a10
 from tests.factories import gpu, node
-from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+from tests.factories.models import NodeGroupFactory
+from tests.profiles.conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -28,10 +29,10 @@ POD = pod_msg("p0", 12000).SerializeToString()
 
 
 @pytest.fixture
-def groups(make_group):  # noqa: F811
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
-    make_group("cpu-pool")  # a group without a device profile
+def groups(db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
+    NodeGroupFactory(name="cpu-pool")  # a group without a device profile
 
 
 def unhealthy_a10() -> bytes:

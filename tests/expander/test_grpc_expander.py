@@ -22,7 +22,8 @@ from tests.expander.ca_clients import (
     encode,
 )
 from tests.factories import gpu, node
-from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+from tests.factories.models import NodeGroupFactory
+from tests.profiles.conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -83,9 +84,9 @@ def pods(n: int, gpumem: int) -> list[core.Pod]:
 
 
 @pytest.fixture
-def groups(make_group):  # noqa: F811
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+def groups(db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
 
 
 def call(channel, request: bytes) -> list[str]:
@@ -167,8 +168,8 @@ MAPPINGS = [
 
 
 @pytest.mark.parametrize(("why", "ca_id", "fields", "labels"), MAPPINGS, ids=[m[0] for m in MAPPINGS])
-def test_cold_group_found_by(make_group, ask, why, ca_id, fields, labels):  # noqa: F811
-    make_group("h100-pool", [{**H100, "quantity": 8}], **fields)
+def test_cold_group_found_by(db, ask, why, ca_id, fields, labels):
+    NodeGroupFactory(name="h100-pool", rows=[{**H100, "quantity": 8}], **fields)
     templates = {ca_id: cold("template-node-for-x", labels=labels or None)}
     assert ask([option(ca_id, 1, pods(1, 40000))], templates) == [ca_id], why
 

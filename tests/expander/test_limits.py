@@ -18,7 +18,8 @@ from prometheus_client import REGISTRY
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from tests.expander.ca_clients import best_options
 from tests.expander.test_grpc_expander import TEMPLATES, pod_msg
-from tests.profiles.conftest import A10, H100, make_group  # noqa: F401 (fixture)
+from tests.factories.models import NodeGroupFactory
+from tests.profiles.conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -72,9 +73,9 @@ def test_bytes_that_are_no_request_are_invalid_argument(serve, connect):
 
 
 @pytest.fixture
-def groups(make_group):  # noqa: F811
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+def groups(db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
 
 
 def inflight() -> float:

@@ -184,5 +184,6 @@ class TokenFactory(DjangoModelFactory):
 
     class Meta:
         model = "authtoken.Token"
+        django_get_or_create = ("user",)  # one token per user: asking again returns it
 
     user = factory.SubFactory(UserFactory, roles=["operators"])

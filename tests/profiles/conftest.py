@@ -1,28 +1,14 @@
-"""Fixtures for the profiles tests: node groups with profiles, an API client with a token."""
+"""Fixtures for the profiles tests: the device rows they use, an API client with a token (node groups
+come from ``tests.factories.models.NodeGroupFactory``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.factories.models import A10G, NodeGroupFactory, TokenFactory
+from tests.factories.models import A10G, TokenFactory
 from tests.factories.models import H100 as H100_ROW
 
 A10, H100 = A10G, H100_ROW  # the device rows these tests put in profiles
-
-
-@pytest.fixture
-def make_group(db):
-    """``make_group("gpu-a10", rows=[{**A10, "quantity": 4}], source="profile-only", labels={...})``:
-    ``NodeGroupFactory`` under the names these tests use."""
-
-    def make(
-        name: str, rows: list[dict] | None = None, *, source: str = "annotation-first", labels=None, **fields
-    ):
-        if labels is not None:
-            fields["match_labels"] = labels
-        return NodeGroupFactory(name=name, inventory_source=source, rows=rows or None, **fields)
-
-    return make
 
 
 @pytest.fixture

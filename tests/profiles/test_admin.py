@@ -6,6 +6,8 @@ import orjson
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db]
@@ -49,7 +51,7 @@ def profile_form(group_id: int, rows: list[dict], initial: list[int] | None = No
     return data
 
 
-def test_add_node_group_valid_and_duplicate_labels(admin_client, make_group):
+def test_add_node_group_valid_and_duplicate_labels(admin_client, db):
     from profiles.models import NodeGroup
 
     url = reverse("admin:profiles_nodegroup_add")
@@ -82,10 +84,10 @@ def test_add_node_group_valid_and_duplicate_labels(admin_client, make_group):
         ({**A10, "mode": "turbo"}, "mode must be one of hami-core, mig, mps"),
     ],
 )
-def test_profile_with_invalid_row_is_rejected_with_a_named_message(admin_client, make_group, row, message):
+def test_profile_with_invalid_row_is_rejected_with_a_named_message(admin_client, db, row, message):
     from profiles.models import DeviceProfile
 
-    group = make_group("gpu-a10")
+    group = NodeGroupFactory(name="gpu-a10")
     response = admin_client.post(
         reverse("admin:profiles_deviceprofile_add"), profile_form(group.pk, [{**row, "quantity": 1}])
     )
@@ -94,10 +96,10 @@ def test_profile_with_invalid_row_is_rejected_with_a_named_message(admin_client,
     assert DeviceProfile.objects.count() == 0
 
 
-def test_profile_needs_a_row_and_valid_profile_renders_its_annotation(admin_client, make_group):
+def test_profile_needs_a_row_and_valid_profile_renders_its_annotation(admin_client, db):
     from profiles.models import DeviceProfile
 
-    group = make_group("gpu-a10")
+    group = NodeGroupFactory(name="gpu-a10")
     url = reverse("admin:profiles_deviceprofile_add")
     response = admin_client.post(url, profile_form(group.pk, [], **{"devices-MIN_NUM_FORMS": "0"}))
     assert "a device profile needs at least one device row" in response.content.decode()
@@ -113,10 +115,10 @@ def test_profile_needs_a_row_and_valid_profile_renders_its_annotation(admin_clie
     assert "4 x NVIDIA A10G 23028 MiB" in listing
 
 
-def test_history_revert_restores_the_device_rows(admin_client, make_group):
+def test_history_revert_restores_the_device_rows(admin_client, db):
     from profiles.models import DeviceProfile
 
-    group = make_group("gpu-h100", [{**H100, "quantity": 8}])
+    group = NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
     profile = DeviceProfile.objects.get(node_group=group)
     first = profile.history.order_by("history_date").last()  # the entry holding the 8-card rows
     assert first.devices_snapshot[0]["quantity"] == 8
@@ -142,13 +144,13 @@ def test_history_revert_restores_the_device_rows(admin_client, make_group):
     assert len(resolve(tmpl, get_simulator()).devices) == 8
 
 
-def test_create_profile_from_a_nodes_inventory_and_drift_column(admin_client, make_group):
+def test_create_profile_from_a_nodes_inventory_and_drift_column(admin_client, db):
     from profiles.models import DeviceProfile, NodeInventory
     from profiles.sync import sync_nodes
     from tests.factories import gpu, node
 
-    make_group("gpu-l4")
-    make_group("gpu-a10", [{**A10, "quantity": 2}])
+    NodeGroupFactory(name="gpu-l4")
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 2}])
     labels = {"eks.amazonaws.com/nodegroup": "gpu-l4"}
     l4 = node(
         "l4-1", [gpu(f"GPU-{i}", index=i, type="NVIDIA L4", devmem=22491) for i in range(2)], labels=labels
@@ -200,11 +202,11 @@ def test_admin_needs_login(client):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-def test_findings_and_task_runs_are_listed_for_operators(admin_client, make_group):
+def test_findings_and_task_runs_are_listed_for_operators(admin_client, db):
     from profiles.sync import sync_nodes
     from tests.factories import gpu, node
 
-    make_group("gpu-a10", [{**A10, "quantity": 1}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 1}])
     sync_nodes(
         [
             node(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 from .test_admin import profile_form
 from .test_drift import a10_node, open_findings
@@ -13,12 +15,12 @@ pytestmark = [pytest.mark.django_db]
 
 
 def test_admin_edit_and_revert_each_bump_once_and_recheck_drift(
-    admin_client, make_group, django_capture_on_commit_callbacks
+    admin_client, db, django_capture_on_commit_callbacks
 ):
     from profiles.models import DeviceProfile
     from profiles.sync import sync_nodes
 
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     sync_nodes([a10_node()])
     profile = DeviceProfile.objects.get(node_group=group)
     assert profile.version == 1 and open_findings() == set()

@@ -6,6 +6,8 @@ import orjson
 import pytest
 import yaml
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10, H100
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -42,10 +44,10 @@ def test_token_user_creates_group_and_profile_anonymous_cannot(client, token_cli
     assert client.get("/api/v1/node-groups/?provider=gcp").json()["count"] == 0
 
 
-def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, make_group):
+def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, db):
     from profiles.models import DeviceProfile, DeviceRow, NodeGroup
 
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     before = (NodeGroup.objects.count(), DeviceProfile.objects.count(), DeviceRow.objects.count())
     cases = [
         (
@@ -65,7 +67,7 @@ def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, make_group):
         response = token_client.post(url, data, format="json")
         assert response.status_code == 400, (data, response.content)
         assert field in response.json(), response.json()
-    make_group("gpu-l4")
+    NodeGroupFactory(name="gpu-l4")
     bad_rows = [
         ({**A10, "devmem": -1}, "devmem must be a positive number of MiB, got -1"),
         ({**A10, "count": 0}, "count (split count) must be at least 1, got 0"),
@@ -91,8 +93,8 @@ def test_bad_input_is_a_clear_400_and_changes_nothing(token_client, make_group):
     assert (NodeGroup.objects.count() - 1, DeviceProfile.objects.count(), DeviceRow.objects.count()) == before
 
 
-def test_update_profile_replaces_rows_and_bumps_version(token_client, make_group):
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+def test_update_profile_replaces_rows_and_bumps_version(token_client, db):
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     profile = group.profiles.get()
     url = f"/api/v1/device-profiles/{profile.pk}/"
     old_version = token_client.get(url).json()["version"]
@@ -103,10 +105,10 @@ def test_update_profile_replaces_rows_and_bumps_version(token_client, make_group
     assert token_client.delete(f"/api/v1/node-groups/{group.name}/").status_code == 204
 
 
-def test_template_node_and_kwok_yaml(client, make_group):
-    make_group(
-        "gpu-h100",
-        [{**H100, "quantity": 4}, {**H100, "numa": 1, "quantity": 4}],
+def test_template_node_and_kwok_yaml(client, db):
+    NodeGroupFactory(
+        name="gpu-h100",
+        rows=[{**H100, "quantity": 4}, {**H100, "numa": 1, "quantity": 4}],
         machine_type="p5.48xlarge",
         taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
         capacity={"cpu": "192", "memory": "2048Gi", "pods": "110"},
@@ -134,11 +136,11 @@ def test_template_node_and_kwok_yaml(client, make_group):
     assert client.get("/api/v1/node-groups/nope/template").status_code == 404
 
 
-def test_template_answers_the_extender_like_the_cold_template(client, make_group):
+def test_template_answers_the_extender_like_the_cold_template(client, db):
     """The template endpoint's Node, sent back as a warm template, gives the same verdict as cold."""
     from tests.factories import extender_args, pod
 
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
     node = client.get("/api/v1/node-groups/gpu-h100/template").json()
     body = extender_args(pod(gpu_count=8, gpumem=81559), [node])
     answer = orjson.loads(client.post("/filter-simulation", body, content_type="application/json").content)
@@ -146,12 +148,12 @@ def test_template_answers_the_extender_like_the_cold_template(client, make_group
 
 
 def test_inventory_findings_and_task_runs_are_read_only_and_paginated(
-    client, token_client, make_group, django_assert_max_num_queries
+    client, token_client, db, django_assert_max_num_queries
 ):
     from profiles.sync import sync_nodes
     from tests.factories import gpu, node
 
-    make_group("gpu-a10", [{**A10, "quantity": 1}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 1}])
     nodes = [
         node(
             f"n{i}",
@@ -172,11 +174,9 @@ def test_inventory_findings_and_task_runs_are_read_only_and_paginated(
     assert "node-groups" in client.get("/api/v1/").json()
 
 
-def test_list_queries_do_not_grow_with_the_number_of_groups(
-    client, make_group, django_assert_max_num_queries
-):
+def test_list_queries_do_not_grow_with_the_number_of_groups(client, db, django_assert_max_num_queries):
     for i in range(15):
-        make_group(f"g{i}", [{**A10, "quantity": 2}, {**A10, "numa": 1, "quantity": 2}])
+        NodeGroupFactory(name=f"g{i}", rows=[{**A10, "quantity": 2}, {**A10, "numa": 1, "quantity": 2}])
     with django_assert_max_num_queries(6):
         body = client.get("/api/v1/node-groups/?limit=50").json()
     assert body["count"] == 15 and all(

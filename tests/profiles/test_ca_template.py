@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import H100
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -17,11 +19,11 @@ EFFECT = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
 
 
 @pytest.fixture
-def h100(make_group):
-    return make_group(
-        "gpu-h100",
-        [{**H100, "quantity": 8}],
-        labels={"eks.amazonaws.com/nodegroup": "gpu-h100"},
+def h100(db):
+    return NodeGroupFactory(
+        name="gpu-h100",
+        rows=[{**H100, "quantity": 8}],
+        match_labels={"eks.amazonaws.com/nodegroup": "gpu-h100"},
         taints=[TAINT],
     )
 
@@ -122,8 +124,8 @@ def test_unknown_provider_is_a_400(client, h100):
         ({"cpu": "96", "memory": "768Gi", "pods": "250"}, []),
     ],
 )
-def test_clusterapi_marks_capacities_rendered_from_defaults(client, make_group, capacity, defaults):
-    make_group("gpu-h100", [{**H100, "quantity": 8}], capacity=capacity)
+def test_clusterapi_marks_capacities_rendered_from_defaults(client, db, capacity, defaults):
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}], capacity=capacity)
     body = client.get("/api/v1/node-groups/gpu-h100/ca-template?provider=clusterapi").json()
     prefix = "capacity.cluster-autoscaler.kubernetes.io/"
     assert body["defaults"] == [prefix + key for key in defaults]

@@ -8,6 +8,7 @@ import pytest
 
 from hami_sim.engine.simulate import Simulator
 from tests.factories import gpu, node
+from tests.factories.models import NodeGroupFactory
 from usage.capacity import aggregate_of
 
 from .conftest import H100
@@ -27,9 +28,9 @@ def _live_h100() -> dict:
     ("aggregate", "status_capacity"),
     [(False, None), (True, {"nvidia.com/gpumem": "652472", "nvidia.com/gpucores": "800"})],
 )
-def test_templates_carry_what_live_nodes_advertise(client, make_group, settings, aggregate, status_capacity):
+def test_templates_carry_what_live_nodes_advertise(client, db, settings, aggregate, status_capacity):
     settings.CA_AGGREGATE_CAPACITY = aggregate
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
     live = _live_h100()
     assert live == {"nvidia.com/gpumem": "652472", "nvidia.com/gpucores": "800"}
     aws = client.get("/api/v1/node-groups/gpu-h100/ca-template?provider=aws").json()["tags"]
@@ -42,8 +43,8 @@ def test_templates_carry_what_live_nodes_advertise(client, make_group, settings,
     assert not any("gpumem" in k or "gpucores" in k for k in capi["annotations"])
 
 
-def test_a_group_without_nvidia_cards_gets_no_totals(client, make_group, settings):
+def test_a_group_without_nvidia_cards_gets_no_totals(client, db, settings):
     settings.CA_AGGREGATE_CAPACITY = True
-    make_group("cpu-only", [])
+    NodeGroupFactory(name="cpu-only")
     capi = client.get("/api/v1/node-groups/cpu-only/ca-template?provider=clusterapi").json()
     assert capi["statusCapacity"] == {}

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from tests.factories import gpu, node
+from tests.factories.models import NodeGroupFactory
 
 from .conftest import A10
 
@@ -29,8 +30,8 @@ def open_findings(name="n1") -> set[tuple[str, str, str]]:
 
 
 @pytest.fixture
-def a10_group(make_group):
-    return make_group("gpu-a10", [{**A10, "quantity": 4}])
+def a10_group(db):
+    return NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
 
 
 def test_first_registration_matching_the_profile_has_no_findings(a10_group):
@@ -121,12 +122,12 @@ def test_malformed_and_unregistered(a10_group, settings):
     assert open_findings("n1") == open_findings("n2") == set()
 
 
-def test_gone_nodes_resolve_and_nodes_without_group_or_profile_are_not_judged(make_group):
+def test_gone_nodes_resolve_and_nodes_without_group_or_profile_are_not_judged(db):
     from profiles.models import DriftFinding
     from profiles.sync import sync_nodes
 
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
-    make_group("gpu-l4")
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-l4")
     sick = _with({0: {"health": False}})
     other = node(
         "l4-1",

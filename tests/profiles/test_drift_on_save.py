@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 from .test_drift import _with, a10_node, open_findings
 
@@ -11,13 +13,13 @@ pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
 @pytest.fixture
-def registered(make_group):
+def registered(db):
     """Group gpu-a10 (4 x A10G) with node n1 registering exactly that, and another group's node n2."""
     from profiles.models import DriftFinding
     from profiles.sync import sync_nodes
 
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
-    other = make_group("gpu-other", [{**A10, "quantity": 4}], labels={"pool": "other"})
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
+    other = NodeGroupFactory(name="gpu-other", rows=[{**A10, "quantity": 4}], match_labels={"pool": "other"})
     n2 = _with({0: {"devmem": 16000}}, "n2")
     n2["metadata"]["labels"] = {"pool": "other"}
     sync_nodes([a10_node(), n2])
@@ -87,11 +89,11 @@ def test_a_yaml_import_rechecks_each_changed_group_once(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_really_committed_edit_has_its_findings_when_the_response_arrives(make_group, token_client):
+def test_really_committed_edit_has_its_findings_when_the_response_arrives(db, token_client):
     """No captured callbacks: the request's transaction really commits and the check runs after it."""
     from profiles.sync import sync_nodes
 
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     sync_nodes([a10_node()])
     url = f"/api/v1/device-profiles/{group.profiles.get().pk}/"
     response = token_client.patch(url, {"devices": [{**A10, "devmem": 40000, "quantity": 4}]}, format="json")

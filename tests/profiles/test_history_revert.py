@@ -8,6 +8,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 from .test_admin import profile_form
 
@@ -26,11 +28,11 @@ def _history_page(admin_client, profile) -> str:
 
 
 @pytest.fixture
-def edited_profile(admin_client, make_group):
+def edited_profile(admin_client, db):
     """A profile created with 4 cards, then edited twice in the admin (three history entries)."""
     from profiles.models import DeviceProfile
 
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     profile = DeviceProfile.objects.get(node_group=group)
     for rows, notes in EDITS:
         response = admin_client.post(

@@ -6,12 +6,14 @@ import orjson
 import pytest
 from django.core.exceptions import ValidationError
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 
 pytestmark = [pytest.mark.django_db]
 
 
-def test_rendered_annotation_is_what_the_device_plugin_writes(make_group):
+def test_rendered_annotation_is_what_the_device_plugin_writes(db):
     from hami_sim.engine.annotations import decode_device_json
     from profiles.render import placeholder_uuid, render_annotations
 
@@ -56,10 +58,10 @@ def test_mig_rows_and_pair_scores_render_through_the_engine_codecs():
     assert scores[0]["score"] == {devices[1]["id"]: 100}
 
 
-def test_group_validation_names_the_field(make_group):
+def test_group_validation_names_the_field(db):
     from profiles.models import NodeGroup
 
-    make_group("a", labels={"pool": "gpu"})
+    NodeGroupFactory(name="a", match_labels={"pool": "gpu"})
     with pytest.raises(ValidationError) as raised:
         NodeGroup(name="b", match_labels={"pool": "gpu"}).full_clean()
     assert "match_labels" in raised.value.message_dict
@@ -73,11 +75,11 @@ def test_group_validation_names_the_field(make_group):
     assert raised.value.message_dict["min_size"] == ["min_size 3 is larger than max_size 1"]
 
 
-def test_row_edits_bump_version_generation_and_history(make_group):
+def test_row_edits_bump_version_generation_and_history(db):
     from profiles.models import CatalogVersion
     from profiles.services import set_rows
 
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     profile = group.profiles.get()
     version, generation = profile.version, CatalogVersion.objects.get().generation
     history = profile.history.count()

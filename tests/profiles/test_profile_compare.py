@@ -7,6 +7,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 from .test_history_revert import edited_profile  # noqa: F401  (fixture: created, then edited twice)
 
@@ -44,11 +46,11 @@ def test_any_two_versions(admin_client, edited_profile, older, newer, expect):  
         assert text in html, text
 
 
-def test_added_and_removed_rows(admin_client, make_group):
+def test_added_and_removed_rows(admin_client, db):
     from profiles.models import DeviceProfile
     from profiles.services import save_profile
 
-    group = make_group("gpu-mixed", [{**A10, "quantity": 4}])
+    group = NodeGroupFactory(name="gpu-mixed", rows=[{**A10, "quantity": 4}])
     profile = DeviceProfile.objects.get(node_group=group)
     save_profile(profile, rows=[{**A10, "quantity": 4}, {**A10, "quantity": 2, "numa": 1}])
     html = _compare(admin_client, profile)

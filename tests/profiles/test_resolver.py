@@ -6,6 +6,7 @@ import orjson
 import pytest
 
 from tests.factories import extender_args, gpu, node, pod
+from tests.factories.models import NodeGroupFactory
 
 from .conftest import A10, H100
 
@@ -30,8 +31,8 @@ def fitting(answer: dict) -> list[str]:
     return [n["metadata"]["name"] for n in (answer["Nodes"] or {}).get("items", [])]
 
 
-def test_cold_zero_template_gets_exact_verdicts_from_its_profile(client, make_group):
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
+def test_cold_zero_template_gets_exact_verdicts_from_its_profile(client, db):
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
     tmpl = cold("template-node-for-gpu-h100-5577006791947779410")
     answer = ask(client, pod(gpumem=80000), [tmpl])
     assert fitting(answer) == ["template-node-for-gpu-h100-5577006791947779410"]
@@ -47,16 +48,16 @@ def test_cold_zero_template_gets_exact_verdicts_from_its_profile(client, make_gr
     }
 
 
-def test_estimator_copies_and_label_matching_find_the_group(client, make_group):
-    make_group("gpu-h100", [{**H100, "quantity": 2}])
+def test_estimator_copies_and_label_matching_find_the_group(client, db):
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 2}])
     by_copy = cold("template-node-for-gpu-h100-42-e-3")
     by_labels = cold("some-fake-node", labels={"eks.amazonaws.com/nodegroup": "gpu-h100", "zone": "a"})
     answer = ask(client, pod(gpumem=70000, gpu_count=2), [by_copy, by_labels])
     assert fitting(answer) == ["template-node-for-gpu-h100-42-e-3", "some-fake-node"]
 
 
-def test_group_without_profile_and_unknown_nodes(client, make_group):
-    make_group("gpu-l4")
+def test_group_without_profile_and_unknown_nodes(client, db):
+    NodeGroupFactory(name="gpu-l4")
     answer = ask(client, pod(), [cold("template-node-for-gpu-l4-7"), cold("template-node-for-nope-1")])
     assert answer["FailedAndUnresolvableNodes"] == {
         "template-node-for-gpu-l4-7": "no device profile for node group gpu-l4",
@@ -64,15 +65,15 @@ def test_group_without_profile_and_unknown_nodes(client, make_group):
     }
 
 
-def test_annotation_first_warm_template_uses_its_own_annotation(client, make_group):
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+def test_annotation_first_warm_template_uses_its_own_annotation(client, db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     warm = node("template-node-for-gpu-a10-9", [gpu("GPU-x", devmem=10000)])
     answer = ask(client, pod(gpumem=20000), [warm])
     assert answer["FailedNodes"] == {"template-node-for-gpu-a10-9": "1/1 CardInsufficientMemory"}
 
 
-def test_malformed_annotation_is_reported_not_replaced_by_the_profile(client, make_group):
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+def test_malformed_annotation_is_reported_not_replaced_by_the_profile(client, db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     bad = node(
         "template-node-for-gpu-a10-9",
         annotations={"hami.io/node-nvidia-register": "GPU-0,10,23028,100,A10,0,true:"},
@@ -82,8 +83,8 @@ def test_malformed_annotation_is_reported_not_replaced_by_the_profile(client, ma
     assert reason.startswith("malformed hami.io/node-nvidia-register: ")
 
 
-def test_profile_only_ignores_a_sampled_node_with_a_failed_gpu(client, make_group):
-    make_group("gpu-a10", [{**A10, "quantity": 4}], source="profile-only")
+def test_profile_only_ignores_a_sampled_node_with_a_failed_gpu(client, db):
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}], inventory_source="profile-only")
     sampled = node(
         "template-node-for-gpu-a10-1",
         [gpu(f"GPU-{i}", index=i, devmem=23028, health=(i != 0)) for i in range(4)],
@@ -92,9 +93,9 @@ def test_profile_only_ignores_a_sampled_node_with_a_failed_gpu(client, make_grou
     assert fitting(answer) == ["template-node-for-gpu-a10-1"]
 
 
-def test_profile_only_without_profile_and_annotation_only(client, make_group):
-    make_group("p-only", source="profile-only")
-    make_group("a-only", [{**A10, "quantity": 4}], source="annotation-only")
+def test_profile_only_without_profile_and_annotation_only(client, db):
+    NodeGroupFactory(name="p-only", inventory_source="profile-only")
+    NodeGroupFactory(name="a-only", rows=[{**A10, "quantity": 4}], inventory_source="annotation-only")
     warm = node("template-node-for-p-only-1", [gpu("GPU-0")])
     answer = ask(client, pod(), [warm, cold("template-node-for-a-only-1")])
     assert answer["FailedAndUnresolvableNodes"] == {
@@ -103,10 +104,10 @@ def test_profile_only_without_profile_and_annotation_only(client, make_group):
     }
 
 
-def test_saving_a_profile_changes_the_next_answer(client, make_group):
+def test_saving_a_profile_changes_the_next_answer(client, db):
     from profiles.services import set_rows
 
-    group = make_group("gpu-h100", [{**H100, "quantity": 1}])
+    group = NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 1}])
     tmpl = cold("template-node-for-gpu-h100-1")
     assert ask(client, pod(gpu_count=2), [tmpl])["FailedNodes"] == {
         "template-node-for-gpu-h100-1": "NodeInsufficientDevice"
@@ -116,14 +117,14 @@ def test_saving_a_profile_changes_the_next_answer(client, make_group):
     assert fitting(ask(client, pod(gpu_count=2), [tmpl])) == ["template-node-for-gpu-h100-1"]
 
 
-def test_other_processes_see_edits_through_the_generation_counter(make_group, settings):
+def test_other_processes_see_edits_through_the_generation_counter(db, settings):
     """A profile saved by another replica (only the generation moved here) is picked up after the interval."""
     from hami_sim.runtime.simulator import get_simulator
     from profiles import inventory
     from profiles.models import CatalogVersion, DeviceProfile, DeviceRow
 
     settings.PROFILE_CACHE_CHECK_SECONDS = 0
-    group = make_group("gpu-h100", [{**H100, "quantity": 1}])
+    group = NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 1}])
     sim = get_simulator()
     tmpl = cold("template-node-for-gpu-h100-1")
     assert len(sim.inventory(tmpl).devices) == 1
@@ -140,10 +141,10 @@ def test_other_processes_see_edits_through_the_generation_counter(make_group, se
     assert inventory.catalog.generation == 12345
 
 
-def test_resolver_does_not_query_per_node(client, make_group, django_assert_max_num_queries, settings):
+def test_resolver_does_not_query_per_node(client, db, django_assert_max_num_queries, settings):
     settings.PROFILE_CACHE_CHECK_SECONDS = 3600
-    make_group("gpu-h100", [{**H100, "quantity": 8}])
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 8}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     nodes = [cold(f"template-node-for-gpu-h100-{i}") for i in range(50)] + [
         cold(f"n{i}", labels={"eks.amazonaws.com/nodegroup": "gpu-a10"}) for i in range(50)
     ]
@@ -157,13 +158,13 @@ def test_resolver_does_not_query_per_node(client, make_group, django_assert_max_
             assert resolve(n, sim).source == "profile"
 
 
-def test_inventory_key_distinguishes_profiles(make_group):
+def test_inventory_key_distinguishes_profiles(db):
     from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import resolve
 
-    make_group("g1", [{**H100, "quantity": 1}])
-    make_group("g2", [{**H100, "quantity": 2}])
-    make_group("g3", [{**H100, "quantity": 1}])
+    NodeGroupFactory(name="g1", rows=[{**H100, "quantity": 1}])
+    NodeGroupFactory(name="g2", rows=[{**H100, "quantity": 2}])
+    NodeGroupFactory(name="g3", rows=[{**H100, "quantity": 1}])
     sim = get_simulator()
     k1 = resolve(cold("template-node-for-g1-1"), sim)
     k2 = resolve(cold("template-node-for-g2-1"), sim)
@@ -174,7 +175,7 @@ def test_inventory_key_distinguishes_profiles(make_group):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_database_down_still_answers_warm_templates(make_group, settings):
+def test_database_down_still_answers_warm_templates(db, settings):
     from django.db import connection
 
     from hami_sim.runtime.simulator import get_simulator
@@ -182,7 +183,7 @@ def test_database_down_still_answers_warm_templates(make_group, settings):
 
     if connection.vendor != "postgresql":
         pytest.skip("needs a server database to take away (SQLite test databases live in memory)")
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     sim = get_simulator()
     warm = node("template-node-for-gpu-a10-1", [gpu("GPU-0")])
     reset()

@@ -6,6 +6,7 @@ import orjson
 import pytest
 
 from tests.factories import gpu, node
+from tests.factories.models import NodeGroupFactory
 
 from .conftest import A10
 
@@ -36,11 +37,11 @@ def run_sync(source: str) -> dict:
     return sync_cluster_inventory.apply(kwargs={"source": source}).get()
 
 
-def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_api, source, make_group):
+def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_api, source, db):
     from hami_sim.runtime.models import TaskRun
     from profiles.models import DriftFinding, NodeInventory
 
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     kube_api.nodes = [a10(f"n{i}") for i in range(5)] + [a10("sick", healthy=False)]
     counts = run_sync(source)
     assert counts["nodes"] == 6 and counts["created"] == 6
@@ -78,12 +79,12 @@ def test_paginated_sync_upserts_inventories_and_marks_vanished_nodes_gone(kube_a
     ],
 )
 def test_failed_reads_keep_the_last_good_inventory_and_mark_it_stale(
-    kube_api, source, make_group, status, fail_after, delay, message
+    kube_api, source, db, status, fail_after, delay, message
 ):
     from hami_sim.runtime.models import TaskRun
     from profiles.models import NodeInventory
 
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     kube_api.nodes = [a10(f"n{i}") for i in range(5)]
     run_sync(source)
     before = list(NodeInventory.objects.order_by("name").values("name", "devices", "labels", "gone_at"))
@@ -105,7 +106,7 @@ def test_failed_reads_keep_the_last_good_inventory_and_mark_it_stale(
     assert not any(NodeInventory.objects.values_list("stale", flat=True))
 
 
-def test_worker_retries_with_backoff(kube_api, source, make_group, settings):
+def test_worker_retries_with_backoff(kube_api, source, db, settings):
     """Off the eager path the task asks Celery to retry later; the run is recorded as a retry."""
     from celery.exceptions import Retry
 
@@ -125,7 +126,7 @@ def test_worker_retries_with_backoff(kube_api, source, make_group, settings):
     assert run.outcome == "retry" and "403" in run.error
 
 
-def test_unauthorised_kubeconfig_is_an_error_not_an_empty_cluster(kube_api, tmp_path, make_group):
+def test_unauthorised_kubeconfig_is_an_error_not_an_empty_cluster(kube_api, tmp_path, db):
     from profiles.models import NodeInventory
 
     kube_api.nodes = [a10("n0")]
@@ -136,10 +137,10 @@ def test_unauthorised_kubeconfig_is_an_error_not_an_empty_cluster(kube_api, tmp_
     assert NodeInventory.objects.count() == 0
 
 
-def test_file_snapshots_kubectl_and_cluster_autoscaler(tmp_path, make_group):
+def test_file_snapshots_kubectl_and_cluster_autoscaler(tmp_path, db):
     from profiles.models import NodeInventory
 
-    make_group("gpu-a10", [{**A10, "quantity": 4}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     kubectl = tmp_path / "nodes.json"
     kubectl.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": [a10("k1"), a10("k2")]}))
     assert run_sync(f"file://{kubectl}")["created"] == 2
@@ -173,7 +174,7 @@ def test_no_source_configured_is_a_recorded_no_op(settings):
     assert TaskRun.objects.get().outcome == "success"
 
 
-def test_label_selector_reaches_the_api(kube_api, source, make_group):
+def test_label_selector_reaches_the_api(kube_api, source, db):
     from profiles.models import NodeInventory
     from profiles.tasks import sync_cluster_inventory
 

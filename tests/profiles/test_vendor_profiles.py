@@ -243,10 +243,10 @@ def test_rows_are_validated_per_vendor(vendor, row, field, text):
 
 
 @pytest.mark.api
-def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, make_group):
+def test_api_rejects_a_bad_vendor_profile_and_writes_nothing(token_client, db):
     from profiles.models import DeviceProfile
 
-    make_group("npu")
+    NodeGroupFactory(name="npu")
     bad = [
         (
             {"vendor": "MLU", "devices": [{"devmem": 24576, "quantity": 2}, {"devmem": 49152}]},
@@ -299,8 +299,8 @@ def _create(group, vendor: str) -> None:
 
 
 @pytest.mark.api
-def test_template_and_kwok_carry_every_vendors_registration(client, make_group):
-    group = make_group("mixed", machine_type="inf2.24xlarge")
+def test_template_and_kwok_carry_every_vendors_registration(client, db):
+    group = NodeGroupFactory(name="mixed", machine_type="inf2.24xlarge")
     for vendor in ("NVIDIA", "Ascend910B4", "DCU", "MLU", "AWSNeuron", "Metax-SGPU"):
         _create(group, vendor)
     tmpl = client.get("/api/v1/node-groups/mixed/template").json()
@@ -437,15 +437,13 @@ def test_cold_zero_groups_of_every_kind_get_exact_verdicts_over_http(live_server
 
 
 @pytest.mark.api
-def test_resolver_serves_vendor_profiles_without_queries(
-    client, make_group, django_assert_max_num_queries, settings
-):
+def test_resolver_serves_vendor_profiles_without_queries(client, db, django_assert_max_num_queries, settings):
     from hami_sim.runtime.simulator import get_simulator
     from profiles.inventory import resolve
 
     settings.PROFILE_CACHE_CHECK_SECONDS = 3600
     for vendor in ("MLU", "Ascend910B4"):
-        group = make_group(f"g-{vendor.lower()}")
+        group = NodeGroupFactory(name=f"g-{vendor.lower()}")
         _create(group, vendor)
     nodes = [_cold("g-mlu", str(i)) for i in range(30)] + [
         _cold("g-ascend910b4", f"{i}-e-{i}") for i in range(30)
@@ -492,12 +490,12 @@ def test_yaml_names_the_bad_vendor_entry_and_round_trips_extras():
 # ---- drift ---------------------------------------------------------------------------------------
 
 
-def test_drift_compares_every_vendor(make_group, settings):
+def test_drift_compares_every_vendor(db, settings):
     from profiles.models import DriftFinding
     from profiles.sync import sync_nodes
 
     settings.DRIFT_UNREGISTERED_GRACE_SECONDS = 0
-    group = make_group("mix", labels={"pool": "mix"})
+    group = NodeGroupFactory(name="mix", match_labels={"pool": "mix"})
     _create(group, "Ascend910B4")
     _create(group, "kunlun")
     good = template_node(
@@ -624,12 +622,12 @@ def _admin_form(group_id: int, vendor: str, rows: list[dict]) -> dict:
     return data
 
 
-def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
+def test_admin_validates_and_renders_vendor_profiles(admin_client, db):
     from django.urls import reverse
 
     from profiles.models import DeviceProfile
 
-    group = make_group("xpu")
+    group = NodeGroupFactory(name="xpu")
     url = reverse("admin:profiles_deviceprofile_add")
     kunlun = [
         {**row_defaults("kunlun"), **r} for r in ({"quantity": 4, "numa": 0}, {"quantity": 4, "numa": 0})
@@ -661,13 +659,13 @@ def test_admin_validates_and_renders_vendor_profiles(admin_client, make_group):
     assert "hami.io/node-register-Ascend910B4" in page and "NetworkID" in page
 
 
-def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, make_group):
+def test_admin_creates_a_vendor_profile_from_a_nodes_inventory(admin_client, db):
     from django.urls import reverse
 
     from profiles.models import DeviceProfile, NodeInventory
     from profiles.sync import sync_nodes
 
-    make_group("npu", labels={"pool": "npu"})
+    NodeGroupFactory(name="npu", match_labels={"pool": "npu"})
     real = {
         "metadata": {
             "name": "npu-1",

@@ -8,6 +8,8 @@ import pytest
 import yaml
 from django.core.management import call_command
 
+from tests.factories.models import NodeGroupFactory
+
 from .conftest import A10
 
 pytestmark = [pytest.mark.django_db]
@@ -60,8 +62,8 @@ def test_each_changed_import_bumps_by_exactly_one(tmp_path):
     assert _version() == 3
 
 
-def test_api_create_is_version_1_and_each_update_one_more(token_client, make_group):
-    make_group("gpu-a10")
+def test_api_create_is_version_1_and_each_update_one_more(token_client, db):
+    NodeGroupFactory(name="gpu-a10")
     created = token_client.post(
         "/api/v1/device-profiles/",
         {"node_group": "gpu-a10", "devices": [{**A10, "quantity": 4}]},
@@ -76,8 +78,8 @@ def test_api_create_is_version_1_and_each_update_one_more(token_client, make_gro
     assert token_client.patch(url, {"notes": "y"}, format="json").json()["version"] == 3
 
 
-def test_a_lone_row_edit_is_one_version(make_group):
-    group = make_group("gpu-a10", [{**A10, "quantity": 4}])
+def test_a_lone_row_edit_is_one_version(db):
+    group = NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
     profile = group.profiles.get()
     assert profile.version == 1
     row = profile.devices.get()

@@ -6,13 +6,14 @@ import pytest
 
 from tests.celery_worker import celery_worker, require_worker_services
 from tests.factories import gpu, node
+from tests.factories.models import NodeGroupFactory
 
 from .conftest import A10
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_worker_writes_the_inventory(make_group, kube_api, tmp_path):
+def test_worker_writes_the_inventory(db, kube_api, tmp_path):
     from django.db import connection
 
     from hami_sim.runtime.models import TaskRun
@@ -20,7 +21,7 @@ def test_worker_writes_the_inventory(make_group, kube_api, tmp_path):
 
     require_worker_services(connection)
 
-    make_group("gpu-a10", [{**A10, "quantity": 2}])
+    NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 2}])
     labels = {"eks.amazonaws.com/nodegroup": "gpu-a10"}
     kube_api.nodes = [
         node(

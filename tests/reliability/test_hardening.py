@@ -70,10 +70,10 @@ def test_probe_gets_its_clear_refusal_and_changes_nothing(clients, probe):
 )
 def test_a_login_or_token_without_the_role_cannot_write(make_probe_world, method, path, body):
     import orjson
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     from profiles.models import DeviceProfile
+    from tests.factories.models import TokenFactory
 
     viewer, _ = make_probe_world
     path = path.format(profile=DeviceProfile.objects.get().pk)
@@ -82,7 +82,7 @@ def test_a_login_or_token_without_the_role_cannot_write(make_probe_world, method
         if auth == "session":
             api.force_login(viewer)
         else:
-            api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=viewer)[0].key}")
+            api.credentials(HTTP_AUTHORIZATION=f"Token {TokenFactory(user=viewer).key}")
         before = row_counts()
         response = api.generic(
             method, path, orjson.dumps(body) if body else b"", content_type="application/json"
@@ -119,10 +119,10 @@ def test_demo_admin_is_an_operator():
 # -- item 12: wrong admin passwords lock the login out ---------------------------------------------------
 
 
-def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(
-    client, django_user_model, empty_cache
-):
-    viewer = django_user_model.objects.create_user("probe-staff", password="probe-viewer-pw-1", is_staff=True)
+def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(client, empty_cache):
+    from tests.factories.models import UserFactory
+
+    viewer = UserFactory(username="probe-staff", password="probe-viewer-pw-1", is_staff=True)
     statuses = [
         client.post("/admin/login/", {"username": viewer.username, "password": f"wrong-{i}"}).status_code
         for i in range(8)

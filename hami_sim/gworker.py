@@ -59,7 +59,9 @@ IDENTITIES_ENVIRON_KEY = "hami_sim.client_identities"
 #: the largest body the application accepts (``EXTENDER_MAX_BODY_BYTES``, default 64 MiB, is the
 #: largest of its limits): the front reads bodies up to it and refuses bigger ones with a 413
 FRONT_BODY_BYTES = int(os.environ.get("EXTENDER_MAX_BODY_BYTES") or 64 * 1024 * 1024)
-FRONT_BUDGET_BYTES = 128 * 1024 * 1024  # all connections of a worker together; beyond it heads go on at once
+#: what the front buffers for all connections of a worker together (twice the largest body, at most
+#: 128 MiB); beyond it a request goes on once its head is in and the thread reads its body
+FRONT_BUDGET_BYTES = min(2 * FRONT_BODY_BYTES, 128 * 1024 * 1024)
 MAX_HEAD_BYTES = 128 * 1024  # a longer head is refused (431): a request line and headers, no more
 _MAX_CHUNK_LINE = 1024  # a chunk-size line (hex size and extensions) longer than this is malformed
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")  # fullmatch

@@ -53,15 +53,21 @@ def capped(data: object) -> orjson.Fragment:
     when the answer would be larger than ``MAX_ANSWER_BYTES``: an estimate or a session state of
     hundreds of MiB held a worker for seconds and took it past its memory limit."""
     body = _RENDERER.render(data)
+    check_answer_size(len(body))
+    return orjson.Fragment(body)
+
+
+def check_answer_size(size: int, *, at_least: bool = False) -> None:
+    """The 413 of ``capped`` for an answer of ``size`` bytes (``at_least``: counted so far, the answer
+    is not finished), so a large answer can be refused before it is all built."""
     limit = settings.MAX_ANSWER_BYTES
-    if len(body) > limit:
+    if size > limit:
         raise ApiError(
             413,
-            f"the answer would be {len(body)} bytes, over the limit of {limit} bytes (MAX_ANSWER_BYTES); "
-            "ask about fewer pods or node groups",
+            f"the answer would be {'more than ' if at_least else ''}{size} bytes, over the limit of "
+            f"{limit} bytes (MAX_ANSWER_BYTES); ask about fewer pods or node groups",
             limit=limit,
         )
-    return orjson.Fragment(body)
 
 
 class SimulationViewSet(GenericViewSet):

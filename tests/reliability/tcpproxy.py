@@ -11,13 +11,17 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 
 __all__ = ["TcpProxy"]
 
 
 class TcpProxy:
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    def __init__(self, upstream: tuple[str, int], latency: float = 0.0) -> None:
         self.upstream = upstream
+        #: seconds each chunk the server sends waits before it is forwarded (a slow database: every
+        #: query's round trip takes at least this long); may be changed while the proxy runs
+        self.latency = latency
         self.port = 0
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
@@ -65,12 +69,14 @@ class TcpProxy:
                 continue
             with self._lock:
                 self._conns.update((client, server))
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, slow in ((client, server, True), (server, client, False)):
+                threading.Thread(target=self._pump, args=(a, b, slow), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, slow: bool = False) -> None:
         try:
             while data := src.recv(65536):
+                if slow and self.latency > 0:
+                    time.sleep(self.latency)
                 dst.sendall(data)
         except OSError:
             pass

@@ -11,6 +11,8 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from hami_sim.engine.vendors import default_word
+
 from .drift import devices_from_json
 from .models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
 from .render import render_registration, rows_from_devices
@@ -184,7 +186,7 @@ class DeviceRowInlineFormSet(forms.BaseInlineFormSet):
 
         if any(f.errors for f in self.forms):
             return  # row errors first; rules across rows need valid rows
-        vendor = getattr(self.instance, "vendor", "") or "NVIDIA"
+        vendor = getattr(self.instance, "vendor", "") or default_word()
         rows = sorted((f.cleaned_data for f in live), key=lambda d: d.get("position") or 0)
         problem = profile_errors(
             vendor, [{k: v for k, v in row.items() if k not in ("DELETE", "id", "profile")} for row in rows]
@@ -446,7 +448,7 @@ class NodeInventoryAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{inv.name}: has no parsed registration to copy", messages.ERROR)
             else:
                 devices = devices_from_json(inv.devices)
-                vendors = list(dict.fromkeys((d.device_vendor or "NVIDIA") for d in devices))
+                vendors = list(dict.fromkeys((d.device_vendor or default_word()) for d in devices))
                 for vendor in vendors:
                     if vendor not in SPECS:
                         continue
@@ -454,7 +456,7 @@ class NodeInventoryAdmin(admin.ModelAdmin):
                         self.message_user(
                             request,
                             f"{inv.name}: node group {inv.node_group.name} already has a profile"
-                            + ("" if vendor == "NVIDIA" else f" for {vendor}")
+                            + ("" if vendor == default_word() else f" for {vendor}")
                             + "; edit it",
                             messages.WARNING,
                         )
@@ -469,7 +471,7 @@ class NodeInventoryAdmin(admin.ModelAdmin):
                     self.message_user(
                         request,
                         f"{inv.name}: created the profile of node group {inv.node_group.name}"
-                        + ("" if vendor == "NVIDIA" else f" for {vendor}"),
+                        + ("" if vendor == default_word() else f" for {vendor}"),
                     )
 
 

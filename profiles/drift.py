@@ -30,6 +30,7 @@ from django.utils import timezone
 from hami_sim.conf import conf
 from hami_sim.engine.annotations import decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
+from hami_sim.engine.vendors import default_word
 
 from .choices import DriftKind, Severity
 from .models import DeviceProfile, DriftFinding, NodeInventory
@@ -142,7 +143,7 @@ def _problems_for(
     if not inv.devices:
         grace = timedelta(seconds=conf().drift_unregistered_grace_seconds)
         if now - inv.first_seen >= grace:
-            what = _registration_name(expected or ["NVIDIA"])
+            what = _registration_name(expected or [default_word()])
             return [Problem(DriftKind.UNREGISTERED, "annotation", "", what, "none", Severity.WARNING)]
         return []
     if not expected:
@@ -150,11 +151,11 @@ def _problems_for(
     tolerance = conf().drift_devmem_tolerance_percent
     actual: dict[str, list[DeviceInfo]] = {}
     for dev in devices_from_json(inv.devices):
-        actual.setdefault(dev.device_vendor or "NVIDIA", []).append(dev)
+        actual.setdefault(dev.device_vendor or default_word(), []).append(dev)
     problems: list[Problem] = []
     for vendor, devices in expected.items():
         found = compare(devices, actual.get(vendor, []), tolerance)
-        if vendor != "NVIDIA":
+        if vendor != default_word():
             found = [replace(p, device=f"{vendor} {p.device}".strip()) for p in found]
         problems.extend(found)
     for vendor, devices in actual.items():

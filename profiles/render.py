@@ -15,7 +15,7 @@ import orjson
 from hami_sim.engine.annotations import AnnotationError, decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
 from hami_sim.engine.names import template_node_name
-from hami_sim.engine.vendors import Registration, RenderInput, profile_fields
+from hami_sim.engine.vendors import Registration, RenderInput, default_word, profile_fields
 
 from .constants import DEFAULT_CAPACITY, KWOK_ANNOTATION, UUID_NAMESPACE
 from .vendors import count_resource, engine_vendor, spec_for, vendor_row_errors
@@ -39,10 +39,11 @@ MODES = ("hami-core", "mig", "mps")
 _INT32_MAX = 2**31 - 1
 
 
-def row_errors(row: Mapping, vendor: str = "NVIDIA") -> dict[str, str]:
-    """Field -> message for one device row of ``vendor``; empty when valid. Messages name the field."""
+def row_errors(row: Mapping, vendor: str = "") -> dict[str, str]:
+    """Field -> message for one device row of ``vendor`` (none: the registry's default backend);
+    empty when valid. Messages name the field."""
     errors = _generic_row_errors(row)
-    spec = profile_fields().get(vendor)
+    spec = profile_fields().get(vendor or default_word())
     if spec is None:
         return errors
     vendor_errors = vendor_row_errors(vendor, row)
@@ -285,7 +286,7 @@ def rows_from_devices(devices: Iterable[DeviceInfo], vendor: str = "") -> list[d
     ``vendor`` (a CommonWord) keeps only that vendor's devices and recovers its row extras.
     """
     rows: list[dict] = []
-    chosen = [d for d in devices if not vendor or (d.device_vendor or "NVIDIA") == vendor]
+    chosen = [d for d in devices if not vendor or (d.device_vendor or default_word()) == vendor]
     for dev in sorted(chosen, key=lambda d: d.index):
         mig = orjson.loads(encode_device_json([DeviceInfo(id="x", mig_profiles=dev.mig_profiles)]))[0].get(
             "migProfiles", []

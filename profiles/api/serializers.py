@@ -7,6 +7,7 @@ from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from hami_sim.engine.vendors import default_word
 from hami_sim.runtime.models import TaskRun
 
 from ..models import DeviceProfile, DeviceRow, DriftFinding, NodeGroup, NodeInventory
@@ -24,7 +25,7 @@ __all__ = [
     "TaskRunSerializer",
 ]
 
-ROW_DEFAULTS = row_defaults("NVIDIA")
+ROW_DEFAULTS = row_defaults(default_word())
 
 
 def _django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
@@ -153,7 +154,7 @@ class NestedDeviceProfileSerializer(serializers.ModelSerializer):
             raise _django_errors(exc) from None
         instance = getattr(self, "instance", None)
         instance = instance if isinstance(instance, DeviceProfile) else None
-        vendor = attrs.get("vendor", getattr(instance, "vendor", "NVIDIA"))
+        vendor = attrs.get("vendor", getattr(instance, "vendor", default_word()))
         if vendor not in SPECS:
             raise serializers.ValidationError({"vendor": f"unknown vendor {vendor!r}"})
         if attrs.get("pair_scores") and not SPECS[vendor].pair_scores:
@@ -193,7 +194,7 @@ class DeviceProfileSerializer(NestedDeviceProfileSerializer):
     def validate(self, attrs: dict) -> dict:
         attrs = super().validate(attrs)
         group = attrs.get("node_group", getattr(self.instance, "node_group", None))
-        vendor = attrs.get("vendor", getattr(self.instance, "vendor", "NVIDIA"))
+        vendor = attrs.get("vendor", getattr(self.instance, "vendor", default_word()))
         twins = DeviceProfile.objects.filter(node_group=group, vendor=vendor)
         if self.instance is not None:
             twins = twins.exclude(pk=self.instance.pk)

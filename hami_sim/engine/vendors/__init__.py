@@ -90,6 +90,7 @@ __all__ = [
     "register",
     "unregister",
     "profile_fields",
+    "default_word",
     "default_vendors",
     "allocated_annotations",
     "pod_info_annotations",
@@ -130,6 +131,12 @@ def descriptors() -> tuple[VendorDescriptor, ...]:
 def descriptor(block: str) -> VendorDescriptor:
     """The family configured by ``HAMI["VENDORS"][block]``; KeyError when unknown."""
     return _REGISTRY[block]
+
+
+def default_word() -> str:
+    """The CommonWord of the registry's first backend (HAMi's order: NVIDIA): what a device without a
+    ``devicevendor`` and a profile without a vendor belong to."""
+    return next(iter(_PROFILES))
 
 
 def profile_fields() -> dict[str, ProfileFields]:

@@ -3,9 +3,10 @@
 - NVIDIA JSON (v2.8+): decoded with Go ``encoding/json`` semantics: keys matched case-insensitively,
   unknown keys ignored, missing fields zero (``health`` absent = false), wrong JSON types rejected
   with Go's wording. Encoded with Go's field order and ``omitempty``.
-- The legacy 7/9-field colon/comma format (v2.4-v2.7), which v2.10 still decodes for Hygon and
-  Iluvatar only; on the NVIDIA key it is malformed and we say it is the pre-2.8 format.
 - Pair scores (``hami.io/node-nvidia-score``) and device cordon (``hami.io/device-cordon``).
+
+Go's own rules (type and syntax errors, key folding) are in ``gojson``; the legacy 7/9-field
+colon/comma format (v2.4-v2.7) in ``legacy_codec``. Both are re-exported here, the codecs' one import.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 import orjson
 
+from .gojson import INT, INT32, UINT, AnnotationError, fold, go_int, go_json_syntax_error, go_str, json_kind
+from .legacy_codec import decode_legacy, encode_legacy, looks_legacy
 from .lru import ByteLRU, approx_size, cache_bytes_from_env
 from .model import DeviceInfo, MigPlacement, MigProfile
-from .policy import go_quote
 
 __all__ = [
     "NVIDIA_REGISTER",
@@ -42,19 +44,16 @@ NVIDIA_REGISTER = "hami.io/node-nvidia-register"
 NVIDIA_PAIR_SCORE = "hami.io/node-nvidia-score"
 DEVICE_CORDON = "hami.io/device-cordon"
 
-_INT32 = (-(2**31), 2**31 - 1)
-_UINT = (0, 2**64 - 1)
-_INT = (-(2**63), 2**63 - 1)
 
 # Go struct field -> (json name, Go type, range); order is Go's emit order.
 _DEVICE_FIELDS: tuple[tuple[str, str, str, tuple[int, int] | None], ...] = (
     ("id", "id", "string", None),
-    ("index", "index", "uint", _UINT),
-    ("count", "count", "int32", _INT32),
-    ("devmem", "devmem", "int32", _INT32),
-    ("devcore", "devcore", "int32", _INT32),
+    ("index", "index", "uint", UINT),
+    ("count", "count", "int32", INT32),
+    ("devmem", "devmem", "int32", INT32),
+    ("devcore", "devcore", "int32", INT32),
     ("type", "type", "string", None),
-    ("numa", "numa", "int", _INT),
+    ("numa", "numa", "int", INT),
     ("mode", "mode", "string", None),
     ("mig_profiles", "migProfiles", "[]MigProfile", None),
     ("health", "health", "bool", None),
@@ -66,67 +65,12 @@ _DEVICE_KEYS = {
 }
 
 
-_GO_DECIMAL = re.compile(r"[+-]?[0-9]+")
-
-
-class AnnotationError(ValueError):
-    """A registration value that does not decode; the message is the parser's detail."""
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
-
-
-def _go_int(value: Any, struct: str, field: str, gotype: str, rng: tuple[int, int]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type {gotype}"
-        )
-    if isinstance(value, float) or not rng[0] <= value <= rng[1]:
-        shown = repr(value) if isinstance(value, float) else str(value)
-        raise AnnotationError(
-            f"json: cannot unmarshal number {shown} into Go struct field {struct}.{field} of type {gotype}"
-        )
-    return value
-
-
-def _go_str(value: Any, struct: str, field: str) -> str:
-    if not isinstance(value, str):
-        raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {struct}.{field} of type string"
-        )
-    return value
-
-
-def _fold(obj: dict) -> dict[str, Any]:
-    """Go's decoder: every key is matched to its field case-insensitively and assigned in order.
-
-    So a later spelling of the same field overwrites an earlier one, and ``null`` leaves the field
-    as it was (device-model.md 1.2(a): keys match case-insensitively).
-    """
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        if value is not None:
-            out[key.lower()] = value
-    return out
-
-
 def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
         raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(value)} into Go struct field DeviceInfo.migProfiles of type []device.MigProfile"
+            f"json: cannot unmarshal {json_kind(value)} into Go struct field DeviceInfo.migProfiles of type []device.MigProfile"
         )
     profiles = []
     for item in value:
@@ -134,45 +78,39 @@ def _decode_mig_profiles(value: Any) -> tuple[MigProfile, ...]:
             item = {}  # Go: null into a struct element leaves the zero value
         if not isinstance(item, dict):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(item)} into Go struct field DeviceInfo.migProfiles of type device.MigProfile"
+                f"json: cannot unmarshal {json_kind(item)} into Go struct field DeviceInfo.migProfiles of type device.MigProfile"
             )
         lowered = {k.lower(): v for k, v in item.items()}
         placements = []
         raw_placements = lowered.get("placements") or []
         if not isinstance(raw_placements, list):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(raw_placements)} into Go struct field MigProfile.placements of type []device.MigPlacement"
+                f"json: cannot unmarshal {json_kind(raw_placements)} into Go struct field MigProfile.placements of type []device.MigPlacement"
             )
         for pl in raw_placements:
             if pl is None:
                 pl = {}
             if not isinstance(pl, dict):
                 raise AnnotationError(
-                    f"json: cannot unmarshal {_json_kind(pl)} into Go struct field MigProfile.placements of type device.MigPlacement"
+                    f"json: cannot unmarshal {json_kind(pl)} into Go struct field MigProfile.placements of type device.MigPlacement"
                 )
             pll = {k.lower(): v for k, v in pl.items()}
             placements.append(
                 MigPlacement(
-                    _go_int(pll.get("start", 0), "MigPlacement", "start", "int", _INT),
-                    _go_int(pll.get("size", 0), "MigPlacement", "size", "int", _INT),
+                    go_int(pll.get("start", 0), "MigPlacement", "start", "int", INT),
+                    go_int(pll.get("size", 0), "MigPlacement", "size", "int", INT),
                 )
             )
         profiles.append(
             MigProfile(
-                name=_go_str(lowered.get("name", ""), "MigProfile", "name"),
-                memory_mb=_go_int(lowered.get("memorymb", 0), "MigProfile", "memoryMB", "int32", _INT32),
-                core=_go_int(lowered.get("core", 0), "MigProfile", "core", "int32", _INT32),
-                slice_count=_go_int(lowered.get("slicecount", 0), "MigProfile", "sliceCount", "int", _INT),
+                name=go_str(lowered.get("name", ""), "MigProfile", "name"),
+                memory_mb=go_int(lowered.get("memorymb", 0), "MigProfile", "memoryMB", "int32", INT32),
+                core=go_int(lowered.get("core", 0), "MigProfile", "core", "int32", INT32),
+                slice_count=go_int(lowered.get("slicecount", 0), "MigProfile", "sliceCount", "int", INT),
                 placements=tuple(placements),
             )
         )
     return tuple(profiles)
-
-
-def looks_legacy(value: str) -> bool:
-    """True for a pre-2.8 colon/comma value (``id,count,devmem,...:``) rather than JSON."""
-    text = value.strip()
-    return bool(text) and text[0] not in '[{"' and ":" in text and "," in text
 
 
 def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
@@ -191,6 +129,14 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
                 DeviceInfo(uid, *rest, (), vendor, None, template)
                 for uid, rest in zip(ids, template.fields, strict=True)
             ]
+    devices, common = _decode_devices(_load_list(value), vendor)
+    if key is not None and common and ids == [d.id for d in devices]:
+        _remember(key, devices)
+    return devices
+
+
+def _load_list(value: str) -> list:
+    """The JSON value as a list (``null`` as none), or ``AnnotationError`` with Go's wording."""
     try:
         data = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
@@ -201,15 +147,18 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         return []
     if not isinstance(data, list):
         raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DeviceInfo"
+            f"json: cannot unmarshal {json_kind(data)} into Go value of type []*device.DeviceInfo"
         )
-    devices, common = _decode_devices(data, vendor)
-    if key is not None and common and ids == [d.id for d in devices]:
-        template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)))
-        if _TEMPLATES.put(key, template, approx_size(key, template.fields) + 64):
-            for d in devices:
-                d.template = template
-    return devices
+    return data
+
+
+def _remember(key: tuple[str, ...], devices: list[DeviceInfo]) -> None:
+    """Keep a registration of common entries as a template (if the LRU takes it), its devices
+    pointing at it."""
+    template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)))
+    if _TEMPLATES.put(key, template, approx_size(key, template.fields) + 64):
+        for d in devices:
+            d.template = template
 
 
 class RegistrationTemplate:
@@ -256,10 +205,10 @@ def _decode_device(item: object, vendor: str) -> DeviceInfo:
         raise AnnotationError("null device entry")
     if not isinstance(item, dict):
         raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DeviceInfo"
+            f"json: cannot unmarshal {json_kind(item)} into Go value of type device.DeviceInfo"
         )
     info = DeviceInfo(id="")
-    for key, raw in _fold(item).items():
+    for key, raw in fold(item).items():
         spec = _DEVICE_KEYS.get(key)
         if spec is None or raw is None:
             continue  # unknown keys are ignored; null leaves the zero value, as in Go
@@ -272,11 +221,11 @@ def _decode_device(item: object, vendor: str) -> DeviceInfo:
 def _set_device_field(info: DeviceInfo, spec: tuple, raw: object) -> None:
     attr, json_name, gotype, rng = spec
     if gotype == "string":
-        setattr(info, attr, _go_str(raw, "DeviceInfo", json_name))
+        setattr(info, attr, go_str(raw, "DeviceInfo", json_name))
     elif gotype == "bool":
         if not isinstance(raw, bool):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
+                f"json: cannot unmarshal {json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
             )
         info.health = raw
     elif gotype == "[]MigProfile":
@@ -284,15 +233,18 @@ def _set_device_field(info: DeviceInfo, spec: tuple, raw: object) -> None:
     elif gotype.startswith("map"):
         if not isinstance(raw, dict):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
+                f"json: cannot unmarshal {json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
             )
         info.custom_info = raw
     else:
         assert rng is not None
-        setattr(info, attr, _go_int(raw, "DeviceInfo", json_name, gotype, rng))
+        setattr(info, attr, go_int(raw, "DeviceInfo", json_name, gotype, rng))
 
 
 _FAST_KEYS = frozenset({"id", "index", "count", "devmem", "devcore", "type", "numa", "mode", "health"})
+#: the exact types of a common entry's values (uid, type, mode, health, index, count, devmem, devcore,
+#: numa): one tuple comparison instead of nine checks (and faster)
+_COMMON_TYPES = (str, str, str, bool, int, int, int, int, int)
 
 
 def _decode_devices(data: list, vendor: str) -> tuple[list[DeviceInfo], bool]:
@@ -301,7 +253,8 @@ def _decode_devices(data: list, vendor: str) -> tuple[list[DeviceInfo], bool]:
 
     An unusual entry (other casing, MIG profiles, nulls, wrong types, out-of-range numbers) goes to
     the general decoder, which produces the exact Go error or value. orjson gives exact ``int``,
-    ``str`` and ``bool`` objects, so one type check per field and one range check per number decide.
+    ``str`` and ``bool`` objects, so one comparison of their types and one range check per number
+    decide.
     One loop over the list rather than a call per entry: this runs for every device of every node
     new to the process.
     """
@@ -315,16 +268,12 @@ def _decode_devices(data: list, vendor: str) -> tuple[list[DeviceInfo], bool]:
             uid, index, count = get("id", ""), get("index", 0), get("count", 0)
             devmem, devcore, typ = get("devmem", 0), get("devcore", 0), get("type", "")
             numa, mode, health = get("numa", 0), get("mode", ""), get("health", False)
+            kinds = (
+                type(uid), type(typ), type(mode), type(health), type(index), type(count), type(devmem),
+                type(devcore), type(numa),
+            )  # fmt: skip
             if (
-                type(uid) is str
-                and type(typ) is str
-                and type(mode) is str
-                and type(health) is bool
-                and type(index) is int
-                and type(count) is int
-                and type(devmem) is int
-                and type(devcore) is int
-                and type(numa) is int
+                kinds == _COMMON_TYPES
                 and 0 <= index < 9223372036854775808
                 and -2147483648 <= count < 2147483648
                 and -2147483648 <= devmem < 2147483648
@@ -351,118 +300,20 @@ def _mig_profile_json(profile: MigProfile) -> dict[str, Any]:
 
 
 def encode_device_json(devices: list[DeviceInfo], *, include_vendor: bool = False) -> str:
-    """Encode as the device plugin would (Go field order, every field ``omitempty``)."""
+    """Encode as the device plugin would (Go field order, every field ``omitempty``); the vendor only
+    with ``include_vendor`` (HAMi's device plugins do not write it)."""
+    fields = [
+        (attr, name) for attr, name, _, _ in _DEVICE_FIELDS if include_vendor or attr != "device_vendor"
+    ]
     out = []
     for dev in devices:
         obj: dict[str, Any] = {}
-        if dev.id:
-            obj["id"] = dev.id
-        if dev.index:
-            obj["index"] = dev.index
-        if dev.count:
-            obj["count"] = dev.count
-        if dev.devmem:
-            obj["devmem"] = dev.devmem
-        if dev.devcore:
-            obj["devcore"] = dev.devcore
-        if dev.type:
-            obj["type"] = dev.type
-        if dev.numa:
-            obj["numa"] = dev.numa
-        if dev.mode:
-            obj["mode"] = dev.mode
-        if dev.mig_profiles:
-            obj["migProfiles"] = [_mig_profile_json(p) for p in dev.mig_profiles]
-        if dev.health:
-            obj["health"] = True
-        if include_vendor and dev.device_vendor:
-            obj["devicevendor"] = dev.device_vendor
-        if dev.custom_info:
-            obj["custominfo"] = dev.custom_info
+        for attr, name in fields:
+            value = getattr(dev, attr)
+            if value:
+                obj[name] = [_mig_profile_json(p) for p in value] if attr == "mig_profiles" else value
         out.append(obj)
     return orjson.dumps(out).decode()
-
-
-_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-
-
-def _strconv_int(text: str, name: str, func: str, bits: int) -> int:
-    """Go ``strconv.ParseInt(text, 10, bits)`` / ``Atoi``: optional sign and ASCII digits only (no
-    spaces, no underscores); the error wraps strconv's, as ``DecodeNodeDevices`` reports it."""
-    if not _GO_DECIMAL.fullmatch(text):
-        raise AnnotationError(
-            f"invalid {name} field: strconv.{func}: parsing {go_quote(text)}: invalid syntax"
-        )
-    value = int(text)
-    limit = 1 << (bits - 1)
-    if not -limit <= value < limit:
-        raise AnnotationError(
-            f"invalid {name} field: strconv.{func}: parsing {go_quote(text)}: value out of range"
-        )
-    return value
-
-
-def _strconv_bool(text: str, name: str) -> bool:
-    """Go ``strconv.ParseBool``."""
-    if text in _GO_TRUE:
-        return True
-    if text in _GO_FALSE:
-        return False
-    raise AnnotationError(
-        f"invalid {name} field: strconv.ParseBool: parsing {go_quote(text)}: invalid syntax"
-    )
-
-
-def decode_legacy(value: str, vendor: str = "") -> list[DeviceInfo]:
-    """``DecodeNodeDevices``: the 7-field (<=v2.4) or 9-field (v2.5-v2.7) colon/comma format."""
-    if ":" not in value:
-        raise AnnotationError("node annotation missing device separator")
-    devices = []
-    for segment in value.split(":"):
-        if not segment:
-            continue
-        if "," not in segment:
-            raise AnnotationError(f"malformed node annotation segment: {segment!r}".replace("'", '"'))
-        fields = segment.split(",")
-        if len(fields) not in (7, 9):
-            raise AnnotationError(f"unexpected field count {len(fields)} in node annotation")
-
-        # Go's order: ParseInt count/memory/core (int32), ParseBool health, then Atoi numa
-        count = _strconv_int(fields[1], "count", "ParseInt", 32)
-        devmem = _strconv_int(fields[2], "memory", "ParseInt", 32)
-        devcore = _strconv_int(fields[3], "core", "ParseInt", 32)
-        health = _strconv_bool(fields[6], "health")
-        numa = _strconv_int(fields[5], "numa", "Atoi", 64)
-        index, mode = 0, "hami-core"
-        if len(fields) == 9:
-            index = _strconv_int(fields[7], "index", "Atoi", 64)
-            if index < 0:
-                raise AnnotationError(f"index field must not be negative: {index}")
-            mode = fields[8]
-        devices.append(
-            DeviceInfo(
-                id=fields[0],
-                index=index,
-                count=count,
-                devmem=devmem,
-                devcore=devcore,
-                type=fields[4],
-                numa=numa,
-                mode=mode,
-                health=health,
-                device_vendor=vendor,
-            )
-        )
-    return devices
-
-
-def encode_legacy(devices: list[DeviceInfo]) -> str:
-    """``EncodeNodeDevices`` in the 9-field form."""
-    return "".join(
-        f"{d.id},{d.count},{d.devmem},{d.devcore},{d.type},{d.numa},{'true' if d.health else 'false'},{d.index},{d.mode}:"
-        for d in devices
-    )
 
 
 def decode_pair_scores(value: str) -> dict[str, dict[str, int]]:
@@ -475,22 +326,22 @@ def decode_pair_scores(value: str) -> dict[str, dict[str, int]]:
         return {}
     if not isinstance(data, list):
         raise AnnotationError(
-            f"json: cannot unmarshal {_json_kind(data)} into Go value of type []*device.DevicePairScore"
+            f"json: cannot unmarshal {json_kind(data)} into Go value of type []*device.DevicePairScore"
         )
     out: dict[str, dict[str, int]] = {}
     for item in data:
         if not isinstance(item, dict):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(item)} into Go value of type device.DevicePairScore"
+                f"json: cannot unmarshal {json_kind(item)} into Go value of type device.DevicePairScore"
             )
         lowered = {k.lower(): v for k, v in item.items()}
-        uuid = _go_str(lowered.get("uuid", ""), "DevicePairScore", "uuid")
+        uuid = go_str(lowered.get("uuid", ""), "DevicePairScore", "uuid")
         scores = lowered.get("score") or {}
         if not isinstance(scores, dict):
             raise AnnotationError(
-                f"json: cannot unmarshal {_json_kind(scores)} into Go struct field DevicePairScore.score of type map[string]int"
+                f"json: cannot unmarshal {json_kind(scores)} into Go struct field DevicePairScore.score of type map[string]int"
             )
-        out[uuid] = {k: _go_int(v, "DevicePairScore", "score", "int", _INT) for k, v in scores.items()}
+        out[uuid] = {k: go_int(v, "DevicePairScore", "score", "int", INT) for k, v in scores.items()}
     return out
 
 
@@ -503,213 +354,3 @@ def parse_cordon(value: str | None) -> frozenset[str]:
     if not value:
         return frozenset()
     return frozenset(part.strip() for part in value.split(",") if part.strip())
-
-
-# -- Go encoding/json syntax errors -------------------------------------------------------------------
-# ``json.Unmarshal`` validates the whole value first (``checkValid``) and reports the first bad byte as
-# ``invalid character 'x' <context>`` or ``unexpected end of JSON input``. orjson's messages differ, so
-# when orjson rejects a value we re-scan it byte by byte with Go's scanner states for Go's wording.
-
-_WS = frozenset(b" \t\r\n")
-_DIGITS = frozenset(b"0123456789")
-_HEX = frozenset(b"0123456789abcdefABCDEF")
-_ESCAPES = frozenset(b'bfnrt\\/"')
-_LITERALS = {0x74: "true", 0x66: "false", 0x6E: "null"}
-_NAMED_ESCAPES = {
-    0x07: "\\a",
-    0x08: "\\b",
-    0x0C: "\\f",
-    0x0A: "\\n",
-    0x0D: "\\r",
-    0x09: "\\t",
-    0x0B: "\\v",
-    0x5C: "\\\\",
-}
-
-
-def _go_quote_char(c: int) -> str:
-    """Go's ``quoteChar``: the byte as a rune, quoted like ``strconv.Quote`` but in single quotes."""
-    if c == 0x27:
-        return "'\\''"
-    if c == 0x22:
-        return "'\"'"
-    if c in _NAMED_ESCAPES:
-        return f"'{_NAMED_ESCAPES[c]}'"
-    if c < 0x20 or c == 0x7F:
-        return f"'\\x{c:02x}'"
-    if 0x80 <= c <= 0xA0 or c == 0xAD:  # not printable for strconv.IsPrint
-        return f"'\\u{c:04x}'"
-    return f"'{chr(c)}'"
-
-
-class _GoSyntaxError(Exception):
-    pass
-
-
-def _bad(c: int, context: str) -> _GoSyntaxError:
-    return _GoSyntaxError(f"invalid character {_go_quote_char(c)} {context}")
-
-
-class _GoScanner:
-    """Go's ``encoding/json`` scanner reduced to what decides its syntax error messages."""
-
-    __slots__ = ("stack", "state", "literal", "pos")
-
-    def __init__(self) -> None:
-        self.stack: list[str] = []  # "key" | "value" (inside an object) | "array"
-        self.state = "begin"
-        self.literal = ""
-        self.pos = 0
-
-    def close(self) -> str:
-        self.stack.pop()
-        return "end" if self.stack else "top"
-
-    def end_value(self, c: int) -> str:
-        if not self.stack:
-            return self.step_top(c)
-        if c in _WS:
-            return "end"
-        top = self.stack[-1]
-        if top == "key":
-            if c == 0x3A:
-                self.stack[-1] = "value"
-                return "begin"
-            raise _bad(c, "after object key")
-        if top == "value":
-            if c == 0x2C:
-                self.stack[-1] = "key"
-                return "key_string"
-            if c == 0x7D:
-                return self.close()
-            raise _bad(c, "after object key:value pair")
-        if c == 0x2C:
-            return "begin"
-        if c == 0x5D:
-            return self.close()
-        raise _bad(c, "after array element")
-
-    @staticmethod
-    def step_top(c: int) -> str:
-        if c not in _WS:
-            raise _bad(c, "after top-level value")
-        return "top"
-
-    def begin_value(self, c: int) -> str:
-        if c in _WS:
-            return "begin"
-        if c == 0x7B:
-            self.stack.append("key")
-            return "key_or_close"
-        if c == 0x5B:
-            self.stack.append("array")
-            return "value_or_close"
-        if c == 0x22:
-            return "string"
-        if c == 0x2D:
-            return "neg"
-        if c == 0x30:
-            return "zero"
-        if 0x31 <= c <= 0x39:
-            return "int"
-        if c in _LITERALS:
-            self.literal = _LITERALS[c]
-            self.pos = 1
-            return "literal"
-        raise _bad(c, "looking for beginning of value")
-
-    def step(self, state: str, c: int) -> str:  # noqa: C901 - one branch per Go scanner state
-        if state == "begin":
-            return self.begin_value(c)
-        if state == "value_or_close":
-            if c in _WS:
-                return state
-            return self.close() if c == 0x5D else self.begin_value(c)
-        if state == "key_or_close":
-            if c in _WS:
-                return state
-            if c == 0x7D:
-                return self.close()
-            return self.step("key_string", c)
-        if state == "key_string":
-            if c in _WS:
-                return state
-            if c == 0x22:
-                return "string"
-            raise _bad(c, "looking for beginning of object key string")
-        if state == "string":
-            if c == 0x22:
-                return "end"
-            if c == 0x5C:
-                return "escape"
-            if c < 0x20:
-                raise _bad(c, "in string literal")
-            return state
-        if state == "escape":
-            if c in _ESCAPES:
-                return "string"
-            if c == 0x75:
-                self.pos = 0
-                return "unicode"
-            raise _bad(c, "in string escape code")
-        if state == "unicode":
-            if c not in _HEX:
-                raise _bad(c, "in \\u hexadecimal character escape")
-            self.pos += 1
-            return "string" if self.pos == 4 else state
-        if state == "neg":
-            if c == 0x30:
-                return "zero"
-            if 0x31 <= c <= 0x39:
-                return "int"
-            raise _bad(c, "in numeric literal")
-        if state == "int" and c in _DIGITS:
-            return state
-        if state in ("int", "zero"):
-            if c == 0x2E:
-                return "dot"
-            if c in (0x65, 0x45):
-                return "exp"
-            return self.end_value(c)
-        if state == "dot":
-            if c in _DIGITS:
-                return "frac"
-            raise _bad(c, "after decimal point in numeric literal")
-        if state == "frac":
-            if c in _DIGITS:
-                return state
-            if c in (0x65, 0x45):
-                return "exp"
-            return self.end_value(c)
-        if state == "exp" and c in (0x2B, 0x2D):
-            return "exp_sign"
-        if state in ("exp", "exp_sign"):
-            if c in _DIGITS:
-                return "exp_digits"
-            raise _bad(c, "in exponent of numeric literal")
-        if state == "exp_digits":
-            return state if c in _DIGITS else self.end_value(c)
-        if state == "literal":
-            expected = ord(self.literal[self.pos])
-            if c != expected:
-                raise _bad(c, f"in literal {self.literal} (expecting {_go_quote_char(expected)})")
-            self.pos += 1
-            return "end" if self.pos == len(self.literal) else state
-        if state == "end":
-            return self.end_value(c)
-        return self.step_top(c)
-
-
-def go_json_syntax_error(value: str | bytes) -> str | None:
-    """The message Go's ``json.Unmarshal`` gives for ``value`` if it is not valid JSON, else None."""
-    data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
-    scanner = _GoScanner()
-    state = "begin"
-    try:
-        for c in data:
-            state = scanner.step(state, c)
-        if state != "top":
-            state = scanner.step(state, 0x20)  # Go's eof(): feed one space, the value must then be complete
-    except _GoSyntaxError as exc:
-        return str(exc)
-    return None if state == "top" else "unexpected end of JSON input"

@@ -82,7 +82,9 @@ class WhatIfForm(forms.Form):
         if not isinstance(data.get("spec"), dict):
             raise forms.ValidationError("the pod has no spec")
         containers = data["spec"].get("containers")
-        if not isinstance(containers, list) or not containers:
+        if not isinstance(containers, list):
+            raise forms.ValidationError("spec.containers must be an array of containers")
+        if not containers:
             # Kubernetes refuses such a pod, so CA never sees one: no estimate to give
             raise forms.ValidationError(
                 "spec.containers must list at least one container (Kubernetes requires one)"

@@ -32,6 +32,7 @@ __all__ = [
     "GroupEntry",
     "Snapshot",
     "Catalog",
+    "load_snapshot",
     "catalog",
     "resolve",
     "match_group",
@@ -132,7 +133,7 @@ class Catalog:
             row = CatalogVersion.objects.filter(pk=1).values_list("generation", flat=True).first()
             generation = row or 0
             if self.dirty or generation != self.generation:
-                self._load()
+                self.snapshot = load_snapshot()
                 self.generation = generation
             self.dirty = False
             if not self.healthy:
@@ -144,71 +145,80 @@ class Catalog:
             self.healthy = False
             self.dirty = False
 
-    def _load(self) -> None:
-        from .models import NodeGroup
-        from .nodetemplates import group_template
-        from .render import render_registration
 
-        groups: dict[str, GroupEntry] = {}
-        for group in NodeGroup.objects.prefetch_related("profiles__devices"):
-            annotations: dict[str, str] = {}
-            capacity: dict[str, str] = {}
-            labels: dict[str, str] = {}
-            rendered: list[tuple[str, list, dict]] = []  # the profiles the engine can render
-            for profile in group.profiles.all():
-                rows = [row.as_dict() for row in profile.devices.all()]
-                if not rows:
-                    continue
-                try:
-                    reg = render_registration(
-                        group.name,
-                        profile.vendor,
-                        rows,
-                        profile.pair_scores,
-                        instance_type=group.machine_type,
-                    )
-                except KeyError:  # a vendor the configured engine does not have (renamed chip)
-                    log.warning(
-                        "profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor
-                    )
-                    continue
-                rendered.append((profile.vendor, rows, profile.pair_scores))
-                annotations.update(reg.annotations)
-                capacity.update(reg.capacity)
-                labels.update(reg.labels)
-            # A synthetic fresh node: registration annotations, capacity-vendor capacity, labels.
-            profile_node = (
-                {
-                    "metadata": {"name": group.name, "annotations": annotations, "labels": labels},
-                    "status": {"capacity": capacity},
-                }
-                if annotations or capacity
-                else None
+def load_snapshot() -> Snapshot:
+    """Every node group and its rendered profiles read from the database now, as one ``Snapshot``.
+
+    The catalog swaps one in when the generation moves; the node sync takes one of its own so the
+    groups it files nodes under are the ones saved at that moment, whatever the cached catalog holds.
+    """
+    from .models import NodeGroup
+
+    groups = {g.name: _group_entry(g) for g in NodeGroup.objects.prefetch_related("profiles__devices")}
+    # Most specific label set first, so a narrower group wins over a broader one.
+    by_labels = tuple(
+        sorted((g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name))
+    )
+    by_ca_id = {g.ca_node_group_id: g for g in groups.values() if g.ca_node_group_id}
+    return Snapshot(MappingProxyType(groups), MappingProxyType(by_ca_id), by_labels)
+
+
+def _group_entry(group) -> GroupEntry:
+    """One group as the resolver sees it: its profiles rendered into a synthetic fresh node."""
+    from .nodetemplates import group_template
+
+    annotations: dict[str, str] = {}
+    capacity: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    rendered = _render_profiles(group, annotations, capacity, labels)
+    # A synthetic fresh node: registration annotations, capacity-vendor capacity, labels.
+    profile_node = (
+        {
+            "metadata": {"name": group.name, "annotations": annotations, "labels": labels},
+            "status": {"capacity": capacity},
+        }
+        if annotations or capacity
+        else None
+    )
+    missing = Inventory(
+        source="none",
+        error=f"no device profile for node group {group.name}",
+        node_group=group.name,
+        key=b"missing:" + group.name.encode(),
+    )
+    return GroupEntry(
+        group.name,
+        tuple(sorted((str(k), str(v)) for k, v in (group.match_labels or {}).items())),
+        group.inventory_source,
+        profile_node,
+        missing,
+        ca_node_group_id=group.ca_node_group_id,
+        template=group_template(group, profiles=rendered),
+    )
+
+
+def _render_profiles(group, annotations: dict, capacity: dict, labels: dict) -> list[tuple[str, list, dict]]:
+    """Render each of the group's profiles into ``annotations``/``capacity``/``labels``; returns the
+    profiles the engine could render (a vendor it does not have, a renamed chip, is logged and skipped)."""
+    from .render import render_registration
+
+    rendered: list[tuple[str, list, dict]] = []
+    for profile in group.profiles.all():
+        rows = [row.as_dict() for row in profile.devices.all()]
+        if not rows:
+            continue
+        try:
+            reg = render_registration(
+                group.name, profile.vendor, rows, profile.pair_scores, instance_type=group.machine_type
             )
-            missing = Inventory(
-                source="none",
-                error=f"no device profile for node group {group.name}",
-                node_group=group.name,
-                key=b"missing:" + group.name.encode(),
-            )
-            labels = tuple(sorted((str(k), str(v)) for k, v in (group.match_labels or {}).items()))
-            groups[group.name] = GroupEntry(
-                group.name,
-                labels,
-                group.inventory_source,
-                profile_node,
-                missing,
-                ca_node_group_id=group.ca_node_group_id,
-                template=group_template(group, profiles=rendered),
-            )
-        # Most specific label set first, so a narrower group wins over a broader one.
-        by_labels = tuple(
-            sorted(
-                (g for g in groups.values() if g.match_labels), key=lambda g: (-len(g.match_labels), g.name)
-            )
-        )
-        by_ca_id = {g.ca_node_group_id: g for g in groups.values() if g.ca_node_group_id}
-        self.snapshot = Snapshot(MappingProxyType(groups), MappingProxyType(by_ca_id), by_labels)
+        except KeyError:
+            log.warning("profile %s/%s: vendor not in the engine; ignored", group.name, profile.vendor)
+            continue
+        rendered.append((profile.vendor, rows, profile.pair_scores))
+        annotations.update(reg.annotations)
+        capacity.update(reg.capacity)
+        labels.update(reg.labels)
+    return rendered
 
 
 catalog = Catalog()

@@ -7,6 +7,8 @@ last good inventory stays, flagged ``stale`` with the error text.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import orjson
 from django.db import connection, transaction
@@ -18,7 +20,7 @@ from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row, update_row
 
 from .constants import REGISTRATION_PREFIX
 from .drift import check_inventories, devices_to_json
-from .inventory import Catalog, match_group
+from .inventory import Snapshot, load_snapshot, match_group
 
 __all__ = ["sync_nodes", "mark_stale", "cluster_synced"]
 
@@ -61,106 +63,161 @@ def _single_flight() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SYNC_LOCK_ID])
 
 
+@dataclass(slots=True)
+class _NodeRead:
+    """What a sync keeps of one listed Node: the registration-relevant parts, its group and their hash."""
+
+    name: str
+    uid: str
+    labels: dict
+    annotations: dict
+    capacity: dict
+    group_id: int | None
+    content_hash: str
+
+
+@dataclass(slots=True)
+class _Plan:
+    """The rows one sync writes: new inventories (COPY), changed ones, and unchanged ones (touched)."""
+
+    now: datetime
+    create: list = field(default_factory=list)
+    update: list = field(default_factory=list)
+    unchanged: list[int] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
 @gc_paused()
 def sync_nodes(nodes: list[dict]) -> dict[str, int]:
-    """Upsert one inventory per node, mark vanished ones gone, check drift for what changed."""
+    """Upsert one inventory per node, mark vanished ones gone, check drift for what changed.
+
+    In steps: read each node (``_read_node``), skip it when its hash matches, parse and fill the
+    inventory (``_fill``), write all rows in a few statements (``_write``), mark vanished nodes
+    gone, then check drift for every inventory that changed.
+    """
     from hami_sim.runtime.simulator import get_simulator
 
     from .models import NodeGroup, NodeInventory
 
     simulator = get_simulator()
-    register_keys, capacity_names = _registration_sources(simulator)
-    catalog = Catalog()
-    catalog._load()
+    sources = _registration_sources(simulator)
+    snapshot = load_snapshot()
     group_ids = dict(NodeGroup.objects.values_list("name", "id"))
-    now = timezone.now()
     counts = {"nodes": len(nodes), "created": 0, "updated": 0, "unchanged": 0, "gone": 0}
-    create: list = []
-    update: list = []
-    unchanged: list[int] = []
-    seen: set[str] = set()
+    plan = _Plan(timezone.now())
     with transaction.atomic():
         _single_flight()
         existing = {inv.name: inv for inv in NodeInventory.objects.defer("labels", "annotations", "devices")}
         for node in nodes:
-            meta = node.get("metadata") or {}
-            name = meta["name"]
-            seen.add(name)
-            labels = dict(meta.get("labels") or {})
-            annotations = {
-                k: v
-                for k, v in (meta.get("annotations") or {}).items()
-                if k.startswith(REGISTRATION_PREFIX) or k in register_keys
-            }
-            status = node.get("status") or {}
-            raw_capacity = status.get("capacity") if isinstance(status, dict) else None
-            capacity = (
-                {k: str(v) for k, v in (raw_capacity or {}).items() if k in capacity_names}
-                if isinstance(raw_capacity, dict)
-                else {}
-            )
-            entry = match_group(node, catalog)
-            group_id = group_ids.get(entry.name) if entry else None
-            uid = str(meta.get("uid") or "")
-            content = (
-                _digest(uid, labels, annotations, group_id, capacity)
-                if capacity
-                else _digest(uid, labels, annotations, group_id)
-            )
-            inv = existing.get(name)
-            if inv is not None and inv.content_hash == content and inv.gone_at is None:
-                unchanged.append(inv.pk)
+            read = _read_node(node, sources, snapshot, group_ids)
+            plan.seen.add(read.name)
+            inv = existing.get(read.name)
+            if inv is not None and inv.content_hash == read.content_hash and inv.gone_at is None:
+                plan.unchanged.append(inv.pk)
                 continue
-            # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron)
-            parsed = simulator.annotation_inventory(
-                {
-                    "metadata": {"name": name, "annotations": annotations, "labels": labels},
-                    "status": {"capacity": capacity},
-                }
-            )
-            error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
-            devices = devices_to_json(parsed.devices) if not parsed.error else []
-            if inv is None or (inv.uid and uid and inv.uid != uid):
-                # new node (or a new node object under an old name): its first registration counts anew
-                inv = inv or NodeInventory(name=name)
-                inv.first_seen = now
-                inv.registered_at = None
-                counts["created"] += 1
-            else:
-                counts["updated"] += 1
-            inv.uid = uid
-            inv.node_group_id = group_id
-            inv.labels = labels
-            inv.annotations = annotations
-            inv.capacity = capacity
-            inv.devices = devices
-            inv.parse_error = error
-            inv.content_hash = content
-            inv.last_seen = now
-            inv.gone_at = None
-            inv.stale = False
-            inv.sync_error = ""
-            if devices and inv.registered_at is None:
-                inv.registered_at = now
-            (update if inv.pk else create).append(inv)
-        # a cold sync of thousands of nodes: a few statements, not one INSERT per node
-        copy_rows(NodeInventory, [instance_row(inv) for inv in create])
-        update_rows(update, _SYNCED_FIELDS)
-        changed = [inv.pk for inv in update] + _pks_of(NodeInventory, [inv.name for inv in create])
-        for i in range(0, len(unchanged), _BATCH):
-            NodeInventory.objects.filter(pk__in=unchanged[i : i + _BATCH]).update(
-                last_seen=now, stale=False, sync_error=""
-            )
-        counts["unchanged"] = len(unchanged)
-        vanished = [inv.pk for n, inv in existing.items() if n not in seen and inv.gone_at is None]
-        if vanished:
-            NodeInventory.objects.filter(pk__in=vanished).update(gone_at=now, stale=False, sync_error="")
-            counts["gone"] = len(vanished)
-            changed.extend(vanished)
+            inv = _fill(inv, read, simulator, plan.now, counts)
+            (plan.update if inv.pk else plan.create).append(inv)
+        changed = _write(plan, counts)
+        changed.extend(_mark_gone(existing, plan, counts))
     drift = check_inventories(changed) if changed else {"opened": 0, "resolved": 0}
     counts["findings_opened"] = drift["opened"]
     counts["findings_resolved"] = drift["resolved"]
     return counts
+
+
+def _read_node(
+    node: dict, sources: tuple[frozenset[str], frozenset[str]], snapshot: Snapshot, group_ids: dict
+) -> _NodeRead:
+    """The parts of a Node a registration is read from (annotations of ``REGISTRATION_PREFIX`` or a
+    vendor's keys, the vendors' capacity names, all labels), its group, and their content hash: an
+    unchanged hash means an unchanged inventory, so the node is neither parsed nor rewritten."""
+    register_keys, capacity_names = sources
+    meta = node.get("metadata") or {}
+    labels = dict(meta.get("labels") or {})
+    annotations = {
+        k: v
+        for k, v in (meta.get("annotations") or {}).items()
+        if k.startswith(REGISTRATION_PREFIX) or k in register_keys
+    }
+    capacity = _capacity(node.get("status"), capacity_names)
+    entry = match_group(node, snapshot)
+    group_id = group_ids.get(entry.name) if entry else None
+    uid = str(meta.get("uid") or "")
+    # (a node without registration capacity hashes as it always did: no rewrite on upgrade)
+    parts = (
+        (uid, labels, annotations, group_id, capacity) if capacity else (uid, labels, annotations, group_id)
+    )
+    return _NodeRead(meta["name"], uid, labels, annotations, capacity, group_id, _digest(*parts))
+
+
+def _capacity(status: object, capacity_names: frozenset[str]) -> dict[str, str]:
+    """The capacity entries some vendor registers devices from, as strings ({} when malformed)."""
+    raw = status.get("capacity") if isinstance(status, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    return {k: str(v) for k, v in raw.items() if k in capacity_names}
+
+
+def _fill(inv, read: _NodeRead, simulator, now: datetime, counts: dict[str, int]):
+    """Parse the node's registration and write it into its inventory (a new one for a new node, or
+    a new node object under an old name, whose first registration then counts anew)."""
+    from .models import NodeInventory
+
+    # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron)
+    parsed = simulator.annotation_inventory(
+        {
+            "metadata": {"name": read.name, "annotations": read.annotations, "labels": read.labels},
+            "status": {"capacity": read.capacity},
+        }
+    )
+    if inv is None or (inv.uid and read.uid and inv.uid != read.uid):
+        inv = inv or NodeInventory(name=read.name)
+        inv.first_seen = now
+        inv.registered_at = None
+        counts["created"] += 1
+    else:
+        counts["updated"] += 1
+    inv.uid = read.uid
+    inv.node_group_id = read.group_id
+    inv.labels, inv.annotations, inv.capacity = read.labels, read.annotations, read.capacity
+    inv.devices = devices_to_json(parsed.devices) if not parsed.error else []
+    inv.parse_error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
+    inv.content_hash = read.content_hash
+    inv.last_seen = now
+    inv.gone_at = None
+    inv.stale = False
+    inv.sync_error = ""
+    if inv.devices and inv.registered_at is None:
+        inv.registered_at = now
+    return inv
+
+
+def _write(plan: _Plan, counts: dict[str, int]) -> list[int]:
+    """Write the plan in a few statements, not one per node (a cold sync lists thousands): ``COPY``
+    the new rows, one ``UPDATE ... FROM`` for the changed, batched touches for the unchanged.
+    Returns the primary keys of the inventories that changed."""
+    from .models import NodeInventory
+
+    copy_rows(NodeInventory, [instance_row(inv) for inv in plan.create])
+    update_rows(plan.update, _SYNCED_FIELDS)
+    changed = [inv.pk for inv in plan.update] + _pks_of(NodeInventory, [inv.name for inv in plan.create])
+    for i in range(0, len(plan.unchanged), _BATCH):
+        NodeInventory.objects.filter(pk__in=plan.unchanged[i : i + _BATCH]).update(
+            last_seen=plan.now, stale=False, sync_error=""
+        )
+    counts["unchanged"] = len(plan.unchanged)
+    return changed
+
+
+def _mark_gone(existing: dict, plan: _Plan, counts: dict[str, int]) -> list[int]:
+    """Flag the live inventories of nodes the list no longer has as gone; returns their keys."""
+    from .models import NodeInventory
+
+    vanished = [inv.pk for n, inv in existing.items() if n not in plan.seen and inv.gone_at is None]
+    if vanished:
+        NodeInventory.objects.filter(pk__in=vanished).update(gone_at=plan.now, stale=False, sync_error="")
+        counts["gone"] = len(vanished)
+    return vanished
 
 
 def _pks_of(model, names: list[str]) -> list[int]:

@@ -164,40 +164,22 @@ def fit_pod(
     peak: dict[str, list[int]] = {}
     chosen: list[tuple[ContainerDevice, ...]] = []
     init_allocs: Allocated = {}
+    app_allocs: Allocated = {}
+    fit = _Fitting(pod, vendors, policy, weights, device_reasons, chosen)
     if init_count:
         _peak(previous, peak)
-    for i in range(init_count):
-        requests = containers[i]
-        picked: list[ContainerDevice] = []
-        if requests:
-            copy = node.copy()
-            reason = fit_in_devices(
-                copy, requests, pod, vendors, policy, weights, picked, device_reasons, init_allocs
-            )
-            if reason:
-                return _failed(reason, i, device_reasons)
-            _peak(copy.devices, peak)
-        chosen.append(tuple(picked))
+        failed = fit.init_containers(node, peak, init_allocs)
+        if failed is not None:
+            return failed
     default_score = node_score(previous)
     in_place = owned and not _scored_by_vendor(previous, containers, vendors)
     # in place without init containers: the usage before, to keep max(before, after) per device
     before = [(d.used, d.usedcores, d.usedmem) for d in previous] if in_place and not init_count else None
     app = node if in_place else node.copy()
-    app_allocs: Allocated = {}
-    for i in range(init_count, len(containers)):
-        requests = containers[i]
-        picked = []
-        if requests:
-            reason = fit_in_devices(
-                app, requests, pod, vendors, policy, weights, picked, device_reasons, app_allocs
-            )
-            if reason:
-                return _failed(reason, i, device_reasons)
-        chosen.append(tuple(picked))
-    # OverrideScore: init containers' devices first, then the app containers' (HAMi merges them so)
-    pod_devices: Allocated = {key: list(value) for key, value in init_allocs.items()}
-    for key, value in app_allocs.items():
-        pod_devices.setdefault(key, []).extend(value)
+    failed = fit.app_containers(app, app_allocs)
+    if failed is not None:
+        return failed
+    pod_devices = _merged(init_allocs, app_allocs)
     vendor_score = (
         vendor_node_score(previous, pod, vendors, pod_devices, node_policy) if not in_place else 0.0
     )
@@ -214,6 +196,88 @@ def fit_pod(
         vendor_score=vendor_score,
         usage_after=usage_after,
     )
+
+
+def _merged(init_allocs: Allocated, app_allocs: Allocated) -> Allocated:
+    """The pod's devices per type for OverrideScore: init containers' first, then the app
+    containers' (HAMi merges them so)."""
+    pod_devices: Allocated = {key: list(value) for key, value in init_allocs.items()}
+    for key, value in app_allocs.items():
+        pod_devices.setdefault(key, []).extend(value)
+    return pod_devices
+
+
+class _Fitting:
+    """One pod's containers being fitted: what every container's Fit shares (the pod, vendors,
+    policies, the device reasons gathered) and the devices chosen so far, in container order."""
+
+    __slots__ = ("pod", "vendors", "policy", "weights", "device_reasons", "chosen")
+
+    def __init__(
+        self,
+        pod: PodView,
+        vendors: Mapping[str, Vendor],
+        policy: GpuPolicy,
+        weights: Weights,
+        device_reasons: dict[str, str],
+        chosen: list[tuple[ContainerDevice, ...]],
+    ) -> None:
+        self.pod = pod
+        self.vendors = vendors
+        self.policy = policy
+        self.weights = weights
+        self.device_reasons = device_reasons
+        self.chosen = chosen
+
+    def init_containers(
+        self, node: NodeState, peak: dict[str, list[int]], allocs: Allocated
+    ) -> PodFit | None:
+        """HAMi fits each init container alone on a fresh copy of the node (they run one after
+        another), keeping each device's peak usage. The failure, or None."""
+        containers = self.pod.requests.containers
+        for i in range(self.pod.requests.init_count):
+            requests = containers[i]
+            picked: list[ContainerDevice] = []
+            if requests:
+                copy = node.copy()
+                reason = self._fit(copy, requests, picked, allocs)
+                if reason:
+                    return _failed(reason, i, self.device_reasons)
+                _peak(copy.devices, peak)
+            self.chosen.append(tuple(picked))
+        return None
+
+    def app_containers(self, app: NodeState, allocs: Allocated) -> PodFit | None:
+        """The app containers, one after another on ``app`` (they run together). The failure, or None."""
+        containers = self.pod.requests.containers
+        for i in range(self.pod.requests.init_count, len(containers)):
+            requests = containers[i]
+            picked: list[ContainerDevice] = []
+            if requests:
+                reason = self._fit(app, requests, picked, allocs)
+                if reason:
+                    return _failed(reason, i, self.device_reasons)
+            self.chosen.append(tuple(picked))
+        return None
+
+    def _fit(
+        self,
+        node: NodeState,
+        requests: Mapping[str, ContainerDeviceRequest],
+        picked: list[ContainerDevice],
+        allocs: Allocated,
+    ) -> str:
+        return fit_in_devices(
+            node,
+            requests,
+            self.pod,
+            self.vendors,
+            self.policy,
+            self.weights,
+            picked,
+            self.device_reasons,
+            allocs,
+        )
 
 
 def _scored_by_vendor(

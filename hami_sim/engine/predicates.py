@@ -38,12 +38,17 @@ __all__ = [
     "matches_node_selector",
     "matches_required_affinity",
     "static_mismatch",
+    "unschedulable",
     "node_problem",
+    "UNSCHEDULABLE_TAINT",
     "NODE_AFFINITY_MISMATCH",
 ]
 
 NODE_AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 _SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+#: the taint kube-scheduler's NodeUnschedulable treats ``spec.unschedulable`` as (and CA's templates drop)
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+_UNSCHEDULABLE_NODE = {"spec": {"taints": [UNSCHEDULABLE_TAINT]}}
 
 
 def _tolerates(toleration: Mapping, taint: Mapping) -> bool:
@@ -172,6 +177,15 @@ def static_mismatch(pod: Mapping, node: Mapping) -> str:
     if not matches_node_selector(pod, node) or not matches_required_affinity(pod, node):
         return NODE_AFFINITY_MISMATCH
     return untolerated_taint(pod, node)
+
+
+def unschedulable(pod: Mapping, node: Mapping) -> str:
+    """kube-scheduler's NodeUnschedulable: a ``spec.unschedulable`` (cordoned) node holds only pods that
+    tolerate ``node.kubernetes.io/unschedulable:NoSchedule``; "" when the pod may go there."""
+    spec = node.get("spec")
+    if not (isinstance(spec, Mapping) and spec.get("unschedulable") is True):
+        return ""
+    return "node(s) were unschedulable" if untolerated_taint(pod, _UNSCHEDULABLE_NODE) else ""
 
 
 def node_problem(node: object) -> str:

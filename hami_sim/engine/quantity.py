@@ -47,16 +47,8 @@ class QuantityError(ValueError):
 def parse_quantity(value: object) -> Fraction:
     """Parse a quantity string (or a JSON number) into an exact ``Fraction``. (Not memoised: pods
     are parsed once per distinct pod, ``Simulator.pod_context``.)"""
-    if isinstance(value, bool):
-        raise QuantityError(f"quantities must be strings or numbers, not {value!r}")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise QuantityError(f"quantities must be finite, not {value!r}")
-        return Fraction(repr(value))
     if not isinstance(value, str):
-        raise QuantityError(f"quantities must be strings or numbers, not {type(value).__name__}")
+        return _json_number(value)
     text = value  # Kubernetes' ParseQuantity does not trim: " 1" is not a quantity
     if len(text) > 64:
         raise QuantityError(f"quantity {value[:40]!r}... is too long")
@@ -73,6 +65,19 @@ def parse_quantity(value: object) -> Fraction:
     else:
         number *= _SUFFIXES[match.group("suffix") or ""]
     return -number if match.group("sign") == "-" else number
+
+
+def _json_number(value: object) -> Fraction:
+    """A JSON number as a quantity (exactly as written, for a float); booleans and the rest refused."""
+    if isinstance(value, bool):
+        raise QuantityError(f"quantities must be strings or numbers, not {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise QuantityError(f"quantities must be finite, not {value!r}")
+        return Fraction(repr(value))
+    raise QuantityError(f"quantities must be strings or numbers, not {type(value).__name__}")
 
 
 def as_int64(value: Fraction) -> int | None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .predicates import node_allocatable, node_capacity
+from .predicates import UNSCHEDULABLE_TAINT, node_allocatable, node_capacity
 from .quantity import QuantityError, parse_quantity
 
 __all__ = [
@@ -62,7 +62,6 @@ STRIPPED_PREFIXES = (
     "startup-taint.cluster-autoscaler.kubernetes.io/",
     "status-taint.cluster-autoscaler.kubernetes.io/",
 )
-UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 DEFAULT_GROUP_BUDGET = 10.0  # CA's --max-nodegroup-binpacking-duration
 DEFAULT_TOTAL_BUDGET = 300.0  # CA's --max-binpacking-time

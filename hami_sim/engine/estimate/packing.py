@@ -19,7 +19,6 @@ from ..predicates import (
     node_allocatable,
     node_capacity,
     pod_demand,
-    static_mismatch,
 )
 from ..scaleup import (
     GroupSize,
@@ -31,7 +30,7 @@ from ..simulate import Simulator
 from .equivalences import _Equivalence
 from .fitter import _Fitter, _Node, _Shape
 from .inputs import TIME_LIMIT_SECONDS, EstimateError, GroupTemplate
-from .predicates import _cordoned, _hostname_spread, _SnapshotNode, _topology_index
+from .predicates import _hostname_spread, _SnapshotNode, _static_reason, _topology_index
 from .results import EstimatedNode, GroupOption, Waste
 from .template import _Template
 
@@ -83,7 +82,7 @@ class _GroupPacker:
         self.rr = 0
         self.shapes: dict[tuple, _Shape] = {}
         self.rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it
-        self.static: dict[bytes, str] = {}  # spec key -> static_mismatch reason
+        self.static: dict[bytes, str] = {}  # spec key -> _static_reason
         # CA's limiter asks the clock before each new node: no node after the group's budget
         self.clock = limits.clock
         self.deadline = limits.clock() + limits.group_budget if limits.group_budget > 0 else None
@@ -115,9 +114,7 @@ class _GroupPacker:
         """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
         reason = self.static.get(eq.spec_key)
         if reason is None:
-            reason = self.static[eq.spec_key] = static_mismatch(eq.pod, self.template.node) or _cordoned(
-                eq.pod, self.template.node
-            )
+            reason = self.static[eq.spec_key] = _static_reason(eq.pod, self.template.node)
         inventory = self.template.inventory
         if not reason and inventory.error and eq.ctx.pod.requests.has_requests:
             reason = inventory.error
@@ -223,7 +220,7 @@ class _GroupPacker:
         if self.existing is None:
             self.existing = self._existing_nodes()
         for node, raw in self.existing:
-            if static_mismatch(fitter.pod, raw) or _cordoned(fitter.pod, raw):
+            if _static_reason(fitter.pod, raw):
                 continue
             why, devices, sig = fitter.check(node)
             if not why:

@@ -1,6 +1,6 @@
 """CA's filters as the estimator applies them on top of ``engine.predicates`` and ``engine.interpod``:
-the snapshot the affinity and spread filters count in, NodeUnschedulable on a cordoned template,
-CA's hostname-spread test, and why a template can never hold a pod."""
+the snapshot the affinity and spread filters count in, the filters that depend only on the pod and
+the node (checked once per group), and CA's hostname-spread test."""
 
 from __future__ import annotations
 
@@ -13,17 +13,9 @@ from ..interpod import (
     TopologyIndex,
     pod_terms,
 )
-from ..predicates import (
-    node_problem,
-    untolerated_taint,
-)
-from ..scaleup import (
-    UNSCHEDULABLE_TAINT,
-)
+from ..predicates import node_problem, static_mismatch, unschedulable
 from .equivalences import _Equivalence
 from .inputs import ClusterNode, EstimateError
-
-_UNSCHEDULABLE_NODE = {"spec": {"taints": [UNSCHEDULABLE_TAINT]}}
 
 
 def _hostname_spread(pod: Mapping) -> bool:
@@ -36,13 +28,10 @@ def _hostname_spread(pod: Mapping) -> bool:
     return any(isinstance(c, Mapping) and c.get("topologyKey") == HOSTNAME_LABEL for c in constraints)
 
 
-def _cordoned(pod: Mapping, node: Mapping) -> str:
-    """kube-scheduler's NodeUnschedulable: a ``spec.unschedulable`` template holds only pods that
-    tolerate ``node.kubernetes.io/unschedulable:NoSchedule``."""
-    spec = node.get("spec")
-    if not (isinstance(spec, Mapping) and spec.get("unschedulable") is True):
-        return ""
-    return "node(s) were unschedulable" if untolerated_taint(pod, _UNSCHEDULABLE_NODE) else ""
+def _static_reason(pod: Mapping, node: Mapping) -> str:
+    """The filters that depend only on the pod and the node (selectors, node affinity, taints,
+    NodeUnschedulable on a cordoned template): kube-scheduler's reason, or "" when they pass."""
+    return static_mismatch(pod, node) or unschedulable(pod, node)
 
 
 @dataclass(slots=True, frozen=True)

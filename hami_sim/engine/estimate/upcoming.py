@@ -14,7 +14,6 @@ from ..interpod import (
 from ..model import DeviceUsage
 from ..predicates import (
     node_capacity,
-    static_mismatch,
 )
 from ..scaleup import (
     ScaleUpLimits,
@@ -23,7 +22,7 @@ from ..simulate import Simulator
 from .equivalences import _Equivalence
 from .fitter import _Fitter, _Node
 from .inputs import EstimateError, GroupTemplate, UpcomingNodes
-from .predicates import _cordoned, _SnapshotNode, _topology_index
+from .predicates import _SnapshotNode, _static_reason, _topology_index
 from .results import UpcomingNode
 from .template import _Template
 
@@ -154,7 +153,7 @@ def _upcoming_fitter(
     can never hold the pod (selectors, taints, unschedulable, no devices for a device pod)."""
     key = id(template)
     if key not in fitters:
-        static = static_mismatch(eq.pod, template.node) or _cordoned(eq.pod, template.node)
+        static = _static_reason(eq.pod, template.node)
         if not static and template.inventory.error and eq.ctx.pod.requests.has_requests:
             static = template.inventory.error
         fitters[key] = None if static else _Fitter(sim, eq, index)

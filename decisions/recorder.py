@@ -8,36 +8,35 @@ The queue is bounded in bytes (``DECISION_QUEUE_MAX_BYTES``). A row the database
 character, a name longer than its column, anything else) is stored trimmed or, failing that, as a
 marker of why; each row is written in its own savepoint, so one bad record never takes its batch.
 
+This module is the queue and its writer; an answer becomes a row's fields in ``summary``, rows are
+folded into the table in ``upsert``, and refused rows are repaired in ``repair`` (re-exported here).
+
 ``DECISION_RECORDING`` selects the mode: ``async`` (default), ``sync`` (write in the caller's thread,
 still never raising: used by tests and by callers that already run in a worker) or ``off``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 import os
 import threading
 import time
-from collections import Counter as Tally
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-import orjson
-from django.db import DatabaseError, IntegrityError, close_old_connections, connection, transaction
-from django.db.models import F
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 from prometheus_client import Counter
 
 from hami_sim.conf import conf
-from hami_sim.engine.reasons import parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
 
-from .models import Decision
+from .repair import storable
+from .summary import fold_digest, summarize
+from .upsert import bump, write_batch
 
 __all__ = [
     "RECORDED",
@@ -47,6 +46,7 @@ __all__ = [
     "observe_filter",
     "flush",
     "summarize",
+    "fold_digest",
     "write_batch",
     "storable",
 ]
@@ -56,335 +56,8 @@ log = logging.getLogger("hami_sim.decisions")
 RECORDED = Counter("hami_sim_decisions_recorded_total", "Filter answers recorded (before folding)")
 RECORD_ERRORS = Counter("hami_sim_decision_record_errors_total", "Decision batches lost to a database error")
 RECORD_DROPPED = Counter("hami_sim_decisions_dropped_total", "Decision records dropped: queue full")
-RECORD_REPAIRED = Counter(
-    "hami_sim_decision_records_repaired_total",
-    "Decision rows the database refused as they were, stored trimmed or as a marker",
-    ["how"],
-)
 
 _BATCH = 500
-
-
-# -- summarising: engine objects -> plain JSON-able dicts -------------------------------------------------
-def _request_summary(pod: PodView) -> list[dict]:
-    out = []
-    for container in pod.requests.containers:
-        out.append(
-            {
-                vtype: {
-                    "nums": req.nums,
-                    "memreq": req.memreq,
-                    "mem_percentage_req": req.mem_percentage_req,
-                    "coresreq": req.coresreq,
-                }
-                for vtype, req in container.items()
-            }
-        )
-    return out
-
-
-MAX_REASON_CHARS = 2000
-
-
-def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of, with_devices: bool = True) -> dict:
-    """Per-node verdict plus every device of the node: chosen / free / rejected (with the rule).
-
-    ``with_devices=False`` (nodes past ``DECISION_DETAIL_NODES``) keeps the verdict and reason only:
-    rows averaged 89 KB with every device of every node (issue 16 item 10).
-    """
-    fit = verdict.fit
-    chosen: dict[str, dict] = {}
-    device_reasons: dict[str, str] = {}
-    failed_container = -1
-    if fit is not None:
-        device_reasons = fit.device_reasons
-        failed_container = fit.failed_container
-        for ci, container in enumerate(fit.containers):
-            for dev in container:
-                slot = chosen.setdefault(dev.uuid, {"usedmem": 0, "usedcores": 0, "containers": []})
-                slot["usedmem"] += dev.usedmem
-                slot["usedcores"] += dev.usedcores
-                slot["containers"].append(ci)
-    devices: list[dict] = []
-    if with_devices and not verdict.unresolvable and (fit is not None or device_reasons):
-        try:
-            inventory = inventory_of(node)
-            infos = inventory.devices if not inventory.error else ()
-        except Exception:  # an inventory that cannot be rebuilt only loses the device detail
-            infos = ()
-        for info in infos:
-            row = {
-                "uuid": info.id,
-                "index": info.index,
-                "type": info.type,
-                "devmem": info.devmem,
-                "devcore": info.devcore,
-                "count": info.count,
-                "numa": info.numa,
-                "health": info.health,
-                "mode": info.mode,
-            }
-            if info.id in chosen:
-                row.update(verdict="chosen", reason="", **chosen[info.id])
-            elif info.id in device_reasons:
-                row.update(verdict="rejected", reason=device_reasons[info.id])
-            else:
-                row.update(verdict="free" if verdict.fits else "unchecked", reason="")
-            devices.append(row)
-    return {
-        "name": verdict.name,
-        "group": verdict.node_group or "",
-        "source": verdict.source,
-        "fits": verdict.fits,
-        "unresolvable": verdict.unresolvable,
-        "reason": verdict.reason[:MAX_REASON_CHARS],
-        "score": round(float(verdict.score_after), 4),
-        "failed_container": failed_container,
-        "devices": devices,
-    }
-
-
-#: distinct (group, verdict, reason) rows kept for the nodes past ``DECISION_LISTED_NODES``
-MAX_FOLDED_ROWS = 32
-
-
-def _folded_details(verdicts: Sequence[NodeVerdict]) -> list[dict]:
-    """The nodes past ``DECISION_LISTED_NODES``, one row per (group, verdict, reason) with its count.
-
-    CA may send thousands of nodes in one call and each listed node costs ~180 bytes of the row, so a
-    row's size would follow the cluster's (issue 16 item 10); folded, it is bounded. The verdict
-    counts and groups of the decision are still taken from every node (``summarize``).
-    """
-    if not verdicts:
-        return []
-    counts = Tally(
-        (v.node_group or "", v.source, v.fits, v.unresolvable, v.reason[:MAX_REASON_CHARS]) for v in verdicts
-    )
-    kept = counts.most_common(MAX_FOLDED_ROWS)
-    rest = sum(counts.values()) - sum(n for _, n in kept)
-    rows = [_folded_row(f"{n} more node(s)", n, *verdict) for verdict, n in kept]
-    if rest:
-        rows.append(_folded_row(f"{rest} more node(s) with other verdicts", rest, "", "", False, False, ""))
-    return rows
-
-
-def _folded_row(
-    name: str, folded: int, group: str, source: str, fits: bool, unresolvable: bool, reason: str
-) -> dict:
-    """A node row of a decision that stands for ``folded`` nodes (no score, no devices)."""
-    return {
-        "name": name,
-        "group": group,
-        "source": source,
-        "fits": fits,
-        "unresolvable": unresolvable,
-        "reason": reason,
-        "score": 0.0,
-        "failed_container": -1,
-        "devices": [],
-        "folded": folded,
-    }
-
-
-def _reason_names(reason: str) -> list[tuple[str, int]]:
-    parsed = parse_reason(reason)
-    return list(parsed.items()) if parsed else [(reason, 1)]
-
-
-def fold_digest(pod: PodView, verdicts: Sequence[NodeVerdict], caller: str) -> str:
-    """Identity of a question: pod, caller (and session), and the set of (group, fits, reason).
-
-    Template node names change every CA loop (``template-node-for-<group>-<random>``), so nodes are
-    identified by their node group; a node without one by its name.
-    """
-    caller, _, session = caller.partition(":")
-    fold = sorted({(v.node_group or v.name, v.fits, v.reason) for v in verdicts})
-    return hashlib.blake2b(orjson.dumps([pod.key, caller, session, fold]), digest_size=20).hexdigest()
-
-
-def summarize(
-    pod: PodView,
-    nodes: Sequence[Mapping],
-    verdicts: Sequence[NodeVerdict],
-    *,
-    caller: str,
-    seconds: float,
-    policies: Mapping[str, Any] | None = None,
-    at: datetime | None = None,
-    inventory_of=None,
-) -> dict:
-    """The ``Decision`` fields for one answer, plus its fold digest."""
-    if inventory_of is None:
-        from hami_sim.runtime.simulator import get_simulator
-
-        inventory_of = get_simulator().inventory
-    caller, _, session = caller.partition(":")
-    settings_now = conf()
-    answered = list(verdicts)
-    listed = answered[: settings_now.decision_listed_nodes]
-    with_devices = min(settings_now.decision_detail_nodes, len(nodes))  # queued records hold no more
-    details = [
-        _node_detail(nodes[i] if i < with_devices else {}, v, inventory_of, with_devices=i < with_devices)
-        for i, v in enumerate(listed)
-    ]
-    details += _folded_details(answered[len(listed) :])
-    groups = sorted({v.node_group or v.name for v in answered})
-    fit_groups = sorted({v.node_group or v.name for v in answered if v.fits})
-    fit_count = sum(1 for v in answered if v.fits)
-    if fit_count:
-        verdict = Decision.Verdict.FIT
-    elif answered and all(v.unresolvable for v in answered):
-        verdict = Decision.Verdict.UNRESOLVABLE
-    else:
-        verdict = Decision.Verdict.NO_FIT
-    tally: Tally[str] = Tally()
-    for v in answered:
-        if not v.fits and v.reason:
-            for name, n in _reason_names(v.reason[:MAX_REASON_CHARS]):
-                tally[name] += n
-    top_reason = tally.most_common(1)[0][0][:300] if tally else ""
-    return {
-        "digest": fold_digest(pod, verdicts, f"{caller}:{session}" if session else caller),
-        "pod_uid": pod.uid,
-        "pod_namespace": pod.namespace,
-        "pod_name": pod.name,
-        "pod_owner": pod.owner,
-        "caller": caller if caller in Decision.Caller.values else Decision.Caller.EXTENDER,
-        "session": session,
-        "verdict": verdict,
-        "node_groups": groups,
-        "fit_groups": fit_groups,
-        "node_count": len(answered),
-        "fit_count": fit_count,
-        "top_reason": top_reason,
-        "request": _request_summary(pod),
-        "nodes": details,
-        "policies": dict(policies or {}),
-        "latency_ms": round(seconds * 1000, 3),
-        "first_seen": at or timezone.now(),
-        "last_seen": at or timezone.now(),
-    }
-
-
-# -- writing ---------------------------------------------------------------------------------------------
-def write_batch(rows: Sequence[dict]) -> int:
-    """Upsert summaries, folding by digest; returns the number of distinct rows touched.
-
-    Each new row goes in its own savepoint (``_insert``): a row the database refuses is stored
-    trimmed or as a marker, and never rolls back the others of its batch."""
-    folded: dict[str, dict] = {}
-    for row in rows:
-        seen = folded.get(row["digest"])
-        if seen is None:
-            folded[row["digest"]] = dict(row, count=row.get("count", 1))
-        else:
-            seen["count"] += row.get("count", 1)
-            seen["first_seen"] = min(seen["first_seen"], row["first_seen"])
-            if row["last_seen"] >= seen["last_seen"]:
-                seen["last_seen"] = row["last_seen"]
-                seen["latency_ms"] = row["latency_ms"]
-    with transaction.atomic():
-        for digest, row in folded.items():
-            if not _bump(digest, row):
-                _insert(digest, row)
-    return len(folded)
-
-
-def _insert(digest: str, row: dict) -> None:
-    """Create one row: as summarised but storable (``storable``: trimmed, NUL characters replaced),
-    else as a marker naming the database's refusal; a race with another writer bumps its row."""
-    clean = storable(row)
-    if clean != row:
-        RECORD_REPAIRED.labels("trimmed").inc()
-    error = _try_create(digest, clean)
-    if error is None:
-        return
-    log.warning("decision %s stored as a marker: %s", digest, error)
-    RECORD_REPAIRED.labels("marker").inc()
-    error = _try_create(digest, _marker(clean, error))
-    if error is not None:
-        raise error
-
-
-def _try_create(digest: str, row: dict) -> Exception | None:
-    """Create ``row`` in its own savepoint; None when it (or another writer's row) is now stored,
-    else the database's refusal (the savepoint is rolled back, the batch goes on)."""
-    try:
-        with transaction.atomic():
-            Decision.objects.create(**row)
-        return None
-    except IntegrityError as exc:  # another writer created it first (or a constraint refused it)
-        with transaction.atomic():
-            return None if _bump(digest, row) else exc
-    except (DatabaseError, ValueError) as exc:  # psycopg refuses NUL before the server sees it
-        return exc
-
-
-#: what a string column may hold (``Decision`` field -> max_length), read once from the model
-_CHAR_LIMITS = {
-    f.name: f.max_length for f in Decision._meta.get_fields() if getattr(f, "max_length", None) and f.concrete
-}
-_TRIMMED = "…"
-
-
-def _clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` as PostgreSQL stores it: NUL characters and lone surrogates replaced, at most
-    ``limit`` characters (the last one then says it was trimmed)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + _TRIMMED
-    return text
-
-
-def _clean_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return _clean_text(value)
-    if isinstance(value, dict):
-        return {_clean_text(str(k)): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_json(v) for v in value]
-    return value
-
-
-def storable(row: dict) -> dict:
-    """The row with every string the database would refuse repaired: strings in columns trimmed to
-    the column and NUL characters (text and JSON) replaced by U+FFFD."""
-    out = dict(row)
-    for key, value in row.items():
-        if isinstance(value, str):
-            out[key] = _clean_text(value, _CHAR_LIMITS.get(key))
-        elif isinstance(value, dict | list):
-            out[key] = _clean_json(value)
-    return out
-
-
-def _marker(row: dict, error: BaseException) -> dict:
-    """The row that still records the question when the summary itself cannot be stored: who asked,
-    the verdict and counts, and why the detail is missing (in ``top_reason``)."""
-    why = _clean_text(f"unstorable record: {error.__class__.__name__}: {str(error).strip()}", 300)
-    keep = ("digest", "caller", "verdict", "latency_ms", "count", "first_seen", "last_seen")
-    marker = {key: row[key] for key in keep if key in row}
-    for key in ("node_count", "fit_count"):  # what a PostgreSQL integer holds
-        marker[key] = min(max(int(row.get(key) or 0), 0), 2**31 - 1)
-    for key in ("pod_uid", "pod_namespace", "pod_name", "pod_owner", "session"):
-        text = row.get(key)
-        ascii_text = text.encode("ascii", "replace").decode() if isinstance(text, str) else ""
-        marker[key] = _clean_text(ascii_text, _CHAR_LIMITS.get(key))
-    marker.update(top_reason=why, node_groups=[], fit_groups=[], request=[], nodes=[], policies={})
-    return marker
-
-
-def _bump(digest: str, row: dict) -> bool:
-    return bool(
-        Decision.objects.filter(digest=digest).update(
-            count=F("count") + row["count"], last_seen=row["last_seen"], latency_ms=row["latency_ms"]
-        )
-    )
 
 
 def _write_safely(rows: Sequence[dict]) -> None:
@@ -463,6 +136,14 @@ class _Writer:
 
     def process(self, items: list[tuple]) -> None:
         """Items are ``(payload, kwargs)``; payload ``(pod, nodes, verdicts)``."""
+        folded = self._fold(items)
+        with transaction.atomic():
+            for digest, entry in folded.items():
+                self._store(digest, *entry)
+
+    def _fold(self, items: list[tuple]) -> dict[str, list]:
+        """The items by question: ``[payload, kwargs, count, first, last, seconds]`` per digest, the
+        payload None when the question is already on record (only its count moves)."""
         folded: dict[str, list] = {}
         for payload, kwargs, *_size in items:
             try:
@@ -484,24 +165,26 @@ class _Writer:
             entry[3] = min(entry[3], at)
             if at >= entry[4]:
                 entry[4], entry[5] = at, kwargs["seconds"]
-        with transaction.atomic():
-            for digest, (payload, kwargs, count, first, last, seconds) in folded.items():
-                bump = {"count": count, "last_seen": last, "latency_ms": round(seconds * 1000, 3)}
-                if (digest in self.known or payload is None) and _bump(digest, bump):
-                    continue
-                self.known.pop(digest, None)
-                if payload is None:  # the row was pruned since: the next call carries the detail again
-                    RECORD_DROPPED.inc()
-                    continue
-                try:
-                    row = summarize(*payload, **kwargs)
-                except Exception:  # one question that cannot be summarised; the others go on
-                    RECORD_ERRORS.inc()
-                    log.exception("could not summarise a decision")
-                    continue
-                row.update(first_seen=first, **bump)
-                write_batch([row])
-                self._remember(digest)
+        return folded
+
+    def _store(self, digest: str, payload, kwargs: dict, count: int, first, last, seconds: float) -> None:
+        """Move a known question's row, else summarise the question and insert it."""
+        moved = {"count": count, "last_seen": last, "latency_ms": round(seconds * 1000, 3)}
+        if (digest in self.known or payload is None) and bump(digest, moved):
+            return
+        self.known.pop(digest, None)
+        if payload is None:  # the row was pruned since: the next call carries the detail again
+            RECORD_DROPPED.inc()
+            return
+        try:
+            row = summarize(*payload, **kwargs)
+        except Exception:  # one question that cannot be summarised; the others go on
+            RECORD_ERRORS.inc()
+            log.exception("could not summarise a decision")
+            return
+        row.update(first_seen=first, **moved)
+        write_batch([row])
+        self._remember(digest)
 
     def take(self) -> list[tuple]:
         """Up to ``_BATCH`` queued items, oldest first."""

@@ -90,12 +90,39 @@ def _list_events(api: k8s.CoreV1Api, reason: str) -> Iterator[k8s.CoreV1Event]:
 
 def _upsert_event(event: k8s.CoreV1Event) -> bool:
     """Insert or refresh one event; True when it is new."""
-    meta = event.metadata
     obj = event.involved_object
     if obj is None or (obj.kind or "Pod") != "Pod" or event.reason not in EVENT_REASONS:
         return False
-    uid = (meta.uid if meta else None) or f"{obj.namespace}/{obj.name}/{meta.name if meta else ''}"
     parsed, groups = parse_event_message(event.reason, event.message or "")
+    first, last = _seen(event)
+    _, created = CAEvent.objects.update_or_create(
+        event_uid=_event_uid(event)[:128],
+        defaults={
+            "reason": event.reason,
+            "source": _reporter(event)[:128],
+            "pod_uid": obj.uid or "",
+            "pod_namespace": obj.namespace or "default",
+            "pod_name": obj.name or "",
+            "message": event.message or "",
+            "parsed": parsed,
+            "groups": groups,
+            "count": max(1, (event.series.count if event.series else None) or event.count or 1),
+            "first_seen": first,
+            "last_seen": last,
+        },
+    )
+    return created
+
+
+def _event_uid(event: k8s.CoreV1Event) -> str:
+    """The event's uid, else (an event without one) its pod and name."""
+    meta, obj = event.metadata, event.involved_object
+    return (meta.uid if meta else None) or f"{obj.namespace}/{obj.name}/{meta.name if meta else ''}"
+
+
+def _seen(event: k8s.CoreV1Event) -> tuple[datetime | None, datetime | None]:
+    """First and last time the event was observed: a series' last observation when it has one,
+    else whichever of the legacy and ``events.k8s.io`` timestamps the reporter filled."""
     series = event.series
     last = _when(
         series.last_observed_time if series else None,
@@ -103,25 +130,12 @@ def _upsert_event(event: k8s.CoreV1Event) -> bool:
         event.event_time,
         event.first_timestamp,
     )
-    first = _when(event.first_timestamp, event.event_time, last)
-    source = (event.reporting_component or (event.source.component if event.source else "") or "")[:128]
-    _, created = CAEvent.objects.update_or_create(
-        event_uid=uid[:128],
-        defaults={
-            "reason": event.reason,
-            "source": source,
-            "pod_uid": obj.uid or "",
-            "pod_namespace": obj.namespace or "default",
-            "pod_name": obj.name or "",
-            "message": event.message or "",
-            "parsed": parsed,
-            "groups": groups,
-            "count": max(1, (series.count if series else None) or event.count or 1),
-            "first_seen": first,
-            "last_seen": last,
-        },
-    )
-    return created
+    return _when(event.first_timestamp, event.event_time, last), last
+
+
+def _reporter(event: k8s.CoreV1Event) -> str:
+    """Who reported the event (``reporting_component``, else the legacy ``source.component``)."""
+    return event.reporting_component or (event.source.component if event.source else "") or ""
 
 
 def _store_status(api: k8s.CoreV1Api) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from .annotations import RegistrationTemplate
-    from .cache import Entry
+    from .cache_entries import Entry
 
 from .names import pod_key
 

@@ -27,12 +27,12 @@ from .cache import (
     Entry,
     RegistrationCache,
     cache_bytes_from_env,
-    key_bytes,
     usage_signature,
     uuid_blind_devices,
     uuid_free_shape,
     without_usage,
 )
+from .cache_entries import key_bytes
 from .fit import PodFit, fit_pod
 from .model import DeviceInfo, Inventory, InventoryError, NodeState, PodView
 from .names import TEMPLATE_PREFIX

@@ -1,0 +1,190 @@
+"""What the filter path's cache holds, and what each thing is charged: a registration's ``Entry`` on
+its frozen ``Inventory``, the ``CachedVerdict`` handed to every request that asks the same, a
+``SharedFit`` for registrations of one shape, and the one size formula over all of them
+(``sys.getsizeof`` of each object held), so that one budget bounds the cache.
+
+Values are immutable (frozen dataclasses, tuples): one cached object is handed to every request.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+from .fit import PodFit
+from .lru import approx_size
+from .model import DeviceInfo, Inventory
+
+__all__ = [
+    "CachedVerdict",
+    "Entry",
+    "SharedFit",
+    "VERDICTS_PER_ENTRY",
+    "key_bytes",
+    "inventory_bytes",
+    "verdict_bytes",
+    "live_bytes",
+    "tag_bytes",
+    "shared_bytes",
+    "shape_bytes",
+]
+
+
+@dataclass(slots=True, frozen=True, weakref_slot=True)
+class CachedVerdict:
+    """A verdict as the cache keeps it: immutable, handed to every request that asks the same.
+
+    The fit keeps no ``usage_after`` (working objects; the extender needs only the score computed
+    from them); sessions and the estimator call ``Simulator.evaluate`` for it.
+    """
+
+    fits: bool
+    reason: str
+    fit: PodFit | None
+    score_after: float
+
+
+class Entry:
+    """The mutable part of a registration's cache entry, on its frozen ``Inventory`` (and on the
+    group-tagged copies of it, which share it): ``key`` is the entry's key in the cache, so what is
+    added can be charged to it; ``evicted`` once the cache let it go (nothing more is added)."""
+
+    __slots__ = ("key", "verdicts", "live", "tagged", "evicted")
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self.verdicts: dict[bytes, CachedVerdict] = {}
+        self.live: dict[bytes, tuple[weakref.ref, CachedVerdict]] | None = None
+        self.tagged: dict[tuple[str, str], Inventory] | None = None
+        self.evicted = False
+
+
+@dataclass(slots=True, frozen=True)
+class SharedFit:
+    """A verdict shared by the registrations of one shape (at one usage): the verdict of the node
+    that was fit, the position of each of its UUIDs, per container the chosen devices as (position,
+    the fields before the UUID, the fields after it), and the fit's own fields (``relabel``)."""
+
+    verdict: CachedVerdict
+    positions: Mapping[str, int]
+    chosen: tuple[tuple[tuple[int, tuple, tuple], ...], ...]
+    fit_fields: tuple
+
+
+#: pod keys remembered per registration (CA asks about a few pending pod shapes at a time); the
+#: oldest leaves first
+VERDICTS_PER_ENTRY = 8
+
+
+_SIZE = sys.getsizeof
+_STR = _SIZE("")  # an ASCII string's header: ``sys.getsizeof(s) == _STR + len(s)``
+_INT = _SIZE(1 << 40)
+_DEVICE = _SIZE(DeviceInfo(""))
+_ENTRY = _SIZE(Entry(None)) + _SIZE({})  # with its empty verdict map
+_DICT_SLOT = 48  # a dictionary's share per item (table slot and index, amortised)
+
+
+def _text(value: object) -> int:
+    if type(value) is str:
+        return _STR + len(value) if value.isascii() else _SIZE(value)
+    if value is None or type(value) in (int, float, bool):
+        return 0 if value is None or (type(value) is int and -5 <= value <= 256) else _SIZE(value)
+    return approx_size(value)
+
+
+def key_bytes(key: Hashable) -> int:
+    """A cache key: a registration's text (a tuple of strings, maybe nested once) or a digest."""
+    if type(key) is bytes:
+        return _SIZE(key)
+    if type(key) is not tuple:
+        return approx_size(key)
+    size = _SIZE(key)
+    for part in key:
+        if type(part) is tuple:
+            size += _SIZE(part) + sum(map(_text, part))
+        else:
+            size += _text(part)
+    return size
+
+
+def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:
+    size = _DEVICE + _text(d.id)
+    if d.template is None:  # decoded field by field: its own strings and large numbers
+        size += _text(d.type) + _text(d.mode)
+        for number in (d.index, d.count, d.devmem, d.devcore, d.numa):
+            if not -5 <= number <= 256:
+                size += _INT
+        if d.mig_profiles:
+            size += approx_size(d.mig_profiles)
+    info = d.custom_info
+    if info is not None and id(info) not in seen:  # vendors share one table between a node's devices
+        seen.add(id(info))
+        size += approx_size(info)
+    return size
+
+
+def inventory_bytes(inventory: Inventory) -> int:
+    """An inventory and its entry: the objects, each device and the small extras."""
+    seen: set[int] = set()
+    size = _SIZE(inventory) + _SIZE(inventory.devices) + _SIZE(inventory.key) + _ENTRY
+    for d in inventory.devices:
+        size += _device_bytes(d, seen)
+    if inventory.pair_scores:
+        size += approx_size(inventory.pair_scores)
+    if inventory.cordoned:
+        size += approx_size(inventory.cordoned)
+    return size + len(inventory.error)
+
+
+def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:
+    """A verdict in an entry's map: its slot, the verdict, its fit and chosen devices (their UUIDs
+    are the node's own strings, charged with its inventory, unless ``shares_devices`` is False)."""
+    size = _DICT_SLOT + _SIZE(verdict)
+    fit = verdict.fit
+    if fit is None:
+        return size
+    size += _SIZE(fit) + _SIZE(fit.containers)
+    for container in fit.containers:
+        size += _SIZE(container)
+        for d in container:
+            size += _SIZE(d)
+            if not shares_devices:
+                size += _text(d.uuid)
+            if d.mig_placement is not None:
+                size += _SIZE(d.mig_placement)
+    if fit.device_reasons:
+        size += _SIZE(fit.device_reasons) + _SIZE(dict(fit.device_reasons))
+        for reason in fit.device_reasons.values():
+            size += _text(reason)
+    return size
+
+
+def live_bytes(verdict: CachedVerdict) -> int:
+    """A live verdict in an entry: the verdict and its slot beside a weak reference to its usage."""
+    return verdict_bytes(verdict, True) + _LIVE_SLOT
+
+
+def tag_bytes(copy: Inventory) -> int:
+    """A group-tagged copy of an inventory, in its original's entry."""
+    return _SIZE(copy) + _TAG_SLOT
+
+
+def shared_bytes(shared: SharedFit) -> int:
+    """A verdict shared by a shape's registrations: the verdict (its own UUIDs) and the positions."""
+    return verdict_bytes(shared.verdict) + approx_size(shared.positions, shared.chosen) + _DICT_SLOT
+
+
+def shape_bytes(key: tuple, shape: Hashable, fits: dict, usage: tuple | None) -> int:
+    """A shape's entry (``(tag, shape, usage)`` -> its shared verdicts by pod key), empty."""
+    return (
+        _SIZE(fits)
+        + _SIZE(key)
+        + key_bytes(shape if type(shape) is tuple else ())
+        + (approx_size(usage) if usage else 0)
+    )
+
+
+_LIVE_SLOT = _DICT_SLOT + _SIZE((None, None)) + _SIZE(weakref.ref(CachedVerdict(True, "", None, 0.0)))
+_TAG_SLOT = _DICT_SLOT + _SIZE(("", ""))

@@ -10,17 +10,14 @@ question about the same nodes every loop; the cache holds immutable values and n
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import orjson
 
-from . import reasons as R
 from .allocations import UsageLike, apply_usage
-from .annotations import DEVICE_CORDON, clear_templates, parse_cordon
+from .annotations import clear_templates
 from .cache import (
     ByteLRU,
     CachedVerdict,
@@ -34,8 +31,17 @@ from .cache import (
 )
 from .cache_entries import key_bytes
 from .fit import PodFit, fit_pod
-from .model import DeviceInfo, Inventory, InventoryError, NodeState, PodView
+from .model import Inventory, NodeState, PodView
 from .names import TEMPLATE_PREFIX
+from .node_kinds import (
+    NodeKinds,
+    digest,
+    inventory_key,
+    keyed_by_text,
+    node_annotations,
+    parse_inventory,
+    unique_key,
+)
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import parse_pod
 from .vendors import Vendor, default_vendors
@@ -108,23 +114,8 @@ class NodeVerdict:
     score_after: float = 0.0
 
 
-_MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
-
-
-def node_annotations(node: Mapping) -> Mapping[str, str]:
-    meta = node.get("metadata")
-    if not isinstance(meta, _MAPPINGS):
-        return {}
-    annotations = meta.get("annotations")
-    return annotations if isinstance(annotations, _MAPPINGS) else {}
-
-
 def round_half_up(value: float) -> int:
     return int(value + 0.5)
-
-
-def _digest(*parts: object) -> bytes:
-    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=16).digest()
 
 
 def _fit_reads(view: PodView) -> tuple:
@@ -136,42 +127,7 @@ def _fit_reads(view: PodView) -> tuple:
     return tuple(parts)
 
 
-#: registrations up to this many characters are keyed by their own text (a string hash); larger
-#: ones by a digest of it
-_TEXT_KEY_MAX = 16384
 _POD_KEY_MAX = 16384  # pods up to this many bytes of JSON are remembered (``pod_context``)
-
-
-@dataclass(slots=True, frozen=True)
-class _VendorPlan:
-    """The vendors that read a kind of node (by its annotation keys and capacity names), and, when
-    they read annotations only, which ones key its inventory (``tag``: the vendors' positions, so
-    two vendor sets that read the same keys never share an entry)."""
-
-    vendors: list[Vendor]
-    keys: tuple[str, ...] | None
-    tag: tuple[int, ...]
-
-
-def _text_length(parts: tuple) -> int:
-    """Characters of registration text in a key; past the limit when it holds anything but text,
-    None and numbers (then it is keyed by digest)."""
-    size = 0
-    for part in parts:
-        for item in part if type(part) is tuple else (part,):
-            if type(item) is str:
-                size += len(item)
-            elif item is not None and not isinstance(item, int | float):
-                return _TEXT_KEY_MAX + 1
-    return size
-
-
-#: ``Inventory.key`` of a registration cached by its text: unique in the process (no digest computed)
-_UNIQUE_KEYS = itertools.count()
-
-
-def _unique_key() -> bytes:
-    return b"#" + next(_UNIQUE_KEYS).to_bytes(15, "big")
 
 
 class Simulator:
@@ -182,43 +138,27 @@ class Simulator:
     def __init__(self, config: EngineConfig | None = None, resolver: InventoryResolver | None = None) -> None:
         self.config = config or EngineConfig()
         self.vendors: dict[str, Vendor] = {v.common_word: v for v in self.config.vendors}
-        # which vendors a node's annotation keys / capacity names call in (vendors that declare
-        # no sources read every node); most nodes register one or two of the ~25 backends
         self._vendor_list = list(self.vendors.values())
-        self._always: list[int] = []
-        self._by_annotation: dict[str, list[int]] = {}
-        self._by_capacity: dict[str, list[int]] = {}
-        for i, vendor in enumerate(self._vendor_list):
-            sources = vendor.registration_sources()
-            if sources is None:
-                self._always.append(i)
-                continue
-            for key in sources[0]:
-                self._by_annotation.setdefault(key, []).append(i)
-            for name in sources[1]:
-                self._by_capacity.setdefault(name, []).append(i)
-        self._always_vendors = [self._vendor_list[i] for i in self._always]
-        self._capacity_names = frozenset(self._by_capacity)
         self.resolver = resolver
         budget = max(0, self.config.cache_bytes)
         small = budget // 64  # parsed pods: saves parsing and a digest per call (ratio_small)
         self.cache = RegistrationCache(budget - 2 * small)
         self._pods: ByteLRU[bytes, PodContext] = ByteLRU(small, name="pods")
-        # which vendors read a kind of node: saves a lookup per annotation key per node (warm path)
-        self._plans: ByteLRU[Hashable, _VendorPlan] = ByteLRU(small, name="node kinds")
+        # which vendors read a kind of node (``node_kinds``): saves a lookup per annotation key per node
+        self.kinds = NodeKinds(self._vendor_list, small)
 
     def clear_caches(self) -> None:
         """Forget everything remembered (every node and pod new again)."""
         self.cache.clear()
         self._pods.clear()
-        self._plans.clear()
+        self.kinds.clear()
         clear_templates()
 
     def cache_stats(self) -> dict[str, int]:
         """The simulator's caches together: entries, accounted bytes (at most ``config.cache_bytes``),
         hits, misses, evictions, entries refused. Per cache: ``cache.cache_metrics``."""
         total: dict[str, int] = {}
-        for lru in (self.cache.lru, self._pods, self._plans):
+        for lru in (self.cache.lru, self._pods, self.kinds.lru):
             for name, value in lru.stats().items():
                 total[name] = total.get(name, 0) + value
         return total
@@ -251,7 +191,7 @@ class Simulator:
         numa_bind = any(vendor.binds_numa(annotations) for vendor in self._vendor_list)
         gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind)
         node_policy = resolve_node_policy(annotations, self.config.node_policy)
-        key = _digest(*_fit_reads(view), node_policy)
+        key = digest(*_fit_reads(view), node_policy)
         vendors = self.vendors
         uuid_blind = view.requests.has_requests and all(
             vtype in vendors and vendors[vtype].fit_ignores_uuids(annotations)
@@ -267,113 +207,32 @@ class Simulator:
         return frozenset(names)
 
     # -- inventories -----------------------------------------------------------------------------
-    def _node_plan(self, annotations: Mapping[str, str], node: Mapping) -> _VendorPlan:
-        """The vendors that can find devices on ``node`` (in registration order) and how its
-        inventory is keyed, remembered per (annotation keys, capacity names): a group's nodes share them."""
-        status = node.get("status")
-        capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
-        if not isinstance(capacity, _MAPPINGS) or self._capacity_names.isdisjoint(capacity):
-            key: tuple = tuple(annotations)  # no capacity name calls a vendor in: the annotations decide
-        else:  # one tuple: the number of annotation keys keeps the two lists apart
-            key = (len(annotations), *annotations, *capacity)
-        try:
-            found = self._plans.get(key)
-        except TypeError:  # a key that is not a string: look it up the long way
-            return self._plan(self._find_node_vendors(annotations, node))
-        if found is None:
-            found = self._plan(self._find_node_vendors(annotations, node))
-            self._plans.put(key, found, key_bytes(key) + 256)
-        return found
-
-    def _plan(self, vendors: list[Vendor]) -> _VendorPlan:
-        """``vendors`` and, when each of them reads only annotations (``inventory_annotations``), the
-        annotation keys whose values (after the vendors' positions) key a node's inventory."""
-        keys: list[str] = [DEVICE_CORDON]
-        for vendor in vendors:
-            read = vendor.inventory_annotations()
-            if read is None:
-                return _VendorPlan(vendors, None, ())
-            keys.extend(read)
-        return _VendorPlan(vendors, tuple(keys), tuple(self._vendor_list.index(v) for v in vendors))
-
-    def _find_node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
-        """One dictionary lookup per annotation key and capacity name."""
-        found: set[int] | None = None
-        by_annotation = self._by_annotation
-        for key in annotations:
-            hit = by_annotation.get(key)
-            if hit is not None:
-                found = set(hit) if found is None else found.union(hit)
-        by_capacity = self._by_capacity
-        if by_capacity:
-            status = node.get("status")
-            capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
-            if isinstance(capacity, _MAPPINGS):
-                for name in capacity:
-                    hit = by_capacity.get(name)
-                    if hit is not None:
-                        found = set(hit) if found is None else found.union(hit)
-        if found is None:
-            return self._always_vendors
-        found.update(self._always)
-        return [self._vendor_list[i] for i in sorted(found)]
-
     def annotation_inventory(self, node: Mapping) -> Inventory:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``),
         from the cache when this registration was seen before.
 
-        The key is what the node's vendors read: the values of their annotations (after the vendors'
-        positions) when that is all they read, else each vendor's ``inventory_key``. Up to 16 K
-        characters of text it is the key itself (a string hash, no serialisation); beyond, a digest.
+        The key is what the node's vendors read (``node_kinds.inventory_key``), or a digest of it.
         """
         annotations = node_annotations(node)
-        plan = self._node_plan(annotations, node)
-        key: Hashable
-        if plan.keys is not None:
-            key = (plan.tag, *map(annotations.get, plan.keys))
-        else:
-            read: list[object] = [annotations.get(DEVICE_CORDON)]
-            for vendor in plan.vendors:
-                read.append(vendor.inventory_key(annotations, node))
-            key = tuple(read)
-        parts = key
+        plan = self.kinds.plan(annotations, node)
+        parts = inventory_key(annotations, node, plan)
+        key: Hashable = parts
         try:
             found = self.cache.inventory(key)
         except TypeError:  # an unhashable value: by digest
             found, key = None, b""
         if found is not None:
             return found
-        if key == b"" or _text_length(parts) > _TEXT_KEY_MAX:
-            key = _digest(parts)
+        if key == b"" or not keyed_by_text(parts):
+            key = digest(parts)
             found = self.cache.inventory(key)
             if found is not None:
                 return found
-            digest = key
+            inventory_id = key
         else:
-            digest = _unique_key()
-        inventory = self._parse_inventory(annotations, node, plan.vendors, digest, Entry(key))
+            inventory_id = unique_key()
+        inventory = parse_inventory(annotations, node, plan.vendors, inventory_id, Entry(key))
         return self.cache.add(inventory, key_bytes(key))
-
-    @staticmethod
-    def _parse_inventory(
-        annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
-    ) -> Inventory:
-        """Every vendor's devices on the node; the first vendor error when none registers any."""
-        devices: list[DeviceInfo] = []
-        pair_scores: dict[str, dict[str, int]] = {}
-        first_error = ""
-        for vendor in node_vendors:
-            try:
-                found, scores = vendor.node_devices(annotations, node)
-            except InventoryError as exc:
-                first_error = first_error or str(exc)
-                continue
-            devices.extend(found)
-            pair_scores.update(scores)
-        if not devices:
-            return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key, entry=entry)
-        cordoned = parse_cordon(annotations.get(DEVICE_CORDON))
-        return Inventory(tuple(devices), pair_scores, cordoned, key=key, entry=entry)
 
     def tag_inventory(self, inventory: Inventory, node_group: str, source: str | None = None) -> Inventory:
         """``inventory`` attributed to a node group (and a source): a copy kept in the original's

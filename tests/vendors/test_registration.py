@@ -123,7 +123,7 @@ def test_simulator_reads_exactly_the_registered_vendors():
         },
         capacity={"kunlunxin.com/xpu": "2"},
     )
-    picked = [v.common_word for v in sim._node_plan(mixed["metadata"]["annotations"], mixed).vendors]
+    picked = [v.common_word for v in sim.kinds.plan(mixed["metadata"]["annotations"], mixed).vendors]
     assert picked == ["NVIDIA", "kunlun", "AMD", "Ascend910B4"]
     inventory = sim.annotation_inventory(mixed)
     assert sorted({d.device_vendor for d in inventory.devices}) == ["AMD", "Ascend910B4", "kunlun"]

@@ -1,0 +1,203 @@
+"""Which vendors read a node, and what keys its decoded inventory: the part of the filter path that
+runs for every node of every CA call before any fit.
+
+A node calls in the vendors whose registration annotations or capacity names it carries (vendors
+that declare no sources read every node); most nodes register one or two of the ~25 backends, and a
+group's nodes share their kind (annotation keys and capacity names), so the plan for a kind is
+remembered. The inventory key is what those vendors read: the values of their annotations when that
+is all they read, else each vendor's ``inventory_key``; up to 16 K characters of text it is the key
+itself (a string hash, no serialisation), beyond that a digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+from . import reasons as R
+from .annotations import DEVICE_CORDON, parse_cordon
+from .cache_entries import Entry, key_bytes
+from .lru import ByteLRU
+from .model import DeviceInfo, Inventory, InventoryError
+from .vendors import Vendor
+
+__all__ = [
+    "NodeKinds",
+    "VendorPlan",
+    "node_annotations",
+    "digest",
+    "inventory_key",
+    "keyed_by_text",
+    "unique_key",
+    "parse_inventory",
+]
+
+_MAPPINGS = (dict, Mapping)  # isinstance tries the exact dict first (decoded JSON), then the ABC
+
+
+def node_annotations(node: Mapping) -> Mapping[str, str]:
+    meta = node.get("metadata")
+    if not isinstance(meta, _MAPPINGS):
+        return {}
+    annotations = meta.get("annotations")
+    return annotations if isinstance(annotations, _MAPPINGS) else {}
+
+
+def digest(*parts: object) -> bytes:
+    """A 16-byte digest of JSON-shaped parts: a cache key for what is too long to key by itself."""
+    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=16).digest()
+
+
+#: registrations up to this many characters are keyed by their own text (a string hash); larger
+#: ones by a digest of it
+_TEXT_KEY_MAX = 16384
+
+
+@dataclass(slots=True, frozen=True)
+class VendorPlan:
+    """The vendors that read a kind of node (by its annotation keys and capacity names), and, when
+    they read annotations only, which ones key its inventory (``tag``: the vendors' positions, so
+    two vendor sets that read the same keys never share an entry)."""
+
+    vendors: list[Vendor]
+    keys: tuple[str, ...] | None
+    tag: tuple[int, ...]
+
+
+def _text_length(parts: tuple) -> int:
+    """Characters of registration text in a key; past the limit when it holds anything but text,
+    None and numbers (then it is keyed by digest)."""
+    size = 0
+    for part in parts:
+        for item in part if type(part) is tuple else (part,):
+            if type(item) is str:
+                size += len(item)
+            elif item is not None and not isinstance(item, int | float):
+                return _TEXT_KEY_MAX + 1
+    return size
+
+
+#: ``Inventory.key`` of a registration cached by its text: unique in the process (no digest computed)
+_UNIQUE_KEYS = itertools.count()
+
+
+def unique_key() -> bytes:
+    """``Inventory.key`` for a registration cached by its text (no digest computed)."""
+    return b"#" + next(_UNIQUE_KEYS).to_bytes(15, "big")
+
+
+def keyed_by_text(parts: tuple) -> bool:
+    """Whether a key of these parts is kept as it is (text up to 16 K characters) or digested."""
+    return _text_length(parts) <= _TEXT_KEY_MAX
+
+
+class NodeKinds:
+    """The vendors by the annotation keys and capacity names that call them in, and the plan for
+    each kind of node seen (``node kinds``, a small LRU: saves a lookup per annotation key per node)."""
+
+    def __init__(self, vendors: list[Vendor], budget: int) -> None:
+        self.vendors = vendors
+        self._always: list[int] = []
+        self._by_annotation: dict[str, list[int]] = {}
+        self._by_capacity: dict[str, list[int]] = {}
+        for i, vendor in enumerate(vendors):
+            sources = vendor.registration_sources()
+            if sources is None:
+                self._always.append(i)
+                continue
+            for key in sources[0]:
+                self._by_annotation.setdefault(key, []).append(i)
+            for name in sources[1]:
+                self._by_capacity.setdefault(name, []).append(i)
+        self._always_vendors = [vendors[i] for i in self._always]
+        self._capacity_names = frozenset(self._by_capacity)
+        self.lru: ByteLRU[Hashable, VendorPlan] = ByteLRU(budget, name="node kinds")
+
+    def clear(self) -> None:
+        self.lru.clear()
+
+    def plan(self, annotations: Mapping[str, str], node: Mapping) -> VendorPlan:
+        """The vendors that can find devices on ``node`` (in registration order) and how its
+        inventory is keyed, remembered per (annotation keys, capacity names): a group's nodes share them."""
+        status = node.get("status")
+        capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
+        if not isinstance(capacity, _MAPPINGS) or self._capacity_names.isdisjoint(capacity):
+            key: tuple = tuple(annotations)  # no capacity name calls a vendor in: the annotations decide
+        else:  # one tuple: the number of annotation keys keeps the two lists apart
+            key = (len(annotations), *annotations, *capacity)
+        try:
+            found = self.lru.get(key)
+        except TypeError:  # a key that is not a string: look it up the long way
+            return self._plan(self._find_node_vendors(annotations, node))
+        if found is None:
+            found = self._plan(self._find_node_vendors(annotations, node))
+            self.lru.put(key, found, key_bytes(key) + 256)
+        return found
+
+    def _plan(self, vendors: list[Vendor]) -> VendorPlan:
+        """``vendors`` and, when each of them reads only annotations (``inventory_annotations``), the
+        annotation keys whose values (after the vendors' positions) key a node's inventory."""
+        keys: list[str] = [DEVICE_CORDON]
+        for vendor in vendors:
+            read = vendor.inventory_annotations()
+            if read is None:
+                return VendorPlan(vendors, None, ())
+            keys.extend(read)
+        return VendorPlan(vendors, tuple(keys), tuple(self.vendors.index(v) for v in vendors))
+
+    def _find_node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
+        """One dictionary lookup per annotation key and capacity name."""
+        found: set[int] | None = None
+        by_annotation = self._by_annotation
+        for key in annotations:
+            hit = by_annotation.get(key)
+            if hit is not None:
+                found = set(hit) if found is None else found.union(hit)
+        by_capacity = self._by_capacity
+        if by_capacity:
+            status = node.get("status")
+            capacity = status.get("capacity") if isinstance(status, _MAPPINGS) else None
+            if isinstance(capacity, _MAPPINGS):
+                for name in capacity:
+                    hit = by_capacity.get(name)
+                    if hit is not None:
+                        found = set(hit) if found is None else found.union(hit)
+        if found is None:
+            return self._always_vendors
+        found.update(self._always)
+        return [self.vendors[i] for i in sorted(found)]
+
+
+def inventory_key(annotations: Mapping[str, str], node: Mapping, plan: VendorPlan) -> tuple:
+    """What the node's vendors read (the cache key of its inventory, before any digest)."""
+    if plan.keys is not None:
+        return (plan.tag, *map(annotations.get, plan.keys))
+    read: list[object] = [annotations.get(DEVICE_CORDON)]
+    for vendor in plan.vendors:
+        read.append(vendor.inventory_key(annotations, node))
+    return tuple(read)
+
+
+def parse_inventory(
+    annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
+) -> Inventory:
+    """Every vendor's devices on the node; the first vendor error when none registers any."""
+    devices: list[DeviceInfo] = []
+    pair_scores: dict[str, dict[str, int]] = {}
+    first_error = ""
+    for vendor in node_vendors:
+        try:
+            found, scores = vendor.node_devices(annotations, node)
+        except InventoryError as exc:
+            first_error = first_error or str(exc)
+            continue
+        devices.extend(found)
+        pair_scores.update(scores)
+    if not devices:
+        return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key, entry=entry)
+    cordoned = parse_cordon(annotations.get(DEVICE_CORDON))
+    return Inventory(tuple(devices), pair_scores, cordoned, key=key, entry=entry)

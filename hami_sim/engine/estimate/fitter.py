@@ -15,7 +15,6 @@ import orjson
 
 from ..interpod import (
     PORTS_CONFLICT,
-    TopologyIndex,
     ports_conflict,
 )
 from ..model import DeviceUsage, NodeState
@@ -24,6 +23,7 @@ from ..predicates import (
     insufficient,
 )
 from ..simulate import Simulator
+from ..topology import TopologyIndex
 from .equivalences import _Equivalence
 
 

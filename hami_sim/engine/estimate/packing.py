@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from ..interpod import (
     SPREAD_MISMATCH,
-    TopologyIndex,
     pod_terms,
 )
 from ..model import DeviceUsage, NodeState
@@ -27,6 +26,7 @@ from ..scaleup import (
     skip_reason,
 )
 from ..simulate import Simulator
+from ..topology import TopologyIndex
 from .equivalences import _Equivalence
 from .fitter import _Fitter, _Node, _Shape
 from .inputs import TIME_LIMIT_SECONDS, EstimateError, GroupTemplate

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from ..interpod import (
     HOSTNAME_LABEL,
     PodTerms,
-    TopologyIndex,
     pod_terms,
 )
 from ..predicates import node_problem, static_mismatch, unschedulable
+from ..topology import TopologyIndex
 from .equivalences import _Equivalence
 from .inputs import ClusterNode, EstimateError
 

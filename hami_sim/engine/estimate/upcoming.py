@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 from ..interpod import (
     PodTerms,
-    TopologyIndex,
 )
 from ..model import DeviceUsage
 from ..predicates import (
@@ -19,6 +18,7 @@ from ..scaleup import (
     ScaleUpLimits,
 )
 from ..simulate import Simulator
+from ..topology import TopologyIndex
 from .equivalences import _Equivalence
 from .fitter import _Fitter, _Node
 from .inputs import EstimateError, GroupTemplate, UpcomingNodes

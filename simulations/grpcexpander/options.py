@@ -1,0 +1,233 @@
+"""CA's scale-up options judged: each decoded, its template found or completed, then packed.
+
+An option names a node group, ``nodeCount`` new nodes and the pods it would help. Its template is
+CA's when that carries a registration annotation, else CA's merged with the one rendered from the
+NodeGroup's device profiles. Options with the same pods are packed in one estimator call; an option
+we cannot judge is marked with the cause (it fails open in the answer), never raises.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from hami_sim.engine.cache import approx_size
+from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+from hami_sim.engine.hami_expander import OptionVerdict, Packed, packed
+from hami_sim.engine.simulate import Simulator
+from profiles.inventory import Catalog, GroupEntry, find_group
+
+from .caches import CallCache, pods_digest
+from .deadline import NO_DEADLINE, Deadline
+from .protos import expander_pb2 as pb
+from .wire import configured_release
+
+__all__ = ["MAX_NODE_COUNT", "evaluate"]
+
+MAX_NODE_COUNT = 1000  # CA's default --max-nodes-total is 0 (no limit); 1000 bounds one option's packing
+# (a larger option is judged on its first 1000 nodes, never dropped for its size)
+
+
+def _template(sim: Simulator, template: Mapping | None, group: GroupEntry | None) -> Mapping | None:
+    """CA's template when it is registered; else CA's template completed from the group's profile."""
+    if template is not None and not sim.annotation_inventory(template).error:
+        return template
+    if group is None or group.template is None:
+        return template
+    if template is None:
+        return group.template
+    return _merged(template, group.template)
+
+
+def _merged(template: Mapping, rendered: Mapping) -> dict:
+    """CA's template over the rendered one: annotations, labels, capacity and allocatable merged
+    key by key (CA's win), everything else CA's."""
+    meta, base_meta = dict(template.get("metadata") or {}), rendered["metadata"]
+    meta["annotations"] = {**(base_meta.get("annotations") or {}), **(meta.get("annotations") or {})}
+    meta["labels"] = {**(base_meta.get("labels") or {}), **(meta.get("labels") or {})}
+    status = template.get("status") or {}
+    base_status = rendered.get("status") or {}
+    merged_status = {
+        key: {**(base_status.get(key) or {}), **(status.get(key) or {})}
+        for key in ("capacity", "allocatable")
+    }
+    return {**template, "metadata": meta, "status": merged_status}
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An option resolved and waiting for its packing."""
+
+    verdict: OptionVerdict
+    node_count: int
+    raw_pods: Sequence[bytes]
+    pods: list[dict]
+    template: Mapping
+    key: bytes = b""
+
+
+def _estimate(
+    cache: CallCache, pods: list[dict], items: Sequence[_Pending], deadline: Deadline
+) -> list[Packed]:
+    """Pack one pod list onto each item's template in ONE estimator call (the pods are parsed and
+    grouped once for all templates); groups are packed independently, as CA's estimator does. The
+    estimator's time limit is what is left of the call's deadline."""
+    names: Counter[str] = Counter()
+    groups = []
+    for item in items:
+        group = item.verdict.node_group
+        names[group] += 1
+        name = group if names[group] == 1 else f"{group}#{names[group]}"
+        groups.append(GroupTemplate(name, item.template, item.node_count, daemon_pods=cache.daemon_pods))
+    left = deadline.seconds()
+    limits = {} if left is None else {"time_limit": max(left, 0.001)}
+    try:
+        result = estimate(
+            cache.sim, [PendingPods(p) for p in pods], groups, ca=configured_release(), **limits
+        )
+    except EstimateError:
+        deadline.check()  # out of time is CA's deadline, not a fault of the template
+        raise
+    return [packed(o) for o in result.options]
+
+
+def _pack_all(cache: CallCache, pending: Sequence[_Pending], deadline: Deadline) -> None:
+    """Fill every pending verdict: from the shared packings when an equivalent option was packed
+    already (this call or an earlier one), else batched by pod list. A batch the estimator refuses
+    (one unusable template) is packed option by option, so only the bad option is marked."""
+    todo: dict[bytes, list[_Pending]] = {}
+    done: dict[bytes, Packed] = {}
+    for item in pending:
+        item.key = cache.key(item.node_count, item.raw_pods, item.pods, item.template)
+        found = cache.shared.packed.get(item.key)
+        if found is None:
+            todo.setdefault(pods_digest(item.raw_pods), []).append(item)
+        else:
+            done[item.key] = found
+    for batch in todo.values():
+        deadline.check()
+        unique = list({item.key: item for item in batch}.values())
+        try:
+            results = _estimate(cache, unique[0].pods, unique, deadline)
+        except EstimateError:
+            results = [_estimate_alone(cache, item, deadline) for item in unique]
+        for item, found in zip(unique, results, strict=True):
+            if found is not None:
+                done[item.key] = found
+                cache.shared.packed.put(item.key, found, approx_size(found) + len(item.key))
+    for item in pending:
+        found = done.get(item.key)
+        if found is not None:
+            item.verdict.fill(found)
+
+
+def _estimate_alone(cache: CallCache, item: _Pending, deadline: Deadline) -> Packed | None:
+    """One option's packing; None (the option unjudged) when the estimator refuses its template."""
+    try:
+        return _estimate(cache, item.pods, [item], deadline)[0]
+    except EstimateError as exc:
+        item.verdict.cannot_judge("unusable-template", f"the estimator refuses the template: {exc}")
+        return None
+
+
+def _never_loaded(groups: Catalog) -> bool:
+    """The node groups were never read (the database unreachable since the process started)."""
+    return groups.generation is None and not groups.healthy
+
+
+def _pods(cache: CallCache, raws: Sequence[bytes], deadline: Deadline) -> list[dict]:
+    pods = []
+    for i, raw in enumerate(raws):
+        if i % 64 == 63:
+            deadline.check()
+        pods.append(cache.pod(raw))
+    return pods
+
+
+def _resolve(
+    cache: CallCache,
+    option: pb.Option,
+    raw_node: bytes | None,
+    groups: Catalog,
+    deadline: Deadline,
+) -> tuple[OptionVerdict, _Pending | None]:
+    """Decode and check one option (CA >= 1.34.2's ``podBytes`` when present, else ``pod``); one we
+    cannot judge comes back ``unjudged`` with the cause, one whose template leaves a doubt carries it
+    (it becomes unjudged if its packing falls short)."""
+    verdict = OptionVerdict(option.nodeGroupId, option.nodeCount, option.debug)
+    if not _well_formed(option, verdict):
+        return verdict, None
+    # a larger scale-up is still an option CA may take: judge it on the first MAX_NODE_COUNT nodes
+    # (CA sizes it again anyway) rather than drop it and leave CA with no scale-up
+    node_count = min(option.nodeCount, MAX_NODE_COUNT)
+    raw_pods = option.podBytes or option.pod
+    try:
+        pods = _pods(cache, raw_pods, deadline)
+    except (DecodeError, ValueError, TypeError) as exc:
+        verdict.cannot_judge("undecodable-pod", f"a pod is no v1.Pod: {exc}")
+        return verdict, None
+    verdict.first_pod = pods[0] if pods else None
+    try:
+        template = cache.node(raw_node) if raw_node is not None else None
+    except (DecodeError, ValueError, TypeError) as exc:
+        verdict.cannot_judge("undecodable-template", f"the template is no v1.Node: {exc}")
+        return verdict, None
+    template = _group_template(cache.sim, option.nodeGroupId, template, groups, verdict)
+    if template is None:
+        return verdict, None
+    return verdict, _Pending(verdict, node_count, raw_pods, pods, template)
+
+
+def _well_formed(option: pb.Option, verdict: OptionVerdict) -> bool:
+    """An option names a node group and a positive ``nodeCount``; else it is marked ``bad-option``."""
+    if not option.nodeGroupId:
+        verdict.cannot_judge("bad-option", "the option names no node group")
+        return False
+    if option.nodeCount <= 0:
+        verdict.cannot_judge("bad-option", f"nodeCount {option.nodeCount} is not a positive number of nodes")
+        return False
+    return True
+
+
+def _group_template(
+    sim: Simulator, group_id: str, template: Mapping | None, groups: Catalog, verdict: OptionVerdict
+) -> Mapping | None:
+    """The template the option is packed on (None: the option is marked unjudged), with any doubt
+    it leaves on the verdict: an unregistered template of a group we do not know or that has no
+    device profile, or a template with an unhealthy device."""
+    group = find_group(group_id, template, groups)
+    if template is None or sim.annotation_inventory(template).error:  # no registration of its own
+        if group is None:
+            verdict.doubt = "catalog-unavailable" if _never_loaded(groups) else "unknown-group"
+        elif group.profile_node is None:
+            verdict.doubt = "no-device-profile"
+    template = _template(sim, template, group)
+    if template is None:
+        code = "catalog-unavailable" if _never_loaded(groups) else "no-template"
+        verdict.cannot_judge(code, "no template Node in the request and no node group of that id")
+        return None
+    verdict.template = template
+    if any(not d.health for d in sim.inventory(template).devices):
+        verdict.doubt = verdict.doubt or "unhealthy-device"
+    return template
+
+
+def evaluate(
+    cache: CallCache,
+    request: pb.BestOptionsRequest,
+    groups: Catalog,
+    deadline: Deadline = NO_DEADLINE,
+) -> list[OptionVerdict]:
+    """Every option's verdict, in CA's order; an option we cannot judge is marked, never raises
+    (``CallAbandoned`` when the deadline passes: nothing would read the answer)."""
+    resolved = []
+    for option in request.options:
+        deadline.check()
+        gid = option.nodeGroupId
+        raw_node = request.nodeBytesMap.get(gid) if gid in request.nodeBytesMap else request.nodeMap.get(gid)
+        resolved.append(_resolve(cache, option, raw_node, groups, deadline))
+    _pack_all(cache, [item for _, item in resolved if item is not None], deadline)
+    return [verdict for verdict, _ in resolved]

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from ..names import pod_id
-from ..predicates import (
-    pod_demand,
-)
+from ..predicates import pod_demand
 from ..simulate import PodContext, Simulator
 from .inputs import CAProfile, Pending, ViewNode
 from .placement import _ca_check, _ca_slots, _hami_check, _hami_slots, _Shape, _Slot, _View

@@ -7,9 +7,7 @@ import time
 from collections.abc import Sequence
 
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
-from ..predicates import (
-    node_problem,
-)
+from ..predicates import node_problem
 from ..requests import PodError
 from ..scaleup import (
     GroupSize,

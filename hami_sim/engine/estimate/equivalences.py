@@ -7,17 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..equivalence import PodGroup, group_pods
-from ..interpod import (
-    PodTerms,
-    pod_terms,
-)
+from ..interpod import PodTerms, pod_terms
 from ..names import pod_id
 from ..policy import WeightsError
-from ..predicates import (
-    Resources,
-    containers_demand,
-    pod_demand,
-)
+from ..predicates import Resources, containers_demand, pod_demand
 from ..requests import PodError
 from ..simulate import PodContext, Simulator
 from .inputs import EstimateError, PendingPods

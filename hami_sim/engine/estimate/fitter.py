@@ -13,15 +13,9 @@ from typing import Any
 
 import orjson
 
-from ..interpod import (
-    PORTS_CONFLICT,
-    ports_conflict,
-)
+from ..interpod import PORTS_CONFLICT, ports_conflict
 from ..model import DeviceUsage, NodeState
-from ..predicates import (
-    Resources,
-    insufficient,
-)
+from ..predicates import Resources, insufficient
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..scaleup import (
-    GroupSize,
-)
+from ..scaleup import GroupSize
 
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 

@@ -8,23 +8,10 @@ from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
-from ..interpod import (
-    SPREAD_MISMATCH,
-    pod_terms,
-)
+from ..interpod import SPREAD_MISMATCH, pod_terms
 from ..model import DeviceUsage, NodeState
-from ..predicates import (
-    Resources,
-    node_allocatable,
-    node_capacity,
-    pod_demand,
-)
-from ..scaleup import (
-    GroupSize,
-    ScaleUpLimits,
-    node_limit,
-    skip_reason,
-)
+from ..predicates import Resources, node_allocatable, node_capacity, pod_demand
+from ..scaleup import GroupSize, ScaleUpLimits, node_limit, skip_reason
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence

@@ -7,11 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..interpod import (
-    HOSTNAME_LABEL,
-    PodTerms,
-    pod_terms,
-)
+from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
 from ..predicates import node_problem, static_mismatch, unschedulable
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence

@@ -7,12 +7,8 @@ from dataclasses import dataclass, field
 
 from ..ca_releases import DEFAULT_VERSION
 from ..model import DeviceUsage
-from ..predicates import (
-    Resources,
-)
-from ..scaleup import (
-    ScaleUpPlan,
-)
+from ..predicates import Resources
+from ..scaleup import ScaleUpPlan
 
 # Where the estimate departs from CA on purpose (the response lists them; docs/sessions.md too)
 DIFFERENCES = (

@@ -5,20 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..interpod import (
-    HOSTNAME_LABEL,
-    PodTerms,
-    pod_terms,
-)
+from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
 from ..model import DeviceUsage, NodeState
 from ..names import estimated_node_name, pod_id, template_node_name
-from ..predicates import (
-    Resources,
-    insufficient,
-    node_allocatable,
-    pod_demand,
-    static_mismatch,
-)
+from ..predicates import Resources, insufficient, node_allocatable, pod_demand, static_mismatch
 from ..simulate import Inventory, Simulator
 from .equivalences import _Equivalence
 from .fitter import _Node, _signature

@@ -7,16 +7,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..interpod import (
-    PodTerms,
-)
+from ..interpod import PodTerms
 from ..model import DeviceUsage
-from ..predicates import (
-    node_capacity,
-)
-from ..scaleup import (
-    ScaleUpLimits,
-)
+from ..predicates import node_capacity
+from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence

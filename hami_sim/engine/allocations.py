@@ -11,8 +11,9 @@ after each container (``DecodePodDevices``), collapsed per device (``CollapseIni
 This module is pure (no Django): the cluster sync feeds it raw Pod JSON and stores the result, and the
 extender reads the stored usage. Exclusive use needs nothing special: a pod that took a card whole
 holds its cores (100), which is what makes HAMi's Fit answer ``ExclusiveDeviceAllocateConflict`` or
-``CardComputeUnitsExhausted`` for the next pod. MIG placements come from
-``hami.io/vgpu-mig-allocations`` and mark the device unhealthy where HAMi does.
+``CardComputeUnitsExhausted`` for the next pod. What a backend's pods reserve beside their
+allocated annotation is that backend's rule (``Vendor.reservations``: NVIDIA's MIG placements,
+``vendors/nvidia_mig.py``), decoded and counted here through the registry.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import orjson
-
 from .model import MigPlacement, NodeState
+from .vendors import reservation_rules
+from .vendors.nvidia_mig import MigAllocation
 
 __all__ = [
     "ASSIGNED_NODE",
-    "MIG_ALLOCATIONS",
     "AllocationError",
     "ContainerDevice",
     "MigAllocation",
@@ -35,7 +35,6 @@ __all__ = [
     "NodeUsage",
     "decode_container_devices",
     "decode_pod_devices",
-    "decode_mig_allocations",
     "collapse_init_container_usage",
     "app_containers_only_usage",
     "pod_counts",
@@ -47,9 +46,6 @@ __all__ = [
 ]
 
 ASSIGNED_NODE = "hami.io/vgpu-node"  # util.AssignedNodeAnnotations
-MIG_ALLOCATIONS = "hami.io/vgpu-mig-allocations"  # nvidia.MigAllocationsAnnotation
-HAMI_CORE_MODE = "hami-core"
-MIG_MODE = "mig"
 
 _INT32_MAGNITUDE = 1 << 31  # ParseInt(s, 10, 32): -2^31 .. 2^31-1
 _UINT32_MAX = (1 << 32) - 1  # ParseUint's bound inside ParseInt(..., 32)
@@ -68,17 +64,6 @@ class ContainerDevice:
     usedmem: int
     usedcores: int
     slots: int = 0
-
-
-@dataclass(slots=True, frozen=True)
-class MigAllocation:
-    """One MIG reservation of ``hami.io/vgpu-mig-allocations`` (HAMi ``nvidia.MigAllocation``)."""
-
-    gpu_uuid: str
-    profile: str
-    placement: MigPlacement
-    container_index: int = 0
-    device_index: int = 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -214,49 +199,6 @@ def decode_pod_devices(
     return decoded
 
 
-def decode_mig_allocations(text: str) -> list[MigAllocation]:
-    """``nvidia.DecodeMigAllocations``: a JSON list; incomplete or duplicate entries are errors."""
-    if not text:
-        return []
-    try:
-        raw = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise AllocationError(f"MIG allocations are not JSON: {exc}") from None
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise AllocationError("MIG allocations are not a JSON list")
-    out: list[MigAllocation] = []
-    seen: set[tuple[int, int]] = set()
-    for i, item in enumerate(raw):
-        entry = _mig_entry(item, i)
-        key = (entry.container_index, entry.device_index)
-        if key in seen:
-            raise AllocationError(f"duplicate MIG allocation for container {key[0]} device {key[1]}")
-        seen.add(key)
-        out.append(entry)
-    return out
-
-
-def _mig_entry(item: object, i: int) -> MigAllocation:
-    if not isinstance(item, Mapping):
-        raise AllocationError(f"MIG allocation {i} is not an object")
-    placement = _part(item, "placement")
-    values = (item.get("containerIndex", 0), item.get("deviceIndex", 0))
-    start, size = placement.get("start", 0), placement.get("size", 0)
-    if not all(isinstance(v, int) for v in (*values, start, size)):
-        raise AllocationError(f"MIG allocation {i} has a non-integer index or placement")
-    gpu, profile = item.get("gpuUUID") or "", item.get("profile") or ""
-    if values[0] < 0 or values[1] < 0 or not gpu or not profile or size == 0:
-        raise AllocationError(f"MIG allocation {i} is incomplete")
-    runtime = sum(
-        1 for k in ("migUUID", "gpuInstanceID", "computeInstanceID") if item.get(k) not in (None, "")
-    )
-    if runtime not in (0, 3):
-        raise AllocationError(f"MIG allocation {i} has partial runtime identity")
-    return MigAllocation(str(gpu), str(profile), MigPlacement(start, size), values[0], values[1])
-
-
 # -- collapsing ------------------------------------------------------------------------------------
 def collapse_init_container_usage(
     raw: Mapping[str, list[list[ContainerDevice]]], init_count: int
@@ -361,24 +303,15 @@ def pod_allocation(
         return None
     meta = _meta(pod)
     annotations = _part(meta, "annotations")
-    init_count = len(_part(pod, "spec").get("initContainers") or [])
     error = ""
     devices: tuple[tuple[str, ContainerDevice], ...] = ()
-    mig: tuple[MigAllocation, ...] = ()
+    reserved: tuple[MigAllocation, ...] = ()
     try:
-        raw = decode_pod_devices(checklist, annotations)
+        devices = _counted_devices(pod, checklist, annotations)
     except AllocationError as exc:
         error = str(exc)
     else:
-        shrink = init_count and _init_containers_succeeded(pod)
-        collapsed = (app_containers_only_usage if shrink else collapse_init_container_usage)(raw, init_count)
-        devices = tuple((vendor, dev) for vendor, devs in collapsed.items() for dev in devs)
-        mig_text = annotations.get(MIG_ALLOCATIONS)
-        if mig_text:
-            try:  # HAMi ignores MIG allocations it cannot decode (getNodesUsage)
-                mig = tuple(decode_mig_allocations(str(mig_text)))
-            except AllocationError:
-                mig = ()
+        reserved = _reserved(annotations)
     kept = tuple(sorted((k, str(annotations[k])) for k in pod_info_keys if k in annotations))
     return PodAllocation(
         str(meta.get("namespace") or "default"),
@@ -386,11 +319,34 @@ def pod_allocation(
         str(meta.get("uid") or ""),
         str(annotations.get(ASSIGNED_NODE) or ""),
         devices,
-        mig,
+        reserved,
         meta.get("deletionTimestamp") is not None,
         error,
         kept,
     )
+
+
+def _counted_devices(
+    pod: Mapping, checklist: Mapping[str, str], annotations: Mapping[str, str]
+) -> tuple[tuple[str, ContainerDevice], ...]:
+    """The pod's (vendor, device) entries, collapsed as HAMi counts them; ``AllocationError`` when an
+    allocated annotation does not decode."""
+    init_count = len(_part(pod, "spec").get("initContainers") or [])
+    raw = decode_pod_devices(checklist, annotations)
+    shrink = init_count and _init_containers_succeeded(pod)
+    collapsed = (app_containers_only_usage if shrink else collapse_init_container_usage)(raw, init_count)
+    return tuple((vendor, dev) for vendor, devs in collapsed.items() for dev in devs)
+
+
+def _reserved(annotations: Mapping[str, str]) -> tuple[MigAllocation, ...]:
+    """What the pod reserves beside its allocated devices, by each backend's rule
+    (``Vendor.reservations``; at v2.10.0 NVIDIA's MIG placements alone)."""
+    out: tuple[MigAllocation, ...] = ()
+    for rule in reservation_rules():
+        text = annotations.get(rule.annotation)
+        if text:
+            out += rule.decode(str(text))
+    return out
 
 
 # -- nodes -----------------------------------------------------------------------------------------
@@ -398,71 +354,35 @@ def node_usage(registered: Mapping[str, str], pods: Iterable[PodAllocation]) -> 
     """``getNodesUsage`` for one node: ``registered`` is device UUID -> mode, ``pods`` its pods.
 
     Each pod device adds its slots (at least one), memory and cores to the registered device with
-    that UUID; a UUID the node does not register is listed in ``unknown``. MIG reservations go to
-    the device they name, in order; HAMi marks the device unhealthy when they disagree with its mode.
+    that UUID; a UUID the node does not register is listed in ``unknown``. Then each backend's
+    reservation rule counts what the pod reserves (NVIDIA: MIG placements go to the device they name,
+    and HAMi marks a device unhealthy where they disagree with its mode).
     """
     usage = NodeUsage({uuid: DeviceUse() for uuid in registered})
+    rules = reservation_rules()
     for pod in pods:
         if pod.error:
             continue
-        info = dict(pod.pod_info) if pod.pod_info else None
-        pending: dict[str, list[MigAllocation]] = {}
-        for alloc in pod.mig:
-            pending.setdefault(alloc.gpu_uuid, []).append(alloc)
-        for _vendor, dev in pod.devices:
-            use = usage.devices.get(dev.uuid)
-            if use is None:
-                usage.unknown.append((pod.key, dev.uuid))
-                continue
-            use.used += max(dev.slots, 1)
-            use.usedmem += dev.usedmem
-            use.usedcores += dev.usedcores
-            use.pods.append(pod.key)
-            if info is not None:
-                use.pod_infos.append(info)
-            _count_mig(usage, pod, dev.uuid, registered[dev.uuid], pending)
-        _leftover_mig(usage, pod, registered, pending)
+        _add_devices(usage, pod)
+        for rule in rules:
+            rule.count(usage, pod, registered)
     return usage
 
 
-def _count_mig(
-    usage: NodeUsage, pod: PodAllocation, uuid: str, mode: str, pending: dict[str, list[MigAllocation]]
-) -> None:
-    use = usage.devices[uuid]
-    allocations = pending.get(uuid)
-    if allocations:
-        if mode == HAMI_CORE_MODE:
-            use.unhealthy = True
-            usage.problems.append((pod.key, f"a MIG task runs on hami-core GPU {uuid}"))
-            return
-        first = allocations.pop(0)
-        use.mig.append((first.profile, first.placement))
-    elif mode == MIG_MODE:
-        use.unhealthy = True
-        usage.problems.append((pod.key, f"MIG pod lacks a profile/placement reservation on {uuid}"))
-
-
-def _leftover_mig(
-    usage: NodeUsage,
-    pod: PodAllocation,
-    registered: Mapping[str, str],
-    pending: dict[str, list[MigAllocation]],
-) -> None:
-    """Reservations no device entry consumed: restored on a MIG device, else the device(s) go unhealthy."""
-    for uuid, allocations in pending.items():
-        if not allocations:
+def _add_devices(usage: NodeUsage, pod: PodAllocation) -> None:
+    """One pod's devices added to the registered devices they name (else listed as unknown)."""
+    info = dict(pod.pod_info) if pod.pod_info else None
+    for _vendor, dev in pod.devices:
+        use = usage.devices.get(dev.uuid)
+        if use is None:
+            usage.unknown.append((pod.key, dev.uuid))
             continue
-        mode = registered.get(uuid)
-        if mode is None:
-            usage.problems.append((pod.key, f"MIG reservations reference unknown device {uuid}"))
-            for other, other_mode in registered.items():
-                if other_mode == MIG_MODE:
-                    usage.devices[other].unhealthy = True
-        elif mode != MIG_MODE:
-            usage.problems.append((pod.key, f"MIG reservations reference non-MIG device {uuid}"))
-            usage.devices[uuid].unhealthy = True
-        else:
-            usage.devices[uuid].mig.extend((a.profile, a.placement) for a in allocations)
+        use.used += max(dev.slots, 1)
+        use.usedmem += dev.usedmem
+        use.usedcores += dev.usedcores
+        use.pods.append(pod.key)
+        if info is not None:
+            use.pod_infos.append(info)
 
 
 def group_by_node(pods: Sequence[PodAllocation]) -> dict[str, list[PodAllocation]]:

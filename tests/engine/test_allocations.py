@@ -12,13 +12,13 @@ from hami_sim.engine.allocations import (
     ContainerDevice,
     collapse_init_container_usage,
     decode_container_devices,
-    decode_mig_allocations,
     decode_pod_devices,
     node_usage,
     pod_allocation,
 )
 from hami_sim.engine.model import MigPlacement
 from hami_sim.engine.vendors import allocated_annotations
+from hami_sim.engine.vendors.nvidia_mig import MigAllocationError, decode_mig_allocations
 
 SUPPORT_DEVICES = allocated_annotations()  # each vendor module names its own key
 
@@ -242,7 +242,7 @@ def mig_json(*entries) -> str:
     ],
 )
 def test_mig_allocation_errors(text, error):
-    with pytest.raises(AllocationError, match=error):
+    with pytest.raises(MigAllocationError, match=error):
         decode_mig_allocations(text)
 
 

@@ -30,7 +30,7 @@ from . import (
 from .amd import AmdConfig, AmdVendor
 from .ascend import DEFAULT_ASCEND_CONFIGS, AscendConfig, AscendVendor, VnpuTemplate, ascend_vendors
 from .awsneuron import AwsNeuronConfig, AwsNeuronVendor
-from .base import FitOutcome, PriorDevices, ResourceGetter, Vendor
+from .base import FitOutcome, PriorDevices, Reservations, ResourceGetter, Vendor
 from .biren import BirenConfig, BirenVendor
 from .cambricon import CambriconConfig, CambriconVendor
 from .enflame import EnflameConfig, EnflameDrsVendor, EnflameGcuVendor
@@ -94,6 +94,7 @@ __all__ = [
     "default_vendors",
     "allocated_annotations",
     "pod_info_annotations",
+    "reservation_rules",
     "ascend_vendors",
     "iluvatar_vendors",
 ]
@@ -102,6 +103,7 @@ __all__ = [
 _REGISTRY: dict[str, VendorDescriptor] = {}
 _ORDERED: list[VendorDescriptor] = []
 _PROFILES: dict[str, ProfileFields] = {}
+_RESERVATIONS: list[Reservations] = []
 
 
 def register(desc: VendorDescriptor) -> None:
@@ -119,8 +121,13 @@ def unregister(block: str) -> None:
 def _reindex() -> None:
     _ORDERED[:] = sorted(_REGISTRY.values(), key=lambda d: d.order)
     _PROFILES.clear()
+    rules: dict[int, Reservations] = {}
     for desc in _ORDERED:
         _PROFILES.update(desc.profiles())
+        for vendor in desc.build():
+            if vendor.reservations is not None:
+                rules.setdefault(id(vendor.reservations), vendor.reservations)
+    _RESERVATIONS[:] = rules.values()
 
 
 def descriptors() -> tuple[VendorDescriptor, ...]:
@@ -182,6 +189,12 @@ def pod_info_annotations(vendors: Iterable[Vendor] | None = None) -> frozenset[s
     ``PodInfos``): what live usage keeps of each pod for ``DeviceUsage.pod_infos``."""
     chosen = default_vendors() if vendors is None else vendors
     return frozenset(key for v in chosen for key in v.pod_info_annotations)
+
+
+def reservation_rules() -> tuple[Reservations, ...]:
+    """Every registered backend's ``Vendor.reservations`` rule, once each, in registration order:
+    what live usage decodes and counts beside the allocated annotations (NVIDIA's MIG placements)."""
+    return tuple(_RESERVATIONS)
 
 
 # HAMi's registration order is each descriptor's ``order`` (v2.10.0 ``InitDevicesWithConfig`` in

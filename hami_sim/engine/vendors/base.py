@@ -8,19 +8,22 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .reads import NodeReads
 
 if TYPE_CHECKING:
+    from ..allocations import NodeUsage, PodAllocation
     from ..model import PodView
     from ..policy import GpuPolicy
+    from .nvidia_mig import MigAllocation
 
 __all__ = [
     "FitOutcome",
     "NodeReads",
     "PriorDevices",
+    "Reservations",
     "UuidIdentity",
     "Vendor",
     "ResourceGetter",
@@ -128,6 +131,9 @@ class Vendor(ABC):
     drop_unset_names: bool = False
     #: where a UUID is only an identity (``fit_ignores_uuids``); None: never assumed
     uuids: UuidIdentity | None = None
+    #: what this backend's pods reserve on a device beside the allocated annotation, and how live
+    #: usage counts it (``Reservations``; NVIDIA: MIG placements); None: nothing
+    reservations: Reservations | None = None
 
     def __init__(self, config: Any = None) -> None:
         self.config: Any = config if config is not None else self.config_class()
@@ -273,3 +279,19 @@ class UuidIdentity:
 
     selection: tuple[str, ...]
     device: Callable[[DeviceInfo], bool]
+
+
+class Reservations(Protocol):
+    """A backend's rule for what its pods reserve beside their allocated annotation, as HAMi's
+    ``getNodesUsage`` counts it (``allocations`` calls it through ``vendors.reservation_rules``).
+    At v2.10.0 only NVIDIA has one: MIG placements (``nvidia_mig.MigReservations``)."""
+
+    @property
+    def annotation(self) -> str:
+        """The pod annotation holding the reservations."""
+
+    def decode(self, text: str) -> tuple[MigAllocation, ...]:
+        """The reservations in the annotation's text; none when HAMi ignores them."""
+
+    def count(self, usage: NodeUsage, pod: PodAllocation, registered: Mapping[str, str]) -> None:
+        """Count one pod's reservations on a node's devices (``registered``: UUID -> mode)."""

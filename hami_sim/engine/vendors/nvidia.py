@@ -1,10 +1,12 @@
-"""NVIDIA (HAMi ``pkg/device/nvidia``): JSON registration, request parsing, Fit, MIG, topology."""
+"""NVIDIA (HAMi ``pkg/device/nvidia``): JSON registration, request parsing, Fit, topology.
+
+MIG (how a MIG-mode GPU gives instances, and the MIG reservations live usage counts) is
+``nvidia_mig.py``; this module calls it where HAMi's NVIDIA backend does."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from .. import reasons as R
@@ -21,8 +23,6 @@ from ..model import (
     DeviceInfo,
     DeviceUsage,
     InventoryError,
-    MigPlacement,
-    MigProfile,
     NodeState,
 )
 from ..quantity import as_int64, parse_quantity
@@ -39,6 +39,8 @@ from .base import (
 )
 from .fit_loop import core_reason
 from .node_codecs import json_devices
+from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, mig_fits, placed, take_slot
+from .nvidia_topology import topology_pick
 from .registry import (
     CUSTOMINFO_HELP,
     Backend,
@@ -60,7 +62,6 @@ __all__ = [
     "DESCRIPTOR",
     "NvidiaConfig",
     "NvidiaVendor",
-    "choose_mig_slot",
     "GPU_IN_USE",
     "GPU_NO_USE",
     "GPU_USE_UUID",
@@ -76,7 +77,6 @@ GPU_USE_UUID = "nvidia.com/use-gpuuuid"
 GPU_NO_USE_UUID = "nvidia.com/nouse-gpuuuid"
 NUMA_BIND = "nvidia.com/numa-bind"
 ALLOCATE_MODE = "nvidia.com/vgpu-mode"
-MIG_MODE = "mig"
 
 
 @dataclass(slots=True, frozen=True)
@@ -91,23 +91,6 @@ class NvidiaConfig:
     default_memory: int = 0
     default_cores: int = 0
     memory_factor: int = 1
-
-
-def choose_mig_slot(
-    profiles: tuple[MigProfile, ...], in_use: list[MigPlacement], memory: int
-) -> tuple[MigProfile, MigPlacement] | None:
-    """Pick a MIG profile and placement: smallest (memory, slices) profile with a free placement.
-
-    Placements are tried start-descending for ``1g.``/``3g.`` profiles, ascending otherwise.
-    """
-    for profile in sorted(profiles, key=lambda p: (p.memory_mb, p.slice_count)):
-        if profile.memory_mb < memory:
-            continue
-        descending = profile.name.startswith(("1g.", "3g."))
-        for placement in sorted(profile.placements, key=lambda p: p.start, reverse=descending):
-            if not any(placement.overlaps(used) for used in in_use):
-                return profile, placement
-    return None
 
 
 class _Walk:
@@ -171,6 +154,16 @@ def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
     return 0
 
 
+def _percentage(raw: object | None) -> int:
+    """The memory percentage request clamped to 1..100; 101 (HAMi's "unset") when absent or below 1."""
+    if raw is None:
+        return 101
+    pct = as_int64(parse_quantity(raw))
+    if pct is None or pct < 1:
+        return 101
+    return min(pct, 100)
+
+
 def _uuid_blind(dev: DeviceInfo) -> bool:
     """A MIG device's accounting error names its UUID; vendor data is left to be safe."""
     return dev.mode != MIG_MODE and not dev.mig_profiles and dev.custom_info is None
@@ -195,6 +188,8 @@ class NvidiaVendor(Vendor):
     # accounting and the reasons compare them (topology pair scores are the node's, checked by the
     # simulator)
     uuids = UuidIdentity((GPU_USE_UUID, GPU_NO_USE_UUID), _uuid_blind)
+    # the MIG placements a pod reserves (``hami.io/vgpu-mig-allocations``), counted by live usage
+    reservations = MIG_RESERVATIONS
 
     # -- registration ---------------------------------------------------------------------------
     def node_reads(self) -> NodeReads:
@@ -220,6 +215,8 @@ class NvidiaVendor(Vendor):
 
     # -- requests -------------------------------------------------------------------------------
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """HAMi's NVIDIA ``GenerateResourceRequests``: the count, then memory (MiB, else a percentage
+        of the card, else the default), then cores; an unreadable count or memory asks nothing."""
         c = self.config
         count_raw = resources.get(c.resource_count_name)
         if count_raw is None:
@@ -227,38 +224,43 @@ class NvidiaVendor(Vendor):
         nums = as_int64(parse_quantity(count_raw))
         if nums is None:
             return None
-        memnum = 0
-        mem_raw = resources.get(c.resource_memory_name)
-        if mem_raw is not None:
-            mem = as_int64(parse_quantity(mem_raw))
-            if mem is None or mem < 0 or mem > _MAX_INT32 // max(c.memory_factor, 1):
-                return None
-            if c.memory_factor > 1:
-                mem *= c.memory_factor
-            memnum = mem
-        mempnum = 101
-        pct_raw = resources.get(c.resource_memory_percentage_name)
-        if pct_raw is not None:
-            pct = as_int64(parse_quantity(pct_raw))
-            if pct is not None:
-                if pct > 100:
-                    mempnum = 100
-                elif pct >= 1:
-                    mempnum = pct
+        memnum = self._memory(resources)
+        if memnum is None:
+            return None
+        mempnum = _percentage(resources.get(c.resource_memory_percentage_name))
         if mempnum == 101 and memnum == 0:
             if c.default_memory != 0:
                 memnum = c.default_memory
             else:
                 mempnum = 100
-        corenum = c.default_cores
-        core_raw = resources.get(c.resource_core_name)
+        return ContainerDeviceRequest(
+            nums=_int32(nums),
+            type=NVIDIA,
+            memreq=memnum,
+            mem_percentage_req=mempnum,
+            coresreq=self._cores(resources),
+        )
+
+    def _memory(self, resources: ResourceGetter) -> int | None:
+        """The memory request in MiB times ``memoryFactor`` (0 when absent); None when it does not
+        read as an int64 or the factor would take it past int32."""
+        c = self.config
+        mem_raw = resources.get(c.resource_memory_name)
+        if mem_raw is None:
+            return 0
+        mem = as_int64(parse_quantity(mem_raw))
+        if mem is None or mem < 0 or mem > _MAX_INT32 // max(c.memory_factor, 1):
+            return None
+        return mem * c.memory_factor if c.memory_factor > 1 else mem
+
+    def _cores(self, resources: ResourceGetter) -> int:
+        """The cores request (int32), else ``defaultCores``."""
+        core_raw = resources.get(self.config.resource_core_name)
         if core_raw is not None:
             cores = as_int64(parse_quantity(core_raw))
             if cores is not None:
-                corenum = _int32(cores)
-        return ContainerDeviceRequest(
-            nums=_int32(nums), type=NVIDIA, memreq=memnum, mem_percentage_req=mempnum, coresreq=corenum
-        )
+                return _int32(cores)
+        return int(self.config.default_cores)
 
     # -- fit --------------------------------------------------------------------------------------
     def binds_numa(self, annotations: Mapping[str, str]) -> bool:
@@ -273,17 +275,6 @@ class NvidiaVendor(Vendor):
         if mode is not None and MIG_MODE not in mode:
             return False
         return any(dev.mode == MIG_MODE for dev in devices)
-
-    def _mig_filter(self, dev: DeviceUsage, memreq: int, collected: list[ContainerDevice]) -> bool:
-        in_use = [placement for _, placement in dev.mig_in_use]
-        for prior in collected:
-            if prior.uuid != dev.id:
-                continue
-            slot = choose_mig_slot(dev.mig_profiles, in_use, prior.usedmem)
-            if slot is None:
-                return False
-            in_use.append(slot[1])
-        return choose_mig_slot(dev.mig_profiles, in_use, memreq) is not None
 
     def fit(
         self,
@@ -345,7 +336,7 @@ class NvidiaVendor(Vendor):
         why = core_reason(dev, coresreq)
         if why:
             return why, memreq
-        if dev.mode == MIG_MODE and not self._mig_filter(dev, memreq, walk.collected):
+        if dev.mode == MIG_MODE and not mig_fits(dev, memreq, walk.collected):
             return R.CARD_MIG_TOPOLOGY_INFEASIBLE, memreq
         return "", memreq
 
@@ -357,60 +348,19 @@ class NvidiaVendor(Vendor):
                 return FitOutcome(True, walk.collected, "", walk.device_reasons)
             if len(walk.collected) > origin:
                 return FitOutcome(
-                    True, self._topology_pick(walk.collected, origin, node), "", walk.device_reasons
+                    True, topology_pick(walk.collected, origin, node.pair_scores), "", walk.device_reasons
                 )
         if walk.collected:
             walk.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(walk.collected)
         return FitOutcome(False, [], R.gen_reason(walk.counts, len(devices)), walk.device_reasons)
 
-    @staticmethod
-    def _topology_pick(
-        collected: list[ContainerDevice], origin: int, node: NodeState
-    ) -> list[ContainerDevice]:
-        """Best-connected subset by pair scores (missing scores count 0; HAMi would crash)."""
-        scores = node.pair_scores
-
-        def pair(a: ContainerDevice, b: ContainerDevice) -> int:
-            return scores.get(a.uuid, {}).get(b.uuid, 0)
-
-        if origin == 1:
-            best, best_score = collected[0], None
-            for dev in collected:
-                total = sum(pair(dev, other) for other in collected if other is not dev)
-                if best_score is None or total < best_score:
-                    best, best_score = dev, total
-            return [best]
-        best_combo: tuple[ContainerDevice, ...] = tuple(collected[:origin])
-        best_total: int | None = None
-        for combo in combinations(collected, origin):
-            total = sum(pair(a, b) for a, b in combinations(combo, 2))
-            if best_total is None or total > best_total:
-                best_combo, best_total = combo, total
-        return list(best_combo)
-
     def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
         """On a MIG device: the profile and slot ``add_usage`` took last, with its memory and cores."""
-        if dev.mode != MIG_MODE or not dev.mig_in_use:
-            return chosen
-        name, placement = dev.mig_in_use[-1]
-        profile = next(p for p in dev.mig_profiles if p.name == name)
-        return ContainerDevice(
-            chosen.idx, chosen.uuid, chosen.type, profile.memory_mb, profile.core, name, placement
-        )
+        return placed(dev, chosen)
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         if dev.mode == MIG_MODE:
-            slot = choose_mig_slot(dev.mig_profiles, [p for _, p in dev.mig_in_use], chosen.usedmem)
-            if slot is None:
-                return (
-                    f"AddResourceUsage failed for device {dev.id}: no MIG placement fits {chosen.usedmem} MiB"
-                )
-            profile, placement = slot
-            dev.mig_in_use.append((profile.name, placement))
-            dev.used += 1
-            dev.usedmem += profile.memory_mb
-            dev.usedcores += profile.core
-            return None
+            return take_slot(dev, chosen)
         dev.used += 1
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores

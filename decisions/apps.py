@@ -1,4 +1,5 @@
-"""Decision records and CA events; the recorder listens to ``simulations.signals.filter_answered``."""
+"""Decision records and CA events; the recorder listens to ``simulations.signals`` (filter answers,
+expander calls)."""
 
 from django.apps import AppConfig
 
@@ -9,8 +10,30 @@ class DecisionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from simulations.signals import filter_answered
+        from hami_sim.pages.panels import Panel, register
+        from simulations.signals import expander_answered, filter_answered
 
+        from .expander import observe_expander
         from .recorder import observe_filter
 
         filter_answered.connect(observe_filter, dispatch_uid="decisions.recorder.observe_filter")
+        expander_answered.connect(observe_expander, dispatch_uid="decisions.expander.observe_expander")
+        # this app's sections on other apps' pages
+        register(
+            Panel(
+                "node-group",
+                "related",
+                "decisions/_group_decisions.html",
+                "decisions.views.group_decisions",
+                order=1,
+            )
+        )
+        register(
+            Panel(
+                "node-group",
+                "related",
+                "decisions/_group_events.html",
+                "decisions.views.group_events",
+                order=2,
+            )
+        )

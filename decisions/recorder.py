@@ -24,7 +24,8 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
@@ -42,8 +43,12 @@ __all__ = [
     "RECORDED",
     "RECORD_ERRORS",
     "RECORD_DROPPED",
+    "Question",
+    "FilterQuestion",
     "record",
+    "record_question",
     "observe_filter",
+    "policies_of",
     "flush",
     "summarize",
     "fold_digest",
@@ -66,6 +71,43 @@ def _write_safely(rows: Sequence[dict]) -> None:
     except Exception:
         RECORD_ERRORS.inc()
         log.exception("could not record %d decision(s)", len(rows))
+
+
+# -- what is queued: a question, whatever its kind ------------------------------------------------------
+class Question(Protocol):
+    """One answer to record: a filter call (``FilterQuestion``) or a gRPC expander call
+    (``decisions.expander.ExpanderQuestion``). Each kind digests and summarises itself; the queue,
+    the folding and the writes are the same for every kind."""
+
+    def digest(self, caller: str) -> str:
+        """The fold identity: equal digests are one row whose count moves."""
+        ...
+
+    def summarize(self, **kwargs: Any) -> dict:
+        """The ``Decision`` fields (``caller``, ``seconds``, ``policies``, ``at`` as keywords)."""
+        ...
+
+    def queued_bytes(self) -> int:
+        """What it keeps alive while queued (counted against ``DECISION_QUEUE_MAX_BYTES``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FilterQuestion:
+    """A filter answer: the pod, the nodes (slimmed while queued) and each node's verdict."""
+
+    pod: PodView
+    nodes: Sequence[Mapping]
+    verdicts: Sequence[NodeVerdict]
+
+    def digest(self, caller: str) -> str:
+        return fold_digest(self.pod, self.verdicts, caller)
+
+    def summarize(self, **kwargs: Any) -> dict:
+        return summarize(self.pod, self.nodes, self.verdicts, **kwargs)
+
+    def queued_bytes(self) -> int:
+        return _queued_bytes((self.pod, self.nodes, self.verdicts))
 
 
 # -- the queue and its writer thread ---------------------------------------------------------------
@@ -116,9 +158,9 @@ class _Writer:
             self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
             self.thread.start()
 
-    def put(self, payload: tuple, kwargs: dict) -> None:
+    def put(self, payload: Question, kwargs: dict) -> None:
         self.ensure_running()
-        size = _queued_bytes(payload)
+        size = payload.queued_bytes()
         limit = conf().decision_queue_max_bytes
         with self.lock:  # request threads add, the writer subtracts: unlocked, the count would drift
             if self.queued_bytes + size > limit:
@@ -135,7 +177,7 @@ class _Writer:
             self.known.popitem(last=False)
 
     def process(self, items: list[tuple]) -> None:
-        """Items are ``(payload, kwargs)``; payload ``(pod, nodes, verdicts)``."""
+        """Items are ``(question, kwargs, size)``."""
         folded = self._fold(items)
         with transaction.atomic():
             for digest, entry in folded.items():
@@ -147,7 +189,7 @@ class _Writer:
         folded: dict[str, list] = {}
         for payload, kwargs, *_size in items:
             try:
-                digest = fold_digest(payload[0], payload[2], kwargs["caller"])
+                digest = payload.digest(kwargs["caller"])
             except Exception:
                 RECORD_ERRORS.inc()
                 log.exception("could not fold a decision")
@@ -177,7 +219,7 @@ class _Writer:
             RECORD_DROPPED.inc()
             return
         try:
-            row = summarize(*payload, **kwargs)
+            row = payload.summarize(**kwargs)
         except Exception:  # one question that cannot be summarised; the others go on
             RECORD_ERRORS.inc()
             log.exception("could not summarise a decision")
@@ -279,25 +321,37 @@ def record(
     policies: Mapping[str, Any] | None = None,
 ) -> None:
     """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises."""
-    settings = conf()
-    mode = settings.decision_recording
+    if conf().decision_recording != "async":
+        record_question(
+            FilterQuestion(pod, nodes, verdicts), caller=caller, seconds=seconds, policies=policies
+        )
+        return
+    # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
+    # question's detail reads, so a queued call never keeps a request's full Node objects alive
+    held = [_slim(node) for node in nodes[: conf().decision_detail_nodes]]
+    record_question(FilterQuestion(pod, held, verdicts), caller=caller, seconds=seconds, policies=policies)
+
+
+def record_question(
+    question: Question, *, caller: str, seconds: float = 0.0, policies: Mapping[str, Any] | None = None
+) -> None:
+    """Record one answer of any kind: queued for the writer (``async``), written now (``sync``) or
+    not at all (``off``). Never raises."""
+    mode = conf().decision_recording
     if mode == "off":
         return
     RECORDED.inc()
     kwargs = {"caller": caller, "seconds": seconds, "policies": policies, "at": timezone.now()}
-    if mode == "sync":
-        try:
-            row = summarize(pod, nodes, verdicts, **kwargs)
-        except Exception:
-            RECORD_ERRORS.inc()
-            log.exception("could not summarise a decision")
-            return
-        _write_safely([row])
+    if mode != "sync":
+        _writer.put(question, kwargs)
         return
-    # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
-    # question's detail reads, so a queued call never keeps a request's full Node objects alive
-    held = [_slim(node) for node in nodes[: settings.decision_detail_nodes]]
-    _writer.put((pod, held, verdicts), kwargs)
+    try:
+        row = question.summarize(**kwargs)
+    except Exception:
+        RECORD_ERRORS.inc()
+        log.exception("could not summarise a decision")
+        return
+    _write_safely([row])
 
 
 def _slim(node: Mapping) -> dict:
@@ -312,8 +366,13 @@ def _slim(node: Mapping) -> dict:
     }
 
 
+def policies_of(ctx) -> dict:
+    """The scheduling policies in force for the pod (``PodContext``), as a decision row keeps them."""
+    return {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
+
+
 def observe_filter(sender, *, ctx, args, verdicts, caller: str, seconds: float = 0.0, **kwargs) -> None:
     """Receiver of ``simulations.signals.filter_answered``: queue the answer as a decision record."""
-    policies = {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
-    policies.update(kwargs.get("extra") or {})  # caller facts, e.g. the expander's wire form
+    policies = policies_of(ctx)
+    policies.update(kwargs.get("extra") or {})  # caller facts
     record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies)

@@ -23,14 +23,15 @@ from hami_sim.engine.simulate import NodeVerdict
 
 from .models import Decision
 
-__all__ = ["summarize", "fold_digest", "MAX_REASON_CHARS", "MAX_FOLDED_ROWS"]
+__all__ = ["summarize", "fold_digest", "request_summary", "MAX_REASON_CHARS", "MAX_FOLDED_ROWS"]
 
 MAX_REASON_CHARS = 2000
 #: distinct (group, verdict, reason) rows kept for the nodes past ``DECISION_LISTED_NODES``
 MAX_FOLDED_ROWS = 32
 
 
-def _request_summary(pod: PodView) -> list[dict]:
+def request_summary(pod: PodView) -> list[dict]:
+    """What each container asks of each device vendor, as HAMi reads it (the pod page's request table)."""
     out = []
     for container in pod.requests.containers:
         out.append(
@@ -234,7 +235,7 @@ def summarize(
         "node_count": len(answered),
         "fit_count": sum(1 for v in answered if v.fits),
         "top_reason": _top_reason(answered),
-        "request": _request_summary(pod),
+        "request": request_summary(pod),
         "nodes": _details(nodes, answered, inventory_of),
         "policies": dict(policies or {}),
         "latency_ms": round(seconds * 1000, 3),

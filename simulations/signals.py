@@ -9,6 +9,11 @@ session-scoped, ``caller`` ``extender`` / ``session:<id>``) and the estimate's p
 - ``verdicts``: one ``NodeVerdict`` per node, in ``args.nodes`` order
 - ``caller``: who asked; ``seconds``: how long the answer took
 
+``expander_answered`` is sent after every answered gRPC expander call (``BestOptions``): ``ctx`` (the
+call's first pod), ``options`` (one ``hami_sim.engine.hami_expander.OptionVerdict`` per scale-up
+option CA offered, in CA's order, each kept or not and why), ``seconds`` and ``wire`` (the request
+form CA used). An expander call is not a filter question: it is recorded as its own kind of decision.
+
 Why a signal: ``decisions`` records these answers, and it sits above ``simulations`` in the layers
 (design.md 8). Receivers run in the answering thread and must be cheap (the decision recorder only
 queues); the sender uses ``send_robust``, so a failing receiver is logged and never fails the answer.
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-__all__ = ["filter_answered"]
+__all__ = ["filter_answered", "expander_answered"]
 
 filter_answered = Signal(use_caching=True)  # receivers looked up once per sender, not per answer
+expander_answered = Signal()

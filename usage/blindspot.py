@@ -11,6 +11,7 @@ report says so and flags nothing, since old data can be wrong either way.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -48,10 +49,13 @@ __all__ = [
     "GroupAnswer",
     "Report",
     "report",
+    "report_or_none",
     "compute",
     "banner",
     "forget",
 ]
+
+log = logging.getLogger("hami_sim.dashboard")
 
 REPORT_SECONDS = 5.0
 #: the scale-down views re-place each node's pods on the other nodes of its group, so their cost grows
@@ -337,6 +341,16 @@ def report() -> Report:
         result = compute()
         _cached = (time.monotonic(), result)
         return result
+
+
+def report_or_none() -> Report | None:
+    """``report()``, or None when it cannot be computed: a page shows everything else without it
+    (a pod the engine cannot judge, no data)."""
+    try:
+        return report()
+    except Exception:
+        log.exception("blind-spot report failed")
+        return None
 
 
 def forget() -> None:

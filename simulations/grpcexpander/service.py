@@ -31,13 +31,12 @@ import yaml
 from hami_sim.conf import conf
 from hami_sim.engine.hami_expander import RETURN_MODES, OptionVerdict, choose
 from hami_sim.engine.scaleup import daemon_set_pod
-from hami_sim.engine.simulate import NodeVerdict, Simulator
+from hami_sim.engine.simulate import Simulator
 from hami_sim.runtime.simulator import get_simulator
 from profiles.inventory import catalog
 
-from ..extender import ExtenderArgs
 from ..metrics import EXPANDER_UNJUDGED_OPTIONS
-from ..signals import filter_answered
+from ..signals import expander_answered
 from .caches import CallCache, ExpanderCaches, reset_caches
 from .deadline import NO_DEADLINE, CallAbandoned, Deadline
 from .options import evaluate
@@ -63,36 +62,18 @@ log = logging.getLogger("hami_sim.expander")
 
 
 def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float, wire: str) -> None:
-    """One decision record per call (caller ``expander``): the call's first pod, one line per option
-    with its verdict and reason, and the wire generation CA used. Sent as ``filter_answered``; never
-    fails the answer."""
-    if not filter_answered.receivers or not verdicts:
+    """One decision record per call, an expander decision (``decisions.expander``): the call's first
+    pod, one line per option with its verdict and reason, and the wire generation CA used. Sent as
+    ``expander_answered``; never fails the answer."""
+    if not expander_answered.receivers or not verdicts:
         return
     try:
         pod = next((v.first_pod for v in verdicts if v.first_pod), None) or {
             "metadata": {"name": "expander-call", "namespace": ""},
             "spec": {"containers": []},
         }
-        nodes = [v.template or {"metadata": {"name": v.node_group}} for v in verdicts]
-        node_verdicts = [
-            NodeVerdict(
-                name=(v.template or {}).get("metadata", {}).get("name") or v.node_group,
-                fits=v.kept,
-                reason=v.reason,
-                unresolvable=bool(v.unjudged),
-                node_group=v.node_group,
-                source="expander",
-            )
-            for v in verdicts
-        ]
-        filter_answered.send_robust(
-            sender=best_options,
-            ctx=sim.pod_context(pod),
-            args=ExtenderArgs(dict(pod), nodes),
-            verdicts=node_verdicts,
-            caller="expander",
-            seconds=seconds,
-            extra={"wire": wire},
+        expander_answered.send_robust(
+            sender=best_options, ctx=sim.pod_context(pod), options=verdicts, seconds=seconds, wire=wire
         )
     except Exception:
         log.exception("could not record an expander decision")

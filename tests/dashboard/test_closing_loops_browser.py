@@ -186,7 +186,7 @@ def test_plotly_only_where_a_chart_is_drawn_and_after_the_text(demo_user):
     ids=["broken-yaml", "no-containers"],
 )
 def test_what_if_names_what_is_wrong_with_the_pod(demo_user, edit, message):
-    from dashboard.forms import EXAMPLE_POD
+    from decisions.forms import EXAMPLE_POD
 
     with _browser(demo_user, DESKTOP) as page:
         page.goto(f"{demo_user.url}/what-if/")

@@ -8,7 +8,7 @@ from django import forms
 from hami_sim import safeyaml
 from profiles.models import NodeGroup
 
-__all__ = ["WhatIfForm", "EXAMPLE_POD", "SessionCreateForm"]
+__all__ = ["WhatIfForm", "EXAMPLE_POD"]
 
 #: What the what-if form starts with: a realistic pod a new user can estimate at once and then edit.
 EXAMPLE_POD = """\
@@ -92,10 +92,3 @@ class WhatIfForm(forms.Form):
         if not all(isinstance(c, dict) for c in containers):
             raise forms.ValidationError("every entry of spec.containers must be a container object")
         return data
-
-
-class SessionCreateForm(forms.Form):
-    """A new simulation session from the sessions page (the API's ``name`` and ``ttlSeconds``)."""
-
-    name = forms.CharField(max_length=200, required=False)
-    ttl_seconds = forms.IntegerField(min_value=1, max_value=86400, initial=3600, label="TTL (s)")

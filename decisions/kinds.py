@@ -1,0 +1,33 @@
+"""Each kind of decision and how its page explains it: a filter answer (the extender, sessions, the
+estimate, the what-if page) or a gRPC expander call. The one place that tells them apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from . import expander, explain
+from .models import Decision
+
+__all__ = ["Explanation", "FILTER", "EXPANDER", "explanation_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    #: ``(decision, CA's events for the pod) -> the sentence read first``
+    answer: Callable[[Decision, Sequence], str]
+    #: ``(decision, events) -> (label, css)`` of the headline badge
+    outcome: Callable[[Decision, Sequence], tuple[str, str]]
+    #: ``node line -> {"badge", "badge_css", "badge_note", "scored"?}`` of its row on the page
+    row: Callable[[Mapping], dict]
+
+
+FILTER = Explanation(explain.answer, explain.outcome, explain.node_badge)
+EXPANDER = Explanation(expander.answer, expander.outcome, expander.option_badge)
+
+_BY_CALLER = {Decision.Caller.EXPANDER: EXPANDER}
+
+
+def explanation_of(decision: Decision) -> Explanation:
+    """The explanation of the decision's kind (every caller but the expander asked a filter question)."""
+    return _BY_CALLER.get(decision.caller, FILTER)

@@ -1,0 +1,10 @@
+"""The usage app's pages (names in the ``dashboard`` namespace: ``dashboard/urls.py`` includes them)."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("nodes/", views.node_list, name="nodes"),
+    path("nodes/<str:name>/", views.node_detail, name="node"),
+]

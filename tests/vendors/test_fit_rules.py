@@ -28,7 +28,7 @@ from hami_sim.engine.vendors import (
 )
 from hami_sim.engine.vendors.ascend import DEFAULT_ASCEND_CONFIGS
 from hami_sim.engine.vendors.kunlun import trim_vxpu_memory
-from hami_sim.engine.vendors.metax import vmemory_mib
+from hami_sim.engine.vendors.metax_sgpu import vmemory_mib
 from tests.vendors.helpers import limits, pod, requests_of
 
 SPREAD = resolve_gpu_policy({}, "spread", False)

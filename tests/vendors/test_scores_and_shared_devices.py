@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from hami_sim.engine.vendors import MetaxConfig, MetaxSgpuVendor
-from hami_sim.engine.vendors.metax import link_score, parse_topology_map
+from hami_sim.engine.vendors.metax import parse_topology_map
+from hami_sim.engine.vendors.metax_sgpu_rank import link_score
 
 from .helpers import VENDORS, body, json_register, limits, node, pod, simulator, verdicts
 

@@ -2,50 +2,36 @@
 
 - Whole GCUs: ``status.capacity[enflame.com/gcu]`` exclusive devices; ``enflame.com/gcu: N`` takes N
   idle GCUs (a used one is ``ExclusiveDeviceAllocateConflict``).
-- DRS (vGCU): the ``enflame.com/gcu-drs-capacity`` annotation
-  (``{"devices":[{"index","minor","capacity"}],"profiles":{"1g.6gb":"0",...}}``): one device per entry
-  with ``capacity`` slices and the largest profile's memory. ``enflame.com/drs-gcu: S`` asks for the
-  S-slice profile on one device; ``enflame.com/gcu-memory`` (GB, or MiB when large) and
-  ``enflame.com/gcu-core`` (percent) ask for the smallest profile that covers both. A profile that
-  does not exist gives ``ModeNotFit``; a placement takes the profile's slices, memory and cores.
+- DRS (vGCU): ``EnflameDrsVendor`` below; its rules (the ``enflame.com/gcu-drs-capacity``
+  registration, profile selection, the per-device checks and slice accounting) in ``enflame_drs.py``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import orjson
+from typing import TYPE_CHECKING
 
 from .. import reasons as R
-from ..model import (
-    ContainerDevice,
-    ContainerDeviceRequest,
-    DeviceInfo,
-    DeviceUsage,
-    InventoryError,
-    NodeState,
+from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
+from .enflame_drs import (
+    DRS_CAPACITY,
+    DRS_PROFILE,
+    ENFLAME,
+    MODE_BY_SPEC,
+    MODE_DIRECT,
+    MODE_NOT_FIT,
+    decode_drs,
+    drs_reason,
+    profile_fits_int32,
+    profile_slices,
+    quantity_value,
+    select_profile,
 )
-from ..quantity import QuantityError, parse_quantity
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
 from .fit_loop import Rejections
 from .node_codecs import capacity_devices
-from .reads import node_name
-from .registry import (
-    CORES_PANEL,
-    MEMORY_PANEL,
-    Backend,
-    CapacityPanel,
-    ProfileFields,
-    Registration,
-    RenderInput,
-    Row,
-    VendorDescriptor,
-    capacity_renderer,
-    first_extra,
-)
+from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 from .request_rules import MAX_INT32, count_request, int32, resource_int
 
 if TYPE_CHECKING:
@@ -58,20 +44,9 @@ __all__ = [
     "EnflameGcuVendor",
     "EnflameDrsVendor",
     "GCU",
-    "ENFLAME",
-    "DRS_CAPACITY",
-    "MODE_NOT_FIT",
-    "parse_profile",
 ]
 
 GCU = "GCU"
-ENFLAME = "Enflame"
-DRS_CAPACITY = "enflame.com/gcu-drs-capacity"
-ENFLAME_USE_UUID = "enflame.com/use-gpuuuid"
-ENFLAME_NOUSE_UUID = "enflame.com/nouse-gpuuuid"
-MODE_NOT_FIT = "ModeNotFit"
-MODE_DIRECT = 0  # MemPercentagereq marker: Memreq is a slice count
-MODE_BY_SPEC = -1  # MemPercentagereq marker: Memreq/Coresreq are memory/percent
 
 
 @dataclass(slots=True, frozen=True)
@@ -146,134 +121,6 @@ class EnflameGcuVendor(Vendor):
         return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 
-def parse_profile(name: str) -> tuple[int, int]:
-    """``parseProfile``: ``"3g.20gb"`` -> (3 slices, 20 GB); (0, 0) / (n, 0) when malformed."""
-    parts = name.strip().lower().split(".")
-    if len(parts) < 2:
-        return 0, 0
-    try:
-        size = int(parts[0].strip().removesuffix("g"))
-    except ValueError:
-        return 0, 0
-    try:
-        mem = int(parts[1].strip().removesuffix("gb"))
-    except ValueError:
-        return size, 0
-    return size, mem
-
-
-@dataclass(slots=True, frozen=True)
-class _Profile:
-    name: str
-    id: str
-    size: int
-    memory_gb: int
-    core_percent: int
-
-
-def _drs_capacity(raw: object) -> int:
-    """``parseDRSCapacity`` of a JSON value: a number within int32 (truncated), or a decimal string
-    clamped to int32; anything else (and an out-of-range number) reads as 0, which is refused."""
-    if isinstance(raw, bool):
-        return 0
-    if isinstance(raw, int | float):
-        return int(raw) if -(2**31) <= raw <= MAX_INT32 else 0  # JSON numbers are Go float64s
-    if isinstance(raw, str):
-        try:
-            return max(min(int(raw.strip()), MAX_INT32), -(2**31))
-        except ValueError:
-            return 0
-    return 0
-
-
-def _custom_int(info: Mapping, key: str) -> int:
-    """``readCustomInfoInt``: an int, an in-range finite float, or a decimal string; else 0."""
-    value = info.get(key)
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if -(2**31) <= value <= MAX_INT32 else 0  # NaN fails both comparisons
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return 0
-    return 0
-
-
-def _device_profiles(dev: DeviceUsage) -> dict[str, str]:
-    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
-    profiles = info.get("profiles")
-    if not isinstance(profiles, dict):
-        return {}
-    return {name: pid for name, pid in profiles.items() if isinstance(pid, str)}
-
-
-def _profiles(devices: list[DeviceUsage]) -> list[_Profile]:
-    """``collectDRSProfiles``: every valid profile of the devices, by slices then memory.
-
-    The core share of a profile is its slices over ``maxSlice`` (the devices' ``custominfo``, else
-    the largest profile).
-    """
-    max_slice = max(
-        (_custom_int(d.custom_info, "maxSlice") for d in devices if isinstance(d.custom_info, dict)),
-        default=0,
-    )
-    if max_slice <= 0:
-        sizes = [parse_profile(name)[0] for d in devices for name in _device_profiles(d)]
-        max_slice = max(sizes, default=0)
-    if max_slice <= 0:
-        return []
-    seen: dict[str, _Profile] = {}
-    for dev in devices:
-        for name, pid in _device_profiles(dev).items():
-            size, mem = parse_profile(name)
-            if size <= 0 or mem <= 0:
-                continue
-            seen[name] = _Profile(name, pid, size, mem, math.ceil(size * 100 / max_slice))
-    return sorted(seen.values(), key=lambda p: (p.size, p.memory_gb, p.name))
-
-
-def _profile_fits_int32(profile: _Profile) -> bool:
-    """v2.10 refuses a profile whose slices, MiB or core share do not fit an int32 (``ModeNotFit``)."""
-    return (
-        0 < profile.size <= MAX_INT32
-        and 0 < profile.memory_gb <= MAX_INT32 // 1024
-        and profile.core_percent <= MAX_INT32
-    )
-
-
-def _select_profile(devices: list[DeviceUsage], request: ContainerDeviceRequest) -> _Profile | None:
-    candidates = _profiles(devices)
-    if not candidates:
-        return None
-    if request.mem_percentage_req == MODE_DIRECT:
-        return next((c for c in candidates if c.size == request.memreq), None)
-    max_gb = candidates[-1].memory_gb
-    mem_gb = request.memreq
-    if mem_gb <= 0:
-        mem_gb = 0
-    elif max_gb > 0 and mem_gb > max_gb * 2:
-        mem_gb = math.ceil(mem_gb / 1024)  # a large value is MiB
-    for c in candidates:
-        if mem_gb > 0 and c.memory_gb < mem_gb:
-            continue
-        if request.coresreq > 0 and c.core_percent < request.coresreq:
-            continue
-        return c
-    return None
-
-
-def _quantity_value(raw: object) -> int | None:
-    """``Quantity.Value()``: rounded up to an integer."""
-    try:
-        return math.ceil(parse_quantity(raw))
-    except QuantityError:
-        return None
-
-
 class EnflameDrsVendor(Vendor):
     """Enflame DRS slices (vGCU)."""
 
@@ -292,60 +139,10 @@ class EnflameDrsVendor(Vendor):
         raw = annotations.get(DRS_CAPACITY)
         if raw is None:
             return [], {}
-        try:
-            spec = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise InventoryError(DRS_CAPACITY, f"invalid JSON: {exc}") from None
-        if not isinstance(spec, dict):
-            raise InventoryError(DRS_CAPACITY, "expected an object with devices and profiles")
-        profiles = spec.get("profiles") or {}
-        entries = spec.get("devices") or []
-        if not isinstance(profiles, dict) or not isinstance(entries, list):
-            raise InventoryError(DRS_CAPACITY, "devices must be a list and profiles an object")
-        max_slice = max_mem = 0
-        for name in profiles:
-            size, mem = parse_profile(name)
-            max_slice, max_mem = max(max_slice, size), max(max_mem, mem)
-        if max_slice <= 0:
-            raise InventoryError(DRS_CAPACITY, f"no valid drs profiles found on node {node_name(node)}")
-        if max_mem <= 0:
-            max_mem = max_slice
-        name = node_name(node)
-        devices = []
-        for pos, entry in enumerate(entries):
-            if not isinstance(entry, dict):
-                raise InventoryError(DRS_CAPACITY, f"device {pos} is not an object")
-            try:
-                index = int(str(entry.get("index", "")))
-            except ValueError:
-                index = pos
-            slices = _drs_capacity(entry.get("capacity"))
-            if slices <= 0:
-                raise InventoryError(DRS_CAPACITY, f"invalid drs capacity on node {name}")
-            minor = str(entry.get("minor") or "").strip() or str(index)
-            devices.append(
-                DeviceInfo(
-                    id=f"{name}-enflame-drs-{index}",
-                    index=index,
-                    count=int32(slices),
-                    devmem=int32(max_mem * 1024),
-                    devcore=100,
-                    type=ENFLAME,
-                    health=True,
-                    device_vendor=ENFLAME,
-                    custom_info={
-                        "minor": minor,
-                        "index": str(index),
-                        "profiles": dict(profiles),
-                        "maxSlice": max_slice,
-                    },
-                )
-            )
-        if not devices:
-            raise InventoryError(DRS_CAPACITY, f"no drs devices found on node {name}")
-        return devices, {}
+        return decode_drs(raw, node), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
+        """A slice count (``drs-gcu``), else memory and cores for the smallest covering profile."""
         c = self.config
         present, slices = resource_int(resources, c.resource_drs_name)
         if present and slices is not None and slices > 0:
@@ -356,8 +153,8 @@ class EnflameDrsVendor(Vendor):
         core_raw = resources.get(c.resource_core_name)
         if mem_raw is None and core_raw is None:
             return None
-        mem = _quantity_value(mem_raw) if mem_raw is not None else 0
-        core = _quantity_value(core_raw) if core_raw is not None else 0
+        mem = quantity_value(mem_raw) if mem_raw is not None else 0
+        core = quantity_value(core_raw) if core_raw is not None else 0
         if mem is None or core is None or mem > MAX_INT32 or core > MAX_INT32:
             return None
         return ContainerDeviceRequest(1, ENFLAME, int32(mem), MODE_BY_SPEC, int32(core))
@@ -371,8 +168,10 @@ class EnflameDrsVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        profile = _select_profile(devices, request)
-        if profile is None or not _profile_fits_int32(profile):
+        """The request's profile (else ``ModeNotFit``), then HAMi's DRS checks per device from the
+        end (``drs_reason``), stopping once enough devices were collected."""
+        profile = select_profile(devices, request)
+        if profile is None or not profile_fits_int32(profile):
             return FitOutcome(False, [], R.gen_reason({MODE_NOT_FIT: 1}, len(devices)))
         memory = profile.memory_gb * 1024
         cores = profile.core_percent
@@ -380,7 +179,7 @@ class EnflameDrsVendor(Vendor):
         nums = request.nums
         collected: list[ContainerDevice] = []
         for dev in reversed(devices):
-            why = _drs_reason(dev, request, pod.annotations, policy.mutex, memory, cores)
+            why = drs_reason(dev, request, pod.annotations, policy.mutex, memory, cores)
             if why:
                 reject(dev, why)
                 continue
@@ -396,99 +195,15 @@ class EnflameDrsVendor(Vendor):
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         """The chosen profile's slices (found by its memory; HAMi carries them in the chosen device's
         ``drsSlice``), clamped to int32 like HAMi's ``clampToInt32``."""
-        slices = 1
-        for profile in _profiles([dev]):
-            if profile.memory_gb * 1024 == chosen.usedmem:
-                slices = min(profile.size, MAX_INT32)
-                break
+        slices = profile_slices(dev, chosen)
         dev.used = min(dev.used + slices, MAX_INT32)
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores
         return None
 
 
-def _drs_reason(
-    dev: DeviceUsage,
-    request: ContainerDeviceRequest,
-    annotations: Mapping[str, str],
-    mutex: bool,
-    memory: int,
-    cores: int,
-) -> str:
-    """The DRS Fit checks in v2.10's order; cores only count on a device that registers cores."""
-    if not dev.health:
-        return R.CARD_NOT_HEALTH
-    if request.type != ENFLAME:
-        return R.CARD_TYPE_MISMATCH
-    if not check_uuid(annotations, dev.id, ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID):
-        return R.CARD_UUID_MISMATCH
-    if dev.count <= dev.used:
-        return R.CARD_TIME_SLICING_EXHAUSTED
-    if mutex and dev.used > 0:
-        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
-    if dev.totalmem - dev.usedmem < memory:
-        return R.CARD_INSUFFICIENT_MEMORY
-    if dev.totalcore > 0 and dev.totalcore - dev.usedcores < cores:
-        return R.CARD_INSUFFICIENT_CORE
-    return ""
-
-
 def _gcu_capacity(config: EnflameConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:
     return {config.resource_count_name: str(len(devices))}
-
-
-def _render_drs(vendor: EnflameDrsVendor, data: RenderInput, count_name: str) -> Registration:
-    """``{"devices": [...], "profiles": {...}}`` on ``enflame.com/gcu-drs-capacity``."""
-    profiles = first_extra(data.rows, "profiles") or {}
-    out = Registration()
-    out.annotations[DRS_CAPACITY] = orjson.dumps(
-        {
-            "devices": [
-                {"index": str(d.index), "minor": str(d.index), "capacity": str(d.count)} for d in data.devices
-            ],
-            "profiles": dict(profiles),  # type: ignore[call-overload]
-        }
-    ).decode()
-    out.capacity[count_name] = str(data.slots)
-    return out
-
-
-def _check_drs_row(row: Row, extra: Mapping[str, Any]) -> dict[str, str]:
-    """The node's DRS profiles must parse; devmem is the largest profile's memory."""
-    profiles = extra.get("profiles")
-    if not isinstance(profiles, Mapping) or not profiles:
-        return {
-            "extra": 'extra.profiles (the node\'s DRS profiles, e.g. {"1g.6gb": "0"}) is required for Enflame'
-        }
-    if not all(isinstance(v, str) for v in profiles.values()):
-        return {"extra": "extra.profiles must map profile names to string ids"}
-    sizes = [parse_profile(str(name)) for name in profiles]
-    bad = [name for name, (size, _mem) in zip(profiles, sizes, strict=True) if size <= 0]
-    if bad:
-        return {"extra": f"extra.profiles: {bad[0]!r} is not a DRS profile name like '3g.24gb'"}
-    max_slice = max(s for s, _ in sizes)
-    max_mem = max(m for _, m in sizes) or max_slice
-    if row.get("devmem") != max_mem * 1024:
-        return {
-            "devmem": f"devmem must be {max_mem * 1024} MiB for Enflame: HAMi takes the largest DRS profile's memory ({max_mem} GB)"
-        }
-    return {}
-
-
-def _check_drs_rows(rows: Sequence[Row]) -> str:
-    profiles = {
-        orjson.dumps((r.get("extra") or {}).get("profiles"), option=orjson.OPT_SORT_KEYS) for r in rows
-    }
-    if len(profiles) > 1:
-        return (
-            "extra.profiles differ between rows: Enflame DRS profiles are per node, give every row the same"
-        )
-    return ""
-
-
-def _drs_row_extra(dev: DeviceInfo) -> dict[str, Any]:
-    info = dev.custom_info if isinstance(dev.custom_info, dict) else {}
-    return {"profiles": dict(info.get("profiles") or {})}
 
 
 GCU_PROFILE = ProfileFields(
@@ -498,22 +213,6 @@ GCU_PROFILE = ProfileFields(
     help="status.capacity enflame.com/gcu = cards (exclusive)",
     render=capacity_renderer(_gcu_capacity),
     fixed={"type": GCU, "count": 1, "devmem": 100, "devcore": 100, "numa": 0},
-)
-DRS_PROFILE = ProfileFields(
-    label="Enflame DRS vGCU",
-    device_noun="GCU",
-    panels=(MEMORY_PANEL, CORES_PANEL, CapacityPanel("DRS slices", "count", "used")),
-    codec="enflame-drs",
-    help="enflame.com/gcu-drs-capacity: count = the device's DRS slices; devmem = the largest profile's memory",
-    render=_render_drs,
-    extras={
-        "profiles": 'the node\'s DRS profiles, name -> id, e.g. {"1g.6gb": "0", "3g.24gb": "1"} (the same on every row)'
-    },
-    fixed={"type": ENFLAME, "devcore": 100, "numa": 0},
-    check_row=_check_drs_row,
-    check_rows=_check_drs_rows,
-    row_extra=_drs_row_extra,
-    count_field="resource_drs_name",
 )
 
 DESCRIPTOR = VendorDescriptor(

@@ -68,29 +68,21 @@ def compare(
 ) -> list[Problem]:
     """Problems of ``actual`` (a node's registration) against ``expected`` (its profile), by device index."""
     problems: list[Problem] = []
-    crit, warn = Severity.CRITICAL, Severity.WARNING
-    mismatch = DriftKind.MISMATCH
     if len(expected) != len(actual):
-        problems.append(Problem(mismatch, "device count", "", str(len(expected)), str(len(actual)), crit))
+        problems.append(
+            Problem(
+                DriftKind.MISMATCH,
+                "device count",
+                "",
+                str(len(expected)),
+                str(len(actual)),
+                Severity.CRITICAL,
+            )
+        )
     actual_sorted = sorted(actual, key=lambda d: d.index)
     for pos, (exp, act) in enumerate(zip(expected, actual_sorted, strict=False)):
         device = f"{act.index} {act.id}".strip() if act.id else str(pos)
-        if exp.type != act.type:
-            problems.append(Problem(mismatch, "type", device, exp.type, act.type, crit))
-        if abs(exp.devmem - act.devmem) > exp.devmem * tolerance_pct / 100.0:
-            problems.append(
-                Problem(mismatch, "devmem", device, f"{exp.devmem} MiB", f"{act.devmem} MiB", crit)
-            )
-        if exp.devcore != act.devcore:
-            problems.append(Problem(mismatch, "devcore", device, str(exp.devcore), str(act.devcore), crit))
-        if exp.count != act.count:
-            problems.append(Problem(mismatch, "count", device, str(exp.count), str(act.count), crit))
-        if (exp.mode or "hami-core") != (act.mode or "hami-core"):
-            problems.append(Problem(mismatch, "mode", device, exp.mode, act.mode, crit))
-        if _mig_text(exp) != _mig_text(act):
-            problems.append(Problem(mismatch, "mig_profiles", device, _mig_text(exp), _mig_text(act), crit))
-        if exp.numa != act.numa:
-            problems.append(Problem(mismatch, "numa", device, str(exp.numa), str(act.numa), warn))
+        problems.extend(_device_problems(exp, act, device, tolerance_pct))
     for act in actual_sorted:
         if not act.health:
             problems.append(
@@ -100,10 +92,32 @@ def compare(
                     f"{act.index} {act.id}".strip(),
                     "healthy",
                     "unhealthy",
-                    warn,
+                    Severity.WARNING,
                 )
             )
     return problems
+
+
+def _device_problems(exp: DeviceInfo, act: DeviceInfo, device: str, tolerance_pct: float) -> list[Problem]:
+    """Where one registered device differs from the profile's device at its position: the fields a
+    fit reads are critical (memory within ``tolerance_pct``), the NUMA node a warning."""
+    crit, mismatch = Severity.CRITICAL, DriftKind.MISMATCH
+    out: list[Problem] = []
+    if exp.type != act.type:
+        out.append(Problem(mismatch, "type", device, exp.type, act.type, crit))
+    if abs(exp.devmem - act.devmem) > exp.devmem * tolerance_pct / 100.0:
+        out.append(Problem(mismatch, "devmem", device, f"{exp.devmem} MiB", f"{act.devmem} MiB", crit))
+    if exp.devcore != act.devcore:
+        out.append(Problem(mismatch, "devcore", device, str(exp.devcore), str(act.devcore), crit))
+    if exp.count != act.count:
+        out.append(Problem(mismatch, "count", device, str(exp.count), str(act.count), crit))
+    if (exp.mode or "hami-core") != (act.mode or "hami-core"):
+        out.append(Problem(mismatch, "mode", device, exp.mode, act.mode, crit))
+    if _mig_text(exp) != _mig_text(act):
+        out.append(Problem(mismatch, "mig_profiles", device, _mig_text(exp), _mig_text(act), crit))
+    if exp.numa != act.numa:
+        out.append(Problem(mismatch, "numa", device, str(exp.numa), str(act.numa), Severity.WARNING))
+    return out
 
 
 def devices_from_json(devices: list) -> list[DeviceInfo]:
@@ -126,6 +140,8 @@ def _registration_name(vendors: Iterable[str]) -> str:
 def _problems_for(
     inv, expected_by_group: dict[int, dict[str, list[DeviceInfo]] | None], now
 ) -> list[Problem]:
+    """What is wrong with one live inventory of a group: an unparsable registration, none past the
+    grace period, or devices that differ from the group's profile."""
     if inv.gone_at is not None or inv.node_group_id is None:
         return []
     if inv.parse_error:
@@ -148,6 +164,12 @@ def _problems_for(
         return []
     if not expected:
         return []  # no profile: nothing promised, nothing to compare
+    return _vendor_problems(inv, expected)
+
+
+def _vendor_problems(inv, expected: dict[str, list[DeviceInfo]]) -> list[Problem]:
+    """A registered inventory against its profiles, vendor by vendor (a device's vendor named unless
+    it is the default backend's), and any vendor the node registers that no profile promises."""
     tolerance = conf().drift_devmem_tolerance_percent
     actual: dict[str, list[DeviceInfo]] = {}
     for dev in devices_from_json(inv.devices):
@@ -212,51 +234,55 @@ def check_inventories(inventory_ids: Iterable[int] | None = None) -> dict[str, i
             untouched.append(inv.pk)
             counts["checked"] += 1
             continue
-        with transaction.atomic():
-            open_findings = {
-                (f.kind, f.field, f.device): f
-                for f in DriftFinding.objects.select_for_update().filter(
-                    inventory=inv, resolved_at__isnull=True
-                )
-            }
-            for key, finding in open_findings.items():
-                problem = problems.get(key)
-                if problem is None or finding.node_group_id != inv.node_group_id:
-                    finding.resolved_at = now
-                    finding.save(update_fields=["resolved_at"])
-                    counts["resolved"] += 1
-                    open_findings[key] = None  # type: ignore[assignment]
-                elif (finding.expected, finding.actual, finding.severity) != (
-                    problem.expected,
-                    problem.actual,
-                    problem.severity,
-                ):
-                    finding.expected, finding.actual, finding.severity = (
-                        problem.expected,
-                        problem.actual,
-                        problem.severity,
-                    )
-                    finding.save(update_fields=["expected", "actual", "severity"])
-            for key, problem in problems.items():
-                if open_findings.get(key) is None:
-                    DriftFinding.objects.create(
-                        inventory=inv,
-                        node_group_id=inv.node_group_id,
-                        kind=problem.kind,
-                        field=problem.field,
-                        device=problem.device,
-                        expected=problem.expected,
-                        actual=problem.actual,
-                        severity=problem.severity,
-                        opened_at=now,
-                    )
-                    counts["opened"] += 1
-            NodeInventory.objects.filter(pk=inv.pk).update(drift_checked_at=now)
+        _reconcile(inv, problems, now, counts)
         counts["checked"] += 1
         counts["open"] += len(problems)
     for i in range(0, len(untouched), 2000):
         NodeInventory.objects.filter(pk__in=untouched[i : i + 2000]).update(drift_checked_at=now)
     return counts
+
+
+def _reconcile(inv, problems: dict[tuple, Problem], now, counts: dict[str, int]) -> None:
+    """Make one inventory's open findings the problems it has now, under a row lock: resolve those
+    gone (or filed under another group), refresh those whose values moved, open the new ones."""
+    with transaction.atomic():
+        open_findings = {
+            (f.kind, f.field, f.device): f
+            for f in DriftFinding.objects.select_for_update().filter(inventory=inv, resolved_at__isnull=True)
+        }
+        for key, finding in open_findings.items():
+            problem = problems.get(key)
+            if problem is None or finding.node_group_id != inv.node_group_id:
+                finding.resolved_at = now
+                finding.save(update_fields=["resolved_at"])
+                counts["resolved"] += 1
+                open_findings[key] = None  # type: ignore[assignment]
+            elif (finding.expected, finding.actual, finding.severity) != (
+                problem.expected,
+                problem.actual,
+                problem.severity,
+            ):
+                finding.expected, finding.actual, finding.severity = (
+                    problem.expected,
+                    problem.actual,
+                    problem.severity,
+                )
+                finding.save(update_fields=["expected", "actual", "severity"])
+        for key, problem in problems.items():
+            if open_findings.get(key) is None:
+                DriftFinding.objects.create(
+                    inventory=inv,
+                    node_group_id=inv.node_group_id,
+                    kind=problem.kind,
+                    field=problem.field,
+                    device=problem.device,
+                    expected=problem.expected,
+                    actual=problem.actual,
+                    severity=problem.severity,
+                    opened_at=now,
+                )
+                counts["opened"] += 1
+        NodeInventory.objects.filter(pk=inv.pk).update(drift_checked_at=now)
 
 
 def check_group(node_group_id: int) -> dict[str, int]:

@@ -168,43 +168,51 @@ def _plan_profiles(where: str, profiles: object) -> list[dict]:
 
 def import_profiles(text: str) -> dict[str, int]:
     """Validate everything, then upsert groups by name and replace the profiles listed for each."""
-    entries = _load(text)
-    plans = []
     names: set[str] = set()
     labels_seen: dict[str, str] = {}
-    for i, entry in enumerate(entries):
-        where = f"node_groups[{i}]"
-        if not isinstance(entry, Mapping):
-            raise ProfileImportError(f"{where}: expected a mapping, got {type(entry).__name__}")
-        name = entry.get("name")
-        where = f"{where} ({name})" if name else where
-        _check_group_entry(where, entry, names, labels_seen)
-        existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
-        group_data = {k: v for k, v in entry.items() if k != "profiles"}
-        serializer = NodeGroupSerializer(instance=existing, data=group_data, partial=existing is not None)
-        if not serializer.is_valid():
-            raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
-        profiles = entry.get("profiles")
-        plans.append((serializer, _plan_profiles(where, profiles) if profiles is not None else None))
+    plans = [_plan_group(i, entry, names, labels_seen) for i, entry in enumerate(_load(text))]
     counts = {"created": 0, "updated": 0, "profiles": 0}
     with transaction.atomic(), profile_edit():  # one version per changed profile, none for an identical file
         for serializer, profile_plans in plans:
             counts["updated" if serializer.instance is not None else "created"] += 1
             group = serializer.save()
-            if profile_plans is None:
-                continue
-            keep = []
-            for data in profile_plans:
-                data = dict(data)
-                rows = data.pop("devices")
-                vendor = data.pop("vendor", "NVIDIA")
-                profile = DeviceProfile.objects.filter(node_group=group, vendor=vendor).first()
-                if profile is None:
-                    profile, changed = DeviceProfile(node_group=group, vendor=vendor), data
-                else:  # only what differs: an identical file saves no header
-                    changed = {key: value for key, value in data.items() if getattr(profile, key) != value}
-                save_profile(profile, rows=complete_rows(vendor, rows), **changed)
-                keep.append(profile.pk)
-                counts["profiles"] += 1
-            group.profiles.exclude(pk__in=keep).delete()
+            if profile_plans is not None:
+                counts["profiles"] += _replace_profiles(group, profile_plans)
     return counts
+
+
+def _plan_group(i: int, entry: object, names: set, labels_seen: dict[str, str]) -> tuple:
+    """One node group of the file validated (nothing written): its serializer, bound to the stored
+    group of that name if any, and its validated profiles (None when the entry lists none)."""
+    where = f"node_groups[{i}]"
+    if not isinstance(entry, Mapping):
+        raise ProfileImportError(f"{where}: expected a mapping, got {type(entry).__name__}")
+    name = entry.get("name")
+    where = f"{where} ({name})" if name else where
+    _check_group_entry(where, entry, names, labels_seen)
+    existing = NodeGroup.objects.filter(name=name).first() if isinstance(name, str) else None
+    group_data = {k: v for k, v in entry.items() if k != "profiles"}
+    serializer = NodeGroupSerializer(instance=existing, data=group_data, partial=existing is not None)
+    if not serializer.is_valid():
+        raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(serializer.errors)))
+    profiles = entry.get("profiles")
+    return serializer, _plan_profiles(where, profiles) if profiles is not None else None
+
+
+def _replace_profiles(group: NodeGroup, profile_plans: list[dict]) -> int:
+    """Save the group's listed profiles (only what differs, so an identical file writes no version)
+    and delete the ones the file no longer lists; returns the profiles saved."""
+    keep = []
+    for data in profile_plans:
+        data = dict(data)
+        rows = data.pop("devices")
+        vendor = data.pop("vendor", "NVIDIA")
+        profile = DeviceProfile.objects.filter(node_group=group, vendor=vendor).first()
+        if profile is None:
+            profile, changed = DeviceProfile(node_group=group, vendor=vendor), data
+        else:  # only what differs: an identical file saves no header
+            changed = {key: value for key, value in data.items() if getattr(profile, key) != value}
+        save_profile(profile, rows=complete_rows(vendor, rows), **changed)
+        keep.append(profile.pk)
+    group.profiles.exclude(pk__in=keep).delete()
+    return len(keep)

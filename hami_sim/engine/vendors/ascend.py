@@ -26,7 +26,6 @@ largest NetworkID group (1.0 when all share one network), summed over containers
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,7 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
+from .ascend_chips import DEFAULT_ASCEND_CONFIGS, AscendConfig, VnpuTemplate
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
 from .fit_loop import FitRules, Rejections
 from .node_codecs import json_devices
@@ -60,111 +60,6 @@ NETWORK_WEIGHT = 10  # HAMi Ascend910NetworkWeight
 VNPU_MODE = "huawei.com/vnpu-mode"  # pod annotation: soft slicing asked
 VNPU_MODE_HAMI_CORE = "hami-core"
 NODE_HAMI_CORE = "hami-vnpu-core"  # node annotation: "true" = the node runs hami-vnpu-core
-
-
-@dataclass(slots=True, frozen=True)
-class VnpuTemplate:
-    """A vNPU template: name, memory (MiB), AI cores."""
-
-    name: str
-    memory: int
-    ai_core: int = 0
-
-
-@dataclass(slots=True, frozen=True)
-class AscendConfig:
-    """One ``vnpus:`` entry (Helm defaults below)."""
-
-    common_word: str
-    chip_name: str
-    memory_allocatable: int
-    memory_capacity: int
-    ai_core: int = 0
-    templates: tuple[VnpuTemplate, ...] = ()
-    memory_factor: int = 1
-    #: HAMi's ``vnpus.hamiVnpuCore`` (one flag for every chip there): nodes without a
-    #: ``hami-vnpu-core`` annotation support soft slicing
-    hami_vnpu_core: bool = False
-    resource_name: str = ""
-    resource_memory_name: str = ""
-    resource_core_name: str = ""
-    sorted_templates: tuple[VnpuTemplate, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        cw = self.common_word
-        if not self.resource_name:
-            object.__setattr__(self, "resource_name", f"huawei.com/{cw}")
-        if not self.resource_memory_name:
-            object.__setattr__(self, "resource_memory_name", f"huawei.com/{cw}-memory")
-        if not self.resource_core_name:
-            object.__setattr__(self, "resource_core_name", f"huawei.com/{cw}-core")
-        # HAMi sorts the templates by memory at start-up
-        object.__setattr__(self, "sorted_templates", tuple(sorted(self.templates, key=lambda t: t.memory)))
-
-    def trim_memory(self, memory: int) -> tuple[int, str]:
-        """``trimMemory``: the template (or whole card) HAMi's admission webhook rounds a memory limit
-        up to (hard slicing). The scheduler reads the limit as written, so hami-sim, which takes pods
-        as they reach the scheduler, does not apply it to requests."""
-        for template in self.sorted_templates:
-            if memory <= template.memory:
-                return template.memory, template.name
-        if memory <= self.memory_capacity:
-            return self.memory_allocatable, ""
-        return 0, ""
-
-
-def _t(*items: tuple[str, int, int]) -> tuple[VnpuTemplate, ...]:
-    return tuple(VnpuTemplate(n, m, c) for n, m, c in items)
-
-
-DEFAULT_ASCEND_CONFIGS: tuple[AscendConfig, ...] = (
-    AscendConfig(
-        "Ascend910A",
-        "910A",
-        32768,
-        32768,
-        30,
-        _t(("vir02", 2184, 2), ("vir04", 4369, 4), ("vir08", 8738, 8), ("vir16", 17476, 16)),
-    ),
-    AscendConfig(
-        "Ascend910B2",
-        "910B2",
-        65536,
-        65536,
-        24,
-        _t(("vir03_1c_8g", 8192, 3), ("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12)),
-    ),
-    AscendConfig(
-        "Ascend910B3", "910B3", 65536, 65536, 20, _t(("vir05_1c_16g", 16384, 5), ("vir10_3c_32g", 32768, 10))
-    ),
-    AscendConfig(
-        "Ascend910B4-1",
-        "910B4-1",
-        65536,
-        65536,
-        20,
-        _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10)),
-    ),
-    AscendConfig(
-        "Ascend910B4", "910B4", 32768, 32768, 20, _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10))
-    ),
-    AscendConfig(
-        "Ascend910C",
-        "Ascend910",
-        65536,
-        65536,
-        20,
-        _t(("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12)),
-    ),
-    AscendConfig(
-        "Ascend310P",
-        "310P3",
-        21527,
-        24576,
-        8,
-        _t(("vir01", 3072, 1), ("vir02", 6144, 2), ("vir04", 12288, 4)),
-    ),
-)
 
 
 def _network_id(dev: DeviceUsage) -> float | None:
@@ -215,29 +110,33 @@ class AscendVendor(Vendor):
             return None
         if nums <= 0 or nums > MAX_INT32:
             return None
-        memnum = 0
-        mem = _quantity(resources, c.resource_memory_name)
-        if mem is not None:
-            if mem < 0:
-                return None
-            if mem.denominator == 1:
-                if mem > MAX_INT32:
-                    return None
-                value = int(mem)
-                if c.memory_factor > 1:
-                    value *= c.memory_factor
-                    if value > MAX_INT32:
-                        return None
-                memnum = value
-        corenum = 0
-        if c.resource_core_name:
-            cores = _quantity(resources, c.resource_core_name)
-            if cores is not None:
-                value = _go_value(cores)
-                if value < 0 or value > MAX_INT32:
-                    return None
-                corenum = value
+        memnum = self._memory(resources)
+        if memnum is None:
+            return None
+        corenum = self._cores(resources)
+        if corenum is None:
+            return None
         return ContainerDeviceRequest(int(nums), c.common_word, memnum, 100 if memnum == 0 else 0, corenum)
+
+    def _memory(self, resources: ResourceGetter) -> int | None:
+        """The ``-memory`` MiB x ``memoryFactor``: 0 when absent or not an integer, None (no request)
+        when negative or past int32."""
+        mem = _quantity(resources, self.config.resource_memory_name)
+        if mem is None or mem.denominator != 1:
+            return None if mem is not None and mem < 0 else 0
+        if mem < 0 or mem > MAX_INT32:
+            return None
+        value = int(mem) * max(self.config.memory_factor, 1)
+        return value if value <= MAX_INT32 else None
+
+    def _cores(self, resources: ResourceGetter) -> int | None:
+        """The ``-core`` percentage (Go's ``Value()``): 0 when absent, None (no request) outside
+        0..MaxInt32."""
+        cores = _quantity(resources, self.config.resource_core_name)
+        if cores is None:
+            return 0
+        value = _go_value(cores)
+        return value if 0 <= value <= MAX_INT32 else None
 
     # -- fit -----------------------------------------------------------------------------------------
     def _node_hami_core(self, devices: Sequence[DeviceUsage]) -> bool:
@@ -247,6 +146,12 @@ class AscendVendor(Vendor):
             if isinstance(info, dict) and NODE_HAMI_CORE in info:
                 return bool(info[NODE_HAMI_CORE])
         return bool(self.config.hami_vnpu_core)
+
+    def _topology(self, devices: Sequence[DeviceUsage]) -> bool:
+        """NetworkID topology: an Ascend910* chip whose every device carries ``custominfo.NetworkID``."""
+        return self.common_word.startswith(ASCEND_910_PREFIX) and all(
+            isinstance(dev.custom_info, dict) and NETWORK_ID in dev.custom_info for dev in devices
+        )
 
     def fit(
         self,
@@ -264,27 +169,16 @@ class AscendVendor(Vendor):
             return FitOutcome(False, [], R.gen_reason({R.MODE_NOT_FIT: 1}, len(devices)))
         origin = request.nums
         pairs = self.common_word == ASCEND_910C and origin > 1
-        topology = self.common_word.startswith(ASCEND_910_PREFIX) and all(
-            isinstance(dev.custom_info, dict) and NETWORK_ID in dev.custom_info for dev in devices
-        )
+        topology = self._topology(devices)
         collect_all = pairs or topology
         reject = Rejections()
         collected = self._walk(devices, request, pod, policy, hami_core, collect_all, reject)
         if not collect_all and len(collected) == origin:
             return FitOutcome(True, collected, "", reject.device_reasons)
         if pairs:
-            chosen = _best_modules(collected, origin)
-            if len(chosen) != origin:
-                reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(chosen)
-                return FitOutcome(False, [], R.gen_reason(reject.counts, origin), reject.device_reasons)
-            return FitOutcome(True, chosen, "", reject.device_reasons)
+            return _fit_modules(collected, origin, reject)
         if topology and len(collected) >= origin:
-            if len(collected) == origin:
-                chosen = collected
-            elif origin == 1:
-                chosen = collected[:1]
-            else:
-                chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
+            chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
             return FitOutcome(True, chosen, "", reject.device_reasons)
         if collected:
             reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
@@ -419,8 +313,13 @@ def _device_reason(
 def _best_network(
     collected: list[ContainerDevice], origin: int, by_id: dict[str, DeviceUsage]
 ) -> list[ContainerDevice]:
-    """``computeBestCombination``: fill from the NetworkID groups with most fitting devices (groups of
-    equal size in order of first appearance: HAMi's map order is random, hami-sim's sort is stable)."""
+    """``computeBestCombination``: exactly enough devices are all taken and one device is the first;
+    otherwise fill from the NetworkID groups with most fitting devices (groups of equal size in order
+    of first appearance: HAMi's map order is random, hami-sim's sort is stable)."""
+    if len(collected) == origin:
+        return collected
+    if origin == 1:
+        return collected[:1]
     groups: dict[float, list[ContainerDevice]] = {}
     for cd in collected:
         net = _network_id(by_id[cd.uuid])
@@ -433,6 +332,16 @@ def _best_network(
             if len(result) == origin:
                 return result
     return result
+
+
+def _fit_modules(collected: list[ContainerDevice], origin: int, reject: Rejections) -> FitOutcome:
+    """Ascend910C, more than one NPU: whole modules covering exactly ``origin`` NPUs, else
+    ``AllocatedCardsInsufficientRequest`` counted over ``origin``."""
+    chosen = _best_modules(collected, origin)
+    if len(chosen) != origin:
+        reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(chosen)
+        return FitOutcome(False, [], R.gen_reason(reject.counts, origin), reject.device_reasons)
+    return FitOutcome(True, chosen, "", reject.device_reasons)
 
 
 def _best_modules(collected: list[ContainerDevice], origin: int) -> list[ContainerDevice]:

@@ -40,6 +40,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views import defaults
 
 from . import logconfig as log_context
+from .clientcert import NOT_ALLOWED, allowed_identities, log_refused
 from .conf import LISTENERS, conf
 
 __all__ = [
@@ -66,7 +67,6 @@ __all__ = [
 
 access_log = logging.getLogger("hami_sim.access")
 security_log = logging.getLogger("django.security.DisallowedHost")  # where Django itself reports it
-identity_log = logging.getLogger("hami_sim.security")
 
 # The extender verbs, plain or session-scoped (with or without the trailing slash).
 EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
@@ -333,36 +333,33 @@ class ListenerMiddleware:
 
 
 class ClientIdentityMiddleware:
-    """On the extender listener, serve only clients whose certificate names an allowed identity.
+    """On the extender listener, serve the REST simulation endpoints (sessions, estimate) only to
+    clients whose certificate names an allowed identity.
 
     The TLS handshake proves the certificate was signed by the client CA; this proves it was issued
     *to Cluster Autoscaler*: its subject CN or one of its SAN values must be in
-    ``HAMI_SIM_CLIENT_IDENTITIES``. The names come from the peer certificate the gunicorn worker put in
-    the WSGI environ (``hami_sim/gworker.py``), never from a header. A request without them (a server
-    that cannot pass the certificate on) is refused: the check fails closed. Probes pass (kubelet has
-    no certificate; it only ever reaches the TCP port).
+    ``HAMI_SIM_CLIENT_IDENTITIES`` (``hami_sim.clientcert``). The names come from the peer certificate
+    the gunicorn worker put in the WSGI environ (``hami_sim/gworker.py``), never from a header. A
+    request without them (a server that cannot pass the certificate on) is refused: the check fails
+    closed. Probes pass (kubelet has no certificate; it only ever reaches the TCP port). The extender
+    verbs pass too: their DRF views apply the same allow-list as a permission class
+    (``hami_sim.permissions.ExtenderClientCertificate``), answering in the extender's own shape.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         self.enabled = conf().hami_sim_listener == "extender"
-        self.allowed = conf().client_identities()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if self.enabled and request.path_info not in _PROBE_PATHS:
-            presented = request.META.get("hami_sim.client_identities")
-            if not presented or self.allowed.isdisjoint(presented):
-                identity_log.warning(
-                    "client certificate identities %s are not allowed on the extender listener",
-                    list(presented or ()),
-                    extra={"status_code": 403},
-                )
-                return error_response(
-                    403,
-                    request.path_info,
-                    "this client certificate is not allowed here; "
-                    "its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES",
-                )
+        path = request.path_info
+        if (
+            self.enabled
+            and path not in _PROBE_PATHS
+            and not EXTENDER_VERB_PATH.match(path)
+            and not allowed_identities(request.META)
+        ):
+            log_refused(request.META)
+            return error_response(403, path, NOT_ALLOWED)
         return self.get_response(request)
 
 

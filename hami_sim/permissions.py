@@ -1,7 +1,8 @@
 """Roles for REST writes (issue 16 item 9): reading stays as the API's default permission says,
-writing a model needs that model's Django permission (the ``operators`` group has them). And the
-caller of a request (``caller_of``): simulation sessions belong to the identity that made them, and
-only an operator acts on other identities' sessions.
+writing a model needs that model's Django permission (the ``operators`` group has them). The
+extender verbs' allow-list (``ExtenderClientCertificate``). And the caller of a request
+(``caller_of``): simulation sessions belong to the identity that made them, and only an operator
+acts on other identities' sessions.
 
 Before this, any logged-in user or token holder, with no permission at all, created, edited and
 deleted node groups and profiles; a login is identity, the group membership is the role.
@@ -11,12 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissions
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import SAFE_METHODS, BasePermission, DjangoModelPermissions
 
+from .clientcert import NOT_ALLOWED, ClientCertificate, allowed_identities, log_refused
 from .conf import conf
 from .middleware import token_user
 
-__all__ = ["ModelWritePermissions", "Caller", "caller_of", "OPERATOR_PERMISSION", "ANONYMOUS"]
+__all__ = [
+    "ModelWritePermissions",
+    "ExtenderClientCertificate",
+    "Caller",
+    "caller_of",
+    "OPERATOR_PERMISSION",
+    "ANONYMOUS",
+]
 
 
 class ModelWritePermissions(DjangoModelPermissions):
@@ -26,6 +36,25 @@ class ModelWritePermissions(DjangoModelPermissions):
         if request.method in SAFE_METHODS:
             return True
         return super().has_permission(request, view)
+
+
+class ExtenderClientCertificate(BasePermission):
+    """On the extender listener, only a client certificate naming an allowed identity: the TLS
+    handshake proves "signed by the client CA", this proves "issued to Cluster Autoscaler" (its CN
+    or a SAN value is in ``HAMI_SIM_CLIENT_IDENTITIES``; ``ClientCertificateAuthentication`` read
+    it). The other listeners let the verbs through (``ListenerMiddleware`` guards the web one).
+
+    Refuses with ``PermissionDenied`` itself: DRF would turn a denial without a successful
+    authenticator into a ``NotAuthenticated`` and lose the message that names the setting.
+    """
+
+    message = NOT_ALLOWED
+
+    def has_permission(self, request, view) -> bool:
+        if type(request.user) is ClientCertificate or conf().hami_sim_listener != "extender":
+            return True
+        log_refused(request._request.META)
+        raise PermissionDenied(self.message)
 
 
 # -- who is calling: the owner of what a request creates (simulation sessions) -----------------------------
@@ -61,8 +90,7 @@ def caller_of(request) -> Caller:
     (``HAMI_SIM_CLIENT_IDENTITIES``) count, the first of them in sorted order.
     """
     django_request = getattr(request, "_request", request)
-    presented = django_request.META.get("hami_sim.client_identities") or ()
-    allowed = sorted(conf().client_identities().intersection(presented))
+    allowed = allowed_identities(django_request.META)
     if allowed:
         return Caller(f"cert:{allowed[0]}")
     user = getattr(django_request, "user", None)

@@ -11,7 +11,8 @@ through ``exception_handler``, so a client reads one shape:
   (``{"detail": "ttlSeconds: ...", "ttlSeconds": ["..."]}``), and any extra fields the error carries
   (``reason`` on a 422, ``revision`` on a 412).
 
-The extender verbs keep Go's wire format instead (design.md 2): they only borrow the renderer.
+The extender verbs keep Go's wire format instead (design.md 2): their views set their own parser,
+renderer and exception handler (``simulations.api.wire``).
 """
 
 from __future__ import annotations

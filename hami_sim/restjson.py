@@ -18,7 +18,14 @@ from rest_framework.utils.encoders import JSONEncoder
 from .jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 from .middleware import is_simulation_path
 
-__all__ = ["PayloadTooLarge", "OrjsonParser", "FormParser", "MultiPartParser", "OrjsonRenderer"]
+__all__ = [
+    "PayloadTooLarge",
+    "read_bounded",
+    "OrjsonParser",
+    "FormParser",
+    "MultiPartParser",
+    "OrjsonRenderer",
+]
 
 _fallback = JSONEncoder().default  # DRF's own conversions (datetime, Decimal, lazy text, ...)
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -28,6 +35,18 @@ class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "request body too large"
     default_code = "too_large"
+
+
+def read_bounded(stream, limit: int, declared: int = 0) -> bytes:
+    """A request body of at most ``limit`` bytes, else ``PayloadTooLarge`` naming the limit: a
+    ``declared`` length (``Content-Length``) over it is refused before anything is read, a body
+    that runs longer than it said after ``limit + 1`` bytes."""
+    if declared > limit:
+        raise PayloadTooLarge(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
+    return raw
 
 
 class OrjsonParser(BaseParser):
@@ -44,9 +63,7 @@ class OrjsonParser(BaseParser):
     def parse(self, stream, media_type=None, parser_context=None) -> object:
         request = (parser_context or {}).get("request")
         limit = _body_limit(request.path_info if request is not None else "")
-        raw = stream.read(limit + 1) if limit is not None else stream.read()
-        if limit is not None and len(raw) > limit:
-            raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
+        raw = read_bounded(stream, limit) if limit is not None else stream.read()
         if not raw.strip():
             return None
         try:

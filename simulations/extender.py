@@ -8,7 +8,7 @@ Go) and answer with the Go field names. Validation order and messages follow des
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -20,7 +20,14 @@ try:  # optional (wheels for every platform we ship): without it, answers re-enc
 except ImportError:  # pragma: no cover - the pure-Python path is tested with SPLIT_NODES off
     msgspec = None
 
-__all__ = ["ExtenderArgs", "ExtenderArgsError", "parse_extender_args", "filter_result", "SPLIT_NODES"]
+__all__ = [
+    "ExtenderArgs",
+    "ExtenderArgsError",
+    "parse_extender_args",
+    "FilterResult",
+    "filter_result",
+    "SPLIT_NODES",
+]
 
 _FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
 
@@ -30,7 +37,10 @@ SPLIT_NODES = msgspec is not None
 
 
 class ExtenderArgsError(ValueError):
-    """A request-level failure; ``str()`` is the text for ``ExtenderFilterResult.Error``."""
+    """A request-level failure; ``str()`` is the text for ``ExtenderFilterResult.Error``, ``body``
+    the request's body (its access line names the pod when the body does)."""
+
+    body: bytes = b""
 
 
 @dataclass(slots=True)
@@ -39,13 +49,15 @@ class ExtenderArgs:
 
     ``raw_nodes[i]`` is ``Nodes.items[i]`` exactly as the request encoded it (the nodes' depth is
     then only what parsing allows: nothing encodes them again); otherwise ``nodes_json`` is
-    ``Nodes.items`` encoded once, when the depth check made it.
+    ``Nodes.items`` encoded once, when the depth check made it. ``body`` is the request's body
+    (an access line of a refusal names the pod as the body spells it).
     """
 
     pod: dict
     nodes: list[dict]
     nodes_json: bytes | memoryview | None = None
     raw_nodes: Sequence[Any] | None = None
+    body: bytes = b""
 
     def echo(self, indices: Sequence[int] | None = None) -> list | None:
         """The JSON array of the nodes at ``indices`` (every node: None), as pieces to splice
@@ -108,6 +120,14 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
     """Go's ``ExtenderArgs`` from a request body: the pod and the full Node objects, checked as the
     Go decoder and the engine need them; any problem is one ``ExtenderArgsError`` for the caller."""
     try:
+        return _parse(body, verb)
+    except ExtenderArgsError as exc:
+        exc.body = body
+        raise
+
+
+def _parse(body: bytes, verb: str) -> ExtenderArgs:
+    try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ExtenderArgsError(f"malformed extender args: {exc}") from None
@@ -131,7 +151,7 @@ def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> Exte
         if name in seen:
             raise ExtenderArgsError(f"malformed extender args: duplicate node name {name!r} in Nodes.items")
         seen.add(name)
-    return ExtenderArgs(pod, items, nodes_json, raw_nodes)
+    return ExtenderArgs(pod, items, nodes_json, raw_nodes, body)
 
 
 def _checked_pod(pod: object) -> dict:
@@ -189,6 +209,20 @@ def _checked_node(i: int, node: object, deep_check: bool = True) -> str:
                 f"malformed extender args: Nodes.items[{i}].metadata.annotations[{key}] must be a string"
             )
     return name
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """An ``ExtenderFilterResult`` before encoding (``ExtenderRenderer`` calls ``encode``)."""
+
+    fitting: list[dict] | None = None
+    failed: dict[str, str] = field(default_factory=dict)
+    unresolvable: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    fitting_json: Sequence[Any] | None = None
+
+    def encode(self) -> bytes:
+        return filter_result(self.fitting, self.failed, self.unresolvable, self.error, self.fitting_json)
 
 
 def filter_result(

@@ -2,9 +2,9 @@
 
 The REST viewset is thin: validate the body (``PlacementRequestSerializer``, ...), call
 ``simulations.sessions``; a ``SessionError`` becomes its 4xx in the one error shape
-(``{"detail": ...}``, plus ``reason`` on a 422 and ``revision`` on a 412). The extender verbs reuse
-``run_filter``/``run_prioritize`` with the session's node states, and answer an unknown or expired
-session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
+(``{"detail": ...}``, plus ``reason`` on a 422 and ``revision`` on a 412). The extender verbs are the
+plain verbs' views (``simulations.api.views``) answering with the session's node states, and answer
+an unknown or expired session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
 
 Every call acts as its caller (``hami_sim.permissions.caller_of``): a session belongs to the
 identity that created it, and another identity gets 403 on it and never sees it listed, unless it
@@ -22,7 +22,7 @@ from hami_sim.logcontext import bind_rejected
 from hami_sim.permissions import caller_of
 
 from .. import sessions as svc
-from ..extender import filter_result
+from ..extender import ExtenderArgs, ExtenderArgsError, FilterResult
 from ..models import SimulationSession
 from .base import SimulationViewSet, capped, check_storable, json_object
 from .serializers import (
@@ -34,7 +34,7 @@ from .serializers import (
     SessionSerializer,
     SessionSummarySerializer,
 )
-from .views import ExtenderVerbView, run_filter, run_prioritize
+from .views import ExtenderVerbView, PrioritizeSimulationView, filter_answer, prioritize_answer
 
 __all__ = ["SessionViewSet", "SessionFilterSimulationView", "SessionPrioritizeSimulationView"]
 
@@ -191,29 +191,52 @@ class SessionViewSet(SimulationViewSet):
 # -- session-scoped extender verbs ---------------------------------------------------------------------
 
 
-class SessionFilterSimulationView(ExtenderVerbView):
-    verb = "session-filter"
+class SessionVerbView(ExtenderVerbView):
+    """A session-scoped verb: the session's node states for the caller, then the plain verb's answer.
 
-    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+    An unknown session, or one the caller may not use, is named before a malformed body (as when
+    the session was looked up first), and answered the way the extender protocol expects."""
+
+    def answer(self, request, **kwargs: str) -> tuple[object, str]:
         session_id = kwargs["session_id"]
         try:
-            states = svc.node_states(session_id, caller=caller_of(self.request))
-        except svc.SessionError as exc:
-            outcome = _refused(exc, body)
-            return filter_result(None, {}, {}, exc.error), outcome
-        return run_filter(body, caller=f"session:{session_id}", states=states)
-
-
-class SessionPrioritizeSimulationView(ExtenderVerbView):
-    verb = "session-prioritize"
-    too_large = b"[]"
-
-    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
+            args: ExtenderArgs | None = self.extender_args(request)
+        except ExtenderArgsError as exc:
+            args, malformed = None, exc
         try:
-            states = svc.node_states(kwargs["session_id"], caller=caller_of(self.request))
+            states = svc.node_states(session_id, caller=caller_of(request))
         except svc.SessionError as exc:
-            return b"[]", _refused(exc, body)
-        return run_prioritize(body, states=states)
+            outcome = _refused(exc, args.body if args is not None else malformed.body)
+            return self.refused(exc.error), outcome
+        if args is None:
+            raise malformed
+        return self.answer_args(args, session_id, states)
+
+    def refused(self, error: str) -> object:
+        raise NotImplementedError
+
+    def answer_args(self, args: ExtenderArgs, session_id: str, states) -> tuple[object, str]:
+        raise NotImplementedError
+
+
+class SessionFilterSimulationView(SessionVerbView):
+    verb = "session-filter"
+
+    def refused(self, error: str) -> object:
+        return FilterResult(error=error)
+
+    def answer_args(self, args: ExtenderArgs, session_id: str, states) -> tuple[object, str]:
+        return filter_answer(args, caller=f"session:{session_id}", states=states, started=self.started)
+
+
+class SessionPrioritizeSimulationView(SessionVerbView, PrioritizeSimulationView):
+    verb = "session-prioritize"
+
+    def refused(self, error: str) -> object:
+        return []
+
+    def answer_args(self, args: ExtenderArgs, session_id: str, states) -> tuple[object, str]:
+        return prioritize_answer(args, states=states)
 
 
 def _refused(exc: svc.SessionError, body: bytes) -> str:

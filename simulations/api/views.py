@@ -1,12 +1,14 @@
 """Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation`` (design.md 2).
 
-DRF views, like every endpoint, but shaped for the hot path: CA calls these thousands of times per
-loop, so there is no authentication, permission or throttle class (mTLS and the NetworkPolicy guard
-them, design.md 8), no parser (the bounded raw body is parsed once, by ``parse_extender_args``), no
-serializer, and no content negotiation (the extender protocol has one answer format: a client's
-``Accept`` must not turn an answer into a 406). The verb encodes its answer once with orjson and DRF
-passes the finished response through. Go's wire format is kept exactly: 200 with ``Error`` for
-request-level failures, 413 over the body limit, a JSON 405 naming the method for anything but POST.
+DRF views, like every endpoint, with DRF's own extension points set for the extender protocol
+(``simulations.api.wire``): a parser that reads the bounded body into ``ExtenderArgs`` by Go's rules,
+a renderer that echoes the fitting nodes as sent, one fixed format (a client's ``Accept`` must not
+turn an answer into a 406), and an exception handler that keeps Go's wire format: 200 with ``Error``
+for request-level failures, 413 over the body limit, a JSON 405 naming the method for anything but
+POST. Who may call: the client certificate on the extender listener (``ClientCertificateAuthentication``
+and the allow-list as the permission class ``ExtenderClientCertificate``); a login or a token names
+the caller elsewhere. No throttle: CA calls these thousands of times per loop (design.md 8 guards
+them with mTLS and the NetworkPolicy), and no serializer: the engine reads the Node objects as sent.
 """
 
 from __future__ import annotations
@@ -16,54 +18,37 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from rest_framework.request import Request
+from django.http import HttpResponse
 from rest_framework.views import APIView
 
+from hami_sim.authentication import (
+    ClientCertificateAuthentication,
+    LoginSessionAuthentication,
+    TokenUserAuthentication,
+)
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
 from hami_sim.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
-from hami_sim.restjson import OrjsonRenderer
+from hami_sim.permissions import ExtenderClientCertificate
 from hami_sim.runtime.simulator import get_simulator
 from usage.live import live_usage
 
-from ..extender import ExtenderArgsError, filter_result, parse_extender_args
+from ..extender import ExtenderArgs, ExtenderArgsError, FilterResult, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
 from ..signals import filter_answered
+from .wire import ExtenderArgsParser, ExtenderRenderer, FixedNegotiation, extender_exception_handler
 
 __all__ = [
     "ExtenderVerbView",
     "FilterSimulationView",
     "PrioritizeSimulationView",
     "run_filter",
-    "run_prioritize",
-    "read_body",
-    "BodyTooLarge",
+    "filter_answer",
+    "prioritize_answer",
 ]
 
 log = logging.getLogger("hami_sim.extender")
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-def read_body(request: HttpRequest) -> bytes:
-    """The raw body, bounded by ``EXTENDER_MAX_BODY_BYTES`` (Django's own limit is for forms)."""
-    limit = settings.EXTENDER_MAX_BODY_BYTES
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > limit:
-        raise BodyTooLarge(f"request body of {length} bytes exceeds the limit of {limit} bytes")
-    body = request.read(limit + 1)
-    if len(body) > limit:
-        raise BodyTooLarge(f"request body exceeds the limit of {limit} bytes")
-    return body
 
 
 # Labelled metric children, looked up once per label set instead of on every answer (``labels()``
@@ -99,31 +84,52 @@ def run_filter(
     caller: str = "extender",
     states: Mapping[str, NodeState] | None = None,
 ) -> tuple[bytes, str]:
-    """Answer one filter request; returns (response body, outcome label for metrics)."""
+    """Answer one filter request body; returns (response body, outcome label for metrics).
+
+    What the view does, in one call: parse (``parse_extender_args``), answer, encode."""
     started = time.perf_counter()
     try:
         args = parse_extender_args(body)
     except ExtenderArgsError as exc:
-        bind_rejected("bad_request", body=body)
-        return filter_result(None, {}, {}, str(exc)), "bad_request"
+        return filter_rejected(exc).encode(), "bad_request"
+    result, outcome = filter_answer(args, caller=caller, states=states, started=started)
+    return result.encode(), outcome
+
+
+def filter_rejected(exc: ExtenderArgsError) -> FilterResult:
+    """The answer to a body that is no ``ExtenderArgs``: ``Error`` set, nothing fits."""
+    bind_rejected("bad_request", body=exc.body)
+    return FilterResult(error=str(exc))
+
+
+def filter_answer(
+    args: ExtenderArgs,
+    *,
+    caller: str = "extender",
+    states: Mapping[str, NodeState] | None = None,
+    started: float | None = None,
+) -> tuple[FilterResult, str]:
+    """The ``ExtenderFilterResult`` for parsed args and its outcome label; a pod HAMi rejects is
+    an answer with ``Error`` set."""
+    started = time.perf_counter() if started is None else started
     simulator = get_simulator()
     try:
         ctx = simulator.pod_context(args.pod)
     except PodError as exc:
         bind_rejected("bad_request", args.pod)
-        return filter_result(None, {}, {}, f"malformed extender args: {exc}"), "bad_request"
+        return FilterResult(error=f"malformed extender args: {exc}"), "bad_request"
     except WeightsError as exc:
         bind_rejected("pod_error", args.pod)
         name = (
             args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
         )
-        return filter_result(None, {}, {}, f"calcScore failed {exc} for pod {name}"), "pod_error"
+        return FilterResult(error=f"calcScore failed {exc} for pod {name}"), "pod_error"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
     if all(verdict.fits for verdict in verdicts):
         fitting = args.nodes
-        out = filter_result(fitting, failed, unresolvable, fitting_json=args.echo())
+        result = FilterResult(fitting, failed, unresolvable, fitting_json=args.echo())
     else:
         fitting = []
         indices = []
@@ -135,7 +141,7 @@ def run_filter(
                 unresolvable[verdict.name] = verdict.reason
             else:
                 failed[verdict.name] = verdict.reason
-        out = filter_result(fitting, failed, unresolvable, fitting_json=args.echo(indices))
+        result = FilterResult(fitting, failed, unresolvable, fitting_json=args.echo(indices))
     _count_verdicts(len(fitting), len(failed), len(unresolvable))
     bind_filter_verdict(args.pod, len(fitting), len(verdicts))
     # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs
@@ -148,100 +154,121 @@ def run_filter(
             caller=caller,
             seconds=time.perf_counter() - started,
         )
-    return out, "fit" if fitting else "no_fit"
+    return result, "fit" if fitting else "no_fit"
 
 
-def run_prioritize(body: bytes, *, states: Mapping[str, NodeState] | None = None) -> tuple[bytes, str]:
-    """``HostPriorityList`` for the nodes that pass the filter; ``[]`` on any error."""
+def prioritize_rejected(exc: Exception, body: bytes) -> list:
+    """``[]``, CA's answer to anything it cannot score (the reason goes to the log)."""
+    bind_rejected("bad_request", body=body)
+    log.warning("prioritize-simulation rejected: %s", exc)
+    return []
+
+
+def prioritize_answer(
+    args: ExtenderArgs, *, states: Mapping[str, NodeState] | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """``HostPriorityList`` for the nodes that pass the filter; ``[]`` for a pod HAMi rejects."""
+    simulator = get_simulator()
     try:
-        args = parse_extender_args(body, verb="prioritize-simulation")
-        simulator = get_simulator()
         ctx = simulator.pod_context(args.pod)
-    except (ExtenderArgsError, PodError, WeightsError) as exc:
-        bind_rejected("bad_request", body=body)
-        log.warning("prioritize-simulation rejected: %s", exc)
-        return b"[]", "bad_request"
+    except (PodError, WeightsError) as exc:
+        return prioritize_rejected(exc, args.body), "bad_request"
     verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     priorities = [{"Host": v.name, "Score": simulator.prioritize_score(ctx, v)} for v in verdicts if v.fits]
     bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
-    return orjson.dumps(priorities), "ok"
-
-
-def _answer(content: bytes, status: int = 200) -> HttpResponse:
-    """The answer, encoded once by the verb: DRF passes a finished ``HttpResponse`` through as is."""
-    return HttpResponse(content, content_type=OrjsonRenderer.media_type, status=status)
+    return priorities, "ok"
 
 
 class ExtenderVerbView(APIView):
-    """An extender verb: ``POST`` a bounded ``ExtenderArgs`` body, answer in Go's shape.
+    """An extender verb: ``POST`` an ``ExtenderArgs`` body, answer in Go's shape.
 
-    Subclasses set ``verb`` (the metrics label), ``too_large`` (the 413 body; None: an
-    ``ExtenderFilterResult`` with ``Error`` set) and ``answer(body, **kwargs)``.
+    Subclasses set ``verb`` (the metrics label), ``wire_name`` (the verb in parse errors) and
+    ``answer(request, **kwargs)``, and say what a refused body gets (``rejected``, ``too_large``).
     """
 
-    authentication_classes: tuple = ()
-    permission_classes: tuple = ()
-    throttle_classes: tuple = ()
-    parser_classes: tuple = ()
-    renderer_classes = (OrjsonRenderer,)
+    authentication_classes = (
+        ClientCertificateAuthentication,
+        LoginSessionAuthentication,
+        TokenUserAuthentication,
+    )
+    permission_classes = (ExtenderClientCertificate,)
+    throttle_classes = ()
+    parser_classes = (ExtenderArgsParser,)
+    renderer_classes = (ExtenderRenderer,)
+    content_negotiation_class = FixedNegotiation
     http_method_names = ["post"]
     schema = None  # documented by ``simulations.schema.add_extender_paths`` (Go field names)
     verb = ""
-    too_large: bytes | None = None
+    wire_name = "filter-simulation"
+    started = 0.0
 
     # Allow: POST on every answer (DRF would recompute it from ``http_method_names`` per request)
     default_response_headers = {"Allow": "POST"}
 
-    def initialize_request(self, request: HttpRequest, *args, **kwargs) -> Request:
-        """DRF's request wrapper, without building the parser and authenticator lists it would not use."""
-        return Request(request, parser_context={"view": self, "args": args, "kwargs": kwargs})
-
-    def initial(self, request, *args, **kwargs) -> None:
-        """DRF's per-request policy steps, minus the ones that cannot apply here.
-
-        No authentication (mTLS did it; ``request.user`` stays Django's), no permission or throttle
-        class, no API version, no format suffix, one answer format: so only the renderer is set.
-        """
-        self.format_kwarg = None
-        request.accepted_renderer = self._renderer
-        request.accepted_media_type = self._renderer.media_type
-
-    _renderer = OrjsonRenderer()
-
-    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
-        raise NotImplementedError
+    def get_exception_handler(self):
+        return extender_exception_handler
 
     def post(self, request, **kwargs: str) -> HttpResponse:
-        started = time.perf_counter()
-        try:
-            body = read_body(request._request)
-        except BodyTooLarge as exc:
-            bind_rejected("too_large")
-            EXTENDER_REQUESTS.labels(self.verb, "too_large").inc()
-            payload = filter_result(None, {}, {}, str(exc)) if self.too_large is None else self.too_large
-            return _answer(payload, 413)
-        content, outcome = self.answer(body, **kwargs)
-        _request_counter(self.verb, outcome).inc()
-        _latency(self.verb).observe(time.perf_counter() - started)
-        return _answer(content)
+        self.started = time.perf_counter()
+        data, outcome = self.answer(request, **kwargs)
+        self.count(outcome)
+        return self.rendered(request, data)
 
-    def http_method_not_allowed(self, request, *args, **kwargs) -> HttpResponse:
-        """Anything but POST: a JSON 405 naming the method (``Allow: POST`` comes from DRF)."""
-        return _answer(
-            orjson.dumps({"Error": f"method {request.method} not allowed; POST ExtenderArgs as JSON"}), 405
+    @staticmethod
+    def rendered(request, data: object, status: int = 200) -> HttpResponse:
+        """``data`` encoded by the renderer DRF negotiated, as a finished response DRF passes through.
+
+        Not DRF's ``Response``: that is a template response, rendered after the view by one more
+        pass through the middleware (about 70 Python calls, a tenth of what CA's smallest call
+        costs above a fixed answer); the errors' responses take that path."""
+        return HttpResponse(
+            request.accepted_renderer.render(data), content_type=request.accepted_media_type, status=status
         )
+
+    def extender_args(self, request) -> ExtenderArgs:
+        """The parsed body; an empty one is Go's decoding error too (DRF parses no empty body)."""
+        data = request.data
+        if type(data) is ExtenderArgs:
+            return data
+        return parse_extender_args(b"", verb=self.wire_name)
+
+    def answer(self, request, **kwargs: str) -> tuple[object, str]:
+        raise NotImplementedError
+
+    def count(self, outcome: str) -> None:
+        _request_counter(self.verb, outcome).inc()
+        _latency(self.verb).observe(time.perf_counter() - self.started)
+
+    def rejected(self, exc: ExtenderArgsError) -> object:
+        """The answer to a body that is no ``ExtenderArgs`` (HTTP 200, as Go's extender answers)."""
+        self.count("bad_request")
+        return filter_rejected(exc)
+
+    def too_large(self, message: str) -> object:
+        """The answer to a body over ``EXTENDER_MAX_BODY_BYTES`` (HTTP 413)."""
+        bind_rejected("too_large")
+        _request_counter(self.verb, "too_large").inc()
+        return FilterResult(error=message)
 
 
 class FilterSimulationView(ExtenderVerbView):
     verb = "filter"
 
-    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
-        return run_filter(body)
+    def answer(self, request, **kwargs: str) -> tuple[object, str]:
+        return filter_answer(self.extender_args(request), started=self.started)
 
 
 class PrioritizeSimulationView(ExtenderVerbView):
     verb = "prioritize"
-    too_large = b"[]"
+    wire_name = "prioritize-simulation"
 
-    def answer(self, body: bytes, **kwargs: str) -> tuple[bytes, str]:
-        return run_prioritize(body)
+    def answer(self, request, **kwargs: str) -> tuple[object, str]:
+        return prioritize_answer(self.extender_args(request))
+
+    def rejected(self, exc: ExtenderArgsError) -> object:
+        self.count("bad_request")
+        return prioritize_rejected(exc, exc.body)
+
+    def too_large(self, message: str) -> object:
+        super().too_large(message)
+        return []

@@ -1,0 +1,81 @@
+"""The client certificate identity: which allowed names a request's certificate carries.
+
+One home for the allow-list check that the extender verbs' authentication and permission classes
+(``hami_sim.authentication``, ``hami_sim.permissions``), the listener guard of the other simulation
+endpoints (``hami_sim.middleware.ClientIdentityMiddleware``) and the session owner
+(``hami_sim.permissions.caller_of``) share. No DRF here: the middleware imports it.
+
+The names come from the TLS handshake: the gunicorn worker puts the peer certificate's CN and SAN
+values in the WSGI environ under ``IDENTITIES_KEY`` (``hami_sim.gworker``), never from a header.
+Only the names on ``HAMI_SIM_CLIENT_IDENTITIES`` count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .conf import Conf, conf
+
+__all__ = ["IDENTITIES_KEY", "NOT_ALLOWED", "ClientCertificate", "allowed_identities", "log_refused"]
+
+#: the WSGI environ key the gunicorn worker fills (``hami_sim.gworker.IDENTITIES_ENVIRON_KEY``)
+IDENTITIES_KEY = "hami_sim.client_identities"
+#: the refusal of a certificate (or none) on the extender listener
+NOT_ALLOWED = (
+    "this client certificate is not allowed here; its CN or SAN must be one of HAMI_SIM_CLIENT_IDENTITIES"
+)
+
+identity_log = logging.getLogger("hami_sim.security")
+
+# (the conf it was read from, the allow-list): parsed once per settings change, not per request
+_allow_list: tuple[Conf | None, frozenset[str]] = (None, frozenset())
+
+
+def _allowed() -> frozenset[str]:
+    global _allow_list
+    current = conf()
+    if _allow_list[0] is not current:
+        _allow_list = (current, current.client_identities())
+    return _allow_list[1]
+
+
+def allowed_identities(meta: Mapping[str, object]) -> list[str]:
+    """The allowed names a request's client certificate carries (``META``), sorted; [] for none."""
+    presented = meta.get(IDENTITIES_KEY)
+    if not presented:
+        return []
+    return sorted(_allowed().intersection(presented))  # type: ignore[arg-type]
+
+
+def log_refused(meta: Mapping[str, object]) -> None:
+    """The security log line of a refused certificate (or a request without one)."""
+    identity_log.warning(
+        "client certificate identities %s are not allowed on the extender listener",
+        list(meta.get(IDENTITIES_KEY) or ()),  # type: ignore[call-overload]
+        extra={"status_code": 403},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCertificate:
+    """``request.user`` of a caller whose client certificate names an allowed identity (Cluster
+    Autoscaler): not a database user, so it owns sessions as ``cert:<name>`` and has no model
+    permissions."""
+
+    name: str
+    is_authenticated = True
+    is_anonymous = False
+    is_active = True
+    is_staff = False
+    is_superuser = False
+
+    def get_username(self) -> str:
+        return f"cert:{self.name}"
+
+    def has_perm(self, perm: str, obj: object = None) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return self.get_username()

@@ -8,16 +8,16 @@
   ``kunlunxin.com/vxpu-memory`` MiB rounded **up** to the 24576 / 49152 / 98304 templates; cores
   follow memory (``mem x 100 / 98304``); no memory = the whole card. A healthy card only takes
   slices of the size it already holds; under the mutex policy only idle cards.
-- Both select cards by UUID with ``hami.io/use-xpu-uuid`` / ``no-use-xpu-uuid`` *and* the legacy
+- Both place cards on the 8-card board of ``kunlun_topology.py``, and both select cards by UUID with ``hami.io/use-xpu-uuid`` / ``no-use-xpu-uuid`` *and* the legacy
   ``baidu.com/use-gpuuuid`` / ``nouse-gpuuuid`` (a card must pass both). When nothing is placed the
   reason counts over the node's devices: the mutex conflicts (vXPU), else the cards rejected by UUID,
   else ``1/<n> NumaNotFit``.
 
-Node score (``ScoreNode``, whole cards only): on a node whose every device is a ``kunlun`` card,
-``countbubble`` of the cards in use before the pod and of the pod's cards (two 4-card wings: a wing
-holding 4 cards counts 0, 1 card 2, anything else 1; nothing at all counts 1) decides the bonus:
-one bubble fewer 3000, as many 2000, one more 1000, two more 0, any other change 1000 (HAMi
-``calcscore``).
+Node score (``ScoreNode``, whole cards only, ``kunlun_topology_score``): on a node whose every
+device is a ``kunlun`` card, ``countbubble`` of the cards in use before the pod and of the pod's cards
+(two 4-card wings: a wing holding 4 cards counts 0, 1 card 2, anything else 1; nothing at all counts
+1) decides the bonus: one bubble fewer 3000, as many 2000, one more 1000, two more 0, any other
+change 1000 (HAMi ``calcscore``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .kunlun_topology import FitFn, graph_select, kunlun_topology_score
 from .node_codecs import capacity_devices, json_devices
 from .registry import (
     CUSTOMINFO_HELP,
@@ -63,9 +64,6 @@ XPU = "XPU"
 XPU_REGISTER = "hami.io/node-register-xpu"
 KUNLUN_MAX_MEMORY = 98304
 VXPU_TEMPLATES = (24576, 49152)
-INTER_GROUP = ((0, 4), (1, 5), (2, 6), (3, 7))
-INTER_GROUP_4 = ((0, 1, 4, 5), (2, 3, 6, 7), (0, 2, 4, 6), (1, 3, 5, 7), (0, 3, 4, 7), (1, 2, 5, 6))
-GROUP = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (4, 5), (4, 6), (4, 7), (5, 6), (5, 7), (6, 7))
 
 
 def trim_vxpu_memory(memory: int) -> int:
@@ -74,80 +72,6 @@ def trim_vxpu_memory(memory: int) -> int:
         if memory <= template:
             return template
     return KUNLUN_MAX_MEMORY
-
-
-FitFn = Callable[[DeviceUsage, ContainerDeviceRequest], bool]
-
-
-def _interconnect(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    """HAMi's ``interconnect``: 2 cards on one interconnect pair, or 4 on one interconnect group."""
-    if request.nums == 2:
-        return _interconnect_pair(devices, request, fits)
-    if request.nums == 4:
-        return _interconnect_four(devices, request, fits)
-    return []
-
-
-def _interconnect_pair(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    for a in devices:
-        if not fits(a, request):
-            continue
-        for b in devices:
-            if not fits(b, request) or b.index == a.index:
-                continue
-            for left, right in INTER_GROUP:
-                if (left, right) in ((a.index, b.index), (b.index, a.index)):
-                    return [a.index, b.index]
-    return []
-
-
-def _interconnect_four(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    unused = [d.index for d in devices if fits(d, request)]
-    if len(unused) in (4, 5):
-        for combo in INTER_GROUP_4:
-            if set(combo) <= set(unused):
-                return list(combo)
-    if len(unused) == 6:
-        ret: list[int] = []
-        for combo in INTER_GROUP_4:
-            if set(combo) <= set(unused):
-                ret = list(combo)
-                rest = [i for i in unused if i not in combo]
-                for pair in INTER_GROUP + GROUP:
-                    if set(pair) <= set(rest):
-                        return ret
-        return ret
-    return []
-
-
-def _pick(devices: list[DeviceUsage], start: int, request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    out: list[int] = []
-    for t in range(start, min(8, len(devices))):  # HAMi indexes devices[t] up to 7 (it would panic)
-        if fits(devices[t], request):
-            out.append(devices[t].index)
-            if len(out) == request.nums:
-                return out
-    return out
-
-
-def graph_select(devices: list[DeviceUsage], request: ContainerDeviceRequest, fits: FitFn) -> list[int]:
-    """``graghSelect``: device indices for the request on an 8-card board, or [] when none fit."""
-    count = request.nums
-    left = sum(1 for i, d in enumerate(devices) if i < 4 and fits(d, request))
-    right = sum(1 for i, d in enumerate(devices) if i >= 4 and fits(d, request))
-    odd_order = (1, 3, 2, 4)
-    if count == 8:
-        return list(range(8)) if left + right == count else []
-    if count in (1, 2, 4):
-        if left >= count or right >= count:
-            for slots in range(count, 5):
-                num = odd_order[slots - 1] if count % 2 == 1 else slots
-                if left == num:
-                    return _pick(devices, 0, request, fits)
-                if right == num:
-                    return _pick(devices, 4, request, fits)
-        return _interconnect(devices, request, fits)
-    return []
 
 
 UUID_KEYS = (
@@ -259,52 +183,7 @@ class KunlunVendor(Vendor):
         policy: str,
         pod: PodView,
     ) -> float:
-        return kunlun_topology_score(pod_devices, previous)
-
-
-def _wing_value(count: int) -> int:
-    """``getvalue``: a full 4-card wing leaves no bubble, a lone card two, anything else one."""
-    if count == 4:
-        return 0
-    if count == 1:
-        return 2
-    return 1
-
-
-def _bubbles(indices: list[int]) -> int:
-    """``countbubble``: fragmentation of a set of card indices over the two wings (0-3, 4-7)."""
-    left = sum(1 for i in indices if i < 4)
-    right = len(indices) - left
-    if left == 0 and right == 0:
-        return 1
-    return _wing_value(left) + _wing_value(right)
-
-
-_BUBBLE_SCORE = {-1: 3000.0, 0: 2000.0, 1: 1000.0, 2: 0.0}
-
-
-def kunlun_topology_score(
-    pod_devices: Sequence[Sequence[ContainerDevice]], previous: Sequence[DeviceUsage]
-) -> float:
-    """HAMi's kunlun ``ScoreNode``: 0 unless every device of the node is a ``kunlun`` card.
-
-    ``prev`` = distinct indices of cards in use before the pod, ``current`` = distinct indices of
-    the pod's cards (every container); the score is ``calcscore(prev, current)``.
-    """
-    prev: list[int] = []
-    for dev in previous:
-        if KUNLUN not in dev.type:
-            return 0.0
-        if dev.used > 0 and dev.index not in prev:
-            prev.append(dev.index)
-    current: list[int] = []
-    for container in pod_devices:
-        for chosen in container:
-            if KUNLUN not in chosen.type:
-                return 0.0
-            if chosen.idx not in current:
-                current.append(chosen.idx)
-    return _BUBBLE_SCORE.get(_bubbles(current) - _bubbles(prev), 1000.0)
+        return kunlun_topology_score(pod_devices, previous, KUNLUN)
 
 
 def _fits_xpu(dev: DeviceUsage, request: ContainerDeviceRequest) -> bool:

@@ -57,23 +57,29 @@ def nodes_from_snapshot(data: object) -> list[dict]:
     are not real nodes and are skipped. Items of another ``kind`` (the Pods of
     ``kubectl get nodes,pods -A -o json``) are not nodes either: the usage sync reads those.
     """
-    if isinstance(data, Mapping):
-        if isinstance(data.get("items"), list):
-            items = data["items"]
-        elif isinstance(data.get("NodeList"), list):
-            items = [e.get("Node", e) if isinstance(e, Mapping) else e for e in data["NodeList"]]
-        else:
-            raise SourceError("snapshot is neither a NodeList (items) nor a CA snapshot (NodeList)")
-    elif isinstance(data, list):
-        items = data
-    else:
-        raise SourceError("snapshot must be a JSON object or list")
-    items = [i for i in items if not (isinstance(i, Mapping) and i.get("kind") not in (None, "", "Node"))]
+    items = [
+        i
+        for i in _snapshot_items(data)
+        if not (isinstance(i, Mapping) and i.get("kind") not in (None, "", "Node"))
+    ]
     for i, node in enumerate(items):
         meta = node.get("metadata") if isinstance(node, Mapping) else None
         if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
             raise SourceError(f"snapshot node #{i} has no metadata.name")
     return list(items)
+
+
+def _snapshot_items(data: object) -> list:
+    """The entries of a snapshot: a NodeList's ``items``, a CA snapshot's Nodes, or a bare list."""
+    if isinstance(data, list):
+        return data
+    if not isinstance(data, Mapping):
+        raise SourceError("snapshot must be a JSON object or list")
+    if isinstance(data.get("items"), list):
+        return data["items"]
+    if isinstance(data.get("NodeList"), list):
+        return [e.get("Node", e) if isinstance(e, Mapping) else e for e in data["NodeList"]]
+    raise SourceError("snapshot is neither a NodeList (items) nor a CA snapshot (NodeList)")
 
 
 def status_message(body: object) -> str:
@@ -132,22 +138,8 @@ def list_nodes(
         client_ = api_client(source)
     except ConfigException as exc:
         raise SourceError(f"cannot configure the Kubernetes client: {exc}") from None
-    api = client.CoreV1Api(client_)
-    nodes: list[dict] = []
-    token: str | None = None
     try:
-        while True:
-            kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
-            if label_selector:
-                kwargs["label_selector"] = label_selector
-            if token:
-                kwargs["_continue"] = token
-            response = api.list_node(**kwargs)
-            page = orjson.loads(response.data)
-            nodes.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue") or None
-            if not token:
-                return nodes
+        return _list_pages(client.CoreV1Api(client_), label_selector, page_size, timeout)
     except ApiException as exc:
         detail = status_message(exc.body) or exc.reason
         raise SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status) from None
@@ -157,3 +149,20 @@ def list_nodes(
         raise SourceError(f"Kubernetes API read failed: {exc}") from None
     finally:
         client_.close()
+
+
+def _list_pages(api, label_selector: str, page_size: int, timeout: float) -> list[dict]:
+    """Every page of the node list, raw JSON decoded with orjson (the client's models are slow)."""
+    nodes: list[dict] = []
+    token: str | None = None
+    while True:
+        kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
+        if label_selector:
+            kwargs["label_selector"] = label_selector
+        if token:
+            kwargs["_continue"] = token
+        page = orjson.loads(api.list_node(**kwargs).data)
+        nodes.extend(page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue") or None
+        if not token:
+            return nodes

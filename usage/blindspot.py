@@ -268,13 +268,49 @@ def _drain_pods(names: list[str]) -> dict[str, list[dict]]:
     return out
 
 
+def _pending(now: datetime, ages: dict[str, float]) -> tuple[list[Pending], dict[str, dict]]:
+    """The unschedulable pending pods (their ages filled into ``ages``), and each pod by uid."""
+    from .models import PendingPod
+
+    rows = list(
+        PendingPod.objects.filter(unschedulable=True).values_list("uid", "pod", "reasons", "created_at")
+    )
+    pending = []
+    for uid, pod, reasons, created in rows:
+        pod.setdefault("metadata", {})["uid"] = uid
+        pending.append(Pending(pod, reasons))
+        ages[uid] = max(0.0, (now - created).total_seconds()) if created else 0.0
+    return pending, {uid: pod for uid, pod, _r, _c in rows}
+
+
+def _group_answers(sim: Simulator, out: Report, pods: dict[str, dict]) -> None:
+    """Per node group CA thinks the invisible pods fit: its pods, the oldest, and the estimator's answer."""
+    for view in out.invisible:
+        group = view.ca_node_group or "(no node group)"
+        answer = out.groups.setdefault(group, GroupAnswer(group))
+        answer.pods.append(view)
+        answer.oldest_seconds = max(answer.oldest_seconds, out.ages.get(view.pod, 0.0))
+    templates = _group_templates() if out.groups else []
+    for answer in out.groups.values():
+        _answer(sim, answer, pods, templates)
+
+
+def _drains(sim: Simulator, out: Report, profile: CAProfile) -> None:
+    """The scale-down views of each node whose group is small enough to judge."""
+    groups, out.drains_skipped = drain_groups(out.nodes)
+    if not groups:
+        return
+    # pods rebuilt from their allocations lost their selectors: their own group's nodes only
+    drain_pods = _drain_pods([v.name for members in groups for v in members])
+    for members in groups:
+        out.drains.extend(drain_views(sim, members, drain_pods, profile, same_group=True))
+
+
 def compute(
     sim: Simulator | None = None, aggregate: bool | None = None, now: datetime | None = None
 ) -> Report:
     """The report, computed now."""
     from hami_sim.runtime.simulator import get_simulator
-
-    from .models import PendingPod
 
     sim = sim or get_simulator()
     now = now or timezone.now()
@@ -284,34 +320,13 @@ def compute(
     if out.stale:
         return out
     nodes = out.nodes = live_view_nodes(sim)
-    rows = list(
-        PendingPod.objects.filter(unschedulable=True).values_list("uid", "pod", "reasons", "created_at")
-    )
-    pods = {uid: pod for uid, pod, _r, _c in rows}
-    pending = []
-    for uid, pod, reasons, created in rows:
-        pod.setdefault("metadata", {})["uid"] = uid
-        pending.append(Pending(pod, reasons))
-        out.ages[uid] = max(0.0, (now - created).total_seconds()) if created else 0.0
+    pending, pods = _pending(now, out.ages)
     try:
         out.pods = pod_views(sim, nodes, pending, profile)
     except (PodError, WeightsError):  # one pod the engine cannot parse: judge the others
         out.pods = _one_by_one(sim, nodes, pending, profile)
-    templates = None
-    for view in out.invisible:
-        group = view.ca_node_group or "(no node group)"
-        answer = out.groups.setdefault(group, GroupAnswer(group))
-        answer.pods.append(view)
-        answer.oldest_seconds = max(answer.oldest_seconds, out.ages.get(view.pod, 0.0))
-    for answer in out.groups.values():
-        templates = templates if templates is not None else _group_templates()
-        _answer(sim, answer, pods, templates)
-    groups, out.drains_skipped = drain_groups(nodes)
-    if groups:
-        # pods rebuilt from their allocations lost their selectors: their own group's nodes only
-        drain_pods = _drain_pods([v.name for members in groups for v in members])
-        for members in groups:
-            out.drains.extend(drain_views(sim, members, drain_pods, profile, same_group=True))
+    _group_answers(sim, out, pods)
+    _drains(sim, out, profile)
     return out
 
 

@@ -101,3 +101,20 @@ def test_a_group_without_profile_still_renders_its_page(db, staff_client):
     NodeGroupFactory(name="cpu-pool")
     response = staff_client.get("/node-groups/cpu-pool/")
     assert response.status_code == 200 and 'id="ca-template-aws"' in response.content.decode()
+
+
+def test_an_expander_call_is_recorded_as_its_own_kind_and_folds_with_the_next_loops(groups):
+    """CA asks again every loop: the same answer moves one row's count; each line is an option
+    (kept or not, judged or not, how many pods it places), not a node."""
+    from decisions.models import Decision
+
+    options = [option("gpu-a10", 2, pods(16, 12000)), option("nowhere", 1, pods(1, 12000))]
+    _expander_call(options)
+    _expander_call(options)
+    decision = Decision.objects.get(caller="expander")
+    assert decision.count == 2
+    lines = {line["group"]: line for line in decision.nodes}
+    fields = ("kept", "unjudged", "node_count", "placed", "total")
+    assert {k: lines["gpu-a10"][k] for k in fields} == dict(zip(fields, (True, "", 2, 8, 16), strict=True))
+    assert lines["nowhere"]["kept"] and lines["nowhere"]["unjudged"] == "no-template"
+    assert decision.fit_groups == ["gpu-a10", "nowhere"] and decision.verdict == "fit"

@@ -35,10 +35,10 @@ from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
 from .ascend_chips import DEFAULT_ASCEND_CONFIGS, AscendConfig, VnpuTemplate
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
-from .fit_loop import FitRules, Rejections
+from .fit_loop import FitRules, Rejections, core_reason, memory_request
 from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
-from .request_rules import MAX_INT32, go_div
+from .request_rules import MAX_INT32
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -202,7 +202,7 @@ class AscendVendor(Vendor):
         coresreq = min(request.coresreq, 100)
         collected: list[ContainerDevice] = []
         for dev in reversed(devices):
-            memreq = _memreq(request, dev)
+            memreq = memory_request(request, dev)
             total_core = 100 if hami_core else dev.totalcore
             why = _device_reason(dev, request, pod, policy, keys, memreq, coresreq, total_core)
             if why:
@@ -268,14 +268,6 @@ def _go_value(q: Fraction) -> int:
     return whole if q >= 0 else -whole
 
 
-def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
-    if request.memreq > 0:
-        return request.memreq
-    if request.mem_percentage_req != 101:
-        return go_div(dev.totalmem * request.mem_percentage_req, 100)
-    return 0
-
-
 def _device_reason(
     dev: DeviceUsage,
     request: ContainerDeviceRequest,
@@ -301,13 +293,7 @@ def _device_reason(
         return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
     if dev.totalmem - dev.usedmem < memreq:
         return R.CARD_INSUFFICIENT_MEMORY
-    if total_core - dev.usedcores < coresreq:
-        return R.CARD_INSUFFICIENT_CORE
-    if total_core == 100 and coresreq == 100 and dev.used > 0:
-        return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
-    if total_core != 0 and dev.usedcores == total_core and coresreq == 0:
-        return R.CARD_COMPUTE_UNITS_EXHAUSTED
-    return ""
+    return core_reason(dev, coresreq, total_core)
 
 
 def _best_network(

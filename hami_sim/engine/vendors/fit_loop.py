@@ -28,6 +28,7 @@ __all__ = [
     "FitRules",
     "Rejections",
     "core_reason",
+    "memory_request",
     "common_fit",
     "same_device_rule",
     "check_uuid_exact",
@@ -63,19 +64,31 @@ class Rejections:
         self.device_reasons.setdefault(dev.id, reason)
 
 
-def core_reason(dev: DeviceUsage, coresreq: int) -> str:
+def core_reason(dev: DeviceUsage, coresreq: int, totalcore: int | None = None) -> str:
     """The NVIDIA-derived core checks after memory: insufficient cores, a whole-card request on a used
     card, a card whose compute is used up for a core-less request; "" when the device passes.
 
     The order is NVIDIA's (``NvidiaVendor.fit`` uses it too), which the other vendors' Fits copied.
+    ``totalcore``: the card's cores when not its registered ones (Ascend soft slicing: 100).
     """
-    if dev.totalcore - dev.usedcores < coresreq:
+    total = dev.totalcore if totalcore is None else totalcore
+    if total - dev.usedcores < coresreq:
         return R.CARD_INSUFFICIENT_CORE
-    if dev.totalcore == 100 and coresreq == 100 and dev.used > 0:
+    if total == 100 and coresreq == 100 and dev.used > 0:
         return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT
-    if dev.totalcore != 0 and dev.usedcores == dev.totalcore and coresreq == 0:
+    if total != 0 and dev.usedcores == total and coresreq == 0:
         return R.CARD_COMPUTE_UNITS_EXHAUSTED
     return ""
+
+
+def memory_request(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
+    """The MiB a request takes of ``dev`` in NVIDIA's Fit (Ascend's copies it): its memory, else its
+    percentage of the card, else 0."""
+    if request.memreq > 0:
+        return request.memreq
+    if request.mem_percentage_req != 101:
+        return go_div(dev.totalmem * request.mem_percentage_req, 100)
+    return 0
 
 
 @dataclass(slots=True, frozen=True)

@@ -37,7 +37,7 @@ from .base import (
     check_uuid,
     go_parse_bool,
 )
-from .fit_loop import core_reason
+from .fit_loop import core_reason, memory_request
 from .node_codecs import json_devices
 from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, mig_fits, placed, take_slot
 from .nvidia_topology import topology_pick
@@ -51,7 +51,6 @@ from .registry import (
     render_json,
 )
 from .request_rules import MAX_INT32 as _MAX_INT32
-from .request_rules import go_div as _go_div
 from .request_rules import int32 as _int32
 
 if TYPE_CHECKING:
@@ -143,15 +142,6 @@ def _selection_reason(
     ):
         return R.CARD_TYPE_MISMATCH
     return ""
-
-
-def _memreq(request: ContainerDeviceRequest, dev: DeviceUsage) -> int:
-    """The MiB a request takes of ``dev``: its memory, else its percentage of the card, else 0."""
-    if request.memreq > 0:
-        return request.memreq
-    if request.mem_percentage_req != 101:
-        return _go_div(dev.totalmem * request.mem_percentage_req, 100)
-    return 0
 
 
 def _percentage(raw: object | None) -> int:
@@ -330,7 +320,7 @@ class NvidiaVendor(Vendor):
             return R.CARD_TIME_SLICING_EXHAUSTED, 0
         if mutex and dev.used > 0:
             return R.EXCLUSIVE_DEVICE_ALLOCATE_CONFLICT, 0
-        memreq = _memreq(request, dev)
+        memreq = memory_request(request, dev)
         if dev.totalmem - dev.usedmem < memreq:
             return R.CARD_INSUFFICIENT_MEMORY, memreq
         why = core_reason(dev, coresreq)

@@ -110,15 +110,38 @@ class VastaiVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        """HAMi v2.10's Vastai Fit; not ``common_fit`` because of die mode (see the module docstring)."""
+        """HAMi v2.10's Vastai Fit; not ``common_fit`` because of die mode (see the module docstring):
+        the walk, then in die mode the best combination of the dies it collected."""
         die_mode = _die_mode(devices)
-        occupied = {_aic(_info(d)) for d in devices if d.used > 0} if policy.mutex and die_mode else set()
-        occupied.discard(None)
+        occupied = _occupied_cards(devices) if policy.mutex and die_mode else set()
         reject = Rejections()
+        collected, done = self._walk(
+            devices, request, pod.annotations, policy.mutex, die_mode, occupied, reject
+        )
+        if done:
+            return FitOutcome(True, collected, "", reject.device_reasons)
+        if die_mode and len(collected) >= request.nums:
+            return FitOutcome(True, _best_dies(collected, request.nums, devices), "", reject.device_reasons)
+        if collected:
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, collected, R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
+
+    def _walk(
+        self,
+        devices: list[DeviceUsage],
+        request: ContainerDeviceRequest,
+        annotations: Mapping[str, str],
+        mutex: bool,
+        die_mode: bool,
+        occupied: set,
+        reject: Rejections,
+    ) -> tuple[list[ContainerDevice], bool]:
+        """The devices from the end, each rejected by its first failing check (``_reason``); whole
+        devices stop once enough were collected (done), dies are all collected."""
         nums = request.nums
         collected: list[ContainerDevice] = []
         for dev in reversed(devices):
-            why = self._reason(dev, request, pod.annotations, policy.mutex, occupied if die_mode else set())
+            why = self._reason(dev, request, annotations, mutex, occupied)
             if why:
                 reject(dev, why)
                 continue
@@ -127,16 +150,8 @@ class VastaiVendor(Vendor):
                     nums -= 1
                 collected.append(ContainerDevice(dev.index, dev.id, VASTAI, 0, request.coresreq))
             if nums == 0 and not die_mode:
-                return FitOutcome(True, collected, "", reject.device_reasons)
-        if die_mode and len(collected) >= request.nums:
-            if len(collected) > request.nums:
-                aics = {d.id: _aic(_info(d)) for d in devices}
-                keep = collected[:1] if request.nums == 1 else best_combination(request.nums, collected, aics)
-                collected = keep
-            return FitOutcome(True, collected, "", reject.device_reasons)
-        if collected:
-            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
-        return FitOutcome(False, collected, R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
+                return collected, True
+        return collected, False
 
     @staticmethod
     def _reason(
@@ -190,6 +205,25 @@ class VastaiVendor(Vendor):
             if total:
                 score = f32(score + f32(f32(max(counts.values())) / f32(total)))
         return score
+
+
+def _occupied_cards(devices: list[DeviceUsage]) -> set:
+    """Die mode under mutex: the cards (``AIC``) with a die in use; each of their dies conflicts."""
+    occupied = {_aic(_info(d)) for d in devices if d.used > 0}
+    occupied.discard(None)
+    return occupied
+
+
+def _best_dies(
+    collected: list[ContainerDevice], nums: int, devices: list[DeviceUsage]
+) -> list[ContainerDevice]:
+    """Die mode with enough dies: all when exactly enough, the first for one, else the best
+    combination (largest same-card groups first)."""
+    if len(collected) <= nums:
+        return collected
+    if nums == 1:
+        return collected[:1]
+    return best_combination(nums, collected, {d.id: _aic(_info(d)) for d in devices})
 
 
 PROFILE = ProfileFields(

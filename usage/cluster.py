@@ -256,6 +256,13 @@ class ClusterWatcher:
 
     def _step(self) -> None:
         """Drain a batch of queued events and apply it; sync nodes when due."""
+        batch = self._drain()
+        close_old_connections()
+        self._handle(batch)
+        self._periodic(bool(batch))
+
+    def _drain(self) -> list:
+        """Up to 500 queued events (waiting up to 0.2 s for the first)."""
         batch = []
         try:
             batch.append(self._events.get(timeout=0.2))
@@ -263,7 +270,11 @@ class ClusterWatcher:
                 batch.append(self._events.get_nowait())
         except queue.Empty:
             pass
-        close_old_connections()
+        return batch
+
+    def _handle(self, batch: list) -> None:
+        """Apply a batch in order: pod events together, node events one by one; an expired watch
+        applies what came before it, then relists its resource."""
         pod_events = []
         for resource, kind, obj in batch:
             if kind in ("ADDED", "MODIFIED", "DELETED"):
@@ -285,12 +296,16 @@ class ClusterWatcher:
                 self._healthy[resource] = True
         if pod_events:
             self._apply(pod_events)
+
+    def _periodic(self, had_events: bool) -> None:
+        """What is due by time: the node sync (when nodes changed), the pending pods' reasons, and
+        confirming usage (at most once a second, while every watch is healthy)."""
         if self._dirty and time.monotonic() - self._last_node_sync >= self.node_sync_seconds:
             self._sync_nodes()
         if time.monotonic() - self._last_reasons >= self.reasons_seconds:
             self._last_reasons = time.monotonic()
             refresh_reasons(self.source)
-        if batch and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
+        if had_events and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
             confirm(source=self.source)
             self._last_confirm = time.monotonic()
 

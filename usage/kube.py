@@ -50,8 +50,13 @@ def pods_from_snapshot(data: object) -> list[dict]:
     items = data.get("items") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
         raise SourceError("snapshot is neither a List (items) nor a CA snapshot (NodeList)")
-    default_kind = "Pod" if isinstance(data, Mapping) and data.get("kind") == "PodList" else ""
+    default_kind = _default_kind(data)
     return [i for i in items if isinstance(i, Mapping) and (i.get("kind") or default_kind) == "Pod"]
+
+
+def _default_kind(data: object) -> str:
+    """The kind of an item that names none: ``Pod`` in a ``PodList``, unknown elsewhere."""
+    return "Pod" if isinstance(data, Mapping) and data.get("kind") == "PodList" else ""
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:

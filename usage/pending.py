@@ -106,14 +106,7 @@ def pending_entry(pod: Mapping, managed: frozenset[str]) -> dict | None:
         return None
     if not asks_hami(pod, managed):
         return None
-    slim = {
-        "metadata": {
-            k: meta[k]
-            for k in ("name", "namespace", "uid", "labels", "annotations", "ownerReferences")
-            if k in meta
-        },
-        "spec": {k: spec[k] for k in _SPEC_KEYS if k in spec},
-    }
+    slim = _slim(meta, spec)
     created = meta.get("creationTimestamp")
     fields = {
         "namespace": str(meta.get("namespace") or "default"),
@@ -124,6 +117,15 @@ def pending_entry(pod: Mapping, managed: frozenset[str]) -> dict | None:
     }
     fields["content_hash"] = _digest(slim, fields["unschedulable"])
     return fields
+
+
+def _slim(meta: Mapping, spec: Mapping) -> dict:
+    """What a stored pending pod keeps: its identity and what placing it reads (no status)."""
+    keep = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences")
+    return {
+        "metadata": {k: meta[k] for k in keep if k in meta},
+        "spec": {k: spec[k] for k in _SPEC_KEYS if k in spec},
+    }
 
 
 def _digest(*parts: object) -> str:
@@ -279,12 +281,9 @@ def failed_scheduling(events: Iterable[Mapping]) -> dict[str, str]:
     """Pod uid -> the message of its newest ``FailedScheduling`` event."""
     newest: dict[str, tuple[str, str]] = {}
     for event in events:
-        if not isinstance(event, Mapping) or event.get("reason") != "FailedScheduling":
+        uid = _failed_pod(event)
+        if uid is None:
             continue
-        obj = event.get("involvedObject") or {}
-        if obj.get("kind") not in (None, "Pod"):
-            continue
-        uid = str(obj.get("uid") or f"{obj.get('namespace') or 'default'}/{obj.get('name') or ''}")
         when = str(
             event.get("lastTimestamp")
             or event.get("eventTime")
@@ -294,6 +293,17 @@ def failed_scheduling(events: Iterable[Mapping]) -> dict[str, str]:
         if uid not in newest or when >= newest[uid][0]:
             newest[uid] = (when, str(event.get("message") or ""))
     return {uid: message for uid, (_when, message) in newest.items()}
+
+
+def _failed_pod(event: object) -> str | None:
+    """The uid (else namespace/name) of the pod a ``FailedScheduling`` event is about; None for
+    any other event."""
+    if not isinstance(event, Mapping) or event.get("reason") != "FailedScheduling":
+        return None
+    obj = event.get("involvedObject") or {}
+    if obj.get("kind") not in (None, "Pod"):
+        return None
+    return str(obj.get("uid") or f"{obj.get('namespace') or 'default'}/{obj.get('name') or ''}")
 
 
 def apply_reasons(reasons: Mapping[str, str]) -> int:

@@ -102,26 +102,29 @@ def live_view_nodes(sim: Simulator) -> list[ViewNode]:
         for name, node, requested in NodeFacts.objects.values_list("name", "node", "requested")
     }
     usage = get_store().snapshot()
-    out = []
     rows = NodeInventory.objects.filter(gone_at__isnull=True).values_list(
         "name", "labels", "annotations", "capacity", "node_group__name"
     )
-    for name, labels, registration, capacity, group in rows.order_by("name").iterator(chunk_size=1000):
-        obj = {
-            "metadata": {"name": name, "labels": labels or {}, "annotations": registration or {}},
-            "status": {"capacity": capacity or {}},
-        }
-        inventory = sim.inventory(obj)
-        state = inventory.state(name) if not inventory.error else NodeState(name, [])
-        live = usage.get(name)
-        if live is not None:
-            state = apply_usage(state, live.devices, in_place=True)
-        fact = facts.get(name)
-        node = dict(fact[0]) if fact else {"status": {"allocatable": capacity or {}}}
-        node["metadata"] = {"name": name, "labels": labels or {}}
-        requested = _resources(fact[1] or {}) if fact else Resources()
-        out.append(ViewNode(name, node, requested, state, group or inventory.node_group or ""))
-    return out
+    return [_view_node(sim, row, facts, usage) for row in rows.order_by("name").iterator(chunk_size=1000)]
+
+
+def _view_node(sim: Simulator, row: tuple, facts: dict, usage: Mapping) -> ViewNode:
+    """One live inventory row as both views see it (``live_view_nodes``)."""
+    name, labels, registration, capacity, group = row
+    obj = {
+        "metadata": {"name": name, "labels": labels or {}, "annotations": registration or {}},
+        "status": {"capacity": capacity or {}},
+    }
+    inventory = sim.inventory(obj)
+    state = inventory.state(name) if not inventory.error else NodeState(name, [])
+    live = usage.get(name)
+    if live is not None:
+        state = apply_usage(state, live.devices, in_place=True)
+    fact = facts.get(name)
+    node = dict(fact[0]) if fact else {"status": {"allocatable": capacity or {}}}
+    node["metadata"] = {"name": name, "labels": labels or {}}
+    requested = _resources(fact[1] or {}) if fact else Resources()
+    return ViewNode(name, node, requested, state, group or inventory.node_group or "")
 
 
 @dataclass

@@ -15,7 +15,8 @@
 - ``ContentSecurityPolicyMiddleware``: the dashboard's pages carry a Content-Security-Policy; scripts
   and ``<style>`` blocks run only with the per-request nonce (``request.csp_nonce``).
 - ``page_not_found``, ``permission_denied``, ``server_error``, ``csrf_failure``: Django's own 403,
-  404 and 500 answers (and the CSRF refusal) in JSON on the JSON clients' paths, like ``bad_request``.
+  404 and 500 answers (and the CSRF refusal) in JSON on the JSON clients' paths, like ``bad_request``
+  (they and the path patterns live in ``errorviews``, re-exported here).
 - ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
   (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
   nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
@@ -32,16 +33,26 @@ import time
 import uuid
 from collections.abc import Callable
 
-import orjson
 from django.conf import settings
-from django.core.exceptions import DisallowedHost, ImproperlyConfigured, SuspiciousOperation
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
-from django.views import defaults
 
 from . import logconfig as log_context
 from .clientcert import NOT_ALLOWED, allowed_identities, log_refused
 from .conf import LISTENERS, conf
+from .errorviews import (  # re-exported: settings and urls name them as hami_sim.middleware.*
+    EXTENDER_VERB_PATH,
+    SIMULATION_PATH,
+    bad_request,
+    csrf_failure,
+    error_response,
+    is_json_client_path,
+    is_simulation_path,
+    page_not_found,
+    permission_denied,
+    server_error,
+)
 
 __all__ = [
     "SIMULATION_PATH",
@@ -68,40 +79,8 @@ __all__ = [
 access_log = logging.getLogger("hami_sim.access")
 security_log = logging.getLogger("django.security.DisallowedHost")  # where Django itself reports it
 
-# The extender verbs, plain or session-scoped (with or without the trailing slash).
-EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
-# Everything design.md 8 protects with mTLS instead of tokens: the verbs, sessions and estimate. Any
-# suffix after the name counts ("sessions.json", "estimate.api"): a route that reaches a simulation
-# view must never slip past the listener's guards (the router serves no format suffixes either).
-SIMULATION_PATH = re.compile(
-    r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:[/.].*)?)$",
-    re.DOTALL,
-)
-# Paths whose clients read JSON (design.md 2, 3): the REST API and the extender and session verbs
-# (not the dashboard's own /sessions/ pages).
-JSON_CLIENT_PATH = re.compile(r"^/(?:api/|(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$)")
 _PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_JSON = "application/json"
-
-
-def is_simulation_path(path: str) -> bool:
-    return SIMULATION_PATH.match(path) is not None
-
-
-def is_json_client_path(path: str) -> bool:
-    return JSON_CLIENT_PATH.match(path) is not None
-
-
-def _json(status: int, payload: dict) -> HttpResponse:
-    return HttpResponse(orjson.dumps(payload), content_type=_JSON, status=status)
-
-
-def error_response(status: int, path: str, message: str) -> HttpResponse:
-    """A refusal before any view: ``{"detail": ...}`` as every ``/api/v1`` view answers
-    (``hami_sim.rest``), ``{"error": ...}`` on the extender verbs (Go decodes it as ``Error``)."""
-    key = "error" if EXTENDER_VERB_PATH.match(path) else "detail"
-    return _json(status, {key: message})
 
 
 class RequestIdMiddleware:
@@ -187,48 +166,6 @@ class JsonHostMiddleware:
                 security_log.error(str(exc), extra={"status_code": 400, "request": request})
                 return error_response(400, request.path_info, str(exc))
         return self.get_response(request)
-
-
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler400``: Django's 400 for a suspicious request (too many fields, a bad Host reached past
-    ``JsonHostMiddleware``), as JSON (``error_response``) for JSON clients, Django's page elsewhere."""
-    if is_json_client_path(request.path_info):
-        message = (
-            str(exception) if isinstance(exception, SuspiciousOperation) and str(exception) else "bad request"
-        )
-        return error_response(400, request.path_info, message)
-    return defaults.bad_request(request, exception)
-
-
-def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler404``: JSON on the JSON clients' paths (an unknown ``/api/v1/...`` route), Django's page elsewhere."""
-    if is_json_client_path(request.path_info):
-        return error_response(404, request.path_info, f"{request.path_info} not found")
-    return defaults.page_not_found(request, exception)
-
-
-def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler403``: JSON on the JSON clients' paths, Django's page elsewhere."""
-    if is_json_client_path(request.path_info):
-        return error_response(403, request.path_info, str(exception or "") or "permission denied")
-    return defaults.permission_denied(request, exception)
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: JSON on the JSON clients' paths (the request id finds the logged traceback)."""
-    if is_json_client_path(request.path_info):
-        request_id = getattr(request, "request_id", "")
-        return error_response(500, request.path_info, f"internal server error (request id {request_id})")
-    return defaults.server_error(request)
-
-
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """``CSRF_FAILURE_VIEW``: the refusal in JSON on the JSON clients' paths, Django's page elsewhere."""
-    if is_json_client_path(request.path_info):
-        return error_response(403, request.path_info, f"CSRF check failed: {reason}")
-    from django.views.csrf import csrf_failure as django_csrf_failure
-
-    return django_csrf_failure(request, reason)
 
 
 class RequestSanityMiddleware:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from hami_sim.engine.names import TEMPLATE_PREFIX
+from hami_sim.engine.vendors import default_word
 
 __all__ = [
     "describe_request",
@@ -45,12 +46,14 @@ def _card_phrase(req: Mapping) -> str:
 
 
 def describe_request(request: Sequence[Mapping]) -> str:
-    """``"12000 MiB and 30% cores on one card"``; containers joined with ``" + "``."""
+    """``"12000 MiB and 30% cores on one card"``; containers joined with ``" + "``; a vendor other than
+    the registry's default (HAMi's first, NVIDIA) is named after its phrase."""
     phrases = []
+    default = default_word()
     for container in request:
         for vendor, req in container.items():
             phrase = _card_phrase(req)
-            phrases.append(phrase if vendor == "NVIDIA" else f"{phrase} ({vendor})")
+            phrases.append(phrase if vendor == default else f"{phrase} ({vendor})")
     return " + ".join(phrases) if phrases else "no HAMi-managed device"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from hami_sim.engine.vendors import profile_fields
+from hami_sim.engine.vendors import default_word, profile_fields
 
 __all__ = ["InventorySource", "Vendor", "vendor_choices", "DriftKind", "Severity"]
 
@@ -29,7 +29,10 @@ def vendor_choices() -> list[tuple[str, str]]:
 class _VendorChoices:
     """``Vendor.choices`` / ``.values`` / ``.labels`` read live from the registry (TextChoices-like)."""
 
-    NVIDIA = "NVIDIA"  # the default vendor of a profile
+    @property
+    def default(self) -> str:
+        """The vendor of a profile that names none: the registry's first backend (HAMi's order)."""
+        return default_word()
 
     @property
     def choices(self) -> list[tuple[str, str]]:

@@ -141,7 +141,7 @@ class DeviceProfile(models.Model):
     VERSIONED_FIELDS = ("node_group_id", "vendor", "pair_scores", "notes", "devices_snapshot")
 
     node_group = models.ForeignKey(NodeGroup, on_delete=models.CASCADE, related_name="profiles")
-    vendor = models.CharField(max_length=20, choices=vendor_choices, default=Vendor.NVIDIA)
+    vendor = models.CharField(max_length=20, choices=vendor_choices, default=Vendor.default)
     pair_scores = models.JSONField(
         default=dict, blank=True, help_text='optional topology scores by device index: {"0": {"1": 100}}'
     )
@@ -242,7 +242,9 @@ class DeviceRow(models.Model):
         from .render import row_errors
 
         # the inline admin sets an unsaved parent profile: its vendor decides the rules
-        vendor = self.profile.vendor if (self.profile_id or DeviceRow.profile.is_cached(self)) else "NVIDIA"
+        vendor = (
+            self.profile.vendor if (self.profile_id or DeviceRow.profile.is_cached(self)) else Vendor.default
+        )
         errors = row_errors(self.as_dict(), vendor)
         if errors:
             raise ValidationError(errors)

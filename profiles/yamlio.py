@@ -29,6 +29,7 @@ from django.db import transaction
 from hami_sim import safeyaml
 
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, complete_rows
+from .choices import Vendor
 from .models import DeviceProfile, NodeGroup
 from .services import profile_edit, save_profile
 
@@ -158,7 +159,7 @@ def _plan_profiles(where: str, profiles: object) -> list[dict]:
         if not isinstance(profile, Mapping) or not ps.is_valid():
             errors = ps.errors if isinstance(profile, Mapping) else {"": ["expected a mapping"]}
             raise ProfileImportError(f"{where}: " + "; ".join(flatten_errors(errors, f"profiles[{j}]")))
-        vendor = ps.validated_data.get("vendor", "NVIDIA")
+        vendor = ps.validated_data.get("vendor", Vendor.default)
         if vendor in vendors:
             raise ProfileImportError(f"{where}: profiles[{j}].vendor: {vendor} listed twice")
         vendors.add(vendor)
@@ -206,7 +207,7 @@ def _replace_profiles(group: NodeGroup, profile_plans: list[dict]) -> int:
     for data in profile_plans:
         data = dict(data)
         rows = data.pop("devices")
-        vendor = data.pop("vendor", "NVIDIA")
+        vendor = data.pop("vendor", Vendor.default)
         profile = DeviceProfile.objects.filter(node_group=group, vendor=vendor).first()
         if profile is None:
             profile, changed = DeviceProfile(node_group=group, vendor=vendor), data

@@ -232,10 +232,11 @@ def drain_groups(nodes: list[ViewNode]) -> tuple[list[list[ViewNode]], list[str]
     return chosen, sorted(skipped)
 
 
-def _drain_pods(names: list[str]) -> dict[str, list[dict]]:
+def _drain_pods(names: list[str], sim: Simulator) -> dict[str, list[dict]]:
     """Each live node's counted pods as pods asking what they hold: one container per allocation
-    container is not stored, so a pod asks for its devices' count with the largest memory and cores
-    one of them holds (what a re-placement needs at least)."""
+    container is not stored, so a pod asks, per backend, for its devices' count with the largest
+    memory and cores one of them holds (what a re-placement needs at least; ``Vendor.holding_limits``,
+    at v2.10.0 NVIDIA's alone)."""
     from .models import PodAllocation
 
     out: dict[str, list[dict]] = {}
@@ -253,14 +254,9 @@ def _drain_pods(names: list[str]) -> dict[str, list[dict]]:
             per_vendor[vendor] = (n + 1, max(m, int(mem)), max(c, int(cores)))
         limits = {}
         for vendor, (n, mem, cores) in per_vendor.items():
-            if vendor == "NVIDIA":
-                limits.update(
-                    {
-                        "nvidia.com/gpu": str(n),
-                        "nvidia.com/gpumem": str(mem),
-                        "nvidia.com/gpucores": str(cores),
-                    }
-                )
+            backend = sim.vendors.get(vendor)
+            if backend is not None:
+                limits.update(backend.holding_limits(n, mem, cores))
         if not limits:
             continue
         pod = {
@@ -304,7 +300,7 @@ def _drains(sim: Simulator, out: Report, profile: CAProfile) -> None:
     if not groups:
         return
     # pods rebuilt from their allocations lost their selectors: their own group's nodes only
-    drain_pods = _drain_pods([v.name for members in groups for v in members])
+    drain_pods = _drain_pods([v.name for members in groups for v in members], sim)
     for members in groups:
         out.drains.extend(drain_views(sim, members, drain_pods, profile, same_group=True))
 

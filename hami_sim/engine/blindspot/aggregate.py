@@ -8,15 +8,16 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from ..model import DeviceUsage
-from ..vendors import Vendor
+from ..vendors import Vendor, default_vendors
 
-#: The vendors whose memory and cores names a node may advertise as the sum of its cards. HAMi
+#: The vendors whose memory and cores names a node may advertise as the sum of its cards (each
+#: backend says so, ``Vendor.sums_capacity``). HAMi
 #: v2.10.0's NVIDIA device plugin registers only the device count with kubelet, its ``gpumem`` is MiB
 #: per card (times ``memoryFactor``) and ``gpucores`` a percentage of each card (100 per card). The
 #: others are left out: Cambricon's, Moore Threads' and AWS Neuron's device plugins advertise their
 #: own memory or cores names (a patch would fight them), Iluvatar, Cambricon and Moore Threads count
 #: memory in 256/512 MiB units, Ascend scales it by its template factor, Enflame by its own spec.
-AGGREGATE_VENDORS = frozenset({"NVIDIA"})
+AGGREGATE_VENDORS = frozenset(v.common_word for v in default_vendors() if v.sums_capacity)
 
 
 class AggregateNames(NamedTuple):
@@ -28,11 +29,11 @@ class AggregateNames(NamedTuple):
 
 
 def aggregate_names(vendors: Iterable[Vendor]) -> dict[str, AggregateNames]:
-    """Per vendor (common word) of ``AGGREGATE_VENDORS``, the pod resource names of device memory and
-    cores: what a node advertises as the sum of its cards in aggregate mode."""
+    """Per vendor (common word) whose cards may be summed (``Vendor.sums_capacity``), the pod resource
+    names of device memory and cores: what a node advertises as the sum of its cards in aggregate mode."""
     out: dict[str, AggregateNames] = {}
     for vendor in vendors:
-        if vendor.common_word not in AGGREGATE_VENDORS:
+        if not vendor.sums_capacity:
             continue
         config = getattr(vendor, "config", None)
         memory = getattr(config, "resource_memory_name", "")

@@ -134,6 +134,9 @@ class Vendor(ABC):
     #: what this backend's pods reserve on a device beside the allocated annotation, and how live
     #: usage counts it (``Reservations``; NVIDIA: MIG placements); None: nothing
     reservations: Reservations | None = None
+    #: whether a node may advertise this backend's memory and cores names as the sum of its cards
+    #: (the blind spot's aggregate capacity, ``blindspot.aggregate``); NVIDIA's alone at v2.10.0
+    sums_capacity: bool = False
 
     def __init__(self, config: Any = None) -> None:
         self.config: Any = config if config is not None else self.config_class()
@@ -234,6 +237,12 @@ class Vendor(ABC):
         between copies) must replace the dict, never mutate it.
         """
         return self.add_usage(dev, chosen)
+
+    def holding_limits(self, count: int, memory: int, cores: int) -> dict[str, str]:
+        """Container limits that ask again for what a pod holds on ``count`` of this backend's
+        devices, at most ``memory`` MiB and ``cores`` on one: how the blind spot re-places the pods
+        of a node it drains. Empty: this backend's holdings are not re-asked (the pod is left out)."""
+        return {}
 
     def score_node(
         self,

@@ -180,6 +180,8 @@ class NvidiaVendor(Vendor):
     uuids = UuidIdentity((GPU_USE_UUID, GPU_NO_USE_UUID), _uuid_blind)
     # the MIG placements a pod reserves (``hami.io/vgpu-mig-allocations``), counted by live usage
     reservations = MIG_RESERVATIONS
+    # its gpumem (MiB per card) and gpucores (percent of a card) add up over a node's cards
+    sums_capacity = True
 
     # -- registration ---------------------------------------------------------------------------
     def node_reads(self) -> NodeReads:
@@ -251,6 +253,15 @@ class NvidiaVendor(Vendor):
             if cores is not None:
                 return _int32(cores)
         return int(self.config.default_cores)
+
+    def holding_limits(self, count: int, memory: int, cores: int) -> dict[str, str]:
+        """``count`` GPUs with ``memory`` MiB (in ``memoryFactor`` units, rounded up) and ``cores``."""
+        c = self.config
+        return {
+            c.resource_count_name: str(count),
+            c.resource_memory_name: str(-(-memory // max(c.memory_factor, 1))),
+            c.resource_core_name: str(cores),
+        }
 
     # -- fit --------------------------------------------------------------------------------------
     def binds_numa(self, annotations: Mapping[str, str]) -> bool:

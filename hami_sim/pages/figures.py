@@ -113,6 +113,33 @@ def _cell_text(dev: Mapping) -> str:
     return verdict or ""
 
 
+def _grid_row(node: Mapping, width: int) -> tuple[list, list, list]:
+    """One node's row of the grid: each device's colour code, cell text and hover text (a node
+    without devices shows its verdict in the first cell)."""
+    # vendor ScoreNode terms make scores unbounded (MetaX sGPU: +-10000 x topology): text only,
+    # never a colour scale
+    scored = f"<br>node score {format_score(node.get('score'))}" if node.get("fits") else ""
+    row_z: list = [None] * width
+    row_t: list = [""] * width
+    row_h: list = [""] * width
+    devices = node.get("devices") or []
+    if not devices:
+        code = _GRID_CODES["unresolvable"] if node.get("unresolvable") else (3 if node.get("fits") else 0)
+        row_z[0] = code
+        reason = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
+        row_t[0] = "no inventory" if node.get("unresolvable") else reason
+        row_h[0] = reason + scored
+    for i, dev in enumerate(devices[:width]):
+        row_z[i] = _GRID_CODES.get(_verdict(dev), 1)
+        row_t[i] = _cell_text(dev)
+        row_h[i] = (
+            f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
+            f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
+            f"<br>{_verdict(dev)} {dev.get('reason', '')}{scored}"
+        )
+    return row_z, row_t, row_h
+
+
 def device_grid(nodes: Sequence[Mapping]) -> dict:
     """Node (group) x device heatmap: each cell the device's verdict and the rule or the allocation."""
     nodes = list(nodes)[:GRID_MAX_NODES]
@@ -120,29 +147,8 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
     xs = [f"GPU {i}" for i in range(width)]
     ys, z, text, hover = [], [], [], []
     for node in nodes:
-        label = f"{node['group']} · {node['name']}" if node.get("group") else node["name"]
-        ys.append(label)
-        # vendor ScoreNode terms make scores unbounded (MetaX sGPU: +-10000 x topology): text only,
-        # never a colour scale
-        scored = f"<br>node score {format_score(node.get('score'))}" if node.get("fits") else ""
-        row_z: list = [None] * width
-        row_t: list = [""] * width
-        row_h: list = [""] * width
-        devices = node.get("devices") or []
-        if not devices:
-            code = _GRID_CODES["unresolvable"] if node.get("unresolvable") else (3 if node.get("fits") else 0)
-            row_z[0] = code
-            reason = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
-            row_t[0] = "no inventory" if node.get("unresolvable") else reason
-            row_h[0] = reason + scored
-        for i, dev in enumerate(devices[:width]):
-            row_z[i] = _GRID_CODES.get(_verdict(dev), 1)
-            row_t[i] = _cell_text(dev)
-            row_h[i] = (
-                f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
-                f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
-                f"<br>{_verdict(dev)} {dev.get('reason', '')}{scored}"
-            )
+        ys.append(f"{node['group']} · {node['name']}" if node.get("group") else node["name"])
+        row_z, row_t, row_h = _grid_row(node, width)
         z.append(row_z)
         text.append(row_t)
         hover.append(row_h)

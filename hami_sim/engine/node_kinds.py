@@ -4,9 +4,9 @@ runs for every node of every CA call before any fit.
 A node calls in the vendors whose registration annotations or capacity names it carries (vendors
 that declare no sources read every node); most nodes register one or two of the ~25 backends, and a
 group's nodes share their kind (annotation keys and capacity names), so the plan for a kind is
-remembered. The inventory key is what those vendors read: the values of their annotations when that
-is all they read, else each vendor's ``inventory_key``; up to 16 K characters of text it is the key
-itself (a string hash, no serialisation), beyond that a digest.
+remembered (``NodeKinds``). A plan says which annotations key the inventory when its vendors read
+annotations only; ``Simulator.annotation_inventory`` builds the key inline (it runs per node) and
+keeps up to 16 K characters of text as the key itself (``keyed_by_text``), beyond that a digest.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ __all__ = [
     "VendorPlan",
     "node_annotations",
     "digest",
-    "inventory_key",
     "keyed_by_text",
     "unique_key",
     "parse_inventory",
@@ -170,16 +169,6 @@ class NodeKinds:
             return self._always_vendors
         found.update(self._always)
         return [self.vendors[i] for i in sorted(found)]
-
-
-def inventory_key(annotations: Mapping[str, str], node: Mapping, plan: VendorPlan) -> tuple:
-    """What the node's vendors read (the cache key of its inventory, before any digest)."""
-    if plan.keys is not None:
-        return (plan.tag, *map(annotations.get, plan.keys))
-    read: list[object] = [annotations.get(DEVICE_CORDON)]
-    for vendor in plan.vendors:
-        read.append(vendor.inventory_key(annotations, node))
-    return tuple(read)
 
 
 def parse_inventory(

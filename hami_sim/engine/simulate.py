@@ -17,7 +17,7 @@ from typing import Protocol
 import orjson
 
 from .allocations import UsageLike, apply_usage
-from .annotations import clear_templates
+from .annotations import DEVICE_CORDON, clear_templates
 from .cache import (
     ByteLRU,
     CachedVerdict,
@@ -36,7 +36,6 @@ from .names import TEMPLATE_PREFIX
 from .node_kinds import (
     NodeKinds,
     digest,
-    inventory_key,
     keyed_by_text,
     node_annotations,
     parse_inventory,
@@ -146,6 +145,7 @@ class Simulator:
         self._pods: ByteLRU[bytes, PodContext] = ByteLRU(small, name="pods")
         # which vendors read a kind of node (``node_kinds``): saves a lookup per annotation key per node
         self.kinds = NodeKinds(self._vendor_list, small)
+        self._kind_of = self.kinds.plan  # (bound once: this runs for every node of every call)
 
     def clear_caches(self) -> None:
         """Forget everything remembered (every node and pod new again)."""
@@ -211,11 +211,19 @@ class Simulator:
         """Devices from the node's own registration annotations (HAMi ``buildTransientNodeInfo``),
         from the cache when this registration was seen before.
 
-        The key is what the node's vendors read (``node_kinds.inventory_key``), or a digest of it.
+        The key is what the node's vendors read: the values of their annotations (after the vendors'
+        positions) when that is all they read, else each vendor's ``inventory_key``; a digest of it
+        beyond 16 K characters of text (``node_kinds.keyed_by_text``). Inline: it runs per node.
         """
         annotations = node_annotations(node)
-        plan = self.kinds.plan(annotations, node)
-        parts = inventory_key(annotations, node, plan)
+        plan = self._kind_of(annotations, node)
+        if plan.keys is not None:  # what its vendors read is annotations only: their values
+            parts: tuple = (plan.tag, *map(annotations.get, plan.keys))
+        else:
+            read: list[object] = [annotations.get(DEVICE_CORDON)]
+            for vendor in plan.vendors:
+                read.append(vendor.inventory_key(annotations, node))
+            parts = tuple(read)
         key: Hashable = parts
         try:
             found = self.cache.inventory(key)

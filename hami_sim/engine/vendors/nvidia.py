@@ -37,7 +37,7 @@ from .base import (
     check_uuid,
     go_parse_bool,
 )
-from .fit_loop import core_reason, memory_request
+from .fit_loop import Rejections, core_reason, memory_request
 from .node_codecs import json_devices
 from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, mig_fits, placed, take_slot
 from .nvidia_topology import topology_pick
@@ -95,19 +95,14 @@ class NvidiaConfig:
 class _Walk:
     """The state of one NVIDIA Fit walk: what is still needed, what was collected, why devices failed."""
 
-    __slots__ = ("origin", "nums", "numa_bind", "prevnuma", "collected", "counts", "device_reasons")
+    __slots__ = ("origin", "nums", "numa_bind", "prevnuma", "collected", "reject")
 
     def __init__(self, nums: int, numa_bind: bool) -> None:
         self.origin = self.nums = nums
         self.numa_bind = numa_bind
         self.prevnuma = -1
         self.collected: list[ContainerDevice] = []
-        self.counts: dict[str, int] = {}
-        self.device_reasons: dict[str, str] = {}
-
-    def reject(self, dev: DeviceUsage, reason: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-        self.device_reasons.setdefault(dev.id, reason)
+        self.reject = Rejections()
 
     def numa_switch(self, dev: DeviceUsage) -> None:
         """``numa-bind``: a device on another NUMA node restarts the collection; the devices dropped
@@ -115,9 +110,10 @@ class _Walk:
         if not self.numa_bind or dev.numa == self.prevnuma:
             return
         if self.nums != self.origin:
-            self.counts[R.NUMA_NOT_FIT] = self.counts.get(R.NUMA_NOT_FIT, 0) + len(self.collected)
+            counts, reasons = self.reject.counts, self.reject.device_reasons
+            counts[R.NUMA_NOT_FIT] = counts.get(R.NUMA_NOT_FIT, 0) + len(self.collected)
             for prior in self.collected:
-                self.device_reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
+                reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
         self.nums = self.origin
         self.prevnuma = dev.numa
         self.collected = []
@@ -162,7 +158,7 @@ def _uuid_blind(dev: DeviceInfo) -> bool:
 class NvidiaVendor(Vendor):
     common_word = NVIDIA
     allocated_annotation = (
-        "hami.io/vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
+        "hami.io/vgpu-devices-allocated"  # SupportDevices: where HAMi writes the allocation
     )
     register_key = NVIDIA_REGISTER
     config_class = NvidiaConfig
@@ -310,7 +306,7 @@ class NvidiaVendor(Vendor):
                 if not topology:
                     walk.nums -= 1
                     if walk.nums == 0:
-                        return FitOutcome(True, walk.collected, "", walk.device_reasons)
+                        return FitOutcome(True, walk.collected, "", walk.reject.device_reasons)
                 if dev.mode == MIG_MODE:
                     i += 1  # one MIG-mode GPU may supply several instances: visit it again
         return self._finish(walk, devices, node, topology)
@@ -343,17 +339,15 @@ class NvidiaVendor(Vendor):
 
     def _finish(self, walk: _Walk, devices: list[DeviceUsage], node: NodeState, topology: bool) -> FitOutcome:
         """After the walk: topology mode picks from what it collected; otherwise too few were found."""
-        origin = walk.origin
-        if topology:
-            if len(walk.collected) == origin:
-                return FitOutcome(True, walk.collected, "", walk.device_reasons)
-            if len(walk.collected) > origin:
-                return FitOutcome(
-                    True, topology_pick(walk.collected, origin, node.pair_scores), "", walk.device_reasons
-                )
-        if walk.collected:
-            walk.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(walk.collected)
-        return FitOutcome(False, [], R.gen_reason(walk.counts, len(devices)), walk.device_reasons)
+        origin, collected, reject = walk.origin, walk.collected, walk.reject
+        if topology and len(collected) >= origin:
+            chosen = (
+                collected if len(collected) == origin else topology_pick(collected, origin, node.pair_scores)
+            )
+            return FitOutcome(True, chosen, "", reject.device_reasons)
+        if collected:
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
     def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
         """On a MIG device: the profile and slot ``add_usage`` took last, with its memory and cores."""

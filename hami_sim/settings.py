@@ -78,11 +78,9 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "hami_sim.middleware.RequestIdMiddleware",
     "hami_sim.middleware.RequestSanityMiddleware",  # a NUL in the path: 400, not a database error
-    "hami_sim.middleware.RequestSanityMiddleware",  # a NUL in the path: 400, not a database error
     "hami_sim.middleware.JsonHostMiddleware",  # bad Host header: JSON 400 for API/extender clients
     "hami_sim.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "hami_sim.middleware.ContentSecurityPolicyMiddleware",  # dashboard pages: nonce-only scripts
     "hami_sim.middleware.ContentSecurityPolicyMiddleware",  # dashboard pages: nonce-only scripts
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -161,11 +159,7 @@ STATICFILES_FINDERS = [
 LOGIN_URL = "/admin/login/"
 # A CSRF refusal in JSON on the API and extender paths (Django's page elsewhere).
 CSRF_FAILURE_VIEW = "hami_sim.middleware.csrf_failure"
-# A CSRF refusal in JSON on the API and extender paths (Django's page elsewhere).
-CSRF_FAILURE_VIEW = "hami_sim.middleware.csrf_failure"
 
-# The largest page any list API answers (``?limit=`` above it is served as this many).
-API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=500)
 # The largest page any list API answers (``?limit=`` above it is served as this many).
 API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=500)
 # Request bodies: the extender reads its own limit (64 MiB default); everything else uses Django's.

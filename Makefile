@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)
 
 .PHONY: install demo test test-fast test-sqlite lint bench browser-deps screenshots clean protos ca-config
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements-engine.txt requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements-dev.txt
@@ -19,7 +19,7 @@ install: $(STAMP)
 
 # The demo needs the runtime packages only (requirements.txt), not the test and lint tools.
 RUNTIME_STAMP := $(VENV)/.runtime-installed
-$(RUNTIME_STAMP): requirements.txt
+$(RUNTIME_STAMP): requirements-engine.txt requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing runtime packages (requirements.txt) into $(VENV) ..."
 	$(PIP) install --progress-bar on --upgrade pip
@@ -28,7 +28,7 @@ $(RUNTIME_STAMP): requirements.txt
 
 ## Start web, Celery worker and beat on SQLite + the embedded broker, with demo data.
 demo: $(RUNTIME_STAMP)
-	$(PY) -m hami_sim.demo
+	$(PY) -m hami_sim.server.demo
 
 ## The whole test suite: PostgreSQL (DATABASE_URL) when available, plus the API tests on SQLite.
 test: $(STAMP)
@@ -58,6 +58,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy hami_sim/engine
 	$(VENV)/bin/lint-imports
+	$(PY) scripts/limits.py
+	bash scripts/engine_alone.sh
 
 bench: $(STAMP)
 	$(PY) bench/filter_bench.py

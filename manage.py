@@ -6,7 +6,7 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     from django.core.management import execute_from_command_line
 
     from hami_sim.runtime.localdirs import ensure_local_dirs

@@ -312,7 +312,7 @@ def time_engine(n: int, repeat: int = 3, owners: bool = True) -> tuple[float, in
 
 
 def time_http(n: int, realistic: bool = False) -> float | None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     # decisions are written by a background thread after the answer, into a database this bench
     # does not migrate: off, so it logs no "no such table" (the timed request does not include them)
     os.environ.setdefault("DECISION_RECORDING", "off")
@@ -391,7 +391,7 @@ def placements_per_second(count: int = 300) -> float | None:
             py,
             "-m",
             "gunicorn",
-            "hami_sim.wsgi:application",
+            "hami_sim.project.wsgi:application",
             "-b",
             f"127.0.0.1:{port}",
             "-w",

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", f"sqlite:///{ROOT / 'var' / 'expander-bench.db'}")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
 (ROOT / "var").mkdir(exist_ok=True)
 
 import django  # noqa: E402

@@ -219,7 +219,7 @@ def fmt(name: str, s: dict[str, float], target: str = "") -> str:
 
 
 def _setup_django(tmp: str) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     os.environ["HAMI_INVENTORY_RESOLVER"] = ""
     os.environ["HAMI_SIM_VAR_DIR"] = tmp
     os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL", f"sqlite:///{tmp}/bench.db")
@@ -419,7 +419,7 @@ def bench_small(tmp: str, rounds: int = 20, pairs: int = 100) -> dict:
         sys.executable,
         "-m",
         "gunicorn",
-        "hami_sim.wsgi:application",
+        "hami_sim.project.wsgi:application",
         "--bind",
         f"127.0.0.1:{port}",
         "--worker-class",

@@ -1,6 +1,6 @@
 """Load benchmark of the production server (issue 7). Prints figures; never asserts timings.
 
-Starts gunicorn (``hami_sim.serve.start_server``: 2 workers x 4 threads, i.e. ``gthread``) on
+Starts gunicorn (``hami_sim.server.serve.start_server``: 2 workers x 4 threads, i.e. ``gthread``) on
 loopback, then:
 
 1. **load**: 32 concurrent keep-alive clients for a bounded time, a CA-like mix of

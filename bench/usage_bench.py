@@ -186,7 +186,7 @@ def _setup_django() -> None:
     import subprocess
 
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_usage_bench")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     _create_database(os.environ["DATABASE_URL"])
     py = sys.executable
     subprocess.run(

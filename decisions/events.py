@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 import yaml
 
-from hami_sim import safeyaml
+from hami_sim.project import safeyaml
 
 __all__ = [
     "parse_reason_counts",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 from django import forms
 
-from hami_sim import safeyaml
+from hami_sim.project import safeyaml
 from profiles.models import NodeGroup
 
 __all__ = ["WhatIfForm", "EXAMPLE_POD"]

@@ -31,9 +31,9 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 from prometheus_client import Counter
 
-from hami_sim.conf import conf
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
+from hami_sim.project.conf import conf
 
 from .repair import storable
 from .summary import fold_digest, summarize

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 from django.utils import timezone
 
-from hami_sim.conf import conf
 from hami_sim.engine.reasons import parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
+from hami_sim.project.conf import conf
 
 from .models import Decision
 

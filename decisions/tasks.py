@@ -19,7 +19,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 from hami_sim.runtime.taskruns import record_run
 
 from .events import parse_autoscaler_status, parse_event_message

@@ -17,13 +17,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from hami_sim.conf import conf
 from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 from hami_sim.pages.scores import with_score_bars
+from hami_sim.project.conf import conf
 from hami_sim.runtime.simulator import get_simulator
 from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from hami_sim.conf import conf
 from hami_sim.engine.blindspot import aggregate_names
+from hami_sim.project.conf import conf
 from hami_sim.runtime.simulator import get_simulator
 
 from .constants import DEFAULT_CAPACITY

@@ -27,10 +27,10 @@ import orjson
 from django.db import transaction
 from django.utils import timezone
 
-from hami_sim.conf import conf
 from hami_sim.engine.annotations import decode_device_json, encode_device_json
 from hami_sim.engine.model import DeviceInfo
 from hami_sim.engine.vendors import default_word
+from hami_sim.project.conf import conf
 
 from .choices import DriftKind, Severity
 from .models import DeviceProfile, DriftFinding, NodeInventory

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from hami_sim.conf import conf
 from hami_sim.engine import reasons as R
 from hami_sim.engine.names import template_node_group
 from hami_sim.engine.simulate import Inventory, Simulator
+from hami_sim.project.conf import conf
 
 from .choices import InventorySource
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from celery import Task, shared_task
 from celery.utils.time import get_exponential_backoff_interval
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 from hami_sim.runtime.taskruns import record_run, will_autoretry
 
 from .drift import check_inventories

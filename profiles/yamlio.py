@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import yaml
 from django.db import transaction
 
-from hami_sim import safeyaml
+from hami_sim.project import safeyaml
 
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, complete_rows
 from .choices import Vendor

@@ -29,6 +29,8 @@ fi
 "$PY" -m ruff format --check .
 "$PY" -m mypy hami_sim/engine  # as `make lint` does
 "$(dirname "$PY")/lint-imports"
+"$PY" scripts/limits.py  # modules of about 400 lines, functions under radon complexity 15
+bash scripts/engine_alone.sh  # the engine imports in a venv with only its own dependencies
 echo "== full suite on ${DATABASE_URL:-sqlite}"
 "$PY" -m pytest "$@"
 if [ -n "${DATABASE_URL:-}" ]; then

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from hami_sim.jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
+from hami_sim.project.jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 
 try:  # optional (wheels for every platform we ship): without it, answers re-encode their nodes
     import msgspec

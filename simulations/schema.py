@@ -134,7 +134,7 @@ _ERROR_BODY = {
     "required": ["detail"],
     "additionalProperties": True,
     "description": (
-        "The one error shape of every /api/v1 endpoint (hami_sim.rest): {'detail': ...}, plus the "
+        "The one error shape of every /api/v1 endpoint (hami_sim.project.rest): {'detail': ...}, plus the "
         "field errors beside it when a request serializer fails ({'detail': ..., '<field>': [...]})."
     ),
 }

@@ -1,4 +1,4 @@
-"""Extender verbs at the root (CA's urlPrefix points at the server); the REST API is ``hami_sim.urls``'s router."""
+"""Extender verbs at the root (CA's urlPrefix points at the server); the REST API is ``hami_sim.project.urls``'s router."""
 
 from django.urls import re_path
 

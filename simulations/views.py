@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
-from hami_sim.permissions import Caller, caller_of
+from hami_sim.project.permissions import Caller, caller_of
 
 from . import sessions
 from .filtersets import SessionFilterSet

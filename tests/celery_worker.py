@@ -84,7 +84,7 @@ def celery_worker(tmp_path: Path, env: dict[str, str] | None = None) -> Iterator
     full_env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
+        "DJANGO_SETTINGS_MODULE": "hami_sim.project.settings",
         "DATABASE_URL": database_url(connection),
         "CELERY_BROKER_URL": REDIS_URL,
         "HAMI_SIM_VAR_DIR": str(tmp_path / "var"),
@@ -92,7 +92,7 @@ def celery_worker(tmp_path: Path, env: dict[str, str] | None = None) -> Iterator
     }
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "hami_sim", "worker", "--pool", "solo", "-Q", queue,
+            sys.executable, "-m", "celery", "-A", "hami_sim.project", "worker", "--pool", "solo", "-Q", queue,
             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"{queue}@%h",
         ],
         cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

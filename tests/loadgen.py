@@ -269,7 +269,7 @@ def start(
     database_url: str | None = None, *, workers: int = 2, threads: int = 4, extra_env: dict | None = None
 ):
     """Start the production server; returns (process, base URL, cleanup callable)."""
-    from hami_sim.serve import start_server, stop_server
+    from hami_sim.server.serve import start_server, stop_server
 
     tmp = None
     env = {"HAMI_SIM_THREADS": str(threads), "LOG_LEVEL": "WARNING", "DEBUG": "false"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from hami_sim.jsonlimits import encode_if_shallow, too_deep
+from hami_sim.project.jsonlimits import encode_if_shallow, too_deep
 
 pytestmark = pytest.mark.api
 

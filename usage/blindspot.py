@@ -21,7 +21,6 @@ from datetime import datetime
 from django.db.models import Count
 from django.utils import timezone
 
-from hami_sim.conf import conf
 from hami_sim.engine.allocations import apply_usage
 from hami_sim.engine.blindspot import (
     CAProfile,
@@ -39,6 +38,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import Resources
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import Simulator
+from hami_sim.project.conf import conf
 
 from .store import get_store
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import close_old_connections
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 from hami_sim.runtime.bulk import gc_paused
 from profiles.kube import SourceError
 

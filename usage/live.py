@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 
 from django.utils import timezone
 
-from hami_sim.conf import conf
 from hami_sim.engine.allocations import apply_usage
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.names import TEMPLATE_PREFIX
 from hami_sim.engine.simulate import Inventory
+from hami_sim.project.conf import conf
 
 from .store import LiveUsage, get_store
 

@@ -26,8 +26,8 @@ from datetime import datetime
 from django.db import DatabaseError
 from django.utils import timezone
 
-from hami_sim.conf import conf
 from hami_sim.engine.model import MigPlacement
+from hami_sim.project.conf import conf
 
 __all__ = ["DeviceLive", "LiveUsage", "Outage", "UsageStore", "get_store", "reset", "start_refresher"]
 
@@ -236,7 +236,7 @@ def start_refresher(interval: float | None = None) -> threading.Thread:
     """Start (once per process) the thread that keeps the usage store and the profile catalog fresh,
     and mark both as fed: from then on the request path reads them and never the database.
 
-    Called by the production server's worker after it loaded the application (``hami_sim.gworker``).
+    Called by the production server's worker after it loaded the application (``hami_sim.server.worker``).
     The first refresh runs here, before the worker takes requests, so a live node is known at once
     when the database is up; when it is down, live nodes answer per ``USAGE_STALE_POLICY``.
     """

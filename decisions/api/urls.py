@@ -1,4 +1,4 @@
-"""This app's REST routes (read-only); ``hami_sim/urls.py`` registers them on the one router."""
+"""This app's REST routes (read-only); ``hami_sim/project/urls.py`` registers them on the one router."""
 
 from . import views
 

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import serialization
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from hami_sim.serve import free_port, start_server, stop_server, wait_for_port  # noqa: E402
+from hami_sim.server.serve import free_port, start_server, stop_server, wait_for_port  # noqa: E402
 from tests.factories import extender_args, gpu, node, pod  # noqa: E402
 
 BODY = extender_args(pod("p", gpumem=1000, uid="uid-bench"), [node("n1", [gpu("GPU-1")])])
@@ -118,7 +118,7 @@ def start_granian(files: dict[str, str], env: dict[str, str]) -> tuple[subproces
             "tls1.2",
             "--log-level",
             "warning",
-            "hami_sim.wsgi:application",
+            "hami_sim.project.wsgi:application",
         ],
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """Create the local directories the settings point at, when a process starts (not at settings import).
 
-Importing ``hami_sim.settings`` must have no side effects (a linter, a test collector or a one-off
+Importing ``hami_sim.project.settings`` must have no side effects (a linter, a test collector or a one-off
 ``python -c`` would otherwise create ``var/``). The entry points call ``ensure_local_dirs()``:
 ``manage.py``, WSGI/ASGI, the Celery worker and beat, the demo and the test session.
 """

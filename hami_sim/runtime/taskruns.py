@@ -11,7 +11,7 @@ from celery import Task
 from celery.exceptions import Retry
 from django.utils import timezone
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 
 from .models import TaskRun
 

@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from hami_sim.permissions import ModelWritePermissions
+from hami_sim.project.permissions import ModelWritePermissions
 from hami_sim.runtime.models import TaskRun
 
 from ..filtersets import (

@@ -1,12 +1,12 @@
 """The base of the simulation REST views (``/api/v1/sessions``, ``/api/v1/estimate``).
 
 They are protected by mTLS and the NetworkPolicy, not tokens (design.md 8): CA's clients cannot send
-a token, so no permission class or throttle applies (``hami_sim.middleware.ListenerMiddleware`` decides
+a token, so no permission class or throttle applies (``hami_sim.project.middleware.ListenerMiddleware`` decides
 who reaches them). A session login or a token is still read, when present, because it names the
-caller that owns a session (``hami_sim.permissions.caller_of``); DRF authenticates lazily, so a
+caller that owns a session (``hami_sim.project.permissions.caller_of``); DRF authenticates lazily, so a
 request without either costs nothing. Bodies are JSON only (``OrjsonParser``);
 service errors (``SessionError``, ``EstimateError``) become ``ApiError`` and so the one error shape
-of ``hami_sim.rest.exception_handler``.
+of ``hami_sim.project.rest.exception_handler``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
 from hami_sim.engine.estimate import EstimateError
-from hami_sim.rest import ApiError
-from hami_sim.restjson import OrjsonParser, OrjsonRenderer
+from hami_sim.project.rest import ApiError
+from hami_sim.project.restjson import OrjsonParser, OrjsonRenderer
 
 from ..sessions import SessionError
 

@@ -30,7 +30,7 @@ from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 from hami_sim.engine.requests import PodError
-from hami_sim.rest import ApiError
+from hami_sim.project.rest import ApiError
 from hami_sim.runtime.bulk import gc_frozen, gc_paused
 from hami_sim.runtime.simulator import get_simulator
 

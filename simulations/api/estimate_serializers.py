@@ -12,7 +12,6 @@ from dataclasses import replace
 from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
-from hami_sim.conf import conf
 from hami_sim.engine.estimate import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     EstimateError,
@@ -21,6 +20,7 @@ from hami_sim.engine.estimate import (
     parse_expander,
 )
 from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET
+from hami_sim.project.conf import conf
 
 from .estimate_input import MAX_PODS, parse_daemon_sets, parse_groups, parse_pods, parse_total, parse_upcoming
 from .fields import JSONListField, StrictBooleanField, StrictCharField, StrictIntegerField

@@ -36,7 +36,7 @@ __all__ = [
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The one error shape of every ``/api/v1`` endpoint (``hami_sim.rest.exception_handler``)."""
+    """The one error shape of every ``/api/v1`` endpoint (``hami_sim.project.rest.exception_handler``)."""
 
     detail = serializers.CharField()
     reason = serializers.CharField(required=False, help_text="HAMi's reason string (422)")

@@ -6,7 +6,7 @@ The REST viewset is thin: validate the body (``PlacementRequestSerializer``, ...
 plain verbs' views (``simulations.api.views``) answering with the session's node states, and answer
 an unknown or expired session the way the extender protocol expects (HTTP 200; ``Error`` or ``[]``).
 
-Every call acts as its caller (``hami_sim.permissions.caller_of``): a session belongs to the
+Every call acts as its caller (``hami_sim.project.permissions.caller_of``): a session belongs to the
 identity that created it, and another identity gets 403 on it and never sees it listed, unless it
 is an operator.
 """
@@ -18,8 +18,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from hami_sim.logcontext import bind_rejected
-from hami_sim.permissions import caller_of
+from hami_sim.project.logcontext import bind_rejected
+from hami_sim.project.permissions import caller_of
 
 from .. import sessions as svc
 from ..extender import ExtenderArgs, ExtenderArgsError, FilterResult

@@ -1,4 +1,4 @@
-"""This app's REST routes; ``hami_sim/urls.py`` registers every app's routes on the one router."""
+"""This app's REST routes; ``hami_sim/project/urls.py`` registers every app's routes on the one router."""
 
 from .estimate import EstimateViewSet
 from .sessions import SessionViewSet

@@ -21,16 +21,16 @@ from typing import Any
 from django.http import HttpResponse
 from rest_framework.views import APIView
 
-from hami_sim.authentication import (
+from hami_sim.engine.model import NodeState
+from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.requests import PodError
+from hami_sim.project.authentication import (
     ClientCertificateAuthentication,
     LoginSessionAuthentication,
     TokenUserAuthentication,
 )
-from hami_sim.engine.model import NodeState
-from hami_sim.engine.policy import WeightsError
-from hami_sim.engine.requests import PodError
-from hami_sim.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
-from hami_sim.permissions import ExtenderClientCertificate
+from hami_sim.project.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
+from hami_sim.project.permissions import ExtenderClientCertificate
 from hami_sim.runtime.simulator import get_simulator
 from usage.live import live_usage
 

@@ -24,7 +24,7 @@ from rest_framework.parsers import BaseParser, DataAndFiles
 from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 
-from hami_sim.restjson import PayloadTooLarge, read_bounded
+from hami_sim.project.restjson import PayloadTooLarge, read_bounded
 
 from ..extender import ExtenderArgsError, FilterResult, parse_extender_args
 

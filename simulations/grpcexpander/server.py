@@ -21,7 +21,7 @@ import grpc
 from django.db import close_old_connections, connections
 from google.protobuf.message import DecodeError
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 
 from ..metrics import EXPANDER_INFLIGHT_BYTES, EXPANDER_REFUSED
 from .protos import expander_pb2 as pb

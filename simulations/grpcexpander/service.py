@@ -28,10 +28,10 @@ from pathlib import Path
 
 import yaml
 
-from hami_sim.conf import conf
 from hami_sim.engine.hami_expander import RETURN_MODES, OptionVerdict, choose
 from hami_sim.engine.scaleup import daemon_set_pod
 from hami_sim.engine.simulate import Simulator
+from hami_sim.project.conf import conf
 from hami_sim.runtime.simulator import get_simulator
 from profiles.inventory import catalog
 

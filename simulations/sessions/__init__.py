@@ -5,7 +5,7 @@ so concurrent writers (threads, processes, replicas) serialise per session and n
 double-count a placement. Expired sessions behave as unknown everywhere (404) until the
 ``expire_sessions`` task deletes them.
 
-Every session belongs to the identity that made it (``hami_sim.permissions.Caller``: CA's client
+Every session belongs to the identity that made it (``hami_sim.project.permissions.Caller``: CA's client
 certificate, a user, ``anonymous`` on the demo listener). A function given a ``caller`` acts only on
 that caller's sessions (403 on another's) unless the caller is an operator; without one (the
 dashboard's operator pages, the demo, tasks) it acts on any. Creation is bounded per identity: a
@@ -32,7 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from hami_sim.engine.model import NodeState
-from hami_sim.permissions import Caller
+from hami_sim.project.permissions import Caller
 
 from ..models import SessionNode, SessionPlacement, SimulationSession
 from .access import SessionError, header, live, parse_if_match, placement_json, retrying, visible_sessions

@@ -19,7 +19,7 @@ from django.db import OperationalError, connection
 from django.db.models import F
 from django.utils import timezone
 
-from hami_sim.permissions import Caller
+from hami_sim.project.permissions import Caller
 
 from ..models import SessionPlacement, SimulationSession
 

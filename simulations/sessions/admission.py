@@ -15,7 +15,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 
 from ..models import SessionNode, SessionPlacement, SimulationSession
 from .access import SessionError

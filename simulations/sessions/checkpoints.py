@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from hami_sim.conf import conf
-from hami_sim.permissions import Caller
+from hami_sim.project.conf import conf
+from hami_sim.project.permissions import Caller
 
 from ..models import SessionCheckpoint, SessionNode, SessionPlacement, SimulationSession
 from .access import SessionError, check_revision, live, retrying, touch

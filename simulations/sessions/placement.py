@@ -19,7 +19,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import PodContext, Simulator
-from hami_sim.permissions import Caller
+from hami_sim.project.permissions import Caller
 from hami_sim.runtime.simulator import get_simulator
 from usage.live import live_state
 

@@ -144,7 +144,7 @@ def test_filters_start_at_any_and_show_every_choice(demo_user):
 
 
 def test_session_rows_are_numbered_apart_from_revisions(demo_user):
-    from hami_sim.demo import DEMO_SESSION, Demo, seed_session
+    from hami_sim.server.demo import DEMO_SESSION, Demo, seed_session
     from simulations.models import SimulationSession
 
     seed_session(Demo(port=1))

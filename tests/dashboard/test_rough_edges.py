@@ -180,7 +180,7 @@ def test_what_if_pod_asking_no_cpu_has_its_waste_explained(client, staff, demo_d
 def test_api_root_lists_every_collection(client, staff):
     client.force_login(staff)
     listed = set(client.get("/api/v1/", HTTP_ACCEPT="application/json").json())
-    from hami_sim.urls import router
+    from hami_sim.project.urls import router
 
     assert listed == {prefix for prefix, _, _ in router.registry}
     assert len(listed) >= 10

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.django_db]
 
 
 def _seed(demo_data) -> SimulationSession:
-    from hami_sim.demo import DEMO_SESSION, Demo, seed_session
+    from hami_sim.server.demo import DEMO_SESSION, Demo, seed_session
 
     seed_session(Demo())
     seed_session(Demo())  # a second demo start replaces it rather than adding one

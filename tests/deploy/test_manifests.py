@@ -377,7 +377,7 @@ def test_dockerfile_runs_as_non_root_from_a_slim_base():
     final_stage = lines[lines.index(froms[-1]) :]
     users = [ln.split()[1] for ln in final_stage if ln.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in ("root", "0")
-    assert any(ln.startswith("CMD ") and "hami_sim.serve" in ln for ln in final_stage)
+    assert any(ln.startswith("CMD ") and "hami_sim.server.serve" in ln for ln in final_stage)
     ignored = (DEPLOY / "Dockerfile.dockerignore").read_text().split()
     assert {".venv", "var", ".git", ".env"} <= set(ignored)
 

@@ -11,7 +11,7 @@ import sys
 import orjson
 import pytest
 
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.deploy.conftest import REPO
 
 PRODUCTION_ENV = {
@@ -110,7 +110,7 @@ def test_secrets_are_read_from_mounted_files(tmp_path):
         env={
             **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")},
             "PYTHONPATH": str(REPO),
-            "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
+            "DJANGO_SETTINGS_MODULE": "hami_sim.project.settings",
             "DATABASE_URL_FILE": str(tmp_path / "database-url"),
             "SECRET_KEY_FILE": str(tmp_path / "secret-key"),
         },
@@ -131,7 +131,7 @@ def _settings_in_child(code: str, env: dict[str, str]) -> subprocess.CompletedPr
         capture_output=True,
         text=True,
         timeout=60,
-        env={**base, "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "hami_sim.settings", **env},
+        env={**base, "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "hami_sim.project.settings", **env},
     )
 
 

@@ -247,4 +247,4 @@ def test_the_demo_renders_only_its_one_pod(every_overlay):
     spec = _pod_spec(web)
     assert spec["automountServiceAccountToken"] is False
     assert {kind for kind, _ns, _name in mounted(web)} == {"ConfigMap"}
-    assert spec["containers"][0]["command"] == ["python", "-m", "hami_sim.demo"]
+    assert spec["containers"][0]["command"] == ["python", "-m", "hami_sim.server.demo"]

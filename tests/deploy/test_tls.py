@@ -15,7 +15,7 @@ import time
 import orjson
 import pytest
 
-from hami_sim.serve import free_port, start_server, stop_server
+from hami_sim.server.serve import free_port, start_server, stop_server
 from tests.factories import extender_args, gpu, node, pod
 
 # django_db: makes pytest-django create (and migrate) the test database the server subprocess opens.

@@ -1,7 +1,7 @@
 """Every ``curl`` example in ``README.md`` and ``docs/*.md`` runs against ``make demo`` and prints what
 the doc shows.
 
-The demo is started as a reader starts it (``python -m hami_sim.demo``: the same loaders, web server,
+The demo is started as a reader starts it (``python -m hami_sim.server.demo``: the same loaders, web server,
 worker and expander) on free ports in a temporary directory; each example runs in ``bash`` with the
 real ``curl`` and ``jq``, with only the demo's address rewritten to the test's port. The conventions
 a doc follows are in ``tests/docs/examples.py``.
@@ -109,7 +109,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """``python -m hami_sim.demo`` on free ports, its data in a temporary directory: (url, environment).
+    """``python -m hami_sim.server.demo`` on free ports, its data in a temporary directory: (url, environment).
 
     ``DOCS_DEMO_URL=http://127.0.0.1:8000`` uses a demo already running instead (with the environment
     it was started with, e.g. the same ``DATABASE_URL``), which is quicker while editing a doc."""
@@ -131,7 +131,7 @@ def demo(tmp_path_factory):
     }
     log = (var / "demo.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "hami_sim.demo"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "hami_sim.server.demo"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip
     try:

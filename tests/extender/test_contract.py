@@ -527,7 +527,7 @@ _NODE_B = {"metadata": {"name": "b"}, "status": {"capacity": {"nvidia.com/gpu": 
 def test_filter_result_is_what_go_decodes(fitting, failed, unresolvable, error, spliced):
     """The answer's bytes are the plain encoding of ExtenderFilterResult, however its nodes were
     encoded (a node or an error holding the splice placeholder changes nothing)."""
-    from hami_sim.jsonlimits import encode_if_shallow
+    from hami_sim.project.jsonlimits import encode_if_shallow
     from simulations.extender import filter_result
 
     nodes_json = [encode_if_shallow(fitting)] if spliced else None

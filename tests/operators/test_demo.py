@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hami_sim.demo import Demo, banner, check_port
+from hami_sim.server.demo import Demo, banner, check_port
 
 
 def test_taken_port_fails_fast_naming_demo_port():
@@ -59,7 +59,7 @@ def test_readme_documents_the_expander_port_next_to_demo_port():
 @pytest.mark.django_db
 def test_a_restart_keeps_admin_edits_and_asks_the_demo_questions_once(capsys, monkeypatch):
     from decisions.models import Decision
-    from hami_sim.demo import DEMO_DIR, load_profiles, seed_decisions, sync_inventory
+    from hami_sim.server.demo import DEMO_DIR, load_profiles, seed_decisions, sync_inventory
     from profiles.models import NodeGroup
 
     monkeypatch.setenv("KUBE_SOURCE", f"file://{DEMO_DIR / 'cluster-snapshot.json'}")
@@ -87,12 +87,12 @@ def test_the_banner_names_the_url_the_login_and_the_expander():
 
 def test_demo_logs_are_plain_text_lines(monkeypatch):
     """Celery and gunicorn print plain text; the demo's Django lines must not be JSON among them."""
-    from hami_sim import demo as demo_module
+    from hami_sim.server import demo as demo_module
 
     monkeypatch.delenv("LOG_JSON", raising=False)
     demo_module._environment()
     assert os.environ["LOG_JSON"] == "false"
-    from hami_sim.logconfig import logging_config
+    from hami_sim.project.logconfig import logging_config
 
     config = logging_config("INFO", json_logs=os.environ["LOG_JSON"] == "true")
     assert "JsonFormatter" not in str(config["formatters"])

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from hami_sim.demo import Demo, web_argv, web_env
+from hami_sim.server.demo import Demo, web_argv, web_env
 
 pytestmark = [pytest.mark.slow]
 HEALTHZ = {"method": "GET", "status": "200", "view": "healthz"}
@@ -43,7 +43,7 @@ def get(url: str) -> str:
 def demo_web(tmp_path, monkeypatch):
     monkeypatch.setenv("HAMI_SIM_VAR_DIR", str(tmp_path))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/demo.sqlite3")
-    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     demo = Demo(port=free_port())
     stale = tmp_path / f"metrics-{demo.port}"
     stale.mkdir()

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from hami_sim import safeyaml
+from hami_sim.project import safeyaml
 
 pytestmark = [pytest.mark.django_db]
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "profiles.yaml"

@@ -43,7 +43,7 @@ def _json(response) -> dict:
 
 @pytest.mark.parametrize("name", ["Extender", "WEB", "extender ", "mtls", ""])
 def test_an_unknown_listener_name_refuses_to_serve(settings, name):
-    from hami_sim.checks import start_problems
+    from hami_sim.project.checks import start_problems
 
     settings.HAMI_SIM_LISTENER = name
     assert any("is not one of all, extender, web" in p for p in start_problems())
@@ -183,7 +183,7 @@ def test_refusals_on_api_paths_are_json(client, method, path, status):
 def test_djangos_own_403_404_500_and_csrf_answers_are_json_on_api_paths_only():
     from django.urls import get_resolver
 
-    from hami_sim.middleware import csrf_failure
+    from hami_sim.project.middleware import csrf_failure
 
     factory = RequestFactory()
     resolver = get_resolver()
@@ -238,8 +238,8 @@ def test_api_answers_carry_no_dashboard_csp(operator_client):
 
 
 def test_every_list_api_has_a_capped_page_size(settings):
-    from hami_sim.rest import LimitOffsetPagination
-    from hami_sim.urls import router
+    from hami_sim.project.rest import LimitOffsetPagination
+    from hami_sim.project.urls import router
 
     settings.API_MAX_PAGE_SIZE = 7
     for prefix, viewset, _ in router.registry:

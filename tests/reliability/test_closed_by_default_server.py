@@ -1,4 +1,4 @@
-"""The session and closed-by-default probes repeated against ``python -m hami_sim.serve`` with production
+"""The session and closed-by-default probes repeated against ``python -m hami_sim.server.serve`` with production
 settings: the web listener (TLS, a token of a user with no permissions) and the extender listener
 (mTLS, Cluster Autoscaler's client certificate), each its own gunicorn, sharing one database.
 
@@ -19,7 +19,7 @@ import uuid
 import orjson
 import pytest
 
-from hami_sim.serve import gunicorn_argv, start_server, stop_server
+from hami_sim.server.serve import gunicorn_argv, start_server, stop_server
 from tests.deploy.conftest import REPO, Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 
 pytestmark = [pytest.mark.slow]

@@ -1,7 +1,7 @@
 """Every process stays inside its container's memory limit in ``deploy/production`` under the probes.
 
 The limits, workers and body limits come from the rendered ``deploy/production`` manifest; each
-probe runs against ``python -m hami_sim.serve`` with production settings (TLS, a real secret key,
+probe runs against ``python -m hami_sim.server.serve`` with production settings (TLS, a real secret key,
 DEBUG off, PostgreSQL or a migrated SQLite file, decision recording on) and reads each process's
 peak resident memory (``VmHWM`` in ``/proc``: what the kernel's memory limit compares against):
 
@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from hami_sim.engine.quantity import parse_quantity
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.deploy.conftest import REPO, Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 from tests.factories import extender_args, gpu, node, pod
 from tests.loadgen import children

@@ -1,6 +1,6 @@
 """PostgreSQL goes away under CA's load: the extender keeps answering from the last state it read.
 
-The production server (``python -m hami_sim.serve``: gunicorn, one worker, four threads, decision
+The production server (``python -m hami_sim.server.serve``: gunicorn, one worker, four threads, decision
 recording on) reaches PostgreSQL through a TCP proxy this test owns (``tcpproxy.TcpProxy``); cutting
 the proxy resets every database connection and refuses new ones, as a stopped PostgreSQL does,
 without touching the shared server. Meanwhile the test plays the usage watcher, confirming the
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.factories import extender_args, pod
 from tests.usage.conftest import gpu_node
 

@@ -14,7 +14,7 @@ import orjson
 import pytest
 import requests
 
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 
 from .corpus import FILTER_DEFINED, FILTER_ERRORS, GOOD_POD, HARDENING, SESSION_ERRORS, SESSION_NODE
 

@@ -20,7 +20,7 @@ import threading
 import orjson
 import pytest
 
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.deploy.conftest import Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 
 pytestmark = [pytest.mark.slow]
@@ -251,7 +251,7 @@ def test_slow_headers_on_the_web_listener_leave_the_extender_ready(production_li
 def test_production_listener_with_unsafe_settings_refuses_to_start(env, reason):
     import os
 
-    from hami_sim.serve import gunicorn_argv
+    from hami_sim.server.serve import gunicorn_argv
 
     base = {
         k: v for k, v in os.environ.items() if not k.startswith(("SECRET_KEY", "ALLOWED_HOSTS", "HAMI_SIM_"))

@@ -109,7 +109,7 @@ def test_operators_group_exists_with_catalog_permissions_and_operators_can_write
 def test_demo_admin_is_an_operator():
     from django.contrib.auth import get_user_model
 
-    from hami_sim.demo import Demo, create_admin
+    from hami_sim.server.demo import Demo, create_admin
 
     create_admin(Demo())
     admin = get_user_model().objects.get(username=Demo().user)

@@ -26,7 +26,7 @@ import yaml
 from hami_sim.engine.cache import DEFAULT_CACHE_BYTES, approx_size
 from hami_sim.engine.quantity import parse_quantity
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.deploy.conftest import REPO, Pki, server_database_url  # noqa: F401 (a fixture, used by name)
 from tests.factories import extender_args, gpu, node, pod
 from tests.loadgen import server_rss_kib

@@ -1,6 +1,6 @@
 """No connection holds a worker for long: one read deadline for the whole request, head and body.
 
-The production server (``python -m hami_sim.serve``, one worker with ONE thread, so a single held
+The production server (``python -m hami_sim.server.serve``, one worker with ONE thread, so a single held
 connection would be visible) gets four slow clients of each kind the hardening probes used: a
 chunked body sent a chunk at a time, a large ``Content-Length`` sent a kilobyte at a time, and more
 than 128 KiB of headers followed by a trickle of more. Meanwhile ``/healthz`` and the extender's
@@ -20,7 +20,7 @@ import subprocess
 import orjson
 import pytest
 
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
 from tests.factories import extender_args, gpu, node, pod
 
 from .test_harden_server import _healthz, _Trickle

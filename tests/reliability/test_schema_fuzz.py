@@ -35,7 +35,7 @@ CHECKS = [
 @pytest.fixture
 def api_schema(db, settings):
     """The live schema, loaded through the WSGI app the production server runs."""
-    from hami_sim.wsgi import application
+    from hami_sim.project.wsgi import application
 
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,

@@ -5,7 +5,7 @@ line or a field over gunicorn's limits, a broken chunk, too many headers) and th
 refusals (408 at the request deadline, 431 for a head over 128 KiB, 413 for a body announced over
 the limit) reach ``/api/...``, ``/filter-simulation``, ``/prioritize-simulation`` and the session
 verbs as ``{"detail": ...}`` (``{"error": ...}`` on the extender verbs, which Go reads as
-``Error``), against ``python -m hami_sim.serve`` on the production web listener (TLS, a real secret
+``Error``), against ``python -m hami_sim.server.serve`` on the production web listener (TLS, a real secret
 key, DEBUG off). The dashboard keeps gunicorn's page; a request whose path cannot be read (no
 request line) gets it too.
 """
@@ -19,8 +19,8 @@ import subprocess
 import orjson
 import pytest
 
-from hami_sim.gworker import request_path
-from hami_sim.serve import start_server, stop_server
+from hami_sim.server.serve import start_server, stop_server
+from hami_sim.server.worker import request_path
 from tests.deploy.conftest import Pki
 
 pytestmark = [pytest.mark.slow]

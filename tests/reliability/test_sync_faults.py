@@ -136,7 +136,7 @@ WORKER = textwrap.dedent(
     django.setup()
     import celery.app.autoretry
     celery.app.autoretry.get_exponential_backoff_interval = lambda **kwargs: 1
-    from hami_sim.celery import app
+    from hami_sim.project.celery import app
     app.conf.broker_transport_options = {
         "visibility_timeout": 20, "unacked_restore_interval": 1, "unacked_restore_throttle": 1,
     }
@@ -181,7 +181,7 @@ def test_worker_retries_api_failures_and_survives_being_killed_mid_task(child_da
         env = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
-            "DJANGO_SETTINGS_MODULE": "hami_sim.settings",
+            "DJANGO_SETTINGS_MODULE": "hami_sim.project.settings",
             "DATABASE_URL": child_database_url,
             "CELERY_BROKER_URL": REDIS_URL,
             "KUBE_SOURCE": f"kubeconfig:{kubeconfig}",

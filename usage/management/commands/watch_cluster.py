@@ -12,7 +12,7 @@ import signal
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from hami_sim.conf import conf
+from hami_sim.project.conf import conf
 
 
 class Command(BaseCommand):

@@ -12,11 +12,12 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from hami_sim.conf import DEFAULTS
 from hami_sim.engine.ca_releases import DEFAULT_VERSION, CAVersionError, parse_ca_version
-from hami_sim.logconfig import logging_config
+from hami_sim.project.api_settings import SPECTACULAR_SETTINGS, rest_framework  # noqa: F401
+from hami_sim.project.conf import DEFAULTS
+from hami_sim.project.logconfig import logging_config
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 # Local state (the SQLite database, static files, the filesystem broker). Nothing is created here:
 # ``hami_sim.runtime.localdirs.ensure_local_dirs`` does it where a process starts (manage.py, WSGI,
 # Celery, the demo).
@@ -65,7 +66,7 @@ INSTALLED_APPS = [
     "simple_history",
     "django_prometheus",
     "django_celery_beat",
-    "hami_sim",
+    "hami_sim.project",
     "hami_sim.runtime",
     "profiles",
     "usage",
@@ -76,29 +77,29 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
-    "hami_sim.middleware.RequestIdMiddleware",
-    "hami_sim.middleware.RequestSanityMiddleware",  # a NUL in the path: 400, not a database error
-    "hami_sim.middleware.JsonHostMiddleware",  # bad Host header: JSON 400 for API/extender clients
-    "hami_sim.middleware.BodyLimitMiddleware",
+    "hami_sim.project.middleware.RequestIdMiddleware",
+    "hami_sim.project.middleware.RequestSanityMiddleware",  # a NUL in the path: 400, not a database error
+    "hami_sim.project.middleware.JsonHostMiddleware",  # bad Host header: JSON 400 for API/extender clients
+    "hami_sim.project.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "hami_sim.middleware.ContentSecurityPolicyMiddleware",  # dashboard pages: nonce-only scripts
+    "hami_sim.project.middleware.ContentSecurityPolicyMiddleware",  # dashboard pages: nonce-only scripts
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "hami_sim.loginthrottle.LoginThrottleMiddleware",  # wrong passwords lock the name/address out
-    "hami_sim.middleware.ListenerMiddleware",
-    "hami_sim.middleware.ClientIdentityMiddleware",  # extender: client certificate CN/SAN allow-list
-    "hami_sim.middleware.CookieCsrfMiddleware",  # simulation writes by a logged-in browser need CSRF
+    "hami_sim.project.loginthrottle.LoginThrottleMiddleware",  # wrong passwords lock the name/address out
+    "hami_sim.project.middleware.ListenerMiddleware",
+    "hami_sim.project.middleware.ClientIdentityMiddleware",  # extender: client certificate CN/SAN allow-list
+    "hami_sim.project.middleware.CookieCsrfMiddleware",  # simulation writes by a logged-in browser need CSRF
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
-    "hami_sim.dberrors.DatabaseUnavailableMiddleware",  # database down: 503 JSON, not a 500 page
+    "hami_sim.project.dberrors.DatabaseUnavailableMiddleware",  # database down: 503 JSON, not a 500 page
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
-ROOT_URLCONF = "hami_sim.urls"
+ROOT_URLCONF = "hami_sim.project.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -109,12 +110,12 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "hami_sim.context_processors.demo",
+                "hami_sim.project.context_processors.demo",
             ],
         },
     },
 ]
-WSGI_APPLICATION = "hami_sim.wsgi.application"
+WSGI_APPLICATION = "hami_sim.project.wsgi.application"
 
 DATABASES = {"default": env.db_url_config(secret("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"))}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
@@ -136,8 +137,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
-# One date format with the zone name on every page and in the admin (hami_sim/formats/en/formats.py).
-FORMAT_MODULE_PATH = ["hami_sim.formats"]
+# One date format with the zone name on every page and in the admin (hami_sim/project/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["hami_sim.project.formats"]
 
 STATIC_URL = "/static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
@@ -158,7 +159,7 @@ STATICFILES_FINDERS = [
 
 LOGIN_URL = "/admin/login/"
 # A CSRF refusal in JSON on the API and extender paths (Django's page elsewhere).
-CSRF_FAILURE_VIEW = "hami_sim.middleware.csrf_failure"
+CSRF_FAILURE_VIEW = "hami_sim.project.middleware.csrf_failure"
 
 # The largest page any list API answers (``?limit=`` above it is served as this many).
 API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=500)
@@ -201,64 +202,11 @@ def _json_object_env(name: str) -> dict:
 
 
 # Other vendors' config blocks (docs/vendors.md), e.g. HAMI_VENDORS_JSON='{"hygon": {"resourceCountName":
-# "hygon.com/dcunum"}}'. Validated when the apps are ready (``hami_sim.apps``), so an unknown vendor,
+# "hygon.com/dcunum"}}'. Validated when the apps are ready (``hami_sim.project.apps``), so an unknown vendor,
 # chip or field stops start-up (ImproperlyConfigured) instead of failing the first extender request.
 HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
 
-REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # One API style (hami_sim/restjson.py, hami_sim/rest.py): orjson in and out, one error shape ({"detail": ...}).
-    "DEFAULT_PARSER_CLASSES": [
-        "hami_sim.restjson.OrjsonParser",
-        "hami_sim.restjson.FormParser",  # forms, with JSON-looking fields bounded in depth
-        "hami_sim.restjson.MultiPartParser",
-    ],
-    "DEFAULT_RENDERER_CLASSES": [
-        "hami_sim.restjson.OrjsonRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
-    "EXCEPTION_HANDLER": "hami_sim.rest.exception_handler",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "hami_sim.rest.LimitOffsetPagination",  # ?limit= capped at API_MAX_PAGE_SIZE
-    "PAGE_SIZE": 50,
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": [
-        "rest_framework.permissions.IsAuthenticated"
-        if env.bool("API_REQUIRE_AUTH_FOR_READS", default=False)
-        else "rest_framework.permissions.IsAuthenticatedOrReadOnly"
-    ],
-    # Per-client REST rates; the simulation endpoints are exempt (hami_sim/throttling.py says why).
-    "DEFAULT_THROTTLE_CLASSES": [
-        "hami_sim.throttling.ApiAnonRateThrottle",
-        "hami_sim.throttling.ApiUserRateThrottle",
-    ],
-    "DEFAULT_THROTTLE_RATES": {
-        "anon": env.str("API_THROTTLE_ANON", default="600/min"),
-        "user": env.str("API_THROTTLE_USER", default="6000/min"),
-    },
-    # Client identity for anonymous rates: the connection's address, unless this many trusted proxies
-    # append to X-Forwarded-For (DRF's default would trust a client-supplied header and be evadable).
-    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "hami-sim API",
-    "DESCRIPTION": "HAMi device-aware simulation for the Kubernetes Cluster Autoscaler.",
-    "VERSION": "0.1.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI and Redoc from drf-spectacular-sidecar's pinned static files, never a CDN: /api/docs/
-    # must render offline and in air-gapped clusters.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "simulations.schema.add_extender_paths",
-        "simulations.schema.add_error_responses",
-    ],
-}
+REST_FRAMEWORK = rest_framework(env)
 
 # "localhost" only names the host: without one kombu warns "No hostname was supplied" at every start.
 CELERY_BROKER_URL = secret("CELERY_BROKER_URL", "filesystem://localhost/")
@@ -352,17 +300,17 @@ CA_AGGREGATE_CAPACITY = env.bool(
     "CA_AGGREGATE_CAPACITY", default=DEFAULTS.ca_aggregate_capacity
 )  # deploy/capacity: nodes advertise summed device memory and cores (docs/cluster-autoscaler.md)
 DEMO_READ_ONLY = env.bool("DEMO_READ_ONLY", default=False)
-# "user / password" on the login page; set by ``make demo`` (hami_sim/demo.py) and nowhere else.
+# "user / password" on the login page; set by ``make demo`` (hami_sim/server/demo.py) and nowhere else.
 DEMO_LOGIN_HINT = env.str("DEMO_LOGIN_HINT", default="")
 BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 
-# JSON lines with request_id, pod and verdict on every record (hami_sim/logconfig.py).
+# JSON lines with request_id, pod and verdict on every record (hami_sim/project/logconfig.py).
 LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), json_logs=env.bool("LOG_JSON", default=True))
 ACCESS_LOG = env.bool("ACCESS_LOG", default=DEFAULTS.access_log)
 
 # -- Production serving and security (design.md 8; docs/production.md) -------------------------------
 # Which endpoints this process serves: "extender" (mTLS, CA only), "web" (dashboard/admin/REST) or
-# "all" (demo, development). See hami_sim/middleware.py.
+# "all" (demo, development). See hami_sim/project/middleware.py.
 HAMI_SIM_LISTENER = env.str("HAMI_SIM_LISTENER", default=DEFAULTS.hami_sim_listener)
 # HAMI_SIM_HTTPS=true when clients reach us over TLS (gunicorn's own TLS or a TLS proxy): turns on
 # every HTTPS-only protection below at once; each stays overridable on its own.

@@ -6,7 +6,7 @@ start as children; the URL and the admin login are printed; Ctrl-C (or SIGTERM) 
 
 Environment: ``DEMO_PORT`` (8000), ``DEMO_EXPANDER_PORT`` (8444: CA's gRPC expander, plaintext on
 loopback), ``DEMO_BIND_HOST`` (127.0.0.1; 0.0.0.0 in the demo container), ``DEMO_ADMIN_USER`` (admin),
-``DEMO_ADMIN_PASSWORD`` (hami-sim-demo), and everything ``hami_sim/settings.py`` reads. ``KUBE_SOURCE``
+``DEMO_ADMIN_PASSWORD`` (hami-sim-demo), and everything ``hami_sim/project/settings.py`` reads. ``KUBE_SOURCE``
 defaults to the demo snapshot; ``LOG_JSON`` defaults to false (plain text lines, the same format as
 Celery's and gunicorn's own).
 
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 DEMO_DIR = BASE_DIR / "demo"
 
 __all__ = [
@@ -82,7 +82,7 @@ def check_port(demo: Demo) -> None:
 
 
 def _environment() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     os.environ.setdefault("KUBE_SOURCE", f"file://{DEMO_DIR / 'cluster-snapshot.json'}")
     os.environ.setdefault("PYTHONPATH", str(BASE_DIR))
     # Unregistered nodes are flagged after a minute in the demo rather than ten.
@@ -215,7 +215,7 @@ def _var_dir() -> Path:
 def web_argv(demo: Demo, workers: int = 2) -> list[str]:
     """gunicorn for the demo's web server (several workers, as in production)."""
     bind = f"{os.environ.get('DEMO_BIND_HOST', '127.0.0.1')}:{demo.port}"
-    app = "hami_sim.wsgi:application"
+    app = "hami_sim.project.wsgi:application"
     return [sys.executable, "-m", "gunicorn", app, "-b", bind, "-w", str(workers), "--timeout", "60"]
 
 
@@ -224,8 +224,8 @@ def web_env(demo: Demo) -> dict[str, str]:
 
     Without ``PROMETHEUS_MULTIPROC_DIR`` each gunicorn worker counts alone and ``/metrics`` answers
     with whichever worker took the scrape (a counter reading 7, then 1, then 7). With it every worker
-    writes its samples to a shared directory and ``hami_sim.metrics.metrics_view`` adds them up, as
-    ``hami_sim/gunicorn_conf.py`` arranges in production. Old files would count a dead run's samples.
+    writes its samples to a shared directory and ``hami_sim.project.metrics.metrics_view`` adds them up, as
+    ``hami_sim/server/gunicorn_conf.py`` arranges in production. Old files would count a dead run's samples.
     """
     directory = _var_dir() / f"metrics-{demo.port}"
     directory.mkdir(parents=True, exist_ok=True)
@@ -244,7 +244,7 @@ def start_services(demo: Demo) -> None:
         [
             # WARNING: beat's minute-by-minute task lines would scroll the banner away (task runs are on
             # the overview and in the admin)
-            python, "-m", "celery", "-A", "hami_sim", "worker", "-B", "-l", "WARNING", "--concurrency", "1",
+            python, "-m", "celery", "-A", "hami_sim.project", "worker", "-B", "-l", "WARNING", "--concurrency", "1",
             "--without-gossip", "--without-mingle", "-s", str(var / "celerybeat-schedule"),
         ],
     )  # fmt: skip

@@ -8,7 +8,7 @@ import os
 
 from celery import Celery, signals
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
 
 app = Celery("hami_sim")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -48,11 +48,11 @@ urlpatterns = [
     path("", include("dashboard.urls")),
 ]
 
-# Django's own 400, 403, 404 and 500 answers, as JSON on the API and extender paths (hami_sim/middleware.py)
-handler400 = "hami_sim.middleware.bad_request"
-handler403 = "hami_sim.middleware.permission_denied"
-handler404 = "hami_sim.middleware.page_not_found"
-handler500 = "hami_sim.middleware.server_error"
+# Django's own 400, 403, 404 and 500 answers, as JSON on the API and extender paths (hami_sim/project/middleware.py)
+handler400 = "hami_sim.project.middleware.bad_request"
+handler403 = "hami_sim.project.middleware.permission_denied"
+handler404 = "hami_sim.project.middleware.page_not_found"
+handler500 = "hami_sim.project.middleware.server_error"
 
 if settings.BENCH_ENDPOINT:
     urlpatterns.insert(0, path("bench/fixed-4k", benchviews.fixed_4k))

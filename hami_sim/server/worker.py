@@ -23,13 +23,13 @@ What this worker changes, nothing else:
   by the front (JSON, closed).
 - **JSON errors on the API paths.** gunicorn's own answers (a bad request line, invalid headers, a
   line or field over its limits) and the ``408`` are the project's JSON error shape on the paths whose
-  clients read JSON (``hami_sim.middleware.is_json_client_path``: ``/api/``, the extender and session
+  clients read JSON (``hami_sim.project.middleware.is_json_client_path``: ``/api/``, the extender and session
   verbs); the dashboard keeps gunicorn's page.
 - **The deadline holds for the rare body the front hands over unread** (its budget is spent): the
   thread reads it within what is left of the same deadline, not per read.
 - **The client certificate per request.** On TLS listeners every request's WSGI environ carries
   ``hami_sim.client_identities`` (the peer certificate's CN and SAN values), for the allow-list in
-  ``hami_sim.middleware.ClientIdentityMiddleware`` (item 7). gunicorn itself does not pass the peer
+  ``hami_sim.project.middleware.ClientIdentityMiddleware`` (item 7). gunicorn itself does not pass the peer
   certificate to the application.
 """
 
@@ -38,37 +38,30 @@ from __future__ import annotations
 import contextlib
 import errno
 import html
-import json
 import os
 import re
 import selectors
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
 from functools import partial
-from urllib.parse import unquote
 
 from gunicorn import http, util
 from gunicorn import sock as gsock
 from gunicorn.workers.gthread import ThreadWorker
 
+from hami_sim.server.front import (
+    FRONT_BUDGET_BYTES,
+    BodyDeadline,
+    RequestHead,
+    TooLarge,
+    refusal,
+    request_path,
+)
+
 __all__ = ["HardenedThreadWorker", "client_identities", "request_path", "IDENTITIES_ENVIRON_KEY"]
 
 IDENTITIES_ENVIRON_KEY = "hami_sim.client_identities"
-#: the largest body the application accepts (``EXTENDER_MAX_BODY_BYTES``, default 64 MiB, is the
-#: largest of its limits): the front reads bodies up to it and refuses bigger ones with a 413
-FRONT_BODY_BYTES = int(os.environ.get("EXTENDER_MAX_BODY_BYTES") or 64 * 1024 * 1024)
-#: what the front buffers for all connections of a worker together (twice the largest body, at most
-#: 128 MiB); beyond it a request goes on once its head is in and the thread reads its body
-FRONT_BUDGET_BYTES = min(2 * FRONT_BODY_BYTES, 128 * 1024 * 1024)
-MAX_HEAD_BYTES = 128 * 1024  # a longer head is refused (431): a request line and headers, no more
-_MAX_CHUNK_LINE = 1024  # a chunk-size line (hex size and extensions) longer than this is malformed
-_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")  # fullmatch
-_HEAD_END = b"\r\n\r\n"
-# (each line of a head ends in CRLF: ``$`` of re.M stops before the LF only)
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(\d{1,15})[ \t]*\r?$", re.I | re.M)
-_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:([^\r\n]*)\r?$", re.I | re.M)
 _TIMEOUT_408 = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
 
@@ -89,39 +82,9 @@ def client_identities(peercert: dict | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def request_path(head: bytes | bytearray) -> str | None:
-    """The path of a request's first line (decoded, without the query), or None while that line is
-    incomplete or is not ``METHOD target HTTP/x.y``: what the front and the error answers go by."""
-    start = len(head) - len(head.lstrip(b"\r\n"))
-    end = head.find(b"\r\n", start, start + 65536)
-    if end < 0:
-        return None
-    parts = bytes(head[start:end]).split(b" ")
-    if len(parts) != 3 or not parts[2].startswith(b"HTTP/"):
-        return None
-    target = parts[1].decode("latin-1")
-    if "://" in target:  # absolute form: http://host/path
-        target = "/" + target.split("://", 1)[1].partition("/")[2]
-    return unquote(target.partition("?")[0]) if target.startswith("/") else None
-
-
-def _refusal(status: str, path: str | None, message: str) -> bytes:
-    """A JSON refusal sent by the worker itself, then closed: the project's one error shape,
-    ``hami_sim.middleware.error_response`` (``{"error": ...}`` on the extender verbs, which Go reads as
-    ``Error``, ``{"detail": ...}`` elsewhere)."""
-    from hami_sim.middleware import EXTENDER_VERB_PATH  # Django's, loaded in workers only
-
-    key = "error" if path is not None and EXTENDER_VERB_PATH.match(path) else "detail"
-    body = json.dumps({key: message}).encode()
-    return (
-        f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
-
-
 def _json_client(path: str | None) -> bool:
     """The API paths (REST, extender and session verbs), whose clients read JSON errors only."""
-    from hami_sim.middleware import is_json_client_path
+    from hami_sim.project.middleware import is_json_client_path
 
     return path is not None and is_json_client_path(path)
 
@@ -148,148 +111,7 @@ def _as_json(html_answer: bytes, path: str) -> bytes:
     status = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")[2] or "400 Bad Request"
     found = _HTML_MESSAGE.search(body)
     message = html.unescape(found.group(1).decode("latin-1")) if found else ""
-    return _refusal(status, path, message or status.partition(" ")[2])
-
-
-_CHUNKED, _UNFRAMED = -1, -2
-
-
-class _TooLarge(Exception):
-    """The request cannot be accepted whatever arrives next; ``args[0]`` is the answer to send."""
-
-
-@dataclass
-class _Head:
-    """A connection the front is still reading: its deadlines and the bytes received so far."""
-
-    deadline: float  # for the whole request
-    head_deadline: float
-    buf: bytearray = field(default_factory=bytearray)
-    handshaking: bool = False
-    body_start: int = -1  # where the body starts once the head is in
-    chunk_pos: int = -1  # chunked: where the next chunk-size line starts
-    chunked_bytes: int = 0  # chunked: the body's size so far
-    length: int = 0  # the body's length once the head is in, or ``_CHUNKED`` / ``_UNFRAMED``
-    chunked_end: int = -1  # chunked: where the request ends (after the trailers), once it has
-
-    def request_bytes(self) -> bytes:
-        """What the thread parses: the bytes received, a complete chunked body decoded and framed by
-        ``Content-Length`` instead (Django reads a body by its length; trailers are dropped)."""
-        if self.length != _CHUNKED or self.chunked_end < 0:
-            return bytes(self.buf)
-        buf, pos, body = self.buf, self.body_start, bytearray()
-        while True:
-            line_end = buf.find(b"\r\n", pos)
-            size = int(bytes(buf[pos:line_end]).split(b";", 1)[0].strip(), 16)
-            if size == 0:
-                break
-            body += buf[line_end + 2 : line_end + 2 + size]
-            pos = line_end + 2 + size + 2
-        lines = bytes(buf[: self.body_start - len(_HEAD_END)]).split(b"\r\n")
-        head = b"\r\n".join(line for line in lines if not _TRANSFER_ENCODING.match(line))
-        framed = head + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
-        return framed + bytes(body) + bytes(buf[self.chunked_end :])
-
-    def head_end(self) -> int:
-        """Where the head ends (-1: not yet); stray CRLFs before a request line are allowed."""
-        start = len(self.buf) - len(self.buf.lstrip(b"\r\n"))
-        return self.buf.find(_HEAD_END, start)
-
-    def complete(self, over_budget: bool = False) -> bool:
-        """The whole request has arrived, head and body (with ``over_budget``, the head alone is
-        enough: the thread reads the body). Raises ``_TooLarge`` for a request the front refuses."""
-        if self.body_start < 0:
-            end = self.head_end()
-            if end < 0:
-                if len(self.buf) > MAX_HEAD_BYTES:
-                    message = f"request head exceeds {MAX_HEAD_BYTES} bytes"
-                    raise _TooLarge(
-                        _refusal("431 Request Header Fields Too Large", request_path(self.buf), message)
-                    )
-                return False
-            self.body_start = end + len(_HEAD_END)
-            self.length = self._framing(bytes(self.buf[:end]))
-        if over_budget or self.length == _UNFRAMED:
-            return True
-        if self.length == _CHUNKED:
-            return self._chunks_complete()
-        return len(self.buf) >= self.body_start + self.length
-
-    def _framing(self, head: bytes) -> int:
-        """The body's length, ``_CHUNKED``, or ``_UNFRAMED`` (gunicorn refuses it: 400)."""
-        encoding = _TRANSFER_ENCODING.search(head)
-        length = _CONTENT_LENGTH.search(head)
-        if encoding is not None:
-            chunked = encoding.group(1).strip().lower() == b"chunked"
-            return _CHUNKED if chunked and length is None else _UNFRAMED
-        size = int(length.group(1)) if length else 0
-        if size > FRONT_BODY_BYTES:
-            message = f"request body of {size} bytes exceeds the limit of {FRONT_BODY_BYTES} bytes"
-            raise _TooLarge(_refusal("413 Request Entity Too Large", request_path(head), message))
-        return size
-
-    def _chunks_complete(self) -> bool:
-        """Walk the chunks that arrived since the last call; True once the last chunk and the
-        trailers are in. Broken framing is a 400 from the front (gunicorn would find it only after
-        the view had answered, and answer twice on one connection)."""
-        buf = self.buf
-        pos = self.body_start if self.chunk_pos < 0 else self.chunk_pos
-        while True:
-            line_end = buf.find(b"\r\n", pos, pos + _MAX_CHUNK_LINE)
-            if line_end < 0:
-                self.chunk_pos = pos
-                if len(buf) - pos >= _MAX_CHUNK_LINE:  # no size line in sight
-                    raise self._malformed(f"chunk-size line longer than {_MAX_CHUNK_LINE} bytes")
-                return False
-            size_text = bytes(buf[pos:line_end]).split(b";", 1)[0].strip()
-            if not _CHUNK_SIZE.fullmatch(size_text):
-                raise self._malformed(f"invalid chunk size {size_text[:32]!r}")
-            size = int(size_text, 16)
-            if size == 0:  # the last chunk; then trailers, up to an empty line
-                self.chunk_pos = pos
-                end = buf.find(_HEAD_END, line_end)  # "0\r\n\r\n" without trailers
-                if end < 0:
-                    return False
-                self.chunked_end = end + len(_HEAD_END)
-                return True
-            self.chunked_bytes += size
-            if self.chunked_bytes > FRONT_BODY_BYTES:
-                raise _TooLarge(
-                    _refusal(
-                        "413 Request Entity Too Large",
-                        request_path(buf),
-                        f"chunked request body exceeds the limit of {FRONT_BODY_BYTES} bytes",
-                    )
-                )
-            data_end = line_end + 2 + size + 2
-            if len(buf) < data_end:
-                self.chunked_bytes -= size  # counted again when the chunk is complete
-                self.chunk_pos = pos
-                return False
-            if buf[data_end - 2 : data_end] != b"\r\n":
-                raise self._malformed("chunk data not followed by CRLF")
-            pos = data_end
-
-    def _malformed(self, message: str) -> _TooLarge:
-        return _TooLarge(_refusal("400 Bad Request", request_path(self.buf), message))
-
-
-class _BodyDeadline:
-    """The socket as the request parser sees it: every ``recv`` bounded by one total deadline."""
-
-    def __init__(self, sock: ssl.SSLSocket, deadline: float) -> None:
-        self.sock = sock
-        self.deadline = deadline
-
-    def recv(self, size: int) -> bytes:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the request body was not received in time")
-        self.sock.settimeout(remaining)
-        try:
-            return self.sock.recv(size)
-        finally:
-            self.sock.settimeout(None)
+    return refusal(status, path, message or status.partition(" ")[2])
 
 
 class HardenedThreadWorker(ThreadWorker):
@@ -314,7 +136,7 @@ class HardenedThreadWorker(ThreadWorker):
             super().enqueue_req(conn)
             return
         now = time.monotonic()
-        state = _Head(
+        state = RequestHead(
             deadline=now + self.request_timeout,
             head_deadline=now + min(self.header_timeout, self.request_timeout),
         )
@@ -335,7 +157,7 @@ class HardenedThreadWorker(ThreadWorker):
             if not state.handshaking and state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
                 self._hand_over(conn)
                 return
-        except _TooLarge as exc:
+        except TooLarge as exc:
             self._drop(conn, exc.args[0])
             return
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
@@ -361,7 +183,7 @@ class HardenedThreadWorker(ThreadWorker):
                 return
             if state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
                 self._hand_over(conn)
-        except _TooLarge as exc:  # before SSLError: a refusal is sent, then the connection closed
+        except TooLarge as exc:  # before SSLError: a refusal is sent, then the connection closed
             self._drop(conn, exc.args[0])
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
@@ -372,7 +194,7 @@ class HardenedThreadWorker(ThreadWorker):
         except OSError:  # a reset
             self._drop(conn)
 
-    def _read_available(self, conn, state: _Head) -> bool:
+    def _read_available(self, conn, state: RequestHead) -> bool:
         """Read what the socket (and TLS buffer) holds now; False once the client has gone."""
         while not state.complete(self._front_bytes > FRONT_BUDGET_BYTES):
             try:
@@ -394,7 +216,7 @@ class HardenedThreadWorker(ThreadWorker):
             conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
         conn.initialized = conn.data_ready = True
         conn.parser.unreader.unread(state.request_bytes())
-        conn.parser.unreader.sock = _BodyDeadline(conn.sock, state.deadline)  # what is left of it
+        conn.parser.unreader.sock = BodyDeadline(conn.sock, state.deadline)  # what is left of it
         conn.hami_complete = True
         conn.hami_path = request_path(state.buf)  # for gunicorn's own error answers (handle_error)
         self.enqueue_req(conn)
@@ -422,7 +244,7 @@ class HardenedThreadWorker(ThreadWorker):
             if force or state.deadline <= now or (state.body_start < 0 and state.head_deadline <= now):
                 self._drop(conn, self._timeout_answer(state))
 
-    def _timeout_answer(self, state: _Head) -> bytes:
+    def _timeout_answer(self, state: RequestHead) -> bytes:
         """Nothing to a client that sent nothing; JSON on an API path; else a bare 408."""
         if state.handshaking or not state.buf:
             return b""
@@ -430,7 +252,7 @@ class HardenedThreadWorker(ThreadWorker):
         if not _json_client(path):
             return _TIMEOUT_408
         message = f"the request was not received within {self.request_timeout:g} s"
-        return _refusal("408 Request Timeout", path, message)
+        return refusal("408 Request Timeout", path, message)
 
     # -- the client certificate, per request -----------------------------------------------------------
 

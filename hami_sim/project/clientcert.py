@@ -1,12 +1,12 @@
 """The client certificate identity: which allowed names a request's certificate carries.
 
 One home for the allow-list check that the extender verbs' authentication and permission classes
-(``hami_sim.authentication``, ``hami_sim.permissions``), the listener guard of the other simulation
-endpoints (``hami_sim.middleware.ClientIdentityMiddleware``) and the session owner
-(``hami_sim.permissions.caller_of``) share. No DRF here: the middleware imports it.
+(``hami_sim.project.authentication``, ``hami_sim.project.permissions``), the listener guard of the other simulation
+endpoints (``hami_sim.project.middleware.ClientIdentityMiddleware``) and the session owner
+(``hami_sim.project.permissions.caller_of``) share. No DRF here: the middleware imports it.
 
 The names come from the TLS handshake: the gunicorn worker puts the peer certificate's CN and SAN
-values in the WSGI environ under ``IDENTITIES_KEY`` (``hami_sim.gworker``), never from a header.
+values in the WSGI environ under ``IDENTITIES_KEY`` (``hami_sim.server.worker``), never from a header.
 Only the names on ``HAMI_SIM_CLIENT_IDENTITIES`` count.
 """
 
@@ -20,7 +20,7 @@ from .conf import Conf, conf
 
 __all__ = ["IDENTITIES_KEY", "NOT_ALLOWED", "ClientCertificate", "allowed_identities", "log_refused"]
 
-#: the WSGI environ key the gunicorn worker fills (``hami_sim.gworker.IDENTITIES_ENVIRON_KEY``)
+#: the WSGI environ key the gunicorn worker fills (``hami_sim.server.worker.IDENTITIES_ENVIRON_KEY``)
 IDENTITIES_KEY = "hami_sim.client_identities"
 #: the refusal of a certificate (or none) on the extender listener
 NOT_ALLOWED = (

@@ -2,7 +2,7 @@
 
 Why orjson: it is what the extender verbs already use (several times faster than the standard
 library on Node lists), so the whole API encodes and decodes one way. Kept apart from
-``hami_sim.rest`` because DRF imports its renderer setting while loading ``rest_framework.views``:
+``hami_sim.project.rest`` because DRF imports its renderer setting while loading ``rest_framework.views``:
 this module must not import that.
 """
 

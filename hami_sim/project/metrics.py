@@ -12,7 +12,7 @@ What lives where:
   cache, ``hami_sim.engine.cache.cache_metrics``), read at scrape time from the process scraped.
 
 ``metrics_view`` replaces django-prometheus' view because that one, in multiprocess mode
-(``PROMETHEUS_MULTIPROC_DIR``, set by ``hami_sim.gunicorn_conf`` for several workers), exports only
+(``PROMETHEUS_MULTIPROC_DIR``, set by ``hami_sim.server.gunicorn_conf`` for several workers), exports only
 the per-process files and silently drops every scrape-time collector.
 """
 
@@ -36,7 +36,7 @@ __all__ = [
     "scrape_collectors",
 ]
 
-log = logging.getLogger("hami_sim.metrics")
+log = logging.getLogger("hami_sim.project.metrics")
 _registered = False
 
 

@@ -1,11 +1,11 @@
-"""Start the production server: ``python -m hami_sim.serve`` (the container's command).
+"""Start the production server: ``python -m hami_sim.server.serve`` (the container's command).
 
-It execs gunicorn with ``hami_sim/gunicorn_conf.py``, which reads TLS/mTLS material and sizing from
+It execs gunicorn with ``hami_sim/server/gunicorn_conf.py``, which reads TLS/mTLS material and sizing from
 the environment (see that module for the variables); ``HAMI_SIM_SERVER=granian`` runs granian with
 the same variables instead. ``start_server`` does the same as a child
 process on a loopback port for the mTLS tests and for ``bench/``::
 
-    from hami_sim.serve import start_server
+    from hami_sim.server.serve import start_server
     proc, url = start_server(cert="server.pem", key="server.key", client_ca="clients-ca.pem", workers=2)
     ...  # https://127.0.0.1:<port>/filter-simulation, client certificate required
     stop_server(proc)
@@ -34,7 +34,7 @@ __all__ = [
     "wait_for_port",
 ]
 
-CONFIG = "python:hami_sim.gunicorn_conf"
+CONFIG = "python:hami_sim.server.gunicorn_conf"
 
 
 def gunicorn_argv(extra: list[str] | None = None) -> list[str]:
@@ -65,7 +65,7 @@ def granian_argv(environ: Mapping[str, str] | None = None) -> list[str]:
         argv += ["--ssl-certificate", cert, "--ssl-keyfile", key, "--ssl-protocol-min", "tls1.2"]
         if client_ca:
             argv += ["--ssl-ca", client_ca, "--ssl-client-verify"]
-    return [*argv, "hami_sim.wsgi:application"]
+    return [*argv, "hami_sim.project.wsgi:application"]
 
 
 def server_argv(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -168,7 +168,7 @@ def probe(kind: str) -> int:
         host = "127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host
         with socket.create_connection((host, int(port)), timeout=3):
             return 0
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     import django
 
     django.setup()
@@ -179,7 +179,7 @@ def probe(kind: str) -> int:
             cursor.execute("SELECT 1")
         return 0
     if kind == "celery":
-        from hami_sim.celery import app
+        from hami_sim.project.celery import app
 
         replies = app.control.ping(destination=[f"celery@{socket.gethostname()}"], timeout=5)
         return 0 if replies else 1
@@ -188,10 +188,10 @@ def probe(kind: str) -> int:
 
 
 def refuse_unsafe_start() -> None:
-    """Exit before binding when this listener's settings are unsafe (``hami_sim.checks.start_problems``:
+    """Exit before binding when this listener's settings are unsafe (``hami_sim.project.checks.start_problems``:
     a production listener with the demo key or ``ALLOWED_HOSTS=*``, an extender without mTLS)."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.settings")
-    from hami_sim.checks import start_problems
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
+    from hami_sim.project.checks import start_problems
 
     problems = start_problems()
     if problems:
@@ -201,7 +201,7 @@ def refuse_unsafe_start() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Replace this process with gunicorn (PID 1 in the container receives the signals).
 
-    ``python -m hami_sim.serve probe <tcp|db|celery>`` runs a health probe instead.
+    ``python -m hami_sim.server.serve probe <tcp|db|celery>`` runs a health probe instead.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["probe"]:

@@ -1,18 +1,18 @@
 """DRF authentication classes of the extender verbs: who a call comes from, in ``caller_of``'s order.
 
 - ``ClientCertificateAuthentication``: a client certificate naming an allowed identity (Cluster
-  Autoscaler on the mTLS extender listener; ``hami_sim.clientcert``). ``request.user`` is then a
+  Autoscaler on the mTLS extender listener; ``hami_sim.project.clientcert``). ``request.user`` is then a
   ``ClientCertificate`` and ``request.auth`` the allowed names it carries.
 - ``LoginSessionAuthentication``: a logged-in user, read only when the request carries a session
   cookie. CA sends none, so its calls never load a session (nor get ``Vary: Cookie``); the CSRF
   check of a cookie-authenticated write runs before the view (``CookieCsrfMiddleware``) and again
   here, as DRF's session authentication does.
 - ``TokenUserAuthentication``: an ``Authorization: Token`` user, from the lookup the listener guard
-  already made (``hami_sim.middleware.token_user``). An unknown token is no identity, not a refusal:
+  already made (``hami_sim.project.middleware.token_user``). An unknown token is no identity, not a refusal:
   on the web listener ``ListenerMiddleware`` has refused it before.
 
 None of them refuses a request: the allow-list is the permission class
-``hami_sim.permissions.ExtenderClientCertificate``. No authentication header is offered, so a
+``hami_sim.project.permissions.ExtenderClientCertificate``. No authentication header is offered, so a
 refusal is a 403, as it was from the middleware.
 """
 

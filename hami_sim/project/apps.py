@@ -14,8 +14,9 @@ def _validate_vendor_config() -> None:
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
 
+    from hami_sim.runtime.simulator import build_vendors
+
     from .checks import vendor_config_problem
-    from .runtime.simulator import build_vendors
 
     problem = vendor_config_problem(settings.HAMI, build_vendors)
     if problem is not None:
@@ -25,7 +26,8 @@ def _validate_vendor_config() -> None:
 class HamiSimConfig(AppConfig):
     """Registers what must exist in every process: deploy checks, scrape-time metrics."""
 
-    name = "hami_sim"
+    name = "hami_sim.project"
+    label = "hami_sim"  # the label it had before the project moved into its own package
     verbose_name = "hami-sim"
 
     def ready(self) -> None:

@@ -41,7 +41,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from . import logconfig as log_context
 from .clientcert import NOT_ALLOWED, allowed_identities, log_refused
 from .conf import LISTENERS, conf
-from .errorviews import (  # re-exported: settings and urls name them as hami_sim.middleware.*
+from .errorviews import (  # re-exported: settings and urls name them as hami_sim.project.middleware.*
     EXTENDER_VERB_PATH,
     SIMULATION_PATH,
     bad_request,
@@ -275,12 +275,12 @@ class ClientIdentityMiddleware:
 
     The TLS handshake proves the certificate was signed by the client CA; this proves it was issued
     *to Cluster Autoscaler*: its subject CN or one of its SAN values must be in
-    ``HAMI_SIM_CLIENT_IDENTITIES`` (``hami_sim.clientcert``). The names come from the peer certificate
-    the gunicorn worker put in the WSGI environ (``hami_sim/gworker.py``), never from a header. A
+    ``HAMI_SIM_CLIENT_IDENTITIES`` (``hami_sim.project.clientcert``). The names come from the peer certificate
+    the gunicorn worker put in the WSGI environ (``hami_sim/server/worker.py``), never from a header. A
     request without them (a server that cannot pass the certificate on) is refused: the check fails
     closed. Probes pass (kubelet has no certificate; it only ever reaches the TCP port). The extender
     verbs pass too: their DRF views apply the same allow-list as a permission class
-    (``hami_sim.permissions.ExtenderClientCertificate``), answering in the extender's own shape.
+    (``hami_sim.project.permissions.ExtenderClientCertificate``), answering in the extender's own shape.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:

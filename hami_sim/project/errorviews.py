@@ -61,7 +61,7 @@ def _json(status: int, payload: dict) -> HttpResponse:
 
 def error_response(status: int, path: str, message: str) -> HttpResponse:
     """A refusal before any view: ``{"detail": ...}`` as every ``/api/v1`` view answers
-    (``hami_sim.rest``), ``{"error": ...}`` on the extender verbs (Go decodes it as ``Error``)."""
+    (``hami_sim.project.rest``), ``{"error": ...}`` on the extender verbs (Go decodes it as ``Error``)."""
     key = "error" if EXTENDER_VERB_PATH.match(path) else "detail"
     return _json(status, {key: message})
 

@@ -33,8 +33,8 @@ import os
 import ssl
 import tempfile
 
-from hami_sim.logconfig import logging_config
-from hami_sim.serve import refuse_unsafe_start
+from hami_sim.project.logconfig import logging_config
+from hami_sim.server.serve import refuse_unsafe_start
 
 __all__ = ["settings_from_env"]
 
@@ -64,7 +64,7 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
         # gthread, not sync: sync workers close the connection after every response, so each CA
         # call would pay a new TCP + mTLS handshake (measured: ~5x the latency, docs/production.md).
         # Our gthread subclass reads request heads in the event loop (issue 16 item 4, gworker.py).
-        "worker_class": "hami_sim.gworker.HardenedThreadWorker",
+        "worker_class": "hami_sim.server.worker.HardenedThreadWorker",
         "threads": int(env.get("HAMI_SIM_THREADS") or 1),
         "timeout": int(env.get("HAMI_SIM_TIMEOUT") or 60),
         "graceful_timeout": 30,
@@ -84,7 +84,7 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
 
 globals().update(settings_from_env())
 refuse_unsafe_start()  # a production listener with demo defaults never starts (issue 16 item 12)
-wsgi_app = "hami_sim.wsgi:application"
+wsgi_app = "hami_sim.project.wsgi:application"
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = None  # our RequestIdMiddleware writes one JSON access line per request with its id
 errorlog = "-"

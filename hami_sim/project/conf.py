@@ -1,7 +1,7 @@
 """The project's own settings, typed, with their defaults in one place (``conf()``).
 
 Why: the apps used to read ``getattr(settings, NAME, default)`` with the default repeated at every
-call site (and sometimes a different one). ``hami_sim/settings.py`` takes each environment
+call site (and sometimes a different one). ``hami_sim/project/settings.py`` takes each environment
 variable's default from ``DEFAULTS`` below; code reads ``conf().name``. The values are read from
 ``django.conf.settings`` once and read again only when a setting changes (tests' ``settings``
 fixture, ``override_settings``).
@@ -18,7 +18,7 @@ from django.core.signals import setting_changed
 
 __all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf"]
 
-#: the values of ``HAMI_SIM_LISTENER``; any other name refuses to start (``hami_sim.checks``)
+#: the values of ``HAMI_SIM_LISTENER``; any other name refuses to start (``hami_sim.project.checks``)
 LISTENERS = frozenset({"all", "extender", "web"})
 
 
@@ -26,7 +26,7 @@ LISTENERS = frozenset({"all", "extender", "web"})
 class Conf:
     """Each field is the Django setting of the same name in upper case (docs/production.md)."""
 
-    #: log one access line per request (``hami_sim.middleware.RequestIdMiddleware``)
+    #: log one access line per request (``hami_sim.project.middleware.RequestIdMiddleware``)
     access_log: bool = True
     #: which endpoints this process serves: ``all``, ``extender`` or ``web``
     hami_sim_listener: str = "all"
@@ -82,7 +82,7 @@ class Conf:
     session_max_placements: int = 10000
     session_max_nodes: int = 5000
     session_max_checkpoint_rows: int = 200000
-    #: new sessions per minute, per identity (``hami_sim.permissions.Caller``)
+    #: new sessions per minute, per identity (``hami_sim.project.permissions.Caller``)
     session_create_per_minute: int = 600
     #: live sessions one identity may hold; each allowed client certificate identity (CA) has this
     #: many of ``session_max_live`` reserved, the other identities share the rest
@@ -123,4 +123,4 @@ def _reread(*, setting: str, **kwargs: Any) -> None:
         conf.cache_clear()
 
 
-setting_changed.connect(_reread, dispatch_uid="hami_sim.conf")
+setting_changed.connect(_reread, dispatch_uid="hami_sim.project.conf")

@@ -1,7 +1,7 @@
 """DRF plumbing every ``/api/v1`` endpoint shares: one error shape, one router style.
 
 The API used to have two styles (hand-parsed bodies answering ``{"error": ...}`` next to DRF views
-answering ``{"detail": ...}``). Now every view parses and renders with orjson (``hami_sim.restjson``,
+answering ``{"detail": ...}``). Now every view parses and renders with orjson (``hami_sim.project.restjson``,
 a module of its own because DRF imports renderers while it loads its views) and reports errors
 through ``exception_handler``, so a client reads one shape:
 

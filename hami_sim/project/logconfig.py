@@ -1,7 +1,7 @@
 """Structured JSON logs that carry the request id, the pod and the verdict of the request they belong to.
 
 Why context variables: the extender view, the decision recorder and the engine log from deep call
-stacks that know nothing about the HTTP request. ``RequestIdMiddleware`` (``hami_sim.middleware``)
+stacks that know nothing about the HTTP request. ``RequestIdMiddleware`` (``hami_sim.project.middleware``)
 binds the request id at the start of a request; the extender binds the pod and the verdict once it
 knows them (``bind``); ``RequestContextFilter`` copies whatever is bound onto every log record, so
 the JSON formatter emits ``request_id``, ``pod`` and ``verdict`` fields without any call site
@@ -86,7 +86,7 @@ def logging_config(level: str = "INFO", *, json_logs: bool = True) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_context": {"()": "hami_sim.logconfig.RequestContextFilter"}},
+        "filters": {"request_context": {"()": "hami_sim.project.logconfig.RequestContextFilter"}},
         "formatters": {"json": formatter},
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_context"]}

@@ -18,7 +18,7 @@ peak resident memory (``VmHWM`` in ``/proc``: what the kernel's memory limit com
 Reported before: an estimate inside the budget answered 162 MiB and a no-permission token pushed a web
 worker to 1,393 MiB (limit 768 Mi); 300 calls with 1 MiB annotations took an extender worker to 417
 MiB with the database slow. The expander's bounds are checked here against the manifest; its memory
-under four large concurrent requests is ``tests/expander/test_limits.py``'s.
+under four large concurrent requests is ``tests/reliability/test_expander_limits.py``'s.
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ def test_large_annotations_with_a_slow_database_keep_an_extender_worker_under_it
 
 # -- the gRPC expander: bounds set for its limit ----------------------------------------------------------
 def test_the_expanders_bounds_fit_its_container():
-    """Two calls and 64 MiB of requests in work at once peak at ~540 MiB (tests/expander/test_limits.py):
+    """Two calls and 64 MiB of requests in work at once peak at ~540 MiB (tests/reliability/test_expander_limits.py):
     the production overlay keeps those bounds, under a 1Gi limit, with its metrics served."""
     expander = deployed("hami-sim-expander", "expander")
     env = expander["env"]

@@ -2,6 +2,7 @@
 giving up, or crowd out the next call. Every refusal is an error status, on which CA keeps all its
 options (fail open). The process tests run ``manage.py run_expander`` as deployed (TLS, defaults)."""
 
+# ruff: noqa: F811 -- the expander fixtures (serve, connect, tls_files) are imported from its conftest
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ from prometheus_client import REGISTRY
 
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from tests.expander.ca_clients import best_options
+from tests.expander.conftest import connect, serve, tls_files  # noqa: F401 (fixtures)
 from tests.expander.test_grpc_expander import TEMPLATES, pod_msg
 from tests.factories.models import NodeGroupFactory
 from tests.profiles.conftest import A10, H100

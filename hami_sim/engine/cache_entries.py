@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .fit import PodFit
 from .lru import approx_size
@@ -23,6 +24,7 @@ __all__ = [
     "SharedFit",
     "VERDICTS_PER_ENTRY",
     "key_bytes",
+    "text_key_bytes",
     "inventory_bytes",
     "verdict_bytes",
     "live_bytes",
@@ -84,6 +86,9 @@ _INT = _SIZE(1 << 40)
 _DEVICE = _SIZE(DeviceInfo(""))
 _ENTRY = _SIZE(Entry(None)) + _SIZE({})  # with its empty verdict map
 _DICT_SLOT = 48  # a dictionary's share per item (table slot and index, amortised)
+_DEVICE_ID = attrgetter("id")
+_TEMPLATE = attrgetter("template")
+_CUSTOM_INFO = attrgetter("custom_info")
 
 
 def _text(value: object) -> int:
@@ -109,6 +114,31 @@ def key_bytes(key: Hashable) -> int:
     return size
 
 
+def text_key_bytes(parts: tuple, max_chars: int) -> int | None:
+    """``key_bytes`` of a key kept as its own text (strings, None and numbers, maybe nested once),
+    counted in the same pass as its characters; None past ``max_chars`` characters or when a part is
+    anything else (the caller then keys by digest). Runs for every registration new to the cache."""
+    size = _SIZE(parts)
+    chars = 0
+    for part in parts:
+        if type(part) is tuple:
+            size += _SIZE(part)
+            items: tuple = part
+        else:
+            items = (part,)
+        for item in items:
+            if type(item) is str:
+                chars += len(item)
+                size += _STR + len(item) if item.isascii() else _SIZE(item)
+            elif item is None:
+                continue
+            elif isinstance(item, int | float):
+                size += _text(item)
+            else:
+                return None
+    return size if chars <= max_chars else None
+
+
 def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:
     size = _DEVICE + _text(d.id)
     if d.template is None:  # decoded field by field: its own strings and large numbers
@@ -127,15 +157,31 @@ def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:
 
 def inventory_bytes(inventory: Inventory) -> int:
     """An inventory and its entry: the objects, each device and the small extras."""
-    seen: set[int] = set()
-    size = _SIZE(inventory) + _SIZE(inventory.devices) + _SIZE(inventory.key) + _ENTRY
-    for d in inventory.devices:
-        size += _device_bytes(d, seen)
+    devices = inventory.devices
+    size = _SIZE(inventory) + _SIZE(devices) + _SIZE(inventory.key) + _ENTRY
+    rebuilt = _rebuilt_devices_bytes(devices)
+    if rebuilt is not None:
+        size += rebuilt
+    else:
+        seen: set[int] = set()
+        for d in devices:
+            size += _device_bytes(d, seen)
     if inventory.pair_scores:
         size += approx_size(inventory.pair_scores)
     if inventory.cordoned:
         size += approx_size(inventory.cordoned)
     return size + len(inventory.error)
+
+
+def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:
+    """``_device_bytes`` summed, in one pass, for devices rebuilt from a registration template with
+    ASCII UUIDs and no vendor data (each is its object and its UUID: a cold call charges thousands);
+    None for any other devices."""
+    n = len(devices)
+    if None in map(_TEMPLATE, devices) or list(map(_CUSTOM_INFO, devices)).count(None) != n:
+        return None
+    ids = "".join(map(_DEVICE_ID, devices))
+    return n * (_DEVICE + _STR) + len(ids) if ids.isascii() else None
 
 
 def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:

@@ -6,7 +6,7 @@ that declare no sources read every node); most nodes register one or two of the 
 group's nodes share their kind (annotation keys and capacity names), so the plan for a kind is
 remembered (``NodeKinds``). A plan says which annotations key the inventory when its vendors read
 annotations only; ``Simulator.annotation_inventory`` builds the key inline (it runs per node) and
-keeps up to 16 K characters of text as the key itself (``keyed_by_text``), beyond that a digest.
+keeps up to 16 K characters of text as the key itself (``text_key_size``), beyond that a digest.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import orjson
 
 from . import reasons as R
 from .annotations import DEVICE_CORDON, parse_cordon
-from .cache_entries import Entry, key_bytes
+from .cache_entries import Entry, key_bytes, text_key_bytes
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError
 from .vendors import Vendor
@@ -30,7 +30,7 @@ __all__ = [
     "VendorPlan",
     "node_annotations",
     "digest",
-    "keyed_by_text",
+    "text_key_size",
     "unique_key",
     "parse_inventory",
 ]
@@ -67,19 +67,6 @@ class VendorPlan:
     tag: tuple[int, ...]
 
 
-def _text_length(parts: tuple) -> int:
-    """Characters of registration text in a key; past the limit when it holds anything but text,
-    None and numbers (then it is keyed by digest)."""
-    size = 0
-    for part in parts:
-        for item in part if type(part) is tuple else (part,):
-            if type(item) is str:
-                size += len(item)
-            elif item is not None and not isinstance(item, int | float):
-                return _TEXT_KEY_MAX + 1
-    return size
-
-
 #: ``Inventory.key`` of a registration cached by its text: unique in the process (no digest computed)
 _UNIQUE_KEYS = itertools.count()
 
@@ -89,9 +76,10 @@ def unique_key() -> bytes:
     return b"#" + next(_UNIQUE_KEYS).to_bytes(15, "big")
 
 
-def keyed_by_text(parts: tuple) -> bool:
-    """Whether a key of these parts is kept as it is (text up to 16 K characters) or digested."""
-    return _text_length(parts) <= _TEXT_KEY_MAX
+def text_key_size(parts: tuple) -> int | None:
+    """The bytes of a key of these parts kept as it is (text up to 16 K characters, ``key_bytes``);
+    None when it is digested instead."""
+    return text_key_bytes(parts, _TEXT_KEY_MAX)
 
 
 class NodeKinds:

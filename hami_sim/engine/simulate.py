@@ -36,9 +36,9 @@ from .names import TEMPLATE_PREFIX
 from .node_kinds import (
     NodeKinds,
     digest,
-    keyed_by_text,
     node_annotations,
     parse_inventory,
+    text_key_size,
     unique_key,
 )
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
@@ -213,7 +213,7 @@ class Simulator:
 
         The key is what the node's vendors read: the values of their annotations (after the vendors'
         positions) when that is all they read, else each vendor's ``inventory_key``; a digest of it
-        beyond 16 K characters of text (``node_kinds.keyed_by_text``). Inline: it runs per node.
+        beyond 16 K characters of text (``node_kinds.text_key_size``). Inline: it runs per node.
         """
         annotations = node_annotations(node)
         plan = self._kind_of(annotations, node)
@@ -231,16 +231,17 @@ class Simulator:
             found, key = None, b""
         if found is not None:
             return found
-        if key == b"" or not keyed_by_text(parts):
+        key_size = text_key_size(parts) if key != b"" else None
+        if key_size is None:
             key = digest(parts)
             found = self.cache.inventory(key)
             if found is not None:
                 return found
-            inventory_id = key
+            inventory_id, key_size = key, key_bytes(key)
         else:
             inventory_id = unique_key()
         inventory = parse_inventory(annotations, node, plan.vendors, inventory_id, Entry(key))
-        return self.cache.add(inventory, key_bytes(key))
+        return self.cache.add(inventory, key_size)
 
     def tag_inventory(self, inventory: Inventory, node_group: str, source: str | None = None) -> Inventory:
         """``inventory`` attributed to a node group (and a source): a copy kept in the original's

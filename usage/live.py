@@ -46,19 +46,26 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     """``None`` for a node that is not live (a template, an upcoming node, a node never synced)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
+    found = _read(name, now)
+    return None if found is None else LiveNode(name, *found)
+
+
+def _read(name: str, now: datetime | None) -> tuple[LiveUsage, float, str] | None:
+    """``(usage, age, error)`` of a live node, None for any other: ``live_node`` without building
+    one (``live_usage`` runs for each live node of every CA call)."""
     store = get_store()
     usage, confirmed_at, from_snapshot = store.read(name)
     if usage is None:
         if not store.loaded and store.unavailable is not None and conf().usage_stale_policy == "fail":
-            return LiveNode(name, _NEVER_READ, float("inf"), f"{STALE_REASON}: {_outage(store)}, never read")
+            return _NEVER_READ, float("inf"), f"{STALE_REASON}: {_outage(store)}, never read"
         return None
     age = usage.age_seconds(confirmed_at, now)
     settings = conf()
     stale = age > settings.usage_stale_seconds and not from_snapshot
     if stale and settings.usage_stale_policy == "fail":
         outage = f" ({_outage(store)})" if store.unavailable is not None else ""
-        return LiveNode(name, usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago{outage}")
-    return LiveNode(name, usage, age)
+        return usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago{outage}"
+    return usage, age, ""
 
 
 def _outage(store) -> str:
@@ -79,10 +86,10 @@ def live_usage(name: str) -> LiveUsage | str | None:
     clock is read."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    live = live_node(name, timezone.now())
-    if live is None:
+    found = _read(name, timezone.now())
+    if found is None:
         return None
-    return live.error or live.usage
+    return found[2] or found[0]
 
 
 def live_state(name: str, inventory: Inventory) -> NodeState | str | None:

@@ -237,7 +237,11 @@ def reset() -> None:
 
 
 def match_group(node: Mapping, cat: Catalog | Snapshot | None = None) -> GroupEntry | None:
-    snap = _snapshot(cat)
+    return _match(node, _snapshot(cat))
+
+
+def _match(node: Mapping, snap: Snapshot) -> GroupEntry | None:
+    """``match_group`` in one snapshot (``resolve`` runs it for each node of every CA call)."""
     groups = snap.groups
     if not groups:
         return None
@@ -293,8 +297,8 @@ def _profile_inventory(entry: GroupEntry, simulator: Simulator, memo: dict) -> I
 
 def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     """``HAMI_INVENTORY_RESOLVER``: a node's devices by its group's ``inventory_source`` rule."""
-    snap = _snapshot(None)
-    entry = match_group(node, snap)
+    snap = catalog.current().snapshot
+    entry = _match(node, snap)
     if entry is None:
         return simulator.annotation_inventory(node)
     if entry.source == InventorySource.PROFILE_ONLY:

@@ -12,6 +12,8 @@ from django.apps import apps
 from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
 
+from tests.factories.models import GroupFactory
+
 __all__ = ["operators_group"]
 
 _MIGRATIONS = [
@@ -27,11 +29,9 @@ def operators_group() -> Group:
         return group
     for app_config in apps.get_app_configs():
         create_permissions(app_config, verbosity=0)
-    group = Group.objects.create(name="operators")
+    granted: list[Permission] = []
     for migration in _MIGRATIONS:
         for app_label, models in migration.APP_MODELS.items():
             codenames = [f"{action}_{model}" for model in models for action in migration.ACTIONS]
-            group.permissions.add(
-                *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
-            )
-    return group
+            granted += Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+    return GroupFactory(name="operators", permissions=granted)

@@ -9,7 +9,13 @@ from tests.factories import models as factories
 
 pytestmark = [pytest.mark.django_db]
 
-_ALL = [getattr(factories, name) for name in factories.__all__ if name.endswith("Factory")]
+#: models with one row only: their factory makes it, then updates it
+_SINGLETONS = {factories.UsageStateFactory}
+_ALL = [
+    getattr(factories, name)
+    for name in factories.__all__
+    if name.endswith("Factory") and getattr(factories, name) not in _SINGLETONS
+]
 
 
 @pytest.mark.parametrize("factory", _ALL, ids=[f.__name__ for f in _ALL])
@@ -18,6 +24,14 @@ def test_a_factory_makes_valid_distinct_rows(factory):
     for row in (first, second):
         row.full_clean(exclude=_at_model_default(row))
     assert first.pk != second.pk
+
+
+def test_the_usage_state_factory_makes_the_one_row_then_updates_it():
+    first = factories.UsageStateFactory(generation=3)
+    second = factories.UsageStateFactory(source="watch")
+    first.full_clean()
+    assert (second.pk, second.generation, second.source) == (first.pk, 1, "watch")
+    assert type(second).objects.count() == 1
 
 
 def _at_model_default(row) -> list[str]:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from decisions.models import CAEvent, Decision
-from tests.factories.models import CAEventFactory, DecisionFactory
+from tests.factories.models import AutoscalerStatusFactory, CAEventFactory, DecisionFactory
 
 pytestmark = [pytest.mark.django_db]
 
@@ -256,7 +256,6 @@ def test_decision_from_every_caller_renders(client, staff, demo_data, settings):
 def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo_data):
     """CA node group ids on GCE are URLs; a status entry may lack a name."""
     from decisions.events import parse_event_message
-    from decisions.models import AutoscalerStatus
 
     gce = "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/gpu-pool"
     message = f"pod triggered scale-up: [{{{gce} 0->1 (max: 3)}}]"
@@ -264,9 +263,7 @@ def test_odd_group_names_from_the_cluster_do_not_break_pages(client, staff, demo
     assert groups == [gce]
     d = Decision.objects.get(pod_name="giant-training-0")
     CAEventFactory(pod_uid=d.pod_uid, pod_name=d.pod_name, message=message, parsed=parsed, groups=groups)
-    AutoscalerStatus.objects.create(
-        fetched_at=d.last_seen, raw="x", parsed={"nodeGroups": [{"health": {}}]}, digest="odd"
-    )
+    AutoscalerStatusFactory(fetched_at=d.last_seen, parsed={"nodeGroups": [{"health": {}}]})
     client.force_login(staff)
     html = client.get(d.get_absolute_url()).content.decode()
     assert f'href="/node-groups/{gce}/"' in html

@@ -32,8 +32,9 @@ def _device(index: int, verdict: str) -> dict:
     }
 
 
-def _sgpu_decision() -> Decision:
-    """What MetaX sGPU's ScoreNode leaves in a record: +-10000 x topology next to plain HAMi scores."""
+def _sgpu_decision(score: float | None = None) -> Decision:
+    """What MetaX sGPU's ScoreNode leaves in a record: +-10000 x topology next to plain HAMi scores
+    (every node scored ``score`` when given)."""
     nodes = [
         {
             "name": "sgpu-a",
@@ -76,6 +77,8 @@ def _sgpu_decision() -> Decision:
             "devices": [_device(0, "rejected")],
         },
     ]
+    for node in nodes if score is not None else ():
+        node["score"] = score
     return DecisionFactory(
         digest="sgpu-scores",
         pod_uid="uid-sgpu",
@@ -122,10 +125,7 @@ def test_vendor_scores_show_readably_with_bars_inside_their_cell(client, staff):
 
 
 def test_equal_scores_and_a_lone_node_fill_the_bar(client, staff):
-    decision = _sgpu_decision()
-    for node in decision.nodes:
-        node["score"] = 10000.0
-    decision.save()
+    decision = _sgpu_decision(score=10000.0)
     client.force_login(staff)
     html = client.get(decision.get_absolute_url()).content.decode()
     assert re.findall(r'class="score-bar"[^>]*><span style="width: ?([0-9.]+)%', html) == ["100.0"] * 3

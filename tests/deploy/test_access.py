@@ -10,10 +10,9 @@ import orjson
 import pytest
 from django.core.cache import cache
 
-from hami_sim.runtime.models import TaskRun
 from profiles.models import NodeGroup
 from tests.factories import extender_args, gpu, node, pod
-from tests.factories.models import TokenFactory
+from tests.factories.models import TaskRunFactory, TokenFactory
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
@@ -187,8 +186,8 @@ def test_metrics_export_task_runs_and_extender_counts(client):
     from django.utils import timezone
 
     now = timezone.now()
-    TaskRun.objects.create(task="sync_cluster_inventory", started_at=now, finished_at=now, outcome="success")
-    TaskRun.objects.create(task="sync_cluster_inventory", started_at=now, outcome="failure", error="boom")
+    TaskRunFactory(task="sync_cluster_inventory", started_at=now, finished_at=now, outcome="success")
+    TaskRunFactory(task="sync_cluster_inventory", started_at=now, outcome="failure", error="boom")
     _post_json(client, "/filter-simulation", FILTER_BODY)
     text = client.get("/metrics").content.decode()
     assert 'hami_sim_task_runs{outcome="failure",task="sync_cluster_inventory"} 1.0' in text

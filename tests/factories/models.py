@@ -16,16 +16,20 @@ from factory.django import DjangoModelFactory, Password
 
 __all__ = [
     "A10G",
+    "AutoscalerStatusFactory",
     "CAEventFactory",
     "H100",
     "DecisionFactory",
     "DeviceProfileFactory",
+    "GroupFactory",
     "NodeGroupFactory",
     "NodeInventoryFactory",
     "NodeUsageFactory",
     "PodAllocationFactory",
     "SessionFactory",
+    "TaskRunFactory",
     "TokenFactory",
+    "UsageStateFactory",
     "UserFactory",
 ]
 
@@ -114,6 +118,23 @@ class PodAllocationFactory(DjangoModelFactory):
     observed_at = factory.LazyFunction(timezone.now)
 
 
+class UsageStateFactory(DjangoModelFactory):
+    """The usage store's one state row (pk 1), confirmed now: made, or updated with the fields given
+    (a sync or the watcher may have written it already)."""
+
+    class Meta:
+        model = "usage.UsageState"
+
+    generation = 1
+    confirmed_at = factory.LazyFunction(timezone.now)
+    source = "test"
+
+    @classmethod
+    def _create(cls, model_class, *args, **fields):
+        row, _ = model_class.objects.update_or_create(pk=1, defaults=fields)
+        return row
+
+
 class DecisionFactory(DjangoModelFactory):
     """One recorded extender answer: a fit of pod ``ml/pod-N`` on group ``gpu-a10``, seen now."""
 
@@ -143,6 +164,28 @@ class CAEventFactory(DjangoModelFactory):
     message = "m"
 
 
+class AutoscalerStatusFactory(DjangoModelFactory):
+    """One read of CA's ``cluster-autoscaler-status`` ConfigMap, fetched now; ``parsed`` is its YAML."""
+
+    class Meta:
+        model = "decisions.AutoscalerStatus"
+
+    fetched_at = factory.LazyFunction(timezone.now)
+    raw = "x"
+    parsed = factory.LazyFunction(dict)
+    digest = factory.Sequence(lambda n: f"status-{n}")
+
+
+class TaskRunFactory(DjangoModelFactory):
+    """A background task's run, started now and still running unless ``outcome`` says otherwise."""
+
+    class Meta:
+        model = "runtime.TaskRun"
+
+    task = "sync_cluster_inventory"
+    started_at = factory.LazyFunction(timezone.now)
+
+
 class SessionFactory(DjangoModelFactory):
     """A simulation session that lives an hour."""
 
@@ -151,6 +194,21 @@ class SessionFactory(DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"session-{n}")
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=1))
+
+
+class GroupFactory(DjangoModelFactory):
+    """A role: a Django group holding ``permissions`` (Permission rows) when given."""
+
+    class Meta:
+        model = "auth.Group"
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"role-{n}")
+
+    @factory.post_generation
+    def permissions(group, create: bool, extracted, **_) -> None:  # noqa: N805
+        if extracted:
+            group.permissions.add(*extracted)
 
 
 class UserFactory(DjangoModelFactory):

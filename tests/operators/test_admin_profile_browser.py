@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from tests.factories.models import UserFactory
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 
 @pytest.fixture
-def demo_admin(transactional_db, django_user_model):
+def demo_admin(transactional_db):
     """The demo groups and cluster snapshot and a superuser (written before the browser starts)."""
     from profiles.models import DeviceProfile
     from profiles.tasks import sync_cluster_inventory
@@ -22,7 +24,7 @@ def demo_admin(transactional_db, django_user_model):
 
     import_profiles((DEMO / "profiles.yaml").read_text())
     sync_cluster_inventory.apply(kwargs={"source": f"file://{DEMO / 'cluster-snapshot.json'}"}).get()
-    django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+    UserFactory(username="root", password="pw-root-1", superuser=True)
     profile = DeviceProfile.objects.get(node_group__name="gpu-a10")
     profile.first_entry = profile.history.order_by("history_date").first()  # read before the browser
     return profile
@@ -80,8 +82,8 @@ def test_save_names_the_drift_it_opened_and_a_revert_says_what_it_restored(
 
 
 @pytest.fixture
-def root(transactional_db, django_user_model):
-    return django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+def root(transactional_db):
+    return UserFactory(username="root", password="pw-root-1", superuser=True)
 
 
 def test_admin_names_read_as_english(root, offline_page, live_server):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.factories.models import UserFactory
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -21,7 +23,7 @@ def test_swagger_ui_renders_offline(offline_page, live_server):
 
 
 @pytest.fixture
-def demo_operator(transactional_db, django_user_model):
+def demo_operator(transactional_db):
     """The demo node groups and a superuser (written before the browser's event loop starts)."""
     from pathlib import Path
 
@@ -29,7 +31,7 @@ def demo_operator(transactional_db, django_user_model):
 
     demo = Path(__file__).resolve().parents[2] / "demo" / "profiles.yaml"
     import_profiles(demo.read_text())
-    django_user_model.objects.create_superuser("root", "root@example.invalid", "pw-root-1")
+    UserFactory(username="root", password="pw-root-1", superuser=True)
 
 
 @pytest.mark.parametrize(

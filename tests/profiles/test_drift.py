@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from tests.factories import gpu, node
-from tests.factories.models import NodeGroupFactory
+from tests.factories.models import NodeGroupFactory, TaskRunFactory
 
 from .conftest import A10
 
@@ -163,11 +163,10 @@ def test_check_drift_task_records_its_run(a10_group):
 
 
 def test_runs_abandoned_by_a_killed_worker_are_closed_by_the_next_run():
-    from hami_sim.runtime.models import TaskRun
     from hami_sim.runtime.taskruns import record_run
 
-    lost = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(hours=2))
-    recent = TaskRun.objects.create(task="check_drift", started_at=timezone.now() - timedelta(seconds=5))
+    lost = TaskRunFactory(task="check_drift", started_at=timezone.now() - timedelta(hours=2))
+    recent = TaskRunFactory(task="check_drift", started_at=timezone.now() - timedelta(seconds=5))
     with record_run("check_drift", "t-2") as counts:
         counts["checked"] = 0
     lost.refresh_from_db()

@@ -66,13 +66,12 @@ def listeners(tmp_path, transactional_db, server_database_url):  # noqa: F811
 
 
 def _token_in(database_url: str) -> str:
-    """An API token of a new user with no permissions, made in the servers' database (the test's own
-    database is that one only on PostgreSQL)."""
+    """An API token of a new user with no permissions, made by the factories in a child process that
+    writes the servers' database (the test's own database is that one only on PostgreSQL)."""
     name = f"nobody-{uuid.uuid4().hex[:8]}"  # the SQLite server database outlives one test
     script = (
-        "from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
-        f"u = get_user_model().objects.create_user({name!r}, password='nobody-pw-123'); "
-        "print(Token.objects.create(user=u).key)"
+        "from tests.factories.models import TokenFactory, UserFactory; "
+        f"print(TokenFactory(user=UserFactory(username={name!r})).key)"
     )
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HAMI_SIM_", "SECRET_KEY"))}
     result = subprocess.run(

@@ -13,8 +13,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from simulations.models import SimulationSession
-from tests.factories.models import UserFactory
+from tests.factories.models import SessionFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.api]
 
@@ -30,12 +29,8 @@ OWNERS = {
 @pytest.fixture
 def owned():
     """One live session per owner, named after it (and an expired one of alice's)."""
-    later = timezone.now() + timedelta(hours=1)
-    made = {
-        name: SimulationSession.objects.create(name=f"s-{name}", owner=owner, expires_at=later)
-        for name, owner in OWNERS.items()
-    }
-    made["alice-old"] = SimulationSession.objects.create(
+    made = {name: SessionFactory(name=f"s-{name}", owner=owner) for name, owner in OWNERS.items()}
+    made["alice-old"] = SessionFactory(
         name="s-alice-old", owner="user:alice", expires_at=timezone.now() - timedelta(hours=1)
     )
     return made

@@ -59,15 +59,12 @@ def _store_usage() -> None:
     """What a cluster sync leaves: both live nodes' usage and a fresh confirmation."""
     from django.utils import timezone
 
-    from tests.factories.models import NodeUsageFactory
-    from usage.models import UsageState
+    from tests.factories.models import NodeUsageFactory, UsageStateFactory
 
     now = timezone.now()
     for name, full in ((FULL, True), (FREE, False)):
         NodeUsageFactory(name=name, devices=_usage(name, full), observed_at=now)
-    UsageState.objects.update_or_create(
-        pk=1, defaults={"generation": 1, "confirmed_at": now, "source": "test"}
-    )
+    UsageStateFactory(generation=1, confirmed_at=now, source="test")
 
 
 def _confirm() -> None:

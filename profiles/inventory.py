@@ -64,7 +64,7 @@ class GroupEntry:
 _NO_GROUPS: Mapping[str, GroupEntry] = MappingProxyType({})
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, weakref_slot=True)
 class Snapshot:
     """The node groups of one catalog load, immutable: by name, by CA's id, and those with
     ``match_labels`` most specific first. A reload builds a new one and swaps it in one assignment,
@@ -308,3 +308,12 @@ def resolve(node: Mapping, simulator: Simulator) -> Inventory:
         # annotation-only, or a warm template (its annotation decides, malformed included)
         return simulator.tag_inventory(own, entry.name)  # bounded with the simulator's memos
     return _profile_inventory(entry, simulator, snap.memo(simulator))
+
+
+def _resolver_state() -> object:
+    """What ``resolve``'s answers depend on besides the node: the catalog snapshot in force (a node
+    the extender saw before, byte for byte, keeps its inventory while this is the same object)."""
+    return catalog.current().snapshot
+
+
+resolve.state = _resolver_state  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from hami_sim.engine.sightings import SightedNodes, Sightings
 from hami_sim.project.jsonlimits import MAX_DEPTH, encode_if_shallow, too_deep
 
 try:  # optional (wheels for every platform we ship): without it, answers re-encode their nodes
@@ -50,22 +51,24 @@ class ExtenderArgs:
     ``raw_nodes[i]`` is ``Nodes.items[i]`` exactly as the request encoded it (the nodes' depth is
     then only what parsing allows: nothing encodes them again); otherwise ``nodes_json`` is
     ``Nodes.items`` encoded once, when the depth check made it. ``body`` is the request's body
-    (an access line of a refusal names the pod as the body spells it).
+    (an access line of a refusal names the pod as the body spells it). ``nodes`` is a list, or,
+    for the usual body, ``SightedNodes``: a node is decoded when first read (the filter reads none
+    it has seen before).
     """
 
     pod: dict
-    nodes: list[dict]
+    nodes: Sequence[dict]
     nodes_json: bytes | memoryview | None = None
     raw_nodes: Sequence[Any] | None = None
     body: bytes = b""
 
     def echo(self, indices: Sequence[int] | None = None) -> list | None:
         """The JSON array of the nodes at ``indices`` (every node: None), as pieces to splice
-        (``filter_result``); None when they must be encoded."""
+        (``filter_result``); None when they must be encoded, or there are none."""
         if self.raw_nodes is not None:
             parts = self.raw_nodes if indices is None else [self.raw_nodes[i] for i in indices]
             if not parts:
-                return [b"[]"]
+                return None
             pieces: list = [b","] * (2 * len(parts) + 1)
             pieces[0], pieces[-1] = b"[", b"]"
             pieces[1::2] = parts
@@ -84,6 +87,21 @@ if msgspec is not None:
         Nodes: _Items | None = None
 
     _SPLITTER = msgspec.json.Decoder(_Body)
+
+    _ABSENT = msgspec.Raw()
+
+    class _ExactItems(msgspec.Struct, forbid_unknown_fields=True):
+        items: list[msgspec.Raw] | None = None
+        metadata: msgspec.Raw = _ABSENT
+        kind: msgspec.Raw = _ABSENT
+        apiVersion: msgspec.Raw = _ABSENT  # noqa: N815 (the wire's name)
+
+    class _ExactBody(msgspec.Struct, forbid_unknown_fields=True):
+        Pod: msgspec.Raw = _ABSENT  # noqa: N815
+        Nodes: _ExactItems | None = None  # noqa: N815
+        NodeNames: msgspec.Raw = _ABSENT  # noqa: N815
+
+    _EXACT = msgspec.json.Decoder(_ExactBody)
 
 
 def _split_items(body: bytes, data: Mapping, items: list) -> list | None:
@@ -116,14 +134,54 @@ def _pick(body: Mapping) -> dict[str, object]:
     return picked
 
 
-def parse_extender_args(body: bytes, *, verb: str = "filter-simulation") -> ExtenderArgs:
+def parse_extender_args(
+    body: bytes, *, verb: str = "filter-simulation", sightings: Sightings | None = None
+) -> ExtenderArgs:
     """Go's ``ExtenderArgs`` from a request body: the pod and the full Node objects, checked as the
-    Go decoder and the engine need them; any problem is one ``ExtenderArgsError`` for the caller."""
+    Go decoder and the engine need them; any problem is one ``ExtenderArgsError`` for the caller.
+
+    ``sightings`` (the simulator's): a node sent before byte for byte passed these checks then and
+    is not decoded (``_parse_exact``); its sighting goes to the filter with it."""
     try:
-        return _parse(body, verb)
+        exact = _parse_exact(body, sightings) if SPLIT_NODES else None
+        return exact if exact is not None else _parse(body, verb)
     except ExtenderArgsError as exc:
         exc.body = body
         raise
+
+
+def _parse_exact(body: bytes, sightings: Sightings | None) -> ExtenderArgs | None:
+    """The usual body (CA's: exactly ``Pod``, ``Nodes.items``, no ``NodeNames``, every node valid)
+    split by msgspec into the pod and each node's bytes; only the pod and the nodes not sighted
+    before are decoded. None for anything else (other key casings, a bad node, malformed JSON):
+    ``_parse`` then reads it the long way and says what is wrong, as before."""
+    try:
+        split = _EXACT.decode(body)
+        nodes = split.Nodes
+        pod_raw = bytes(split.Pod)
+        if (
+            not pod_raw
+            or bytes(split.NodeNames) not in (b"", b"null")
+            or nodes is None
+            or nodes.items is None
+        ):
+            return None
+        pod = _checked_pod(orjson.loads(pod_raw))
+        raw = [bytes(item) for item in nodes.items]
+        sighted = [sightings.get(r) for r in raw] if sightings is not None else [None] * len(raw)
+        decoded: list = [None] * len(raw)
+        names = set()
+        for i, sighting in enumerate(sighted):
+            if sighting is None:
+                decoded[i] = orjson.loads(raw[i])
+                names.add(_checked_node(i, decoded[i], deep_check=False))
+            else:
+                names.add(sighting.name)
+    except (msgspec.DecodeError, RecursionError, orjson.JSONDecodeError, ExtenderArgsError):
+        return None
+    if len(names) != len(raw):  # a duplicate name: said by ``_parse``
+        return None
+    return ExtenderArgs(pod, SightedNodes(raw, sighted, decoded), None, raw, body)
 
 
 def _parse(body: bytes, verb: str) -> ExtenderArgs:
@@ -213,7 +271,8 @@ def _checked_node(i: int, node: object, deep_check: bool = True) -> str:
 
 @dataclass(slots=True)
 class FilterResult:
-    """An ``ExtenderFilterResult`` before encoding (``ExtenderRenderer`` calls ``encode``)."""
+    """An ``ExtenderFilterResult`` before encoding (``ExtenderRenderer`` calls ``encode``):
+    ``fitting`` the nodes to encode, or ``fitting_json`` the fitting nodes already encoded."""
 
     fitting: list[dict] | None = None
     failed: dict[str, str] = field(default_factory=dict)
@@ -237,7 +296,11 @@ def filter_result(
     ``fitting_json``: ``fitting`` already encoded, as pieces (``ExtenderArgs.echo``): spliced
     between the encoded fields around it, so a large answer is copied once.
     """
-    nodes = {"metadata": {}, "items": _SPLICED if fitting_json is not None else fitting} if fitting else None
+    nodes = (
+        {"metadata": {}, "items": _SPLICED if fitting_json is not None else fitting}
+        if fitting or fitting_json is not None
+        else None
+    )
     encoded = orjson.dumps(
         {
             "Nodes": nodes,
@@ -247,7 +310,7 @@ def filter_result(
             "Error": error,
         }
     )
-    if not fitting or fitting_json is None:
+    if fitting_json is None:
         return encoded
     head, _, tail = encoded.partition(_SPLICED_JSON)
     return b"".join([head, *fitting_json, tail])

@@ -222,6 +222,15 @@ class RegistrationCache:
         found = self.lru.get(key)
         return found  # type: ignore[return-value]
 
+    def touch(self, inventory: Inventory) -> bool:
+        """Mark the registration of ``inventory`` as used (a node found by its bytes: ``sightings``);
+        False when it has left the cache (the node is resolved again, and cached again)."""
+        entry = inventory.entry
+        if entry is None:
+            return True
+        found = self.lru.get(entry.key)
+        return found is not None and found.entry is entry  # type: ignore[union-attr]
+
     def add(self, inventory: Inventory, key_size: int) -> Inventory:
         """Keep ``inventory`` (built with ``Entry(key)``), charged by the formula plus its key."""
         entry = inventory.entry

@@ -300,7 +300,7 @@ class NodeState:
 DeviceInfo.SHAPE = tuple(f for f in DeviceInfo.FIT_READS if f not in ("id", "custom_info"))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, weakref_slot=True)
 class Inventory:
     """A node's device inventory as registered, where it came from, and why there is none when
     there is none. Decoded once per registration and shared by every request naming it (frozen);

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.http import HttpResponse
@@ -89,7 +89,7 @@ def run_filter(
     What the view does, in one call: parse (``parse_extender_args``), answer, encode."""
     started = time.perf_counter()
     try:
-        args = parse_extender_args(body)
+        args = parse_extender_args(body, sightings=get_simulator().sightings)
     except ExtenderArgsError as exc:
         return filter_rejected(exc).encode(), "bad_request"
     result, outcome = filter_answer(args, caller=caller, states=states, started=started)
@@ -127,23 +127,22 @@ def filter_answer(
     verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
-    if all(verdict.fits for verdict in verdicts):
-        fitting = args.nodes
-        result = FilterResult(fitting, failed, unresolvable, fitting_json=args.echo())
-    else:
-        fitting = []
+    indices: list[int] | None = None  # the fitting nodes' positions (None: every node fits)
+    if not all(verdict.fits for verdict in verdicts):
         indices = []
-        for i, (node, verdict) in enumerate(zip(args.nodes, verdicts, strict=True)):
+        for i, verdict in enumerate(verdicts):
             if verdict.fits:
-                fitting.append(node)
                 indices.append(i)
             elif verdict.unresolvable:
                 unresolvable[verdict.name] = verdict.reason
             else:
                 failed[verdict.name] = verdict.reason
-        result = FilterResult(fitting, failed, unresolvable, fitting_json=args.echo(indices))
-    _count_verdicts(len(fitting), len(failed), len(unresolvable))
-    bind_filter_verdict(args.pod, len(fitting), len(verdicts))
+    echo = args.echo(indices)  # (the nodes as sent: none is decoded to be answered)
+    fitting = None if echo is not None else _picked(args.nodes, indices)
+    result = FilterResult(fitting, failed, unresolvable, fitting_json=echo)
+    fitting_count = len(verdicts) if indices is None else len(indices)
+    _count_verdicts(fitting_count, len(failed), len(unresolvable))
+    bind_filter_verdict(args.pod, fitting_count, len(verdicts))
     # ``receivers`` is empty when no app listens (no decision recording): skip building the kwargs
     if filter_answered.receivers:
         filter_answered.send_robust(
@@ -154,7 +153,11 @@ def filter_answer(
             caller=caller,
             seconds=time.perf_counter() - started,
         )
-    return result, "fit" if fitting else "no_fit"
+    return result, "fit" if fitting_count else "no_fit"
+
+
+def _picked(nodes: Sequence[dict], indices: list[int] | None) -> list[dict]:
+    return list(nodes) if indices is None else [nodes[i] for i in indices]
 
 
 def prioritize_rejected(exc: Exception, body: bytes) -> list:

@@ -25,6 +25,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 
 from hami_sim.project.restjson import PayloadTooLarge, read_bounded
+from hami_sim.runtime.simulator import get_simulator
 
 from ..extender import ExtenderArgsError, FilterResult, parse_extender_args
 
@@ -46,7 +47,8 @@ class ExtenderArgsParser(BaseParser):
         except ValueError:
             declared = 0
         body = read_bounded(stream, settings.EXTENDER_MAX_BODY_BYTES, declared)
-        return DataAndFiles(parse_extender_args(body, verb=context["view"].wire_name), MultiValueDict())
+        args = parse_extender_args(body, verb=context["view"].wire_name, sightings=get_simulator().sightings)
+        return DataAndFiles(args, MultiValueDict())
 
 
 class ExtenderRenderer(BaseRenderer):

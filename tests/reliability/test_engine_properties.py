@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -45,6 +46,7 @@ from hami_sim.engine.annotations import (
     parse_cordon,
 )
 from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, MigProfile, NodeState
+from hami_sim.engine.sightings import SightedNodes
 from hami_sim.engine.simulate import EngineConfig, Simulator
 from tests.factories import container, extender_args, gpu, node, pod
 
@@ -612,6 +614,12 @@ def _answer(v) -> tuple:
     )
 
 
+def _as_sent(sim: Simulator, node: dict) -> SightedNodes:
+    """``node`` as the extender hands it to the filter: its bytes, looked up among those seen."""
+    raw = orjson.dumps(node)
+    return SightedNodes([raw], [sim.sightings.get(raw)], [None])
+
+
 @pytest.mark.engine
 @pytest.mark.parametrize("vendor", _ALL_VENDORS)
 @_PROOF
@@ -656,7 +664,7 @@ def test_the_cached_path_answers_as_a_fresh_simulator(vendor, pod_requests, usag
             fresh_ctx = fresh.pod_context(pods[p % len(pods)])
         except (PodError, ValueError):
             continue
-        got = [_answer(v) for v in cached.filter_nodes(ctx, [node], live=live)]
+        got = [_answer(v) for v in cached.filter_nodes(ctx, _as_sent(cached, node), live=live)]
         want = [_answer(v) for v in fresh.filter_nodes(fresh_ctx, [node], live=live)]
         assert got == want
         assert cached.cache_stats()["bytes"] <= budget

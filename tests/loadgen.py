@@ -21,6 +21,8 @@ from pathlib import Path
 
 import orjson
 
+from tests.factories.kube import ALLOCATABLE, CAPACITY, gpu, node
+
 ROOT = Path(__file__).resolve().parent.parent
 
 __all__ = [
@@ -33,36 +35,18 @@ __all__ = [
     "start",
 ]
 
-REGISTER = "hami.io/node-nvidia-register"
-
 
 def _node(name: str, gpus: int, devmem: int, model: str) -> dict:
-    devices = [
-        {
-            "id": f"GPU-{name}-{g}",
-            "index": g,
-            "count": 10,
-            "devmem": devmem,
-            "devcore": 100,
-            "type": model,
-            "numa": g // 4,
-            "mode": "hami-core",
-            "health": True,
-        }
-        for g in range(gpus)
-    ]
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": model},
-            "annotations": {REGISTER: orjson.dumps(devices).decode()},
-        },
-        "spec": {},
-        "status": {
-            "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": str(gpus * 10)},
-            "allocatable": {"cpu": "31", "memory": "120Gi", "pods": "110", "nvidia.com/gpu": str(gpus * 10)},
-        },
-    }
+    """A template of ``gpus`` cards of ``model`` (four per NUMA node), advertising them split 10."""
+    devices = [gpu(f"GPU-{name}-{g}", index=g, devmem=devmem, type=model, numa=g // 4) for g in range(gpus)]
+    advertised = {"nvidia.com/gpu": str(gpus * 10)}
+    return node(
+        name,
+        devices,
+        labels={"kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": model},
+        capacity={**CAPACITY, **advertised},
+        allocatable={**ALLOCATABLE, **advertised},
+    )
 
 
 def _pod(name: str, *, gpus: int, gpumem: int, cores: int, uid: str) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hami_sim.engine.blindspot import ViewNode
 from hami_sim.engine.predicates import Resources
 from hami_sim.engine.simulate import Simulator
-from tests.factories import gpu, node, pod
+from tests.factories import gpu_node, pod
 
 H100_MEM = 81559
 GPU, GPUMEM = "nvidia.com/gpu", "nvidia.com/gpumem"
@@ -13,12 +13,8 @@ GPU, GPUMEM = "nvidia.com/gpu", "nvidia.com/gpumem"
 
 def h100_node(name: str, cards: int = 8, devmem: int = H100_MEM, taints: list | None = None) -> dict:
     """A p5.48xlarge-like node: ``cards`` cards split 10 (device plugin advertises cards x 10)."""
-    n = node(
-        name,
-        [gpu(f"GPU-{name}-{i}", index=i, devmem=devmem, type="NVIDIA H100 80GB HBM3") for i in range(cards)],
-    )
     status = {"cpu": "192", "memory": "2000Gi", "pods": "110", GPU: str(cards * 10)}
-    n["status"] = {"capacity": dict(status), "allocatable": dict(status)}
+    n = gpu_node(name, cards, capacity=status, devmem=devmem, type="NVIDIA H100 80GB HBM3")
     if taints:
         n["spec"]["taints"] = taints
     return n

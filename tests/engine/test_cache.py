@@ -7,7 +7,6 @@ import gc
 import threading
 import tracemalloc
 
-import orjson
 import pytest
 
 from hami_sim.engine.cache import (
@@ -18,20 +17,15 @@ from hami_sim.engine.cache import (
     cache_bytes_from_env,
 )
 from hami_sim.engine.simulate import EngineConfig, Simulator
+from tests.factories import gpu, register
 
 
 def gpu_node(name: str, gpus: int = 8, mem: int = 81920) -> dict:
     devices = [
-        {"id": f"{name}-GPU-{g}", "index": g, "count": 10, "devmem": mem, "devcore": 100}
-        | {"type": "NVIDIA A100-SXM4-80GB", "numa": g // 4, "mode": "hami-core", "health": True}
+        gpu(f"{name}-GPU-{g}", index=g, devmem=mem, type="NVIDIA A100-SXM4-80GB", numa=g // 4)
         for g in range(gpus)
     ]
-    return {
-        "metadata": {
-            "name": name,
-            "annotations": {"hami.io/node-nvidia-register": orjson.dumps(devices).decode()},
-        }
-    }
+    return {"metadata": {"name": name, "annotations": register(devices)}}
 
 
 def gpu_pod(mem: int = 20000, gpus: int = 2) -> dict:

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from tests.factories import gpu, node, pod
+from tests.factories import kube, pod
 
 
 def ca_node(name: str, millicores: int, memory: str, pods: int = 10, labels: dict | None = None) -> dict:
     """CA's test template (``makeNode``): capacity = allocatable, no devices."""
-    status = {"cpu": f"{millicores}m", "memory": memory, "pods": str(pods)}
-    return {
-        "metadata": {
-            "name": name,
-            "labels": labels if labels is not None else {"kubernetes.io/hostname": name},
-        },
-        "spec": {},
-        "status": {"capacity": dict(status), "allocatable": dict(status)},
-    }
+    tmpl = kube.node(
+        name, labels=labels, capacity={"cpu": f"{millicores}m", "memory": memory, "pods": str(pods)}
+    )
+    del tmpl["metadata"]["annotations"]  # makeNode sets none
+    return tmpl
 
 
 def gpu_node(name: str, cards: int = 2, millicores: int = 32000, memory: str = "128Gi", **kw) -> dict:
     """A HAMi template: ``cards`` A10s (23028 MiB, split 10) with cpu/memory capacity."""
-    tmpl = node(name, [gpu(f"GPU-{name}-{i}", index=i, **kw) for i in range(cards)])
-    status = {"cpu": f"{millicores}m", "memory": memory, "pods": "110"}
-    tmpl["status"] = {"capacity": dict(status), "allocatable": dict(status)}
-    return tmpl
+    return kube.gpu_node(
+        name, cards, capacity={"cpu": f"{millicores}m", "memory": memory, "pods": "110"}, **kw
+    )
 
 
 def ca_pod(name: str, millicores: int, memory: int | str, owner: str | None = None, **device) -> dict:

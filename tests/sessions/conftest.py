@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.factories import gpu, node
+from tests.factories import gpu_node
 
 
 class Api:
@@ -49,7 +49,7 @@ def api(client) -> Api:
 
 def a10_node(name: str = "tmpl-a10", cards: int = 2, labels: dict | None = None, **kw) -> dict:
     """A template node with ``cards`` NVIDIA A10s (23028 MiB, split 10), as a warm CA template."""
-    return node(name, [gpu(f"GPU-{name}-{i}", index=i, **kw) for i in range(cards)], labels=labels)
+    return gpu_node(name, cards, labels=labels, **kw)
 
 
 def chosen(placement: dict) -> list[str]:

@@ -1,50 +1,22 @@
-"""Builders for the usage tests: GPU nodes and HAMi-allocated pods as the API server returns them."""
+"""The usage tests' Kubernetes API double and GPU nodes as the API server lists them (HAMi-allocated
+pods are ``tests.factories.hami_pod``, imported here for the tests that take them from here)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.factories import gpu, node
+from tests.factories import kube
+from tests.factories.kube import hami_pod
 
-ALLOCATED = "hami.io/vgpu-devices-allocated"
+__all__ = ["gpu_node", "hami_pod", "kube_api", "source"]
 
 
 def gpu_node(name: str, cards: int = 4, devmem: int = 23028, mode: str = "hami-core") -> dict:
-    n = node(name, [gpu(f"GPU-{name}-{i}", index=i, devmem=devmem, mode=mode) for i in range(cards)])
+    """A node as the API server lists it: ``cards`` A10s of ``devmem`` MiB, with its kind and uid."""
+    n = kube.gpu_node(name, cards, devmem=devmem, mode=mode)
     n["kind"], n["apiVersion"] = "Node", "v1"
     n["metadata"]["uid"] = f"uid-{name}"
     return n
-
-
-def hami_pod(
-    name: str,
-    node_name: str | None,
-    devices: list[tuple[str, int, int]] | str,
-    *,
-    namespace: str = "ml",
-    phase: str = "Running",
-    **annotations: str,
-) -> dict:
-    """A pod HAMi bound to ``node_name`` holding ``[(uuid, usedmem, usedcores)]`` in one container."""
-    ann = dict(annotations)
-    if node_name is not None:
-        ann["hami.io/vgpu-node"] = node_name
-    if isinstance(devices, str):
-        ann[ALLOCATED] = devices
-    elif devices:
-        ann[ALLOCATED] = "".join(f"{u},NVIDIA,{m},{c}:" for u, m, c in devices) + ";"
-    return {
-        "kind": "Pod",
-        "apiVersion": "v1",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"uid-{namespace}-{name}",
-            "annotations": ann,
-        },
-        "spec": {"containers": [{"name": "c", "image": "busybox"}], "nodeName": node_name},
-        "status": {"phase": phase},
-    }
 
 
 @pytest.fixture

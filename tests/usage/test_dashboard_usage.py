@@ -9,9 +9,10 @@ from html import unescape
 import orjson
 import pytest
 
+from tests.factories import hami_pod
 from tests.factories.models import NodeGroupFactory, UserFactory
 
-from .conftest import gpu_node, hami_pod
+from .conftest import gpu_node
 
 pytestmark = [pytest.mark.django_db]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import gpu_node, hami_pod
+from tests.factories import hami_pod
+
+from .conftest import gpu_node
 from .test_watch import eventually, watching
 
 pytestmark = [pytest.mark.django_db]

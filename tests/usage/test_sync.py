@@ -9,7 +9,9 @@ import orjson
 import pytest
 from django.core.management import call_command
 
-from .conftest import gpu_node, hami_pod
+from tests.factories import hami_pod
+
+from .conftest import gpu_node
 
 pytestmark = [pytest.mark.django_db]
 

@@ -10,6 +10,7 @@ import yaml
 from hami_sim.engine.requests import parse_pod
 from hami_sim.engine.simulate import EngineConfig, Simulator
 from hami_sim.engine.vendors import default_vendors
+from tests.factories import kube
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hami_examples"
 VENDORS = default_vendors()
@@ -27,17 +28,11 @@ def node(
     capacity: dict | None = None,
     labels: dict | None = None,
 ) -> dict:
-    cap = {"cpu": "32", "memory": "128Gi", "pods": "110"}
-    cap.update(capacity or {})
-    return {
-        "metadata": {
-            "name": name,
-            "labels": labels or {"kubernetes.io/hostname": name},
-            "annotations": annotations or {},
-        },
-        "spec": {},
-        "status": {"capacity": cap, "allocatable": dict(cap)},
-    }
+    """A template node with these annotations (a vendor's registration), ``capacity`` entries over
+    ``kube.CAPACITY``, all of it allocatable."""
+    return kube.node(
+        name, annotations=annotations, labels=labels, capacity={**kube.CAPACITY, **(capacity or {})}
+    )
 
 
 def json_register(devices: list[dict]) -> str:
@@ -47,19 +42,13 @@ def json_register(devices: list[dict]) -> str:
 def pod(
     *containers: dict, annotations: dict | None = None, name: str = "p", init: list[dict] | None = None
 ) -> dict:
-    spec: dict = {
-        "containers": [
-            {"name": f"c{i}", "image": "busybox", "resources": c} for i, c in enumerate(containers)
-        ]
-    }
-    if init:
-        spec["initContainers"] = [
-            {"name": f"i{i}", "image": "busybox", "resources": c} for i, c in enumerate(init)
-        ]
-    return {
-        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
-        "spec": spec,
-    }
+    """A pod whose containers (and ``init`` containers) have these resource blocks, in order."""
+    return kube.pod(
+        name,
+        annotations=annotations,
+        containers=[kube.container(f"c{i}", resources=c) for i, c in enumerate(containers)],
+        init=[kube.container(f"i{i}", resources=c) for i, c in enumerate(init or ())],
+    )
 
 
 def limits(**values) -> dict:

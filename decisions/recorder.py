@@ -32,6 +32,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from hami_sim.engine.requests import PodView
+from hami_sim.engine.sightings import SightedNodes
 from hami_sim.engine.simulate import NodeVerdict
 from hami_sim.project.conf import conf
 
@@ -271,6 +272,8 @@ _CALL_BYTES = 2048
 _VERDICT_BYTES = 256
 #: a slimmed node's dicts, labels and capacity, besides its annotations' text
 _NODE_BYTES = 1024
+#: a node kept as its bytes: the bytes object and its slots, besides its length
+_RAW_NODE_BYTES = 64
 
 
 def _text_bytes(mapping: object) -> int:
@@ -288,6 +291,8 @@ def _queued_bytes(payload: tuple) -> int:
     keeps alive, from the lengths of its strings (cheap: the answering thread computes it)."""
     pod, held, verdicts = payload
     size = _CALL_BYTES + _text_bytes(getattr(pod, "annotations", None)) + _VERDICT_BYTES * len(verdicts)
+    if isinstance(held, SightedNodes):  # the nodes' own bytes
+        return size + sum(map(len, held.raw)) + _RAW_NODE_BYTES * len(held)
     for node in held:
         meta = node["metadata"]
         size += _NODE_BYTES + _text_bytes(meta.get("annotations")) + _text_bytes(meta.get("labels"))
@@ -328,7 +333,7 @@ def record(
         return
     # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
     # question's detail reads, so a queued call never keeps a request's full Node objects alive
-    held = [_slim(node) for node in nodes[: conf().decision_detail_nodes]]
+    held = _held(nodes, conf().decision_detail_nodes)
     record_question(FilterQuestion(pod, held, verdicts), caller=caller, seconds=seconds, policies=policies)
 
 
@@ -352,6 +357,15 @@ def record_question(
         log.exception("could not summarise a decision")
         return
     _write_safely([row])
+
+
+def _held(nodes: Sequence[Mapping], count: int) -> Sequence[Mapping]:
+    """The first ``count`` nodes as a queued call keeps them: nodes as the wire sent them
+    (``SightedNodes``) as their bytes, decoded by the writer only for a question not on record yet
+    (CA's next loop asks the same: nothing decoded on the answering thread); others slimmed."""
+    if isinstance(nodes, SightedNodes):
+        return nodes.head(count)
+    return [_slim(node) for node in nodes[:count]]
 
 
 def _slim(node: Mapping) -> dict:

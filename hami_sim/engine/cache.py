@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
 from typing import TypeVar
@@ -168,9 +169,10 @@ def without_usage(fit: PodFit | None) -> PodFit | None:
 
 
 def shared_fit(verdict: CachedVerdict, devices: Sequence[DeviceInfo]) -> SharedFit:
-    """``verdict`` (computed on ``devices``) ready to be relabelled for other nodes (``relabel``)."""
+    """``verdict`` (computed on ``devices``) ready to be relabelled for other nodes (``relabelled``)."""
     positions = MappingProxyType({d.id: i for i, d in enumerate(devices)})
     fit = verdict.fit
+    assert fit is None or isinstance(fit, PodFit)  # fit on its own node, never a relabelled one
     chosen = (
         tuple(
             tuple(
@@ -185,16 +187,35 @@ def shared_fit(verdict: CachedVerdict, devices: Sequence[DeviceInfo]) -> SharedF
     return SharedFit(verdict, positions, chosen, _FIT_FIELDS(fit) if fit else ())
 
 
-def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict | None:
-    """``shared``'s verdict with its UUIDs (chosen devices, per-device reasons) replaced by those of
-    ``devices`` at the same positions; None if it names a UUID its node did not have."""
+def relabelled(shared: SharedFit, devices: tuple[DeviceInfo, ...]) -> CachedVerdict | None:
+    """``shared``'s verdict for a node of its shape: the same answer, its fit naming ``devices``'
+    UUIDs (at the positions the shared fit chose) when read (``Relabelled``: most answers are never
+    read past fits and reason, and a cold CA call relabels a verdict for each of thousands of
+    nodes); None if the node has not the shape's number of devices."""
     verdict = shared.verdict
     fit = verdict.fit
-    if fit is None or (not fit.containers and not fit.device_reasons):
+    if fit is None or (not fit.containers and not fit.device_reasons):  # type: ignore[union-attr]
         return verdict
-    try:
+    if len(devices) != len(shared.positions):
+        return None
+    return _CACHED_VERDICT(verdict.fits, verdict.reason, Relabelled(shared, devices), verdict.score_after)
+
+
+@dataclass(slots=True, frozen=True)
+class Relabelled:
+    """A shared fit as a node of its shape has it: built when read (``fit``), from the shared fit and
+    the node's devices; equal every time (both are immutable)."""
+
+    shared: SharedFit
+    devices: tuple[DeviceInfo, ...]
+
+    @property
+    def fit(self) -> PodFit:
+        """The shared fit with the UUIDs (chosen devices, per-device reasons) of ``devices``."""
+        shared, devices = self.shared, self.devices
+        fit: PodFit = shared.verdict.fit  # type: ignore[assignment]
         containers = []
-        for chosen in shared.chosen:  # (loops, not nested comprehensions: this runs per new node)
+        for chosen in shared.chosen:  # (loops, not nested comprehensions)
             row = []
             for at, head, tail in chosen:
                 row.append(_CONTAINER_DEVICE(*head, devices[at].id, *tail))
@@ -203,12 +224,10 @@ def relabel(shared: SharedFit, devices: Sequence[DeviceInfo]) -> CachedVerdict |
         if reasons:
             positions = shared.positions
             reasons = MappingProxyType({devices[positions[uuid]].id: why for uuid, why in reasons.items()})
-    except (KeyError, IndexError):
-        return None
-    values = list(shared.fit_fields)
-    values[_FIT_CONTAINERS] = tuple(containers)
-    values[_FIT_REASONS] = reasons
-    return _CACHED_VERDICT(verdict.fits, verdict.reason, _POD_FIT(*values), verdict.score_after)
+        values = list(shared.fit_fields)
+        values[_FIT_CONTAINERS] = tuple(containers)
+        values[_FIT_REASONS] = reasons
+        return _POD_FIT(*values)
 
 
 class RegistrationCache:
@@ -313,13 +332,13 @@ class RegistrationCache:
         return copy
 
     def shared(
-        self, shape: Hashable, pod_key: bytes, devices: Sequence[DeviceInfo], usage: tuple | None = None
+        self, shape: Hashable, pod_key: bytes, devices: tuple[DeviceInfo, ...], usage: tuple | None = None
     ) -> CachedVerdict | None:
         """The verdict of the registration's shape (at ``usage``, a ``usage_signature``; None: zero
         usage) for this pod, relabelled with ``devices``' UUIDs."""
         fits = self.lru.get((_SHAPE_TAG, shape, usage))
         found = fits.get(pod_key) if fits is not None else None  # type: ignore[union-attr]
-        return relabel(found, devices) if found is not None else None
+        return relabelled(found, devices) if found is not None else None
 
     def share(
         self,

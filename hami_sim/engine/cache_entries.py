@@ -13,10 +13,14 @@ import weakref
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from .fit import PodFit
 from .lru import approx_size
 from .model import DeviceInfo, Inventory
+
+if TYPE_CHECKING:
+    from .cache import Relabelled
 
 __all__ = [
     "CachedVerdict",
@@ -44,7 +48,7 @@ class CachedVerdict:
 
     fits: bool
     reason: str
-    fit: PodFit | None
+    fit: PodFit | Relabelled | None  # (``Relabelled``: a shape's shared fit, for this node when read)
     score_after: float
 
 
@@ -191,6 +195,8 @@ def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:
     fit = verdict.fit
     if fit is None:
         return size
+    if not isinstance(fit, PodFit):  # relabelled when read: the shared fit and the node's own devices
+        return size + _SIZE(fit)
     size += _SIZE(fit) + _SIZE(fit.containers)
     for container in fit.containers:
         size += _SIZE(container)

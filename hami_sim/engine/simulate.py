@@ -23,6 +23,7 @@ from .cache import (
     CachedVerdict,
     Entry,
     RegistrationCache,
+    Relabelled,
     cache_bytes_from_env,
     usage_signature,
     uuid_blind_devices,
@@ -113,8 +114,14 @@ class NodeVerdict:
     unresolvable: bool = False
     node_group: str | None = None
     source: str = "annotation"
-    fit: PodFit | None = None
+    device_fit: PodFit | Relabelled | None = None  # the fit, or how this node has a shared one (``fit``)
     score_after: float = 0.0
+
+    @property
+    def fit(self) -> PodFit | None:
+        """Which devices the pod got and why the others were refused (None: no device requested)."""
+        found = self.device_fit
+        return found.fit if type(found) is Relabelled else found  # type: ignore[return-value]
 
 
 def round_half_up(value: float) -> int:
@@ -275,7 +282,7 @@ class Simulator:
     def evaluate(self, ctx: PodContext, name: str, state: NodeState, *, owned: bool = False) -> NodeVerdict:
         """Fit the pod on a node state (not mutated, unless ``owned``: built for this one fit)."""
         fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy, owned=owned)
-        verdict = NodeVerdict(name, fit.ok, fit.reason, fit=fit)
+        verdict = NodeVerdict(name, fit.ok, fit.reason, device_fit=fit)
         if fit.ok and fit.usage_after is not None:
             # HAMi's node score = usage score + the vendors' ScoreNode (OverrideScore)
             score = node_score(fit.usage_after)

@@ -46,7 +46,7 @@ def _cached_answers() -> list[tuple[str, object]]:
         for node in ("template-node-for-a-0", "template-node-for-a-1"):  # fit, then shared by shape
             [verdict] = sim.filter_nodes(ctx, [gpu_node(node)])
             [again] = sim.filter_nodes(ctx, [gpu_node(node)])
-            assert again.fit is verdict.fit  # handed out from the cache
+            assert again.device_fit is verdict.device_fit  # handed out from the cache
             out.append((f"{label} {node}", verdict.fit))
         usage = _Usage({"ip-1-GPU-0": _Use(1, 1000, 10)})
         [live] = sim.filter_nodes(ctx, [gpu_node("ip-1")], live=lambda name, u=usage: u)

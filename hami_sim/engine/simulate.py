@@ -389,14 +389,10 @@ class Simulator:
         return cached
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:
-        """Extender score 0..10 from HAMi's node score after placing the pod (design.md 2.2).
-
-        The raw score includes the vendors' ``ScoreNode`` (MetaX 2000 - loss, MetaX sGPU +-10000 x
-        topology, Kunlunxin -1000..2000, Ascend 910 up to 10 per container), so it can leave 0..30:
-        ``round_half_up(raw / 3)`` is clamped to 0..10. Such a node keeps the side HAMi would pick
-        it from (binpack: high -> 10; spread: very low -> 10, very high -> 0); the order among nodes
-        beyond the range is lost, as an extender can only answer 0..10.
-        """
-        scaled = round_half_up(verdict.score_after / 3)
-        scaled = max(0, min(10, scaled))
+        """Extender score 0..10 from HAMi's node score after placing the pod. The raw score includes
+        the vendors' ``ScoreNode`` (MetaX 2000 - loss, MetaX sGPU +-10000 x topology, Kunlunxin
+        -1000..2000, Ascend 910 up to 10 per container), so it can leave 0..30: ``round_half_up(raw
+        / 3)`` is clamped to 0..10. Such a node keeps the side HAMi would pick it from (binpack: high
+        -> 10; spread: very low -> 10, very high -> 0); the order beyond the range is lost."""
+        scaled = max(0, min(10, round_half_up(verdict.score_after / 3)))
         return 10 - scaled if ctx.node_policy == "spread" else scaled

@@ -632,6 +632,7 @@ def _as_sent(sim: Simulator, node: dict) -> SightedNodes:
             st.integers(0, 2),  # pod
             st.integers(-2, 2),  # -2: a template, -1: live without usage, else live at usages[i]
             st.booleans(),  # the usage store hands out a new object (the usage changed) or the same
+            st.sampled_from(["", "registrations", "node bytes"]),  # then one cache alone loses all
         ),
         min_size=1,
         max_size=12,
@@ -647,7 +648,7 @@ def test_the_cached_path_answers_as_a_fresh_simulator(vendor, pod_requests, usag
     pods = [_vendor_pod(roles, containers, i) for i, containers in enumerate(pod_requests)]
     held: dict[int, _LiveUsage] = {}  # per registration, the usage object the store hands out now
     outcomes = set()
-    for registration, p, usage_at, changed in steps:
+    for registration, p, usage_at, changed, forget in steps:
         node = copy.deepcopy(nodes[registration])
         live = None
         if usage_at != -2:
@@ -669,6 +670,10 @@ def test_the_cached_path_answers_as_a_fresh_simulator(vendor, pod_requests, usag
         assert got == want
         assert cached.cache_stats()["bytes"] <= budget
         outcomes.add(got[0][1])
+        if forget == "registrations":  # evicted while the nodes' bytes are still remembered
+            cached.cache.clear()
+        elif forget == "node bytes":
+            cached.sightings.clear()
     event(f"fits: {sorted(outcomes)}")
 
 

@@ -1,4 +1,4 @@
-"""Benchmark of CA's gRPC expander (design.md 11, issue 13). Never run by tests.
+"""Benchmark of CA's gRPC expander (``simulations.grpcexpander``). Never run by tests.
 
 One ``BestOptions`` call carries 50 options x 100 pods (five Deployments' mixed GPU requests, each pod
 its own Pod message with its own uid) and 50 template Nodes: 25 warm (8-GPU registration annotation in

@@ -1,4 +1,4 @@
-"""Decision records (design.md 2.4) and what the cluster said about the same pods (design.md 5).
+"""Decision records of every answer, and what the cluster said about the same pods (docs/dashboard.md).
 
 - ``Decision``: one folded filter question: same pod, same caller, same node-group set, same verdicts.
   CA asks the same question every loop, so a row carries ``count``/``first_seen``/``last_seen``
@@ -30,7 +30,7 @@ class Decision(models.Model):
         SESSION = "session"
         ESTIMATE = "estimate"
         UI = "ui", "UI"  # the derived label would be "Ui"
-        EXPANDER = "expander"  # CA's gRPC expander (design.md 11)
+        EXPANDER = "expander"  # CA's gRPC expander (``simulations.grpcexpander``)
 
     digest = models.CharField(max_length=64, unique=True, help_text="pod + caller + node groups + verdicts")
     pod_uid = models.CharField(max_length=128, db_index=True, blank=True)

@@ -1,5 +1,5 @@
 """What a cloud provider's Cluster Autoscaler integration reads to build a cold group's template
-(scale-from-zero), rendered from the group's profile (design.md 11; docs/cluster-autoscaler.md).
+(scale-from-zero), rendered from the group's profile (docs/cluster-autoscaler.md).
 
 Formats, from CA 1.32's provider code:
 - aws (``cloudprovider/aws/aws_manager.go``): ASG tags ``k8s.io/cluster-autoscaler/node-template/

@@ -10,7 +10,7 @@ __all__ = ["InventorySource", "Vendor", "vendor_choices", "DriftKind", "Severity
 
 
 class InventorySource(models.TextChoices):
-    """Where a template node's devices come from (design.md section 4)."""
+    """Where a template node's devices come from: annotation, profile, or both in turn (docs/profiles.md)."""
 
     ANNOTATION_FIRST = "annotation-first", "annotation first, else profile"
     PROFILE_ONLY = "profile-only", "profile only"

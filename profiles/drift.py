@@ -1,4 +1,4 @@
-"""Drift: a registered node's devices against its node group's profile (design.md section 4).
+"""Drift: a registered node's devices against its node group's profile (docs/profiles.md, "Drift taxonomy").
 
 Static fields (device count, type, devmem beyond a tolerance, devcore, split count, mode, MIG
 profiles, NUMA layout) are *mismatches*: the profile promises something the node does not have,

@@ -1,4 +1,4 @@
-"""Cluster Autoscaler's ``--scheduler-config-file`` for both ways of running CA (design.md 11),
+"""Cluster Autoscaler's ``--scheduler-config-file`` for both ways of running CA (docs/cluster-autoscaler.md),
 rendered from the configured vendors (``HAMI`` settings over the vendor registry), so a renamed or
 added HAMi resource reaches CA by ``make ca-config`` instead of a hand edit.
 

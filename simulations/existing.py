@@ -2,10 +2,11 @@
 
 CA's FilterOutSchedulable step places pending pods on the nodes that already exist before it
 considers a scale-up; only what is left needs new nodes. Here the existing nodes are the live nodes
-(design.md section 10) evaluated with their live usage through HAMi's Fit, first fit in node-name
-order, each placement adding its usage for the next pod. Only device fit is checked: hami-sim does
-not know the CPU and memory other pods take on a live node, so a pod without device requests is left
-for the estimate (never claimed to fit where it may not). Live nodes with stale usage take nothing.
+(those the usage store holds, ``usage.live``; docs/usage.md) evaluated with their live usage through
+HAMi's Fit, first fit in node-name order, each placement adding its usage for the next pod. Only
+device fit is checked: hami-sim does not know the CPU and memory other pods take on a live node, so a
+pod without device requests is left for the estimate (never claimed to fit where it may not). Live
+nodes with stale usage take nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Simulation sessions: hypothetical device allocations held across requests (design.md section 3).
+"""Simulation sessions: hypothetical device allocations held across requests (docs/sessions.md).
 
 State lives in the database so any web replica can serve any request. A mutation locks the
 ``SimulationSession`` row (``select_for_update``), so concurrent writers to one session serialise

@@ -15,8 +15,9 @@ option CA offered, in CA's order, each kept or not and why), ``seconds`` and ``w
 form CA used). An expander call is not a filter question: it is recorded as its own kind of decision.
 
 Why a signal: ``decisions`` records these answers, and it sits above ``simulations`` in the layers
-(design.md 8). Receivers run in the answering thread and must be cheap (the decision recorder only
-queues); the sender uses ``send_robust``, so a failing receiver is logged and never fails the answer.
+(docs/architecture.md: code points only down, as import-linter checks). Receivers run in the
+answering thread and must be cheap (the decision recorder only queues); the sender uses
+``send_robust``, so a failing receiver is logged and never fails the answer.
 """
 
 from __future__ import annotations

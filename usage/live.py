@@ -1,4 +1,4 @@
-"""Which nodes are live, and the usage the extender evaluates them with (design.md section 10).
+"""Which nodes are live, and the usage the extender evaluates them with (docs/usage.md).
 
 A node is live when the usage store has it by name: the cluster sync put it there. CA's template and
 upcoming nodes (``template-node-for-<group>-<suffix>``) are never live, whatever the store holds.

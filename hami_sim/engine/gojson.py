@@ -70,7 +70,7 @@ def fold(obj: dict) -> dict[str, Any]:
     """Go's decoder: every key is matched to its field case-insensitively and assigned in order.
 
     So a later spelling of the same field overwrites an earlier one, and ``null`` leaves the field
-    as it was (device-model.md 1.2(a): keys match case-insensitively).
+    as it was: how HAMi's registration annotations are read (docs/device-rules.md, "Registration").
     """
     out: dict[str, Any] = {}
     for key, value in obj.items():

@@ -32,14 +32,14 @@ __all__ = [
 
 # The extender verbs, plain or session-scoped (with or without the trailing slash).
 EXTENDER_VERB_PATH = re.compile(r"^/(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$")
-# Everything design.md 8 protects with mTLS instead of tokens: the verbs, sessions and estimate. Any
+# Everything the extender listener protects with mTLS instead of tokens: the verbs, sessions and estimate. Any
 # suffix after the name counts ("sessions.json", "estimate.api"): a route that reaches a simulation
 # view must never slip past the listener's guards (the router serves no format suffixes either).
 SIMULATION_PATH = re.compile(
     r"^/(?:(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?|api/v1/(?:sessions|estimate)(?:[/.].*)?)$",
     re.DOTALL,
 )
-# Paths whose clients read JSON (design.md 2, 3): the REST API and the extender and session verbs
+# Paths whose clients read JSON: the REST API and the extender and session verbs
 # (not the dashboard's own /sessions/ pages).
 JSON_CLIENT_PATH = re.compile(r"^/(?:api/|(?:sessions/[^/]+/)?(?:filter|prioritize)-simulation/?$)")
 _JSON = "application/json"

@@ -17,7 +17,7 @@
 - ``page_not_found``, ``permission_denied``, ``server_error``, ``csrf_failure``: Django's own 403,
   404 and 500 answers (and the CSRF refusal) in JSON on the JSON clients' paths, like ``bad_request``
   (they and the path patterns live in ``errorviews``, re-exported here).
-- ``ListenerMiddleware``: one image serves two listeners (design.md 8). The *extender* listener
+- ``ListenerMiddleware``: one image serves two listeners (docs/production.md). The *extender* listener
   (mTLS, reachable only from Cluster Autoscaler's pods) serves the simulation endpoints and probes,
   nothing else. The *web* listener (dashboard, admin, REST) serves the simulation endpoints only to
   a logged-in user or an API token holder, because there no client certificate vouches for the
@@ -136,7 +136,7 @@ class BodyLimitMiddleware:
         if is_simulation_path(request.path_info):
             limit = settings.EXTENDER_MAX_BODY_BYTES
             if EXTENDER_VERB_PATH.match(request.path_info):
-                # The verbs answer in the extender's own shape (design.md 2.1): let the view do it.
+                # The verbs answer in the extender's own shape (``{"error": ...}``): let the view do it.
                 return self.get_response(request)
         else:
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

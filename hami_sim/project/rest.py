@@ -11,8 +11,8 @@ through ``exception_handler``, so a client reads one shape:
   (``{"detail": "ttlSeconds: ...", "ttlSeconds": ["..."]}``), and any extra fields the error carries
   (``reason`` on a 422, ``revision`` on a 412).
 
-The extender verbs keep Go's wire format instead (design.md 2): their views set their own parser,
-renderer and exception handler (``simulations.api.wire``).
+The extender verbs keep Go's wire format instead, as CA's Go client reads them: their views set
+their own parser, renderer and exception handler (``simulations.api.wire``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class ApiError(exceptions.APIException):
 
 
 class OptionalSlashRouter(DefaultRouter):
-    """Routes answer with or without the trailing slash (design.md writes ``/api/v1/sessions`` bare).
+    """Routes answer with or without the trailing slash (clients write ``/api/v1/sessions`` bare).
 
     No format-suffix routes (``/api/v1/sessions.json``): the API answers JSON anyway, and those
     routes reached the views by paths the listener's guards did not recognise (and crashed with an

@@ -167,7 +167,7 @@ API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=500)
 EXTENDER_MAX_BODY_BYTES = env.int("EXTENDER_MAX_BODY_BYTES", default=64 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 
-# HAMi scheduler configuration (device-model.md section 2.1 and 4.1); names and defaults as the Helm chart.
+# HAMi scheduler configuration (docs/device-rules.md, docs/vendors.md); names and defaults as the Helm chart.
 HAMI = {
     "NODE_SCHEDULER_POLICY": env.str("HAMI_NODE_SCHEDULER_POLICY", default="binpack"),
     "GPU_SCHEDULER_POLICY": env.str("HAMI_GPU_SCHEDULER_POLICY", default="spread"),
@@ -254,7 +254,8 @@ DRIFT_UNREGISTERED_GRACE_SECONDS = env.int(
 DECISION_RETENTION_DAYS = env.int("DECISION_RETENTION_DAYS", default=DEFAULTS.decision_retention_days)
 # Decision recording: "async" (bounded queue + writer thread), "sync" (in the caller) or "off".
 DECISION_RECORDING = env.str("DECISION_RECORDING", default=DEFAULTS.decision_recording)
-# EXPANDER_RETURN: what the gRPC expander answers CA, "most-placed" or "least-gpu-waste" (design.md 11)
+# EXPANDER_RETURN: what the gRPC expander answers CA, "most-placed" or "least-gpu-waste"
+# (docs/cluster-autoscaler.md)
 EXPANDER_RETURN = env.str("EXPANDER_RETURN", default=DEFAULTS.expander_return)
 # EXPANDER_UNJUDGED: "keep" (default) answers CA with the options the expander cannot judge, "drop" drops them
 EXPANDER_UNJUDGED = env.str("EXPANDER_UNJUDGED", default=DEFAULTS.expander_unjudged)
@@ -308,7 +309,7 @@ BENCH_ENDPOINT = env.bool("HAMI_SIM_BENCH_ENDPOINT", default=False)
 LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), json_logs=env.bool("LOG_JSON", default=True))
 ACCESS_LOG = env.bool("ACCESS_LOG", default=DEFAULTS.access_log)
 
-# -- Production serving and security (design.md 8; docs/production.md) -------------------------------
+# -- Production serving and security (docs/production.md) --------------------------------------------
 # Which endpoints this process serves: "extender" (mTLS, CA only), "web" (dashboard/admin/REST) or
 # "all" (demo, development). See hami_sim/project/middleware.py.
 HAMI_SIM_LISTENER = env.str("HAMI_SIM_LISTENER", default=DEFAULTS.hami_sim_listener)

@@ -3,7 +3,7 @@
 Why not DRF's classes as they are: the session verbs (``/api/v1/sessions/...``) and
 ``/api/v1/estimate`` are DRF views that Cluster Autoscaler's tooling calls in tight loops from one
 client identity; a per-client rate would turn a scale-up simulation into 429s halfway through a
-binpacking run. They are protected by mTLS and the NetworkPolicy instead (design.md 8). The plain
+binpacking run. They are protected by mTLS and the NetworkPolicy instead (docs/production.md). The plain
 extender verbs are Django views and are never seen by DRF throttles at all.
 
 Rates are read from settings at request time (DRF's classes read them once at import), so they can

@@ -1,6 +1,6 @@
 """gunicorn configuration for production: TLS, mTLS, worker sizing, multiprocess metrics, JSON logs.
 
-Everything comes from the environment so one image serves both listeners (design.md 8):
+Everything comes from the environment so one image serves both listeners (extender and web):
 
 ==============================  ===========================================================
 ``HAMI_SIM_BIND``               ``host:port`` (default ``0.0.0.0:8443`` with TLS, ``0.0.0.0:8000`` without)

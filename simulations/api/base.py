@@ -1,12 +1,13 @@
 """The base of the simulation REST views (``/api/v1/sessions``, ``/api/v1/estimate``).
 
-They are protected by mTLS and the NetworkPolicy, not tokens (design.md 8): CA's clients cannot send
-a token, so no permission class or throttle applies (``hami_sim.project.middleware.ListenerMiddleware`` decides
-who reaches them). A session login or a token is still read, when present, because it names the
-caller that owns a session (``hami_sim.project.permissions.caller_of``); DRF authenticates lazily, so a
-request without either costs nothing. Bodies are JSON only (``OrjsonParser``);
-service errors (``SessionError``, ``EstimateError``) become ``ApiError`` and so the one error shape
-of ``hami_sim.project.rest.exception_handler``.
+They are protected by mTLS and the NetworkPolicy, not tokens (docs/production.md, "Threat model"):
+CA's clients cannot send a token, so no permission class or throttle applies
+(``hami_sim.project.middleware.ListenerMiddleware`` decides who reaches them). A session login or a
+token is still read, when present, because it names the caller that owns a session
+(``hami_sim.project.permissions.caller_of``); DRF authenticates lazily, so a request without either
+costs nothing. Bodies are JSON only (``OrjsonParser``); service errors (``SessionError``,
+``EstimateError``) become ``ApiError`` and so the one error shape of
+``hami_sim.project.rest.exception_handler``.
 """
 
 from __future__ import annotations

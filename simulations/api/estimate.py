@@ -1,4 +1,4 @@
-"""``POST /api/v1/estimate``: the whole scale-up binpacking in one request (design.md section 7).
+"""``POST /api/v1/estimate``: the whole scale-up binpacking in one request (docs/sessions.md, "Estimate").
 
 ``EstimateRequestSerializer`` validates the envelope and resolves named node groups to template
 Nodes (``profiles``); the view runs ``hami_sim.engine.estimate.estimate`` and serialises the result.

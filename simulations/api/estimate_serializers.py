@@ -72,7 +72,7 @@ ESTIMATE_EXAMPLE = {
     ]
 )
 class EstimateRequestSerializer(serializers.Serializer):
-    """``POST /api/v1/estimate`` (design.md 7); ``validated_data`` holds what ``estimate()`` takes."""
+    """``POST /api/v1/estimate`` (docs/sessions.md); ``validated_data`` holds what ``estimate()`` takes."""
 
     pods = JSONListField(help_text='Pod objects or {"pod": Pod, "count": n}')
     nodeGroups = JSONListField(  # noqa: N815

@@ -74,7 +74,7 @@ def _validated(serializer_class, data: dict) -> dict:
 
 
 class SessionViewSet(SimulationViewSet):
-    """Simulation sessions (design.md 3): CA's ClusterSnapshot with HAMi's device choice."""
+    """Simulation sessions (docs/sessions.md): CA's ClusterSnapshot with HAMi's device choice."""
 
     serializer_class = SessionSummarySerializer
     lookup_url_kwarg = "session_id"

@@ -1,4 +1,4 @@
-"""CA's gRPC expander (``grpcplugin.Expander/BestOptions``, design.md section 11).
+"""CA's gRPC expander (``grpcplugin.Expander/BestOptions``; docs/cluster-autoscaler.md for operators).
 
 CA asks which of its scale-up options to keep. Each option (a node group id, ``nodeCount`` new
 nodes, the pods it would help) is packed with HAMi's device rules by the estimator's packer

@@ -1,4 +1,4 @@
-"""Session operations (design.md section 3): create, place, remove, fork/revert/commit, read.
+"""Session operations (docs/sessions.md): create, place, remove, fork/revert/commit, read.
 
 Every mutation runs in one transaction that first locks the session row with ``select_for_update``,
 so concurrent writers (threads, processes, replicas) serialise per session and never lose or

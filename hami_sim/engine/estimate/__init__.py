@@ -2,7 +2,7 @@
 
 A stateless extender answers every template node with zero device usage, so CA's estimator believes
 one node holds far more GPU pods than it can. This module runs the whole binpacking in one call, the
-way CA's ``BinpackingNodeEstimator`` does (design.md section 7):
+way CA's ``BinpackingNodeEstimator`` does:
 
 - pods form CA's equivalence groups (``equivalence.py``: same controller, labels and spec but for
   projected volumes, env and hostname; annotations too, as HAMi reads them); groups are ordered by the

@@ -11,19 +11,17 @@ from __future__ import annotations
 import uuid
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 from hami_sim.pages.scores import with_score_bars
-from hami_sim.project.conf import conf
+from hami_sim.project.conf import conf, configured_ca_release
 from hami_sim.runtime.simulator import get_simulator
 from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template
@@ -189,7 +187,7 @@ def _what_if(form: WhatIfForm) -> dict:
         [PendingPods(pod_obj, form.cleaned_data["count"])],
         [GroupTemplate(name, template) for name, template in templates.items()],
         parse_expander(form.cleaned_data["expander"], grpc_mode=conf().expander_return),
-        ca=ca_release(settings.CA_VERSION),
+        ca=configured_ca_release(),
     )
     ctx = sim.pod_context(pod_obj)
     nodes = list(templates.values())

@@ -4,7 +4,8 @@ Why: the apps used to read ``getattr(settings, NAME, default)`` with the default
 call site (and sometimes a different one). ``hami_sim/project/settings.py`` takes each environment
 variable's default from ``DEFAULTS`` below; code reads ``conf().name``. The values are read from
 ``django.conf.settings`` once and read again only when a setting changes (tests' ``settings``
-fixture, ``override_settings``).
+fixture, ``override_settings``). The Cluster Autoscaler release the cluster runs is read the same
+way, parsed once: ``configured_ca_release()``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 
-__all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf"]
+from hami_sim.engine.ca_releases import CARelease, ca_release
+
+__all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf", "configured_ca_release"]
 
 #: the values of ``HAMI_SIM_LISTENER``; any other name refuses to start (``hami_sim.project.checks``)
 LISTENERS = frozenset({"all", "extender", "web"})
@@ -66,7 +69,7 @@ class Conf:
     #: aggregate capacity (deploy/capacity): the watcher advertises each HAMi node's summed device
     #: memory and cores as extended resources, and CA's profile counts them (docs/cluster-autoscaler.md)
     ca_aggregate_capacity: bool = False
-    #: client certificate CN/SAN values the extender listener serves, comma-separated (issue 16)
+    #: client certificate CN/SAN values the extender listener serves, comma-separated
     hami_sim_client_identities: str = "cluster-autoscaler"
     #: failed admin logins per username (x10 per address) within the window before a lock-out
     login_failure_limit: int = 5
@@ -118,9 +121,20 @@ def conf() -> Conf:
     return Conf(**values)
 
 
+@functools.cache
+def configured_ca_release() -> CARelease:
+    """The Cluster Autoscaler release the cluster runs (``CA_VERSION``, checked when settings load).
+
+    The one place it is read: the estimate API, the what-if page and the gRPC expander pack as this
+    release's binpacking does, and the expander expects the request form it sends."""
+    return ca_release(settings.CA_VERSION)
+
+
 def _reread(*, setting: str, **kwargs: Any) -> None:
     if setting in _NAMES:
         conf.cache_clear()
+    elif setting == "CA_VERSION":
+        configured_ca_release.cache_clear()
 
 
 setting_changed.connect(_reread, dispatch_uid="hami_sim.project.conf")

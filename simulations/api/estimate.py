@@ -12,11 +12,9 @@ import logging
 from collections.abc import Mapping
 
 import orjson
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import (
     DIFFERENCES,
     EstimateResult,
@@ -30,6 +28,7 @@ from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 from hami_sim.engine.requests import PodError
+from hami_sim.project.conf import configured_ca_release
 from hami_sim.project.rest import ApiError
 from hami_sim.runtime.bulk import gc_frozen, gc_paused
 from hami_sim.runtime.simulator import get_simulator
@@ -267,7 +266,7 @@ class EstimateViewSet(SimulationViewSet):
             data["expander"],
             limits=limits,
             upcoming=data["upcomingNodes"],
-            ca=ca_release(settings.CA_VERSION),
+            ca=configured_ca_release(),
         )
         record_decisions(pods, groups)
         out = result_json(result)

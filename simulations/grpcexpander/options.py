@@ -18,12 +18,12 @@ from hami_sim.engine.cache import approx_size
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.hami_expander import OptionVerdict, Packed, packed
 from hami_sim.engine.simulate import Simulator
+from hami_sim.project.conf import configured_ca_release
 from profiles.inventory import Catalog, GroupEntry, find_group
 
 from .caches import CallCache, pods_digest
 from .deadline import NO_DEADLINE, Deadline
 from .protos import expander_pb2 as pb
-from .wire import configured_release
 
 __all__ = ["MAX_NODE_COUNT", "evaluate"]
 
@@ -86,7 +86,7 @@ def _estimate(
     limits = {} if left is None else {"time_limit": max(left, 0.001)}
     try:
         result = estimate(
-            cache.sim, [PendingPods(p) for p in pods], groups, ca=configured_release(), **limits
+            cache.sim, [PendingPods(p) for p in pods], groups, ca=configured_ca_release(), **limits
         )
     except EstimateError:
         deadline.check()  # out of time is CA's deadline, not a fault of the template

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from django.conf import settings
-
-from hami_sim.engine.ca_releases import CARelease, Wire, ca_release
+from hami_sim.engine.ca_releases import Wire
+from hami_sim.project.conf import configured_ca_release
 
 from ..metrics import EXPANDER_REQUESTS, EXPANDER_WIRE_MISMATCH
 from .protos import expander_pb2 as pb
 
-__all__ = ["wire_of", "count_wire", "configured_release", "expected_wire"]
+__all__ = ["wire_of", "count_wire"]
 
 log = logging.getLogger("hami_sim.expander")
 
@@ -39,9 +38,10 @@ def count_wire(wire: Wire | None) -> str:
     """Count the request's wire generation; warn (once per pair, and in a counter) when it is not
     the one the configured ``CA_VERSION`` sends: CA runs at another version than hami-sim follows."""
     label = wire.value if wire is not None else "none"
-    expected = expected_wire()
+    release = configured_ca_release()
+    expected = release.wire
     EXPANDER_REQUESTS.labels(wire=label).inc()
-    if wire is not None and expected is not None and wire is not expected:
+    if wire is not None and wire is not expected:
         EXPANDER_WIRE_MISMATCH.labels(wire=label, expected=expected.value).inc()
         if (label, expected.value) not in _WARNED:
             _WARNED.add((label, expected.value))
@@ -49,20 +49,7 @@ def count_wire(wire: Wire | None) -> str:
                 "CA sent the %r wire form, but CA_VERSION %s sends %r: set CA_VERSION to the CA release "
                 "the cluster runs",
                 label,
-                settings.CA_VERSION,
+                release.version,
                 expected.value,
             )
     return label
-
-
-def configured_release() -> CARelease | None:
-    """The CA release ``CA_VERSION`` names (None: the estimator's default, the newest supported):
-    the expander packs as that release's binpacking does, as the estimate API does."""
-    version = getattr(settings, "CA_VERSION", None)
-    return ca_release(version) if version else None
-
-
-def expected_wire() -> Wire | None:
-    """The wire form the configured ``CA_VERSION`` sends (None when no version is configured)."""
-    release = configured_release()
-    return release.wire if release else None

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from hami_sim.engine.ca_releases import CAVersionError, parse_ca_version
+from hami_sim.project.conf import configured_ca_release
 from hami_sim.runtime.simulator import build_vendors
 from simulations.caconfig import REGENERATE, rendered_files
 
@@ -28,14 +29,14 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--ca-version",
-            default=settings.CA_VERSION,
             help="the Cluster Autoscaler release to render for (default: the CA_VERSION setting)",
         )
 
     def handle(self, *args, **opts):
         root = Path(opts["root"])
         try:
-            ca = parse_ca_version(opts["ca_version"])
+            version = opts["ca_version"]
+            ca = configured_ca_release() if version is None else parse_ca_version(version)
         except CAVersionError as exc:
             raise CommandError(str(exc)) from None
         stale = []

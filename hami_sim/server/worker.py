@@ -59,7 +59,7 @@ from hami_sim.server.front import (
     request_path,
 )
 
-__all__ = ["HardenedThreadWorker", "client_identities", "request_path", "IDENTITIES_ENVIRON_KEY"]
+__all__ = ["HardenedThreadWorker", "client_identities", "IDENTITIES_ENVIRON_KEY"]
 
 IDENTITIES_ENVIRON_KEY = "hami_sim.client_identities"
 _TIMEOUT_408 = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"

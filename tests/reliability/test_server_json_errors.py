@@ -19,8 +19,8 @@ import subprocess
 import orjson
 import pytest
 
+from hami_sim.server.front import request_path
 from hami_sim.server.serve import start_server, stop_server
-from hami_sim.server.worker import request_path
 from tests.deploy.conftest import Pki
 
 pytestmark = [pytest.mark.slow]

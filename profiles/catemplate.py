@@ -26,15 +26,15 @@ lists them under ``statusCapacity``: what that status must hold.
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from hami_sim.engine.blindspot import aggregate_names
+from hami_sim.engine.vendors.nvidia import NVIDIA
 from hami_sim.project.conf import conf
 from hami_sim.runtime.simulator import get_simulator
 
 from .constants import DEFAULT_CAPACITY
 from .models import NodeGroup
 from .nodetemplates import group_template
+from .vendors import count_resource, engine_vendor
 
 __all__ = ["PROVIDERS", "ca_template"]
 
@@ -96,7 +96,7 @@ def _azure(capacity, labels, taints, resources) -> dict:
 
 
 def _clusterapi(capacity, labels, taints, resources) -> dict:
-    count_name = settings.HAMI["NVIDIA"]["resourceCountName"]
+    count_name = count_resource(engine_vendor(NVIDIA))  # clusterapi's gpu-type: the configured NVIDIA count
     annotations = {f"{CAPI}{k}": capacity[k] for k in ("cpu", "memory") if k in capacity}
     if "pods" in capacity:
         annotations[f"{CAPI}maxPods"] = capacity["pods"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from .models import NodeGroup
 from .render import kwok_node, template_node
 
@@ -13,8 +11,8 @@ __all__ = ["group_template"]
 def group_template(
     group: NodeGroup, *, kwok: bool = False, profiles: list[tuple[str, list, dict]] | None = None
 ) -> dict:
-    """Labels, capacity/allocatable (``nvidia.com/gpu`` = devices x split count) and the annotations.
-    ``profiles`` ((vendor, rows, pair scores) each) replaces the group's own non-empty profiles: the
+    """Labels, capacity/allocatable (``nvidia.com/gpu`` = devices x split count) and the annotations;
+    each vendor's resource names are its configured engine vendor's (``profiles.render``). ``profiles`` ((vendor, rows, pair scores) each) replaces the group's own non-empty profiles: the
     resolver's catalog passes those whose vendor the engine knows, as it read them already."""
     if profiles is None:
         profiles = []
@@ -30,6 +28,5 @@ def group_template(
         capacity=group.capacity or {},
         instance_type=group.machine_type,
         profiles=profiles,
-        resource_name=settings.HAMI["NVIDIA"]["resourceCountName"],
     )
     return kwok_node(node) if kwok else node

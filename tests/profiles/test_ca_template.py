@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from hami_sim.runtime.simulator import get_simulator
 from tests.factories.models import NodeGroupFactory
 
 from .conftest import H100
@@ -107,6 +108,23 @@ def test_ca_reads_back_the_groups_resources_labels_and_taints(client, h100, prov
     assert {k: v for k, v in res.items() if k.startswith("nvidia.com/")} == resources
     assert labels["eks.amazonaws.com/nodegroup"] == "gpu-h100"
     assert taints == [TAINT]
+
+
+@pytest.mark.parametrize(("provider", "field", "read"), [c[:3] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_renamed_nvidia_count_resource_reaches_every_provider(
+    client, settings, h100, provider, field, read
+):
+    """``HAMI_NVIDIA_RESOURCE_COUNT=hami.io/gpu``: CA is told the group's cards under the configured
+    name (clusterapi's ``gpu-type`` included), never under the default ``nvidia.com/gpu``."""
+    settings.HAMI = {
+        **settings.HAMI,
+        "NVIDIA": {**settings.HAMI["NVIDIA"], "resourceCountName": "hami.io/gpu"},
+    }
+    get_simulator.cache_clear()
+    res, _, _ = read(
+        client.get(f"/api/v1/node-groups/gpu-h100/ca-template?provider={provider}").json()[field]
+    )
+    assert res.get("hami.io/gpu") == "80" and "nvidia.com/gpu" not in res
 
 
 def test_unknown_provider_is_a_400(client, h100):

@@ -1,6 +1,6 @@
-"""CA's ``--scheduler-config-file`` files in ``deploy/`` (design.md 11): generated from the enabled
-vendors by ``make ca-config``, stale files fail here, and both pass kube-scheduler's rules as CA
-1.32.1 loads them (``tests/deploy/kube_scheduler.py``)."""
+"""CA's ``--scheduler-config-file`` files in ``deploy/`` (docs/cluster-autoscaler.md): generated
+from the enabled vendors by ``make ca-config``, stale files fail here, and both pass kube-scheduler's
+rules as CA 1.32.1 loads them (``tests/deploy/kube_scheduler.py``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Builders for engine-level tests: HAMi's test tuples as ``DeviceUsage``, requests and pods.
 
-Device tuple notation follows device-model.md section 7: ``(id, count, used, totalmem, usedmem,
-totalcore, usedcores)``; upstream tests use device ``type="NVIDIA"`` so request terms count in
-device scores.
+A device is written as the tuple ``(id, count, used, totalmem, usedmem, totalcore, usedcores)``;
+upstream tests use device ``type="NVIDIA"`` so request terms count in device scores.
 """
 
 from __future__ import annotations

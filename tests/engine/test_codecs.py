@@ -1,4 +1,4 @@
-"""device-model.md section 1 (registration codecs) and 2.2 (quantities): values and exact errors."""
+"""Registration codecs and Kubernetes quantities: values and exact errors (docs/device-rules.md)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from hami_sim.engine.vendors.nvidia import NvidiaVendor
 REG = "hami.io/node-nvidia-register"
 SCORE = "hami.io/node-nvidia-score"
 
-# device-model.md 1.3, exactly as Go emits it
+# a two-card A10 registration, exactly as Go emits it
 EXAMPLE_13 = (
     '[{"id":"GPU-8f3a2b1c-4d5e-6f70-8192-a3b4c5d6e7f8","count":10,"devmem":23028,"devcore":100,'
     '"type":"NVIDIA A10","mode":"hami-core","health":true},'

@@ -1,4 +1,4 @@
-"""device-model.md section 3: NVIDIA Fit checks in 3.2 order, fitInDevices, reasons (3.3).
+"""NVIDIA's Fit checks in HAMi's order, fitInDevices, and the reasons (docs/device-rules.md, "Fit").
 
 Each test names the rule it proves. Direct ``fit`` calls walk the device list from the end, as HAMi
 does; ``fit_pod`` tests go through scoring, sorting and the NodeInsufficientDevice gate.

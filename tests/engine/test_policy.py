@@ -1,4 +1,4 @@
-"""device-model.md section 4: device scores (float32), ordering (4.3), weights (4.5), policies (4.1/4.4)."""
+"""Device scores (float32), card ordering, scoring weights, GPU and node policies (docs/device-rules.md)."""
 
 from __future__ import annotations
 

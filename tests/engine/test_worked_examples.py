@@ -1,4 +1,4 @@
-"""device-model.md section 7: every worked example, named after its number.
+"""Worked examples of HAMi's device rules, each test named by its group and number.
 
 7.1 calls NVIDIA's Fit directly, 7.5 fits whole pods (``fit_pod``/``Simulator``) with the global GPU
 policy ``""`` (spread-like) and node policy binpack, 7.9 parses container resources.

@@ -1,5 +1,5 @@
 """The expander's decision records and CA's template rendering as a person sees them on the
-dashboard (design.md 11): each option with its verdict and reason; each provider's rendering."""
+dashboard: each option with its verdict and reason; each provider's rendering."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The node-group page's Copy buttons in a real headless Chromium: a click puts the provider's
-ca-template rendering on the clipboard (design.md 11)."""
+ca-template rendering on the clipboard."""
 
 from __future__ import annotations
 

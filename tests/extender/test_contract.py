@@ -1,4 +1,4 @@
-"""The simulation extender over HTTP (design.md 2.1 and 2.2), with Django's test client.
+"""The simulation extender's filter and prioritize verbs over HTTP, with Django's test client.
 
 Bodies are built the way kube-scheduler's Go client sends them: field names without JSON tags
 (``Pod``, ``Nodes``, ``NodeNames``), unset fields as ``null``.
@@ -109,7 +109,7 @@ def test_empty_items_answers_no_nodes(client):
     assert answer["Error"] == "" and answer["FailedNodes"] == {}
 
 
-# -- validation, in design.md 2.1 order ------------------------------------------------------------------
+# -- validation, in the order simulations/extender.py checks ------------------------------------------
 
 GOOD_NODES = {"metadata": {}, "items": [{"metadata": {"name": "n1"}}]}
 

@@ -1,6 +1,6 @@
 """Placing pods one by one lands them where HAMi's live scheduler would on a node with that usage.
 
-device-model.md 3-4: on real nodes the device ``type`` is the model name, so the request terms drop
+On real nodes the device ``type`` is the model name (docs/device-rules.md), so the request terms drop
 out of the device score and only existing usage orders the cards. Fit walks the sorted list from the
 end: binpack takes the fullest card, spread the emptiest, mutex only idle cards, and numa-bind keeps
 a multi-GPU pod inside one NUMA node.

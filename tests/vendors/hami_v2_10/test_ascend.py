@@ -4,8 +4,8 @@ run against ``AscendVendor``.
 Not ported (internals the engine does not expose): ``Test_PatchAnnotations*`` (bind-time
 annotations), ``Test_MutateAdmission*`` (the admission webhook: 910C SuperPod rounding, the
 ``-core`` hard-split rejection, the memory limit rewritten to a vNPU template), ``TestDevices_LockNode``
-/ ``TestDevices_ReleaseNodeLock`` (bind-time node lock), ``Test_CheckHealth`` (the live handshake;
-device-model.md section 1.1: the simulation path never reads handshakes), ``Test_InitDevices``
+/ ``TestDevices_ReleaseNodeLock`` (bind-time node lock), ``Test_CheckHealth`` (the live handshake:
+the simulation path never reads handshakes), ``Test_InitDevices``
 "enableAscend is false" (a scheduler flag; hami-sim enables vendors by config).
 ``TestComputeBestCombination910C_NoFullPairsReturnsEmpty`` calls the private combination helper; its
 Fit half is ported. ``Test_checkType`` is ported through ``fit``.

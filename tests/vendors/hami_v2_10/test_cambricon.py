@@ -270,7 +270,8 @@ def test_fit(devices, req, annotations, ok, length, ids, reason):
 def test_fit_resource_quota_whole_card_request_departure():
     """TestDevices_Fit_ResourceQuotaWholeCardRequest: HAMi denies (``1/1 ResourceQuotaNotFit``) a
     whole-card request over a namespace quota of 50 vmemory units. Deliberate departure
-    (device-model.md "Quota"): the simulation ignores namespace ResourceQuota, so it fits."""
+    (docs/device-rules.md, "Deliberate differences"): the simulation ignores namespace ResourceQuota,
+    so it fits."""
     out = fit(vendor, [mlu("dev-0", totalmem=40960)], request(MLU, 1, 0, 100, 10))
     assert out.ok
 

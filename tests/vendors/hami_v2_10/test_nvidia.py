@@ -15,9 +15,9 @@ Not ported (internals the engine does not expose or rules it does not simulate):
 - the device plugin: ``Test_FilterDeviceToRegister``, ``Test_InitNvidiaDevice``, ``TestParseConfig``,
   ``calculate_score_test.go`` and ``links_test.go`` (NVML topology scores written to the node),
   ``mig_profiles_test.go`` (the plugin's allow-list and the bind-time MIG allocation annotation);
-- ``TestCheckHealth`` (the live handshake; device-model.md 1.1: the simulation never reads it);
-- ``TestFitQuota`` (11 cases): namespace ResourceQuota, a deliberate departure (device-model.md
-  "Quota": the simulation ignores ResourceQuota);
+- ``TestCheckHealth`` (the live handshake: the simulation never reads it);
+- ``TestFitQuota`` (11 cases): namespace ResourceQuota, a deliberate departure (the simulation
+  ignores ResourceQuota; docs/device-rules.md, "Deliberate differences");
 - Go-library helpers: ``TestResourceQuantityAsInt64``, ``TestResourceValue_NilAndEmpty``,
   ``TestResourcePresent_NilAndEmpty``, ``TestGenerateCombinations``, ``TestGetDevicePairScoreMap``.
 """

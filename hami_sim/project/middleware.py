@@ -314,7 +314,7 @@ def _authenticated(request: HttpRequest) -> bool:
 
 class CookieCsrfMiddleware:
     """Unsafe requests to the simulation endpoints that a session cookie authenticates need the CSRF
-    token, as every other cookie-authenticated write does (issue 16 item 8).
+    token, as every other cookie-authenticated write does.
 
     The simulation views are CSRF-exempt because their real clients (Cluster Autoscaler over mTLS,
     tokens) send no cookie. But on the web listener a logged-in browser is let through

@@ -333,7 +333,7 @@ X_FRAME_OPTIONS = "DENY"
 # Throttle counters: shared by all replicas when CACHE_URL points at Redis, per process otherwise.
 CACHES = {"default": env.cache_url_config(secret("CACHE_URL", "locmemcache://hami-sim"))}
 
-# -- Hardening (issue 16; docs/production.md "Threat model") ------------------------------------------
+# -- Hardening (docs/production.md "Threat model") ----------------------------------------------------
 # Client certificate identities (subject CN or any SAN value, comma-separated) the extender listener
 # serves; checked per request on top of the TLS handshake, so a certificate the CA signed for anybody
 # else is refused.
@@ -347,7 +347,7 @@ LOGIN_FAILURE_WINDOW_SECONDS = env.int(
 )
 # A task run still "running" after this long is closed as abandoned (its worker died mid-task).
 TASK_RUN_ABANDON_SECONDS = env.int("TASK_RUN_ABANDON_SECONDS", default=DEFAULTS.task_run_abandon_seconds)
-# Growth bounds (issue 16 item 10): decision detail and rows, sessions and what each may hold.
+# Growth bounds: decision detail and rows, sessions and what each may hold.
 for _name in (
     "DECISION_DETAIL_NODES",
     "DECISION_LISTED_NODES",

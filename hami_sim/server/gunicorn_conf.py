@@ -63,7 +63,7 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
         "workers": int(env.get("HAMI_SIM_WORKERS") or _cpus()),
         # gthread, not sync: sync workers close the connection after every response, so each CA
         # call would pay a new TCP + mTLS handshake (measured: ~5x the latency, docs/production.md).
-        # Our gthread subclass reads request heads in the event loop (issue 16 item 4, gworker.py).
+        # Our gthread subclass reads request heads in the event loop (worker.py, front.py).
         "worker_class": "hami_sim.server.worker.HardenedThreadWorker",
         "threads": int(env.get("HAMI_SIM_THREADS") or 1),
         "timeout": int(env.get("HAMI_SIM_TIMEOUT") or 60),
@@ -83,7 +83,7 @@ def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
 
 
 globals().update(settings_from_env())
-refuse_unsafe_start()  # a production listener with demo defaults never starts (issue 16 item 12)
+refuse_unsafe_start()  # a production listener with demo defaults never starts
 wsgi_app = "hami_sim.project.wsgi:application"
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = None  # our RequestIdMiddleware writes one JSON access line per request with its id

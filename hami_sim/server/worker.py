@@ -1,4 +1,4 @@
-"""gunicorn's threaded worker with a buffering front: no slow client can hold a thread (issue 16 item 4).
+"""gunicorn's threaded worker with a buffering front: no slow client can hold a thread.
 
 Why: gunicorn's ``gthread`` worker hands a connection to a pool thread as soon as its first byte
 arrives; the thread then reads the TLS handshake and the request head with blocking reads. Four

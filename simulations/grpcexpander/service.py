@@ -111,7 +111,7 @@ def best_options(
     settings_now = conf()
     mode = mode or settings_now.expander_return
     wire = count_wire(wire_of(request))
-    groups = catalog.current()  # the resolver's node groups and templates (one home, issue 11)
+    groups = catalog.current()  # the node groups and templates the resolver reads, one snapshot per call
     cache = CallCache(sim, daemon_pods)
     verdicts = evaluate(cache, request, groups, deadline)
     kept = choose(verdicts, mode if mode in RETURN_MODES else "most-placed", settings_now.expander_unjudged)

@@ -1,15 +1,26 @@
-"""Sync the cluster's Nodes and Pods into inventories and usage: once (``sync_cluster``) or for ever
-(``ClusterWatcher``: list, then watch from the list's resourceVersion, relist on 410 Gone).
+"""Keep inventories and usage in step with the cluster for ever (``ClusterWatcher``, ``manage.py
+watch_cluster``): list, then watch from the list's resourceVersion, relist on 410 Gone. The one-shot
+sync (``sync_cluster``, ``relist_nodes``, ``relist_pods``) is in ``usage.relist`` and re-exported here.
 
 The watcher has two watch threads (nodes, pods) that only read the API and queue events; one main
 thread writes the database, so every write is serialised and batches of pod events share a
 transaction. Node events are debounced (``node_sync_seconds``): a node's registration rarely changes
 and ``sync_nodes`` diffs the whole set by content hash. Pod events are applied at once, so a new
 allocation reaches every web replica within the store's cache period (``USAGE_CACHE_SECONDS``).
+
+Failures never end the watch silently. A database error while writing a batch of pod events (a
+locked table, a dropped connection) is retried with backoff, and every write is idempotent, so no
+event is lost to it. A periodic step that fails (node sync, FailedScheduling reasons, confirm) is
+best effort: logged with its traceback, counted (``counts["errors"]``), recorded in
+``UsageState.error``, and tried again at its next turn while pod events keep flowing. A watch that
+fails in any way reconnects. Anything else (a bug while applying events) is logged and ends
+``run()`` with the exception, so ``watch_cluster`` exits non-zero, Kubernetes restarts it, and the
+restart relists.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import random
@@ -18,141 +29,28 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 
 from hami_sim.project.conf import conf
-from hami_sim.runtime.bulk import gc_paused
 from profiles.kube import SourceError
 
 from .capacity import assert_capacity
-from .kube import WatchExpired, list_resource, watch_resource
-from .pending import (
-    BoundIndex,
-    apply_pending_events,
-    apply_reasons,
-    failed_scheduling,
-    pending_entry,
-    sync_node_facts,
-    sync_pending,
-    write_requested,
-)
-from .sync import (
-    allocation_of,
-    apply_pod_events,
-    confirm,
-    recompute_all,
-    record_error,
-    stored_versions,
-    sync_allocations,
-)
+from .kube import WatchExpired, watch_resource
+from .pending import BoundIndex, apply_pending_events, sync_node_facts, write_requested
+from .relist import nodes_changed, refresh_reasons, relist_nodes, relist_pods, sync_cluster
+from .sync import apply_pod_events, confirm, recompute_all, record_error
 
-__all__ = ["sync_cluster", "relist_nodes", "relist_pods", "ClusterWatcher", "Backoff"]
+__all__ = [
+    "sync_cluster",
+    "relist_nodes",
+    "relist_pods",
+    "nodes_changed",
+    "refresh_reasons",
+    "ClusterWatcher",
+    "Backoff",
+]
 
 log = logging.getLogger("hami_sim.usage")
-
-
-def _options() -> dict:
-    return {
-        "page_size": conf().kube_page_size,
-        "timeout": conf().kube_request_timeout,
-    }
-
-
-def relist_nodes(source: str, selector: str = "") -> tuple[list[dict], str, dict]:
-    """List every Node and sync inventories; returns the nodes, the list's resourceVersion, counts."""
-    from profiles.sync import sync_nodes
-
-    nodes: list[dict] = []
-    with gc_paused():
-        rv = list_resource(source, "nodes", nodes.extend, label_selector=selector, **_options())
-        counts = sync_nodes(nodes)
-        sync_node_facts(nodes)
-        return nodes, rv, counts
-
-
-def nodes_changed(counts: dict) -> bool:
-    """Whether a node sync changed any registration (then every node's usage is recomputed)."""
-    return bool(counts.get("created") or counts.get("updated") or counts.get("gone"))
-
-
-def _managed() -> frozenset[str]:
-    from hami_sim.runtime.simulator import get_simulator
-
-    return get_simulator().managed_resources()
-
-
-def relist_pods(source: str, *, everything: bool = True, bound: BoundIndex | None = None) -> tuple[str, dict]:
-    """List every Pod and replace the stored allocations, pending HAMi pods (with their
-    FailedScheduling messages) and each node's requested sums; a failed read changes nothing.
-
-    A pod listed with the resourceVersion its stored allocation has is not decoded again, so the
-    periodic relist of an unchanged cluster costs the list and one comparison per pod (and its
-    request, summed per node). ``everything``: recompute every node (the node sync changed
-    registrations). ``bound``: filled with each bound pod's request (the watcher keeps it).
-    """
-    allocations = []
-    stored = stored_versions()
-    keep: list[str] = []
-    versions: dict[str, str] = {}
-    managed = _managed()
-    pending: list[tuple[str, dict]] = []
-    bound = bound if bound is not None else BoundIndex()
-    bound.pods.clear()
-    bound.sums.clear()
-
-    def page(pods: list[dict]) -> None:  # keep only what HAMi counts; the page's JSON goes
-        for pod in pods:
-            meta = pod.get("metadata") or {}
-            uid, rv = meta.get("uid"), meta.get("resourceVersion")
-            spec = pod.get("spec") or {}
-            if spec.get("nodeName"):
-                bound.update(pod)
-            else:
-                entry = pending_entry(pod, managed)
-                if entry is not None:
-                    pending.append((str(uid or f"{entry['namespace']}/{entry['name']}"), entry))
-            if uid and rv and stored.get(uid) == rv:
-                keep.append(uid)
-                continue
-            alloc = allocation_of(pod)
-            if alloc is not None:
-                allocations.append(alloc)
-                if uid and rv:
-                    versions[uid] = str(rv)
-
-    with gc_paused():
-        try:
-            rv = list_resource(source, "pods", page, **_options())
-        except SourceError as exc:
-            record_error(str(exc))
-            raise
-        counts = sync_allocations(
-            allocations, source=source, versions=versions, keep=keep, everything=everything
-        )
-        counts.update(sync_pending(pending))
-        write_requested(bound.sums)
-    counts["pods_unchanged"] = len(keep)
-    counts["reasons"] = refresh_reasons(source)
-    return rv, counts
-
-
-def refresh_reasons(source: str) -> int:
-    """Read the FailedScheduling events and store each pending pod's newest message. A failed read
-    keeps the messages stored (they are context, not what the views are computed from)."""
-    events: list[dict] = []
-    try:
-        list_resource(source, "events", events.extend, field_selector="reason=FailedScheduling", **_options())
-    except SourceError as exc:
-        log.warning("FailedScheduling events unreadable; pending pods keep their last messages: %s", exc)
-        return 0
-    return apply_reasons(failed_scheduling(events))
-
-
-def sync_cluster(source: str, selector: str = "") -> dict:
-    """One full sync in the foreground: Nodes, then Pods (``manage.py sync_cluster``)."""
-    _nodes, _rv, counts = relist_nodes(source, selector)
-    _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
-    return {**counts, **pod_counts}
 
 
 @dataclass
@@ -198,6 +96,7 @@ class ClusterWatcher:
         self._last_reasons = time.monotonic()
         self._bound = BoundIndex()  # each bound pod's request: a pod event moves its node's sum
         self._changed_nodes: set[str] = set()  # node events since the last node sync
+        self._unwritten: set[str] = set()  # nodes whose requested sums the database has not taken yet
         self._threads: list[threading.Thread] = []
 
     # -- control ---------------------------------------------------------------------------------
@@ -221,6 +120,10 @@ class ClusterWatcher:
         try:
             while not self._stop.is_set() and not (until and until()):
                 self._step()
+        except Exception:
+            self.counts["errors"] += 1
+            log.exception("watcher stopped by an unexpected error; exiting so that a restart relists")
+            raise
         finally:
             self._stop.set()
             for thread in self._threads:
@@ -243,10 +146,8 @@ class ClusterWatcher:
                     recompute_all()  # registrations may have changed while nobody watched
                 else:  # the node relist just recomputed every node: only what the pods change
                     rv, _counts = relist_pods(self.source, everything=False, bound=self._bound)
-            except SourceError as exc:
-                self.counts["errors"] += 1
-                log.warning("relist of %s failed, retrying: %s", resource, exc)
-                record_error(f"relist of {resource}: {exc}")
+            except (SourceError, DatabaseError) as exc:
+                self._failed(f"relist of {resource}", exc, trace=isinstance(exc, DatabaseError))
                 self._stop.wait(backoff.next())
                 continue
             self.counts["relists"] += 1
@@ -291,7 +192,7 @@ class ClusterWatcher:
             elif kind == "ERROR":
                 self._healthy[resource] = False
                 self.counts["errors"] += 1
-                record_error(f"watch of {resource}: {obj.get('message', '')}")
+                self._record(f"watch of {resource}: {obj.get('message', '')}")
             else:  # an event, a bookmark or a clean end: the stream is alive
                 self._healthy[resource] = True
         if pod_events:
@@ -299,24 +200,59 @@ class ClusterWatcher:
 
     def _periodic(self, had_events: bool) -> None:
         """What is due by time: the node sync (when nodes changed), the pending pods' reasons, and
-        confirming usage (at most once a second, while every watch is healthy)."""
-        if self._dirty and time.monotonic() - self._last_node_sync >= self.node_sync_seconds:
-            self._sync_nodes()
+        confirming usage (at most once a second, while every watch is healthy). Each is best effort:
+        one that fails is logged, counted and recorded, and tried again at its next turn, while the
+        pod events keep flowing."""
+        due = self._dirty and time.monotonic() - self._last_node_sync >= self.node_sync_seconds
+        if due and not self._guarded("node sync", self._sync_nodes):
+            self._last_node_sync = time.monotonic()  # still dirty: tried again after node_sync_seconds
         if time.monotonic() - self._last_reasons >= self.reasons_seconds:
             self._last_reasons = time.monotonic()
-            refresh_reasons(self.source)
+            self._guarded("FailedScheduling reasons refresh", refresh_reasons, self.source)
         if had_events and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
-            confirm(source=self.source)
             self._last_confirm = time.monotonic()
+            self._guarded("confirm", confirm, source=self.source)
+
+    def _guarded(self, what: str, step: Callable[..., object], *args: object, **kwargs: object) -> bool:
+        """Run a best-effort step; an exception is logged (with its traceback), counted and recorded."""
+        try:
+            step(*args, **kwargs)
+        except Exception as exc:
+            self._failed(what, exc, trace=True)
+            return False
+        return True
+
+    def _failed(self, what: str, exc: BaseException, *, trace: bool = False) -> None:
+        """Count a failure, log it and record it in ``UsageState.error`` (what the dashboard shows)."""
+        self.counts["errors"] += 1
+        log.warning("%s failed, retrying: %s: %s", what, exc.__class__.__name__, exc, exc_info=trace)
+        self._record(f"{what}: {exc}")
+
+    @staticmethod
+    def _record(error: str) -> None:
+        with contextlib.suppress(DatabaseError):  # the database is what failed: the log keeps it
+            record_error(error)
 
     def _apply(self, pod_events: list) -> None:
-        apply_pod_events(pod_events)
-        apply_pending_events(pod_events)
-        touched: set[str] = set()
+        """Write a batch of pod events. A database error (a locked table, a dropped connection) is
+        retried with backoff until it goes through or the watcher stops: ``apply_pod_events`` is one
+        transaction and every write is idempotent, so a retry loses and doubles nothing."""
         for kind, pod in pod_events:
-            touched |= self._bound.update(pod, deleted=kind == "DELETED")
-        if touched:
-            write_requested(self._bound.sums, touched)
+            self._unwritten |= self._bound.update(pod, deleted=kind == "DELETED")
+        backoff = Backoff(cap=self.backoff_cap)
+        while True:
+            try:
+                apply_pod_events(pod_events)
+                apply_pending_events(pod_events)
+                if self._unwritten:
+                    write_requested(self._bound.sums, self._unwritten)
+                    self._unwritten = set()
+                break
+            except DatabaseError as exc:
+                self._failed("writing pod events", exc, trace=True)
+                if self._stop.wait(backoff.next()):
+                    return
+                close_old_connections()
         self.counts["pod_events"] += len(pod_events)
 
     def _node_event(self, kind: str, node: dict) -> None:
@@ -387,4 +323,8 @@ class ClusterWatcher:
                 self._events.put((resource, "EXPIRED", {}))
             except SourceError as exc:
                 self._events.put((resource, "ERROR", {"message": str(exc)}))
+                self._stop.wait(backoff.next())
+            except Exception as exc:  # not the client's own failure (a bug): still reconnect
+                log.exception("watch of %s failed unexpectedly, reconnecting", resource)
+                self._events.put((resource, "ERROR", {"message": f"{exc.__class__.__name__}: {exc}"}))
                 self._stop.wait(backoff.next())

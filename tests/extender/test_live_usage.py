@@ -126,11 +126,6 @@ def test_a_session_starts_live_nodes_from_live_usage(client, kube_api, source):
 
 
 @pytest.mark.slow
-# Known defect, not yet found: in about 1 run of 5 (SQLite and PostgreSQL) the watcher's threads are
-# gone ~30 s in (no open watch, two events left in its queue, no exception recorded), so the deletions
-# never reach the store. Kept running so each run still shows whether it happened; see the README's
-# "Known problems".
-@pytest.mark.xfail(strict=False, reason="the watcher's threads sometimes end silently (known defect)")
 @pytest.mark.django_db(transaction=True)
 def test_watch_events_alone_move_the_filter_answer_both_ways(client, kube_api, source):
     """No relist and no forced refresh: the watcher's pod events reach ``/filter-simulation`` with

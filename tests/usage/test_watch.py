@@ -59,10 +59,11 @@ def watching(source: str, **options) -> Iterator:
     thread.start()
     try:
         yield watcher
-    finally:
+    finally:  # the watcher's own failure is reported even when the body failed (often because of it)
         watcher.stop()
         thread.join(timeout=15)
-    assert not failure, failure
+        if failure:
+            raise AssertionError(f"the watcher failed: {failure[0]!r}") from failure[0]
     assert not thread.is_alive()
 
 

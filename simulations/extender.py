@@ -2,7 +2,9 @@
 
 The Go types have no JSON tags: the client sends ``Pod``, ``Nodes``, ``NodeNames`` and decodes our
 answer case-insensitively. We accept any casing of the top-level keys (an exact match wins, as in
-Go) and answer with the Go field names. Validation order and messages follow design.md 2.1.
+Go) and answer with the Go field names. A body is checked in Go's order (JSON, an object, the pod,
+no ``NodeNames``, ``Nodes.items``, each node), and the first problem is the whole request's
+``Error`` with HTTP 200 (docs/architecture.md, the extender verbs).
 """
 
 from __future__ import annotations

@@ -241,3 +241,29 @@ def test_a_live_metax_card_keeps_the_app_class_of_its_pods(client, kube_api, sou
     assert ordinary["FailedNodes"] == {name: "1/1 CardAppClassMismatch"}
     online = asks(**{"metax-tech.com/sgpu-app-class": "online"})
     assert [n["metadata"]["name"] for n in online["Nodes"]["items"]] == [name, TEMPLATE]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("stale_seconds", "policy"),
+    [(3600, "fail"), (-1, "fail"), (-1, "last-known")],  # fresh, stale and failing, stale and kept
+)
+def test_one_calls_reader_answers_as_live_usage_does(kube_api, source, settings, stale_seconds, policy):
+    """The extender reads the clock once per call (``live_usage_reader``); each node's answer is the
+    one ``live_usage`` gives: the usage, the stale reason, or None for a template or unknown node."""
+    from usage.cluster import sync_cluster
+    from usage.live import live_usage, live_usage_reader
+    from usage.store import get_store
+
+    kube_api.nodes = [gpu_node(LIVE)]
+    fill(kube_api, 0, 1)
+    sync_cluster(source)
+    settings.USAGE_STALE_SECONDS, settings.USAGE_STALE_POLICY = stale_seconds, policy
+    get_store().refresh(force=True)
+    read = live_usage_reader()
+    for name in (LIVE, TEMPLATE, "ip-10-9-9-9"):
+        want, got = live_usage(name), read(name)
+        assert type(got) is type(want)
+        assert got is want if not isinstance(want, str) else got.split(" ago")[0] == want.split(" ago")[0]
+    assert (read(TEMPLATE), read("ip-10-9-9-9")) == (None, None)
+    assert isinstance(read(LIVE), str) == (stale_seconds < 0 and policy == "fail")

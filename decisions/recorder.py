@@ -1,9 +1,10 @@
 """Record filter answers as folded ``Decision`` rows without slowing or failing the answer.
 
-The extender thread only digests the question and puts a small tuple on a bounded in-process queue
-(``record``); a daemon writer thread turns queued answers into rows, folding identical questions
-(same pod, caller, node-group set and verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue
-drops the record (counted), a database error is logged and counted: the caller never sees either.
+The answering thread only puts a small tuple on a bounded in-process queue (``record``: the
+question with the nodes it keeps, ``decisions.question``); a daemon writer thread digests queued
+answers and turns them into rows, folding identical questions (same pod, caller, node-group set and
+verdicts) into one row with ``count``/``first_seen``/``last_seen``. A full queue drops the record
+(counted), a database error is logged and counted: the caller never sees either.
 The queue is bounded in bytes (``DECISION_QUEUE_MAX_BYTES``). A row the database refuses (a NUL
 character, a name longer than its column, anything else) is stored trimmed or, failing that, as a
 marker of why; each row is written in its own savepoint, so one bad record never takes its batch.
@@ -24,18 +25,18 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.utils import timezone
 from prometheus_client import Counter
 
 from hami_sim.engine.requests import PodView
-from hami_sim.engine.sightings import SightedNodes
 from hami_sim.engine.simulate import NodeVerdict
-from hami_sim.project.conf import conf
+from hami_sim.project.conf import Conf, conf
 
+from .question import FilterQuestion, held
 from .repair import storable
 from .summary import fold_digest, summarize
 from .upsert import bump, write_batch
@@ -93,40 +94,28 @@ class Question(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class FilterQuestion:
-    """A filter answer: the pod, the nodes (slimmed while queued) and each node's verdict."""
-
-    pod: PodView
-    nodes: Sequence[Mapping]
-    verdicts: Sequence[NodeVerdict]
-
-    def digest(self, caller: str) -> str:
-        return fold_digest(self.pod, self.verdicts, caller)
-
-    def summarize(self, **kwargs: Any) -> dict:
-        return summarize(self.pod, self.nodes, self.verdicts, **kwargs)
-
-    def queued_bytes(self) -> int:
-        return _queued_bytes((self.pod, self.nodes, self.verdicts))
-
-
 # -- the queue and its writer thread ---------------------------------------------------------------
 class _Writer:
     """A bounded in-process buffer and the daemon thread that drains it.
 
-    The request thread only appends to a deque (atomic, no lock, no wake-up): waking the writer on
-    every answer handed the GIL back and forth with the request thread, which showed up as latency
-    on small calls. The writer wakes every ``DECISION_FLUSH_SECONDS`` (or at once for ``flush``) and
-    writes what accumulated, so a burst of CA calls folds into one UPDATE per distinct question.
+    The request thread only appends one tuple to a deque (under a lock for the byte count, no
+    wake-up): waking the writer on every answer handed the GIL back and forth with the request
+    thread, which showed up as latency on small calls. The writer wakes every
+    ``DECISION_FLUSH_SECONDS`` (or at once for ``flush``) and writes what accumulated, so a burst of
+    CA calls folds into one UPDATE per distinct question.
 
     The bound is on the queue's *bytes* (``DECISION_QUEUE_MAX_BYTES``), not calls or nodes: a queued
     call keeps its verdicts and the first ``DECISION_DETAIL_NODES`` nodes (slimmed, but with their
     annotations, which may be megabytes) alive, and one CA call may carry thousands of nodes. When the
     database is slower than CA, the queue fills to its bound and further records are dropped
-    (``hami_sim_decisions_dropped_total``); memory stays put. The writer computes each question's fold digest (sorting a call's verdicts is its
-    largest cost, and it must not hold up the answer); a question already on record (``known``)
-    only moves its count. Only a new question is summarised (per-node, per-device detail) and inserted.
+    (``hami_sim_decisions_dropped_total``); memory stays put. The writer computes each question's
+    fold digest (sorting a call's verdicts is its largest cost, and it must not hold up the answer);
+    a question already on record (``known``) only moves its count. Only a new question is
+    summarised (per-node, per-device detail) and inserted.
+
+    An item is ``(question, caller, seconds, policies, at, size)``, ``at`` a ``time.time()`` (turned
+    into a datetime by the writer): everything the answering thread would build for a row that
+    folds into one already on record is left to the writer.
     """
 
     def __init__(self) -> None:
@@ -134,19 +123,27 @@ class _Writer:
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.pid = 0
+        self.running = False  # this process's writer thread was started and has not ended
         self.lock = threading.Lock()
         self.queued_bytes = 0
         self.enqueued = itertools.count(1)  # next() is atomic: the number of items ever queued
         self.last_enqueued = 0
         self.done = 0  # items the writer has finished (written, dropped or failed)
         self.known: OrderedDict[str, None] = OrderedDict()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """In a forked child (gunicorn) the parent's thread does not run: the next put starts one."""
+        self.running = False
 
     def ensure_running(self) -> None:
         thread = self.thread
         if thread is not None and self.pid == os.getpid() and thread.is_alive():
+            self.running = True
             return
         with self.lock:
             if self.thread is not None and self.pid == os.getpid() and self.thread.is_alive():
+                self.running = True
                 return
             if self.pid != os.getpid():  # forked (gunicorn): the parent's buffer and thread are not ours
                 self.items = deque()
@@ -158,17 +155,19 @@ class _Writer:
             self.pid = os.getpid()
             self.thread = threading.Thread(target=self.run, name="decision-writer", daemon=True)
             self.thread.start()
+            self.running = True
 
-    def put(self, payload: Question, kwargs: dict) -> None:
-        self.ensure_running()
-        size = payload.queued_bytes()
-        limit = conf().decision_queue_max_bytes
+    def put(self, item: tuple, limit: int) -> None:
+        """Queue ``item`` (its last field its size), or drop it past ``limit`` queued bytes."""
+        if not self.running:
+            self.ensure_running()
+        size = item[5]
         with self.lock:  # request threads add, the writer subtracts: unlocked, the count would drift
             if self.queued_bytes + size > limit:
                 RECORD_DROPPED.inc()
                 return
             self.queued_bytes += size
-            self.items.append((payload, kwargs, size))
+            self.items.append(item)
             self.last_enqueued = next(self.enqueued)
 
     def _remember(self, digest: str) -> None:
@@ -178,78 +177,91 @@ class _Writer:
             self.known.popitem(last=False)
 
     def process(self, items: list[tuple]) -> None:
-        """Items are ``(question, kwargs, size)``."""
+        """Items are ``(question, caller, seconds, policies, at, size)``."""
         folded = self._fold(items)
         with transaction.atomic():
             for digest, entry in folded.items():
                 self._store(digest, *entry)
 
     def _fold(self, items: list[tuple]) -> dict[str, list]:
-        """The items by question: ``[payload, kwargs, count, first, last, seconds]`` per digest, the
-        payload None when the question is already on record (only its count moves)."""
+        """The items by question: ``[question, caller, policies, count, first, last, seconds]`` per
+        digest, the question None when it is already on record (only its count moves)."""
         folded: dict[str, list] = {}
-        for payload, kwargs, *_size in items:
+        for question, caller, seconds, policies, at, _size in items:
             try:
-                digest = payload.digest(kwargs["caller"])
+                digest = question.digest(caller)
             except Exception:
                 RECORD_ERRORS.inc()
                 log.exception("could not fold a decision")
                 continue
             if digest in self.known:
-                payload = None  # already on record: only its count moves
-            at = kwargs["at"]
+                question = None  # already on record: only its count moves
             entry = folded.get(digest)
             if entry is None:
-                folded[digest] = [payload, kwargs, 1, at, at, kwargs["seconds"]]
+                folded[digest] = [question, caller, policies, 1, at, at, seconds]
                 continue
-            if entry[0] is None and payload is not None:
-                entry[0], entry[1] = payload, kwargs
-            entry[2] += 1
-            entry[3] = min(entry[3], at)
-            if at >= entry[4]:
-                entry[4], entry[5] = at, kwargs["seconds"]
+            if entry[0] is None and question is not None:
+                entry[0], entry[1], entry[2] = question, caller, policies
+            entry[3] += 1
+            entry[4] = min(entry[4], at)
+            if at >= entry[5]:
+                entry[5], entry[6] = at, seconds
         return folded
 
-    def _store(self, digest: str, payload, kwargs: dict, count: int, first, last, seconds: float) -> None:
+    def _store(
+        self,
+        digest: str,
+        question: Question | None,
+        caller: str,
+        policies: Mapping[str, Any] | None,
+        count: int,
+        first: float,
+        last: float,
+        seconds: float,
+    ) -> None:
         """Move a known question's row, else summarise the question and insert it."""
-        moved = {"count": count, "last_seen": last, "latency_ms": round(seconds * 1000, 3)}
-        if (digest in self.known or payload is None) and bump(digest, moved):
+        moved = {"count": count, "last_seen": _when(last), "latency_ms": round(seconds * 1000, 3)}
+        if (digest in self.known or question is None) and bump(digest, moved):
             return
         self.known.pop(digest, None)
-        if payload is None:  # the row was pruned since: the next call carries the detail again
+        if question is None:  # the row was pruned since: the next call carries the detail again
             RECORD_DROPPED.inc()
             return
+        first_seen = _when(first)
         try:
-            row = payload.summarize(**kwargs)
+            row = question.summarize(caller=caller, seconds=seconds, policies=policies, at=first_seen)
         except Exception:  # one question that cannot be summarised; the others go on
             RECORD_ERRORS.inc()
             log.exception("could not summarise a decision")
             return
-        row.update(first_seen=first, **moved)
+        row.update(first_seen=first_seen, **moved)
         write_batch([row])
         self._remember(digest)
 
     def take(self) -> list[tuple]:
         """Up to ``_BATCH`` queued items, oldest first."""
         items = self.items
-        batch = []
+        batch: list[tuple] = []
         while items and len(batch) < _BATCH:
             batch.append(items.popleft())
         return batch
 
     def run(self) -> None:
-        while True:
-            self.wake.wait(conf().decision_flush_seconds)
-            self.wake.clear()
+        try:
             while True:
-                batch = self.take()
-                if not batch:
-                    break
-                self.write(batch)
-            try:
-                connection.close()  # idle: give the connection back (CA's loop brings more in seconds)
-            except Exception:
-                log.exception("could not close the decision writer's database connection")
+                self.wake.wait(conf().decision_flush_seconds)
+                self.wake.clear()
+                while True:
+                    batch = self.take()
+                    if not batch:
+                        break
+                    self.write(batch)
+                try:
+                    connection.close()  # idle: give the connection back (CA's loop brings more in seconds)
+                except Exception:
+                    log.exception("could not close the decision writer's database connection")
+        finally:
+            self.running = False  # the next put starts another
 
     def write(self, batch: list[tuple]) -> None:
         try:
@@ -260,43 +272,15 @@ class _Writer:
             self.known.clear()  # a rolled-back batch may have "known" rows that never landed
             log.exception("could not record %d decision(s)", len(batch))
         finally:
-            written = sum(item[2] for item in batch)
+            written = sum(item[5] for item in batch)
             with self.lock:
                 self.queued_bytes -= written
                 self.done += len(batch)
 
 
-#: what a queued call costs besides its strings: the tuple, kwargs, the PodView and the lists
-_CALL_BYTES = 2048
-#: a ``NodeVerdict`` kept alive by a queued call (its fit and reason are shared with the engine's memo)
-_VERDICT_BYTES = 256
-#: a slimmed node's dicts, labels and capacity, besides its annotations' text
-_NODE_BYTES = 1024
-#: a node kept as its bytes: the bytes object and its slots, besides its length
-_RAW_NODE_BYTES = 64
-
-
-def _text_bytes(mapping: object) -> int:
-    """The characters of a mapping's string keys and values (annotations: what can be megabytes)."""
-    if not isinstance(mapping, Mapping):
-        return 0
-    try:
-        return sum(map(len, mapping.values())) + sum(map(len, mapping.keys()))
-    except TypeError:  # not all strings (a session's or the UI's own node): count what is
-        return sum(len(v) for v in (*mapping.keys(), *mapping.values()) if isinstance(v, str))
-
-
-def _queued_bytes(payload: tuple) -> int:
-    """What a queued call counts against ``DECISION_QUEUE_MAX_BYTES``: an estimate of the memory it
-    keeps alive, from the lengths of its strings (cheap: the answering thread computes it)."""
-    pod, held, verdicts = payload
-    size = _CALL_BYTES + _text_bytes(getattr(pod, "annotations", None)) + _VERDICT_BYTES * len(verdicts)
-    if isinstance(held, SightedNodes):  # the nodes' own bytes
-        return size + sum(map(len, held.raw)) + _RAW_NODE_BYTES * len(held)
-    for node in held:
-        meta = node["metadata"]
-        size += _NODE_BYTES + _text_bytes(meta.get("annotations")) + _text_bytes(meta.get("labels"))
-    return size
+def _when(at: float) -> datetime:
+    """A queued ``time.time()`` as ``timezone.now()`` would have said it then."""
+    return datetime.fromtimestamp(at, tz=UTC) if settings.USE_TZ else datetime.fromtimestamp(at)
 
 
 _writer = _Writer()
@@ -325,16 +309,19 @@ def record(
     seconds: float = 0.0,
     policies: Mapping[str, Any] | None = None,
 ) -> None:
-    """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises."""
-    if conf().decision_recording != "async":
-        record_question(
-            FilterQuestion(pod, nodes, verdicts), caller=caller, seconds=seconds, policies=policies
-        )
+    """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises.
+
+    Queued (``async``), the question keeps only the first ``DECISION_DETAIL_NODES`` nodes, as
+    ``question.held`` says; the writer folds it (``fold_digest``), so a queued call never keeps a request's
+    full Node objects alive and the answering thread decodes nothing."""
+    settings_now = conf()
+    if settings_now.decision_recording != "async":
+        _record_now(FilterQuestion(pod, nodes, verdicts), caller, seconds, policies, settings_now)
         return
-    # the writer folds it (``fold_digest``): the answering thread only slims the nodes a new
-    # question's detail reads, so a queued call never keeps a request's full Node objects alive
-    held = _held(nodes, conf().decision_detail_nodes)
-    record_question(FilterQuestion(pod, held, verdicts), caller=caller, seconds=seconds, policies=policies)
+    RECORDED.inc()
+    question = held(pod, nodes, verdicts, settings_now.decision_detail_nodes)
+    item = (question, caller, seconds, policies, time.time(), question.queued_bytes())
+    _writer.put(item, settings_now.decision_queue_max_bytes)
 
 
 def record_question(
@@ -342,16 +329,24 @@ def record_question(
 ) -> None:
     """Record one answer of any kind: queued for the writer (``async``), written now (``sync``) or
     not at all (``off``). Never raises."""
-    mode = conf().decision_recording
-    if mode == "off":
+    settings_now = conf()
+    if settings_now.decision_recording != "async":
+        _record_now(question, caller, seconds, policies, settings_now)
         return
     RECORDED.inc()
-    kwargs = {"caller": caller, "seconds": seconds, "policies": policies, "at": timezone.now()}
-    if mode != "sync":
-        _writer.put(question, kwargs)
+    item = (question, caller, seconds, policies, time.time(), question.queued_bytes())
+    _writer.put(item, settings_now.decision_queue_max_bytes)
+
+
+def _record_now(
+    question: Question, caller: str, seconds: float, policies: Mapping[str, Any] | None, settings_now: Conf
+) -> None:
+    """``sync``: summarised and written in the caller's thread (never raising); ``off``: nothing."""
+    if settings_now.decision_recording == "off":
         return
+    RECORDED.inc()
     try:
-        row = question.summarize(**kwargs)
+        row = question.summarize(caller=caller, seconds=seconds, policies=policies, at=_when(time.time()))
     except Exception:
         RECORD_ERRORS.inc()
         log.exception("could not summarise a decision")
@@ -359,34 +354,24 @@ def record_question(
     _write_safely([row])
 
 
-def _held(nodes: Sequence[Mapping], count: int) -> Sequence[Mapping]:
-    """The first ``count`` nodes as a queued call keeps them: nodes as the wire sent them
-    (``SightedNodes``) as their bytes, decoded by the writer only for a question not on record yet
-    (CA's next loop asks the same: nothing decoded on the answering thread); others slimmed."""
-    if isinstance(nodes, SightedNodes):
-        return nodes.head(count)
-    return [_slim(node) for node in nodes[:count]]
-
-
-def _slim(node: Mapping) -> dict:
-    """What a record reads of a queued node (its device inventory and group): a Node from CA also
-    carries a spec, images, conditions and managed fields, 10-50 KB that a queued record must not
-    hold while the database is slow (``_queued_bytes`` charges what is kept)."""
-    meta = node.get("metadata") or {}
-    status = node.get("status") or {}
-    return {
-        "metadata": {k: meta[k] for k in ("name", "uid", "labels", "annotations") if k in meta},
-        "status": {k: status[k] for k in ("capacity", "allocatable") if k in status},
-    }
-
-
-def policies_of(ctx) -> dict:
+def policies_of(ctx: Any) -> dict:
     """The scheduling policies in force for the pod (``PodContext``), as a decision row keeps them."""
     return {"node": ctx.node_policy, "gpu": ctx.gpu_policy.raw, "numaBind": ctx.gpu_policy.numa_bind}
 
 
-def observe_filter(sender, *, ctx, args, verdicts, caller: str, seconds: float = 0.0, **kwargs) -> None:
+def observe_filter(
+    sender: object,
+    *,
+    ctx: Any,
+    args: Any,
+    verdicts: Sequence[NodeVerdict],
+    caller: str,
+    seconds: float = 0.0,
+    **kwargs: Any,
+) -> None:
     """Receiver of ``simulations.signals.filter_answered``: queue the answer as a decision record."""
     policies = policies_of(ctx)
-    policies.update(kwargs.get("extra") or {})  # caller facts
+    extra = kwargs.get("extra")  # caller facts
+    if extra:
+        policies.update(extra)
     record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies)

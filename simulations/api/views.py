@@ -32,7 +32,7 @@ from hami_sim.project.authentication import (
 from hami_sim.project.logcontext import bind_filter_verdict, bind_prioritize_verdict, bind_rejected
 from hami_sim.project.permissions import ExtenderClientCertificate
 from hami_sim.runtime.simulator import get_simulator
-from usage.live import live_usage
+from usage.live import live_usage_reader
 
 from ..extender import ExtenderArgs, ExtenderArgsError, FilterResult, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
@@ -137,7 +137,7 @@ def filter_answer(
             args.pod.get("metadata", {}).get("name", "") if isinstance(args.pod.get("metadata"), dict) else ""
         )
         return FilterResult(error=f"calcScore failed {exc} for pod {name}"), "pod_error"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage_reader())
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
     indices: list[int] | None = None  # the fitting nodes' positions (None: every node fits)
@@ -189,7 +189,7 @@ def prioritize_answer(
         ctx = simulator.pod_context(args.pod)
     except (PodError, WeightsError) as exc:
         return prioritize_rejected(exc, args.body), "bad_request"
-    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage)
+    verdicts = simulator.filter_nodes(ctx, args.nodes, states, live=live_usage_reader())
     priorities = [{"Host": v.name, "Score": simulator.prioritize_score(ctx, v)} for v in verdicts if v.fits]
     bind_prioritize_verdict(args.pod, len(priorities), len(verdicts))
     return priorities, "ok"

@@ -91,7 +91,6 @@ _DEVICE = _SIZE(DeviceInfo(""))
 _ENTRY = _SIZE(Entry(None)) + _SIZE({})  # with its empty verdict map
 _DICT_SLOT = 48  # a dictionary's share per item (table slot and index, amortised)
 _DEVICE_ID = attrgetter("id")
-_TEMPLATE = attrgetter("template")
 _CUSTOM_INFO = attrgetter("custom_info")
 
 
@@ -180,12 +179,16 @@ def inventory_bytes(inventory: Inventory) -> int:
 def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:
     """``_device_bytes`` summed, in one pass, for devices rebuilt from a registration template with
     ASCII UUIDs and no vendor data (each is its object and its UUID: a cold call charges thousands);
-    None for any other devices."""
+    None for any other devices. A node's devices are all its template's when the first and the last
+    are and there are as many as it has (a vendor's devices are contiguous); a template is made
+    from ASCII registrations only (``annotations._remember``), but a vendor may add data after."""
     n = len(devices)
-    if None in map(_TEMPLATE, devices) or list(map(_CUSTOM_INFO, devices)).count(None) != n:
+    template = devices[0].template if n else None
+    if template is None or devices[-1].template is not template or len(template.fields) != n:
         return None
-    ids = "".join(map(_DEVICE_ID, devices))
-    return n * (_DEVICE + _STR) + len(ids) if ids.isascii() else None
+    if list(map(_CUSTOM_INFO, devices)).count(None) != n:
+        return None
+    return n * (_DEVICE + _STR) + sum(map(len, map(_DEVICE_ID, devices)))
 
 
 def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:

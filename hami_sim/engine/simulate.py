@@ -152,7 +152,7 @@ class Simulator:
         self.resolver = resolver
         budget = max(0, self.config.cache_bytes)
         small = budget // 64  # parsed pods: saves parsing and a digest per call (ratio_small)
-        # nodes by their bytes: a node sent again is not decoded again (ratio_large warm 1.49 -> 0.8)
+        # nodes by their bytes: a node sent again is not decoded again (warm 1.49 -> 0.59, live 1.88 -> 0.76)
         self.sightings = Sightings(budget // 4)
         self._resolver_state: ResolverState | None = getattr(resolver, "state", None)
         self._sighting = resolver is None or self._resolver_state is not None

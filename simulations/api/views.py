@@ -1,4 +1,4 @@
-"""Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation`` (design.md 2).
+"""Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation`` (docs/architecture.md).
 
 DRF views, like every endpoint, with DRF's own extension points set for the extender protocol
 (``simulations.api.wire``): a parser that reads the bounded body into ``ExtenderArgs`` by Go's rules,
@@ -7,8 +7,8 @@ turn an answer into a 406), and an exception handler that keeps Go's wire format
 for request-level failures, 413 over the body limit, a JSON 405 naming the method for anything but
 POST. Who may call: the client certificate on the extender listener (``ClientCertificateAuthentication``
 and the allow-list as the permission class ``ExtenderClientCertificate``); a login or a token names
-the caller elsewhere. No throttle: CA calls these thousands of times per loop (design.md 8 guards
-them with mTLS and the NetworkPolicy), and no serializer: the engine reads the Node objects as sent.
+the caller elsewhere. No throttle: CA calls these thousands of times per loop (mTLS and the
+NetworkPolicy guard them instead), and no serializer: the engine reads the Node objects as sent.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Benchmark of the scale-up estimator and of session placements (issue 4). Never run by tests.
+"""Benchmark of the scale-up estimator and of session placements. Never run by tests.
 
 1. ``t_1000`` / ``t_10000``: time to estimate 1,000 and 10,000 pending pods (mixed requests from five
    Deployments, each pod its own Pod object with its own uid, as CA sees them) against one node group

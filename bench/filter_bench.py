@@ -1,4 +1,4 @@
-"""Benchmark of /filter-simulation (issues 2 and 17). Prints ratios against floors; never run by tests.
+"""Benchmark of /filter-simulation. Prints ratios against floors; never run by tests.
 
 Every ratio is measured round by round: each round runs the floor and then the measured call right
 after it, three times, and the ratio of that round is best call / best floor. The bench prints the

@@ -1,4 +1,4 @@
-"""Load benchmark of the production server (issue 7). Prints figures; never asserts timings.
+"""Load benchmark of the production server. Prints figures; never asserts timings.
 
 Starts gunicorn (``hami_sim.server.serve.start_server``: 2 workers x 4 threads, i.e. ``gthread``) on
 loopback, then:

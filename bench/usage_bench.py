@@ -1,4 +1,4 @@
-"""Benchmark of live usage at scale (issue 12): 5,000 nodes x 8 GPUs and 100,000 HAMi pods. Never run by tests.
+"""Benchmark of live usage at scale: 5,000 nodes x 8 GPUs and 100,000 HAMi pods. Never run by tests.
 
 The cluster is served by the loopback Kubernetes API double (``tests/kubeapi.py``) in a process of
 its own (as kube-apiserver is: its CPU and its 100,000 Pod objects are not in the measured process)

@@ -44,8 +44,8 @@ def _check_str_map(value: object, field: str) -> None:
 def _check_quantities(value: dict, field: str) -> None:
     """Every value a non-negative Kubernetes quantity within int64, as the API server would demand.
 
-    Without this ``"1e309"`` or ``"-1Gi"`` was stored and rendered into every template node
-    (issue 16 item 11); the engine then refused those nodes at request time, far from the edit.
+    Without this ``"1e309"`` or ``"-1Gi"`` was stored and rendered into every template node;
+    the engine then refused those nodes at request time, far from the edit.
     """
     problems = []
     for key, text in value.items():

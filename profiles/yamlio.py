@@ -118,7 +118,7 @@ def dump_yaml(data: dict) -> str:
 
 def _load(text: str) -> list:
     try:
-        data = safeyaml.load(text)  # no aliases, bounded depth (issue 16)
+        data = safeyaml.load(text)  # no aliases, bounded depth: no expansion bomb
     except yaml.YAMLError as exc:
         raise ProfileImportError(f"not valid YAML: {exc}") from None
     if isinstance(data, Mapping):

@@ -1,1 +1,1 @@
-"""Live usage: what the pods on each real node were allocated, kept fresh by a watch (design section 10)."""
+"""Live usage: what the pods on each real node were allocated, kept fresh by a watch."""

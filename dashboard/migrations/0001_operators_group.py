@@ -1,4 +1,4 @@
-"""The ``operators`` group: who may write node groups and device profiles (issue 16 item 9).
+"""The ``operators`` group: who may write node groups and device profiles (a login alone only reads).
 
 REST writes to ``/api/v1/node-groups/`` and ``/api/v1/device-profiles/`` need Django model permissions
 (DjangoModelPermissions); a login or a token alone only reads. This group holds add/change/delete/view

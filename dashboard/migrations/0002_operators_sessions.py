@@ -1,6 +1,6 @@
 """The ``operators`` group may also create sessions and fork, revert or commit them from the dashboard.
 
-The session pages' buttons are writes (issue 16 item 9: every write needs a role), so they ask for
+The session pages' buttons are writes (every write needs a role), so they ask for
 ``simulations.add_simulationsession`` / ``change_simulationsession`` rather than any login. The
 session REST API on the extender listener is CA's, authenticated by mTLS, and is not affected.
 """

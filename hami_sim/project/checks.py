@@ -46,7 +46,7 @@ def listener_problem() -> str | None:
 
 
 def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Why this process must not serve a production listener (empty: it may), issue 16 item 12.
+    """Why this process must not serve a production listener (empty: it may), so no demo default reaches one.
 
     ``extender`` and ``web`` are production listeners: they refuse the built-in demo ``SECRET_KEY``
     (anyone could forge sessions and CSRF tokens with it) and ``ALLOWED_HOSTS=*``; the extender

@@ -1,4 +1,4 @@
-"""Nesting depth of parsed JSON, bounded at parse time (issue 16 item 5).
+"""Nesting depth of parsed JSON, bounded at parse time, so what we accept we can also write back.
 
 orjson reads documents 1024 levels deep but writes at most 254, so a fitting node with a 600-deep
 ``spec`` was accepted and then failed when the extender echoed it (an HTTP 500); JSON 1,000 deep sent

@@ -1,4 +1,4 @@
-"""Login throttling (issue 16 item 12): repeated wrong passwords lock the account, and the address, out,
+"""Login throttling against guessing: repeated wrong passwords lock the account, and the address, out,
 without one address locking out every user behind it.
 
 Every failed login (Django's ``user_login_failed`` signal, whatever form sent it) counts three times

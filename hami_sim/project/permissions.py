@@ -1,4 +1,4 @@
-"""Roles for REST writes (issue 16 item 9): reading stays as the API's default permission says,
+"""Roles for REST writes (a login alone may not write): reading stays as the API's default permission says,
 writing a model needs that model's Django permission (the ``operators`` group has them). The
 extender verbs' allow-list (``ExtenderClientCertificate``). And the caller of a request
 (``caller_of``): simulation sessions belong to the identity that made them, and only an operator

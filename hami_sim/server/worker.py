@@ -29,7 +29,7 @@ What this worker changes, nothing else:
   thread reads it within what is left of the same deadline, not per read.
 - **The client certificate per request.** On TLS listeners every request's WSGI environ carries
   ``hami_sim.client_identities`` (the peer certificate's CN and SAN values), for the allow-list in
-  ``hami_sim.project.middleware.ClientIdentityMiddleware`` (item 7). gunicorn itself does not pass the peer
+  ``hami_sim.project.middleware.ClientIdentityMiddleware``. gunicorn itself does not pass the peer
   certificate to the application.
 """
 

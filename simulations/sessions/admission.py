@@ -115,7 +115,7 @@ def _lock_pool(name: str) -> None:
 
 
 def check_session_size(session: SimulationSession, new_node: bool) -> None:
-    """A placement may not grow a session past its caps (issue 16 item 10)."""
+    """A placement may not grow a session past its caps: no caller grows one session without bound."""
     limits = conf()
     placements = SessionPlacement.objects.filter(session=session).count()
     if placements >= limits.session_max_placements:

@@ -1,4 +1,4 @@
-"""Issue 18 item 3: charts that say something, from live usage, and an unhealthy card marked."""
+"""Charts that say something, from live usage, and an unhealthy card marked."""
 
 from __future__ import annotations
 

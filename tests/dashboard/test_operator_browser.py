@@ -1,4 +1,4 @@
-"""Issue 18 in a real headless Chromium: the nav on a 390 px phone (no sideways scrolling, the current
+"""The dashboard in a real headless Chromium: the nav on a 390 px phone (no sideways scrolling, the current
 section marked), empty tables that say why, and What-if run from its example pod."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18 item 4: what a new user reads on the pages: filter labels, empty tables, one date format,
+"""What a new user reads on the pages: filter labels, empty tables, one date format,
 the current section in the nav, the pod page's outcome and request, What-if's example and notes."""
 
 from __future__ import annotations

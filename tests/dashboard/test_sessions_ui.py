@@ -1,4 +1,4 @@
-"""Issue 18 item 7: a session created, forked, reverted and committed from the dashboard, and the
+"""A session created, forked, reverted and committed from the dashboard, and the
 demo's seeded session (the sessions page is not empty after ``make demo``)."""
 
 from __future__ import annotations

@@ -629,7 +629,7 @@ def test_the_watcher_may_watch_nodes_and_pods_and_its_age_is_alerted_on(rendered
 
 
 def test_cert_manager_uses_namespaced_issuers_only(rendered):
-    """Issue 16 item 7: a ClusterIssuer signs for a Certificate in any namespace; ours may not."""
+    """A ClusterIssuer signs for a Certificate in any namespace; ours may not."""
     kinds = [obj["kind"] for obj in rendered["cert-manager"]]
     assert "ClusterIssuer" not in kinds
     issuers = [obj for obj in rendered["cert-manager"] if obj["kind"] == "Issuer"]
@@ -642,7 +642,7 @@ def test_cert_manager_uses_namespaced_issuers_only(rendered):
         assert cert["spec"]["issuerRef"]["kind"] == "Issuer", cert["metadata"]["name"]
 
 
-# -- the extender's readiness is its own (issue 16 item 4) -------------------------------------------------
+# -- the extender's readiness is its own -------------------------------------------------------------------
 def _selects(selector: dict, labels: dict) -> bool:
     """Kubernetes label-selector semantics (matchLabels and In/NotIn/Exists/DoesNotExist), or a plain
     Service selector (a dict of labels)."""

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 NODES = [node("gpu-a", [gpu("GPU-a0", devmem=24000)]), node("gpu-b", [gpu("GPU-b0", devmem=8000)])]
 BODY = extender_args(pod("trainer", gpumem=16000, uid="uid-trainer"), NODES)
-# What a production listener refuses to start without (issue 16 item 12); the test PKI's client
+# What a production listener refuses to start without; the test PKI's client
 # certificate names cluster-autoscaler.kube-system.
 PRODUCTION_SETTINGS = {
     "SECRET_KEY": "test-" + "k" * 60,
@@ -191,7 +191,7 @@ def test_granian_option_enforces_the_same_mtls(pki, server_database_url):
             "HAMI_SIM_SERVER": "granian",
             "DATABASE_URL": server_database_url,
             # granian cannot pass the client certificate to the per-request identity check, so it
-            # may not serve the extender listener (issue 16 item 7); the handshake rule is the same.
+            # may not serve the extender listener; the handshake rule is the same.
             "HAMI_SIM_LISTENER": "all",
             "HAMI_SIM_HTTPS": "true",  # as deployed: SSL redirect on, so the server must see https
             "DECISION_RECORDING": "off",
@@ -244,7 +244,7 @@ def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extende
 def test_a_certificate_from_the_same_ca_for_somebody_else_is_refused_per_request(
     pki, extender_server, tmp_path
 ):
-    """Issue 16 item 7: the handshake only proves "signed by the CA"; the CN/SAN allow-list
+    """The handshake only proves "signed by the CA"; the CN/SAN allow-list
     (HAMI_SIM_CLIENT_IDENTITIES) decides who that is. Probes stay reachable for the kubelet."""
     url, _ = extender_server
     intruder = pki.ca.issue_cert("someone-else.default.svc")

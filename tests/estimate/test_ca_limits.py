@@ -23,7 +23,7 @@ def _one(group: GroupTemplate, limits: ScaleUpLimits, pods=TWELVE_GIB_PODS):
 @pytest.mark.parametrize(
     ("max_size", "current", "per_scale_up", "nodes", "skipped"),
     [
-        (10, 2, 1000, 8, ""),  # warm gpu-a10: max 10, 2 live nodes -> 8 new ones (issue 14)
+        (10, 2, 1000, 8, ""),  # warm gpu-a10: max 10, 2 live nodes -> 8 new ones (live nodes count)
         (10, 0, 1000, 10, ""),
         (0, 0, 1000, 0, "max node group size reached (0/0)"),  # max size 0 never grows
         (5, 5, 1000, 0, "max node group size reached (5/5)"),

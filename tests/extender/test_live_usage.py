@@ -1,4 +1,4 @@
-"""The extender evaluates live nodes with their live usage (issue 12, design section 10): a full live
+"""The extender evaluates live nodes with their live usage: a full live
 node fails with HAMi's reason while a template of the same group fits, fits again once the blocking
 pod is gone, never trusts stale usage, and follows the watcher's pod events."""
 

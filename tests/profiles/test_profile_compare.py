@@ -1,4 +1,4 @@
-"""Issue 18 item 7: two versions of a device profile compared on one page (fields and rows)."""
+"""Two versions of a device profile compared on one page (fields and rows)."""
 
 from __future__ import annotations
 

@@ -556,9 +556,9 @@ SESSION_ERRORS: list[Case] = [
 ]
 
 
-# -- issue 16: hostile requests against the whole HTTP surface ----------------------------------------
+# -- hostile requests against the whole HTTP surface --------------------------------------------------
 #
-# Each ``Probe`` is one request from the hardening issue (its item number in ``item``), sent as
+# Each ``Probe`` is one hostile request (``item`` numbers the weakness it probes, in its test id), sent as
 # ``auth``: "anon" (no credentials), "viewer" (logged in, no model permissions), "operator" (in the
 # ``operators`` group). ``statuses`` are the acceptable answers (never a 5xx); ``expect`` is a fragment
 # the answer must contain. tests/reliability/test_hardening.py replays them through Django's test
@@ -599,13 +599,13 @@ def _group(**capacity: str) -> bytes:
 
 
 HARDENING: list[Probe] = [
-    # item 6: YAML alias bombs are refused before they expand
+    # YAML alias bombs are refused before they expand
     Probe("what-if-alias-bomb", 6, "POST", "/what-if/", _what_if(_alias_bomb()), expect="aliases"),
     Probe("what-if-merge-key-alias", 6, "POST", "/what-if/",
           _what_if("base: &b {name: c}\nkind: Pod\nspec:\n  containers: [{<<: *b}]\n"), expect="aliases"),
-    # item 5 (YAML part): deep nesting is a 400, not a RecursionError
+    # deep YAML nesting is a 400, not a RecursionError
     Probe("what-if-yaml-900-deep", 5, "POST", "/what-if/", _what_if(_deep_yaml(900)), expect="nested deeper"),
-    # item 11: capacities must be Kubernetes quantities, non-negative, within int64
+    # capacities must be Kubernetes quantities, non-negative, within int64
     Probe("group-capacity-1e309", 11, "POST", "/api/v1/node-groups/", _group(memory="1e309"),
           expect="not a Kubernetes quantity"),
     Probe("group-capacity-negative", 11, "POST", "/api/v1/node-groups/", _group(memory="-1Gi"),
@@ -628,7 +628,7 @@ def _inline_group(name: str) -> dict:
 
 _REDOS_NAMES = ["a" * 28 + "!", "a" * 27 + "!"]
 HARDENING += [
-    # item 1: a catastrophic-backtracking priority regex against names the caller chooses: RE2 is linear
+    # a catastrophic-backtracking priority regex against names the caller chooses: RE2 is linear
     Probe("estimate-redos-priority", 1, "POST", "/api/v1/estimate",
           _estimate([_inline_group(n) for n in _REDOS_NAMES],
                     expander={"name": "priority,least-waste", "priorities": {"10": ["(a+)+$"]}}),
@@ -639,7 +639,7 @@ HARDENING += [
     Probe("estimate-huge-pattern-refused", 1, "POST", "/api/v1/estimate",
           _estimate([_inline_group("g1")], expander={"name": "priority", "priorities": {"1": ["a" * 5000]}}),
           expect="characters"),
-    # item 2: 100,000 pods x 100 inline groups is refused before any packing
+    # 100,000 pods x 100 inline groups is refused before any packing
     Probe("estimate-over-work-budget", 2, "POST", "/api/v1/estimate",
           _estimate([_inline_group(f"g{i}") for i in range(100)], count=100_000), expect="work budget"),
 ]  # fmt: skip
@@ -655,7 +655,7 @@ def _filter_bytes(pod_json: bytes, node_json: bytes) -> bytes:
     return b'{"Pod": ' + pod_json + b', "Nodes": {"metadata": {}, "items": [' + node_json + b"]}}"
 
 
-#: item 5: a fitting node nested 600 deep. HAMi (Go reads 10,000 levels) answers it like any other,
+#: A fitting node nested 600 deep. HAMi (Go reads 10,000 levels) answers it like any other,
 #: and so does the extender, which echoes each node as the request's own bytes; only the pure-Python
 #: path (``simulations.extender.SPLIT_NODES`` off), which encodes the nodes again and orjson writes at
 #: most 254 levels, refuses it where it is parsed ("nested deeper")
@@ -663,7 +663,7 @@ DEEP_FITTING_NODE = Case(
     "fitting-node-spec-600-deep", _filter_bytes(orjson.dumps(GOOD_POD), _deep_node(600)), "nested deeper"
 )
 FILTER_DEFINED += [(DEEP_FITTING_NODE, {"tmpl-good": "fit"})]
-# item 5: a pod deeper than orjson can write back (254) is refused where it is parsed
+# a pod deeper than orjson can write back (254) is refused where it is parsed
 FILTER_ERRORS += [
     Case(
         "pod-spec-600-deep",

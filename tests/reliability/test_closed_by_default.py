@@ -258,7 +258,7 @@ def test_limit_one_million_on_decisions_is_capped(client, settings):
     assert page["count"] == 5 and len(page["results"]) == 3 and "limit=3" in page["next"]
 
 
-# -- item 7: the other 500s ----------------------------------------------------------------------------------------
+# -- the other 500s ------------------------------------------------------------------------------------------------
 
 
 DEEP = "[" * 5000 + "]" * 5000

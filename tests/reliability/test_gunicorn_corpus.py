@@ -1,4 +1,4 @@
-"""The whole bad-input corpus against the production server (gunicorn): no 5xx, no hang (issue 16).
+"""The whole bad-input corpus against the production server (gunicorn): no 5xx, no hang.
 
 Every case of ``corpus.py`` (extender verbs, session verbs, session API, the hardening probes) is sent
 over real HTTP to gunicorn with the production worker. The client timeout only detects a hang (a

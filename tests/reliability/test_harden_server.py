@@ -1,4 +1,4 @@
-"""Issue 16 item 4 on the production server: slow clients cannot hold gunicorn's threads.
+"""Slow clients cannot hold the production server's (gunicorn's) threads.
 
 The server runs as the web container does (gunicorn, one worker, one thread). Slow clients keep
 sending a header line (or a body byte) every half second; meanwhile ``/healthz`` must be answered
@@ -138,7 +138,7 @@ def test_a_complete_request_after_a_slow_start_is_answered(one_thread_server):
         assert s.recv(100).startswith(b"HTTP/1.1 200")
 
 
-# -- item 4: the extender's readiness does not depend on the web listener ------------------------------
+# -- the extender's readiness does not depend on the web listener --------------------------------------
 
 PRODUCTION_SETTINGS = {
     "SECRET_KEY": "test-" + "k" * 60,
@@ -225,7 +225,7 @@ def test_slow_headers_on_the_web_listener_leave_the_extender_ready(production_li
     assert all(a.startswith(b"HTTP/1.1 408") for a in slow_answers), slow_answers  # the web side held them
 
 
-# -- item 12: a production listener never starts with demo defaults -----------------------------------
+# -- a production listener never starts with demo defaults --------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""Issue 16 (hardening): every probe of the corpus answered with its clear 4xx, through Django's client.
+"""Hostile requests: every probe of the corpus answered with its clear 4xx, through Django's client.
 
-The same probes run against gunicorn in ``test_gunicorn_corpus.py``; item-specific behaviour that
+The same probes run against gunicorn in ``test_gunicorn_corpus.py``; behaviour that
 needs more than one request (throttles, caps, retention, start-up refusals) has its own tests below
 and in the other ``test_harden_*.py`` files.
 """
@@ -55,7 +55,7 @@ def test_probe_gets_its_clear_refusal_and_changes_nothing(clients, probe):
         assert row_counts() == before
 
 
-# -- item 9: writes need the model permission, not just a login -----------------------------------------
+# -- writes need the model permission, not just a login -------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_demo_admin_is_an_operator():
     assert admin.groups.filter(name="operators").exists()
 
 
-# -- item 12: wrong admin passwords lock the login out ---------------------------------------------------
+# -- wrong admin passwords lock the login out ------------------------------------------------------------
 
 
 def test_repeated_wrong_admin_passwords_are_locked_out_even_with_the_right_one(client, empty_cache):
@@ -144,7 +144,7 @@ def test_many_names_from_one_address_lock_the_address_out(client, empty_cache):
     assert 429 in statuses
 
 
-# -- item 10: growth has bounds --------------------------------------------------------------------------
+# -- growth has bounds -----------------------------------------------------------------------------------
 
 
 def _create(client, name: str = "s"):
@@ -238,7 +238,7 @@ def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capp
     assert set(Decision.objects.values_list("pod_name", flat=True)) == {"more-2", "more-3"}
 
 
-# -- item 2: the estimate's time limit -------------------------------------------------------------------
+# -- the estimate's time limit ---------------------------------------------------------------------------
 
 
 def test_an_estimate_past_its_time_limit_is_a_clear_error():
@@ -253,7 +253,7 @@ def test_an_estimate_past_its_time_limit_is_a_clear_error():
         )
 
 
-# -- item 8: every unsafe method with a session cookie needs the CSRF token ----------------------------
+# -- every unsafe method with a session cookie needs the CSRF token ------------------------------------
 
 UNSAFE_WITH_COOKIE = [
     ("POST", "/api/v1/sessions", {"name": "csrf"}),

@@ -1,4 +1,4 @@
-"""Issue 16 item 3: a stream of unique large inventories keeps an extender worker under its share of the
+"""A stream of unique large inventories keeps an extender worker under its share of the
 ``deploy/`` memory limit.
 
 CA's templates come and go (new node names, new device UUIDs); each unseen 8-GPU inventory is parsed

@@ -99,7 +99,7 @@ def _check_step(names: tuple[str, ...], i: int) -> None:
 
 
 # Priority regexes come from the caller and are matched against group names it also chooses. Python's
-# backtracking ``re`` froze a worker on ``(a+)+$`` against 28-character names (issue 16 item 1); RE2
+# backtracking ``re`` froze a worker on ``(a+)+$`` against 28-character names; RE2
 # matches in time linear in the name, and is the regexp dialect CA's priority expander (Go) uses.
 MAX_PRIORITY_PATTERNS = 1000
 MAX_PATTERN_CHARS = 1024

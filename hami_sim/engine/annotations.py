@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
@@ -124,11 +125,9 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         parts = _DEVICE_ID.split(value)
         ids, key = parts[1::2], (vendor, *parts[0::2])
         template = _TEMPLATES.get(key)
-        if template is not None:
-            return [
-                DeviceInfo(uid, *rest, (), vendor, None, template)
-                for uid, rest in zip(ids, template.fields, strict=True)
-            ]
+        if template is not None and len(ids) == len(template.fields):
+            build = template.build or _constructor(key, template, vendor)
+            return build(ids)
     devices, common = _decode_devices(_load_list(value), vendor)
     if key is not None and common and ids == [d.id for d in devices]:
         _remember(key, devices)
@@ -163,12 +162,42 @@ def _remember(key: tuple[str, ...], devices: list[DeviceInfo]) -> None:
 
 class RegistrationTemplate:
     """A registration's devices but their UUIDs, shared by the devices rebuilt from it: equal by
-    identity, so a node's devices name their shape in one reference (``Simulator._shape``)."""
+    identity, so a node's devices name their shape in one reference (``Simulator._shape``).
+    ``build`` rebuilds them from UUIDs (``_constructor``), made when the template is first reused."""
 
-    __slots__ = ("fields", "__weakref__")
+    __slots__ = ("fields", "build", "__weakref__")
 
     def __init__(self, fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...]) -> None:
         self.fields = fields
+        self.build: Callable[[list[str]], list[DeviceInfo]] | None = None
+
+
+_DEVICE_NAMES = tuple(f.name for f in dataclasses.fields(DeviceInfo))
+#: what a generated constructor costs the template's entry: its code, per device and in all
+_CONSTRUCTOR_BYTES = (900, 2500)
+
+
+def _constructor(
+    key: tuple[str, ...], template: RegistrationTemplate, vendor: str
+) -> Callable[[list[str]], list[DeviceInfo]]:
+    """A function rebuilding ``template``'s devices from their UUIDs, every other field a constant
+    in its code: a cold CA call rebuilds thousands of devices, and setting a slot from a constant
+    costs less than passing it to ``__init__`` (8 devices: ~1.1 us against ~2.4 us). Generated as
+    ``dataclasses`` generates ``__init__``: only ``int``, ``bool`` and ``str`` values, written with
+    ``repr``. Kept on the template when its entry can be charged for it."""
+    lines = []
+    for k, fields in enumerate(template.fields):
+        values = (f"ids[{k}]", *map(repr, fields), "()", repr(vendor), "None", "_template")
+        lines.append(f"    d{k} = _new(_cls)")
+        lines.extend(f"    d{k}.{name} = {value}" for name, value in zip(_DEVICE_NAMES, values, strict=True))
+    made = ", ".join(f"d{k}" for k in range(len(template.fields)))
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": DeviceInfo, "_template": template}
+    exec("def build(ids):\n" + "\n".join(lines) + f"\n    return [{made}]\n", env)  # noqa: S102
+    build: Callable[[list[str]], list[DeviceInfo]] = env["build"]
+    per_device, base = _CONSTRUCTOR_BYTES
+    if _TEMPLATES.grow(key, base + per_device * len(template.fields), template):
+        template.build = build
+    return build
 
 
 # Registrations that differ only in their devices' UUIDs (the template nodes of one group) decode to

@@ -23,7 +23,7 @@ import orjson
 import pytest
 import yaml
 
-from hami_sim.engine.cache import DEFAULT_CACHE_BYTES, approx_size
+from hami_sim.engine.cache import DEFAULT_CACHE_BYTES
 from hami_sim.engine.quantity import parse_quantity
 from hami_sim.engine.simulate import EngineConfig, Simulator
 from hami_sim.server.serve import start_server, stop_server
@@ -146,10 +146,11 @@ def test_unique_inventories_keep_a_worker_under_its_share_of_the_memory_limit(
         stop_server(proc)
     mib = [round(s / 2**20, 1) for s in samples]
     print(f"worker VmRSS MiB every {CALLS // SAMPLES} calls: {mib}; share {share / 2**20:.0f} MiB")
-    # what the memos would hold if nothing were evicted: more than their whole budget
-    inventory = approx_size(
-        Simulator(EngineConfig(cache_bytes=0)).annotation_inventory(_new_template_nodes(1)[0])
-    )
+    # what the memos would hold if nothing were evicted: more than their whole budget (each new
+    # node's inventory as the memo charges it; its bytes in the node-bytes memo come on top)
+    roomy = Simulator(EngineConfig(cache_bytes=1 << 30))
+    roomy.annotation_inventory(_new_template_nodes(1)[0])
+    inventory = roomy.cache.lru.bytes
     assert CALLS * NODES_PER_CALL * inventory > budget
     assert max(samples) < share, mib
     last_quarter = samples[-1] - samples[(3 * SAMPLES) // 4 - 1]

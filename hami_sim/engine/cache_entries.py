@@ -90,6 +90,10 @@ _INT = _SIZE(1 << 40)
 _DEVICE = _SIZE(DeviceInfo(""))
 _ENTRY = _SIZE(Entry(None)) + _SIZE({})  # with its empty verdict map
 _DICT_SLOT = 48  # a dictionary's share per item (table slot and index, amortised)
+_INVENTORY = _SIZE(Inventory())  # (slotted: every one the same size)
+_TUPLE, _POINTER = _SIZE(()), _SIZE((0,)) - _SIZE(())  # ``sys.getsizeof`` of a tuple of n
+_BYTES = _SIZE(b"")  # ``sys.getsizeof(b) == _BYTES + len(b)``
+assert _SIZE((0, 0, 0)) == _TUPLE + 3 * _POINTER and _SIZE(b"#" * 16) == _BYTES + 16
 _DEVICE_ID = attrgetter("id")
 _CUSTOM_INFO = attrgetter("custom_info")
 
@@ -161,7 +165,8 @@ def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:
 def inventory_bytes(inventory: Inventory) -> int:
     """An inventory and its entry: the objects, each device and the small extras."""
     devices = inventory.devices
-    size = _SIZE(inventory) + _SIZE(devices) + _SIZE(inventory.key) + _ENTRY
+    # (the object's, the tuple's and the key's sizes by their formulas: this runs per new node)
+    size = _INVENTORY + _TUPLE + _POINTER * len(devices) + _BYTES + len(inventory.key) + _ENTRY
     rebuilt = _rebuilt_devices_bytes(devices)
     if rebuilt is not None:
         size += rebuilt

@@ -86,6 +86,22 @@ def _no_api_throttling(settings):
     yield
 
 
+@pytest.fixture
+def idle_decision_writer(settings):
+    """The async decision writer, idle until ``recorder.flush``: what is recorded stays queued, and
+    everything recorded meanwhile is one batch. Questions of earlier tests (flushed with their rows)
+    are forgotten, so each question here is new to the writer."""
+    from decisions import recorder
+
+    settings.DECISION_RECORDING = "async"
+    recorder._writer.ensure_running()
+    settings.DECISION_FLUSH_SECONDS = 3600
+    assert recorder.flush(timeout=20)
+    recorder._writer.wake.set()  # the writer goes back to waiting, now for an hour
+    assert recorder.flush(timeout=20)
+    recorder._writer.known.clear()
+
+
 @pytest.fixture(autouse=True)
 def _record_decisions_inline(settings):
     """Decision records are written by a background thread in production. That thread's own database

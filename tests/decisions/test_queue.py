@@ -22,18 +22,6 @@ pytestmark = [pytest.mark.api]
 A10 = [gpu("GPU-a10-0", devmem=23028)]
 
 
-@pytest.fixture
-def idle_writer(settings):
-    """The async writer, idle until ``flush``: what is recorded stays queued until then."""
-    settings.DECISION_RECORDING = "async"
-    recorder._writer.ensure_running()
-    settings.DECISION_FLUSH_SECONDS = 3600
-    assert recorder.flush(timeout=20)
-    recorder._writer.wake.set()  # the writer goes back to waiting, now for an hour
-    assert recorder.flush(timeout=20)
-    recorder._writer.known.clear()
-
-
 def _ask(client, uid: str) -> None:
     body = extender_args(pod(uid, gpumem=1000, uid=uid), [node("tmpl-a10", A10)])
     response = client.post("/filter-simulation", body, content_type="application/json")
@@ -51,7 +39,7 @@ def _ask(client, uid: str) -> None:
     ],
 )
 def test_the_queue_holds_what_it_counts_and_drops_past_its_bound(
-    client, settings, idle_writer, calls, bound_in_calls, rows, dropped
+    client, settings, idle_decision_writer, calls, bound_in_calls, rows, dropped
 ):
     dropped_before = recorder.RECORD_DROPPED._value.get()
     started = datetime.now(UTC)

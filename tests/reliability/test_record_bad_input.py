@@ -39,21 +39,11 @@ def _bad_pod(kind: str) -> tuple[dict, list[dict]]:
     return p, [node(spec.get("node", "tmpl-a10"), A10)]
 
 
-@pytest.fixture
-def one_batch(settings):
-    """The async writer, idle until ``flush``: everything recorded before it is one batch."""
-    settings.DECISION_RECORDING = "async"
-    recorder._writer.ensure_running()
-    settings.DECISION_FLUSH_SECONDS = 3600
-    assert recorder.flush(timeout=20)
-    recorder._writer.wake.set()  # the writer goes back to waiting, now for an hour
-    assert recorder.flush(timeout=20)
-    recorder._writer.known.clear()  # questions of earlier tests, whose rows were flushed with them
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("kind", list(BAD_PODS))
-def test_five_innocent_decisions_and_one_bad_one_in_one_batch_are_six_rows(client, one_batch, kind):
+def test_five_innocent_decisions_and_one_bad_one_in_one_batch_are_six_rows(
+    client, idle_decision_writer, kind
+):
     bad_pod, bad_nodes = _bad_pod(kind)
     calls = [
         (pod(f"innocent-{i}", gpumem=1000, uid=f"uid-innocent-{i}"), [node("tmpl-a10", A10)])

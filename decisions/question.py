@@ -41,7 +41,7 @@ class FilterQuestion:
     def summarize(self, **kwargs: Any) -> dict:
         nodes = self.nodes
         if self.raw:
-            nodes = SightedNodes(nodes, [None] * len(nodes), [None] * len(nodes))  # type: ignore[arg-type]
+            nodes = SightedNodes.unseen(nodes)  # type: ignore[arg-type]
         return summarize(self.pod, nodes, self.verdicts, **kwargs)
 
     def queued_bytes(self) -> int:

@@ -78,16 +78,16 @@ def _outage(store) -> str:
 _NEVER_READ = LiveUsage("", {}, datetime.min.replace(tzinfo=UTC), -1)
 
 
-def live_usage(name: str) -> LiveUsage | str | None:
+def live_usage(name: str, now: datetime | None = None) -> LiveUsage | str | None:
     """The usage a node is evaluated with, the reason it fails (stale usage), or ``None`` when it is
     not a live node (evaluate it at zero usage, as a template). The one home of that decision, for
     the extender (the engine's ``Simulator.filter_nodes(live=...)`` hook), sessions and the
     estimate's live nodes (``live_state``). The usage is the store's own object, the same one until
     the node's usage changes: the engine remembers a verdict with it. Templates return before any
-    clock is read."""
+    clock is read; ``now``: the instant ages are measured at (default: the clock, when needed)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    found = _read(name, timezone.now())
+    found = _read(name, now)
     if found is None:
         return None
     return found[2] or found[0]
@@ -97,14 +97,7 @@ def live_usage_reader() -> Callable[[str], LiveUsage | str | None]:
     """``live_usage`` for one answer: the clock is read once, so every node of a CA call is aged
     from the same instant (and a thousand live nodes do not read it a thousand times)."""
     now = timezone.now()
-
-    def read(name: str) -> LiveUsage | str | None:
-        if name.startswith(TEMPLATE_PREFIX):
-            return None
-        found = _read(name, now)
-        return None if found is None else found[2] or found[0]
-
-    return read
+    return lambda name: live_usage(name, now)
 
 
 def live_state(name: str, inventory: Inventory) -> NodeState | str | None:

@@ -101,10 +101,10 @@ class SightedNodes(Sequence[Any]):
             node = self._decoded[index] = orjson.loads(self.raw[index])
         return node
 
-    def head(self, count: int) -> SightedNodes:
-        """The first ``count`` nodes as their bytes alone (nothing decoded is kept)."""
-        raw = self.raw[:count]
-        return SightedNodes(raw, [None] * len(raw), [None] * len(raw))
+    @classmethod
+    def unseen(cls, raw: list[bytes]) -> SightedNodes:
+        """Nodes as their bytes alone, none sighted nor decoded yet (each decoded when read)."""
+        return cls(raw, [None] * len(raw), [None] * len(raw))
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(len(self.raw)):

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from django.utils import timezone
 
+from hami_sim.engine.fit import PodFit
 from hami_sim.engine.reasons import parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
@@ -58,7 +59,7 @@ def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of, with_devices
     device_reasons = fit.device_reasons if fit is not None else {}
     devices: list[dict] = []
     if with_devices and not verdict.unresolvable and (fit is not None or device_reasons):
-        devices = _device_rows(node, verdict, _chosen_devices(verdict), device_reasons, inventory_of)
+        devices = _device_rows(node, verdict, _chosen_devices(fit), device_reasons, inventory_of)
     return {
         "name": verdict.name,
         "group": verdict.node_group or "",
@@ -72,12 +73,13 @@ def _node_detail(node: Mapping, verdict: NodeVerdict, inventory_of, with_devices
     }
 
 
-def _chosen_devices(verdict: NodeVerdict) -> dict[str, dict]:
-    """The devices the fit placed containers on: memory and cores used, and by which containers."""
+def _chosen_devices(fit: PodFit | None) -> dict[str, dict]:
+    """The devices the fit placed containers on: memory and cores used, and by which containers.
+    (Given the fit read once: a shared fit is relabelled for its node each time it is read.)"""
     chosen: dict[str, dict] = {}
-    if verdict.fit is None:
+    if fit is None:
         return chosen
-    for ci, container in enumerate(verdict.fit.containers):
+    for ci, container in enumerate(fit.containers):
         for dev in container:
             slot = chosen.setdefault(dev.uuid, {"usedmem": 0, "usedcores": 0, "containers": []})
             slot["usedmem"] += dev.usedmem

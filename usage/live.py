@@ -26,7 +26,7 @@ from hami_sim.engine.names import TEMPLATE_PREFIX
 from hami_sim.engine.simulate import Inventory
 from hami_sim.project.conf import conf
 
-from .store import LiveUsage, get_store
+from .store import LiveUsage, StoreView, get_store
 
 __all__ = ["TEMPLATE_PREFIX", "LiveNode", "live_node", "live_state", "live_usage", "live_usage_reader"]
 
@@ -47,24 +47,25 @@ def live_node(name: str, now: datetime | None = None) -> LiveNode | None:
     """``None`` for a node that is not live (a template, an upcoming node, a node never synced)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    found = _read(name, now)
+    found = _read(name, get_store().view(), now)
     return None if found is None else LiveNode(name, *found)
 
 
-def _read(name: str, now: datetime | None) -> tuple[LiveUsage, float, str] | None:
-    """``(usage, age, error)`` of a live node, None for any other: ``live_node`` without building
-    one (``live_usage`` runs for each live node of every CA call)."""
-    store = get_store()
-    usage, confirmed_at, from_snapshot = store.read(name)
+def _read(name: str, view: StoreView, now: datetime | None) -> tuple[LiveUsage, float, str] | None:
+    """``(usage, age, error)`` of a live node in ``view`` (the store's state after one freshness
+    check), None for any other: ``live_node`` without building one (``live_usage`` runs for each
+    live node of every CA call)."""
+    usage = view.nodes.get(name)
     if usage is None:
+        store = view.store
         if not store.loaded and store.unavailable is not None and conf().usage_stale_policy == "fail":
             return _NEVER_READ, float("inf"), f"{STALE_REASON}: {_outage(store)}, never read"
         return None
-    age = usage.age_seconds(confirmed_at, now)
+    age = usage.age_seconds(view.confirmed_at, now)
     settings = conf()
-    stale = age > settings.usage_stale_seconds and not from_snapshot
+    stale = age > settings.usage_stale_seconds and not view.from_snapshot
     if stale and settings.usage_stale_policy == "fail":
-        outage = f" ({_outage(store)})" if store.unavailable is not None else ""
+        outage = f" ({_outage(view.store)})" if view.store.unavailable is not None else ""
         return usage, age, f"{STALE_REASON}: last confirmed {int(age)}s ago{outage}"
     return usage, age, ""
 
@@ -75,29 +76,34 @@ def _outage(store) -> str:
 
 
 #: what a ``LiveNode`` carries for a node whose usage was never read (it fails: nothing reads it)
-_NEVER_READ = LiveUsage("", {}, datetime.min.replace(tzinfo=UTC), -1)
+_NEVER_READ = LiveUsage("", {}, datetime.min.replace(tzinfo=UTC), -1, {})
 
 
-def live_usage(name: str, now: datetime | None = None) -> LiveUsage | str | None:
+def live_usage(
+    name: str, now: datetime | None = None, view: StoreView | None = None
+) -> LiveUsage | str | None:
     """The usage a node is evaluated with, the reason it fails (stale usage), or ``None`` when it is
     not a live node (evaluate it at zero usage, as a template). The one home of that decision, for
     the extender (the engine's ``Simulator.filter_nodes(live=...)`` hook), sessions and the
     estimate's live nodes (``live_state``). The usage is the store's own object, the same one until
     the node's usage changes: the engine remembers a verdict with it. Templates return before any
-    clock is read; ``now``: the instant ages are measured at (default: the clock, when needed)."""
+    clock is read; ``now``: the instant ages are measured at (default: the clock, when needed);
+    ``view``: the store's state to read (default: after a freshness check)."""
     if name.startswith(TEMPLATE_PREFIX):
         return None
-    found = _read(name, now)
+    found = _read(name, view or get_store().view(), now)
     if found is None:
         return None
     return found[2] or found[0]
 
 
 def live_usage_reader() -> Callable[[str], LiveUsage | str | None]:
-    """``live_usage`` for one answer: the clock is read once, so every node of a CA call is aged
-    from the same instant (and a thousand live nodes do not read it a thousand times)."""
+    """``live_usage`` for one answer: the clock is read and the store checked for freshness once, so
+    every node of a CA call is aged from the same instant against the same state (and a thousand
+    live nodes do not read either a thousand times)."""
     now = timezone.now()
-    return lambda name: live_usage(name, now)
+    view = get_store().view()
+    return lambda name: live_usage(name, now, view)
 
 
 def live_state(name: str, inventory: Inventory) -> NodeState | str | None:

@@ -20,16 +20,28 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import DatabaseError
 from django.utils import timezone
 
+from hami_sim.engine.cache import usage_keys
 from hami_sim.engine.model import MigPlacement
 from hami_sim.project.conf import conf
 
-__all__ = ["DeviceLive", "LiveUsage", "Outage", "UsageStore", "get_store", "reset", "start_refresher"]
+__all__ = [
+    "DeviceLive",
+    "LiveUsage",
+    "Outage",
+    "StoreView",
+    "UsageStore",
+    "get_store",
+    "reset",
+    "start_refresher",
+]
 
 log = logging.getLogger("hami_sim.usage")
 
@@ -55,13 +67,16 @@ class LiveUsage:
     """A live node's usage: per device UUID, plus when the source last confirmed it.
 
     The store keeps one object per node until that node's usage changes (a refresh loads only newer
-    rows), so the engine may remember a verdict for the object it was computed on (weakly).
+    rows), so the engine may remember a verdict for the object it was computed on (weakly). ``keys``
+    is each device's ``usage_key`` (the engine's rule for sharing a verdict between nodes at equal
+    usage), computed when the row is loaded rather than for every node of every CA call.
     """
 
     name: str
     devices: dict[str, DeviceLive]
     observed_at: datetime
     version: int
+    keys: Mapping[str, tuple]
 
     def age_seconds(self, confirmed_at: datetime | None, now: datetime | None = None) -> float:
         """Seconds since the newer of this row's observation and the source's last confirmation."""
@@ -80,6 +95,16 @@ def _device(data: dict) -> DeviceLive:
         tuple(data.get("pods") or ()),
         tuple(data.get("pod_infos") or ()),
     )
+
+
+class StoreView(NamedTuple):
+    """The store's state at one instant (``UsageStore.view``): every live node's usage, when the
+    source last confirmed it, whether it is a fixed ``file://`` snapshot, and the store (outages)."""
+
+    nodes: Mapping[str, LiveUsage]
+    confirmed_at: datetime | None
+    from_snapshot: bool
+    store: UsageStore
 
 
 @dataclass(slots=True, frozen=True)
@@ -172,7 +197,7 @@ class UsageStore:
                     nodes.pop(name, None)
                 else:
                     parsed = {uuid: _device(d) for uuid, d in (devices or {}).items()}
-                    nodes[name] = LiveUsage(name, parsed, observed_at, version)
+                    nodes[name] = LiveUsage(name, parsed, observed_at, version, usage_keys(parsed))
             self._nodes, self._generation = nodes, generation
         # published after the rows: a reader never pairs a newer confirmation with older rows
         self._confirmed_at = confirmed_at
@@ -183,11 +208,11 @@ class UsageStore:
         self.refresh()
         return self._nodes.get(name)
 
-    def read(self, name: str) -> tuple[LiveUsage | None, datetime | None, bool]:
-        """``(get(name), confirmed_at, from_snapshot)`` after one freshness check: the extender's
-        per-node lookup (three properties would check the clock three times per node)."""
+    def view(self) -> StoreView:
+        """The state to read live nodes from, after one freshness check: a CA call reads each of its
+        nodes from one view (a check per node would read the clock and the settings per node)."""
         self.refresh()
-        return self._nodes.get(name), self._confirmed_at, self._snapshot_source
+        return StoreView(self._nodes, self._confirmed_at, self._snapshot_source, self)
 
     @property
     def confirmed_at(self) -> datetime | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .model import MigPlacement, NodeState
 from .pod_devices import AllocationError, ContainerDevice, decode_container_devices, decode_pod_devices
@@ -42,6 +43,7 @@ __all__ = [
     "pod_allocation",
     "node_usage",
     "group_by_node",
+    "LiveUsageLike",
     "UsageLike",
     "apply_usage",
 ]
@@ -294,6 +296,18 @@ class UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the stor
     mig: Sequence[tuple[str, MigPlacement]]
     unhealthy: bool
     pod_infos: Sequence[Mapping[str, str]]
+
+
+class LiveUsageLike(Protocol):
+    """A live node's usage: per device UUID, what its pods hold (``apply_usage``) and its
+    ``cache.usage_key`` (``cache.usage_keys``, once per object). One object per content: a new one
+    when the usage changes, so a verdict may be remembered with it (weakly)."""
+
+    @property
+    def devices(self) -> Mapping[str, UsageLike]: ...
+
+    @property
+    def keys(self) -> Mapping[str, tuple]: ...
 
 
 def apply_usage(state: NodeState, usage: Mapping[str, UsageLike], *, in_place: bool = False) -> NodeState:

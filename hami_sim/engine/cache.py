@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
-from typing import TypeVar
 
 from .allocations import UsageLike
 from .cache_entries import (
@@ -39,7 +38,7 @@ from .lru import (
     cache_bytes_from_env,
     cache_metrics,
 )
-from .model import ContainerDevice, DeviceInfo, Inventory
+from .model import ContainerDevice, DeviceInfo, Inventory, positional
 from .vendors.base import Vendor
 
 __all__ = [
@@ -53,6 +52,7 @@ __all__ = [
     "approx_size",
     "cache_bytes_from_env",
     "cache_metrics",
+    "usage_keys",
 ]
 
 
@@ -67,33 +67,16 @@ __all__ = [
 # (``uuid_free_shape``, the one place that rule lives).
 
 
-_T = TypeVar("_T")
 _DEVICE_ID = attrgetter("id")
 _CUSTOM_INFO = attrgetter("custom_info")
 _DEVICE_SHAPE = attrgetter(*DeviceInfo.SHAPE)
 
 
-def _positional(cls: type[_T]) -> Callable[..., _T]:
-    """A constructor of the frozen, slotted dataclass ``cls`` from all its fields in order, setting
-    each slot directly: a frozen ``__init__`` goes through ``object.__setattr__`` per field (a
-    ContainerDevice costs ~0.9 us, about half saved), and a cold CA call relabels a verdict for each
-    of thousands of nodes. The values are taken as given (no defaults, no ``__post_init__``), so
-    the instance equals ``cls(*values)``; code generated once, as ``dataclasses`` does for ``__init__``."""
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    assert all(f.init for f in fields) and not hasattr(cls, "__post_init__")
-    names = [f.name for f in fields]
-    env: dict[str, object] = {"_new": object.__new__, "_cls": cls}
-    env.update({f"_set_{n}": getattr(cls, n).__set__ for n in names})
-    body = "".join(f"    _set_{n}(o, {n})\n" for n in names)
-    exec(f"def build({', '.join(names)}):\n    o = _new(_cls)\n{body}    return o\n", env)  # noqa: S102
-    return env["build"]  # type: ignore[return-value]
-
-
 #: a relabelled verdict is rebuilt positionally in its types' own field order (``dataclasses.replace``
 #: costs ~2 us a call, and a cold CA call relabels a verdict for each of thousands of nodes)
-_CONTAINER_DEVICE = _positional(ContainerDevice)
-_POD_FIT = _positional(PodFit)
-_CACHED_VERDICT = _positional(CachedVerdict)
+_CONTAINER_DEVICE = positional(ContainerDevice)
+_POD_FIT = positional(PodFit)
+_CACHED_VERDICT = positional(CachedVerdict)
 _CHOSEN_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(ContainerDevice)))
 _CHOSEN_UUID = [f.name for f in dataclasses.fields(ContainerDevice)].index("uuid")
 _FIT_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(PodFit)))
@@ -143,22 +126,27 @@ def uuid_blind_devices(inventory: Inventory, vendors: Mapping[str, Vendor]) -> b
     return True
 
 
-def usage_signature(devices: Sequence[DeviceInfo], usage: Mapping[str, UsageLike]) -> tuple | None:
-    """The sharing rule, usage side: per device position, the usage ``apply_usage`` adds to it (None
-    for a device without any), so that nodes of one shape at equal usage per position share a live
-    verdict; None (not shared) when a device's usage holds MIG placements or pod infos."""
-    signature: list[tuple | None] = []
-    append = signature.append
-    get = usage.get
-    for d in devices:
-        use = get(d.id)
-        if use is None:
-            append(None)
-        elif use.mig or use.pod_infos:
-            return None
-        else:
-            append(_USAGE_KEY(use))
-    return tuple(signature)
+#: a device's usage at which no verdict is shared (``usage_key``): it holds MIG placements or pod infos
+UNSHARED = ("unshared",)
+
+
+def usage_key(use: UsageLike) -> tuple:
+    """The sharing rule, one device's usage: what ``apply_usage`` adds to it, or ``UNSHARED``."""
+    return UNSHARED if use.mig or use.pod_infos else _USAGE_KEY(use)
+
+
+def usage_keys(usage: Mapping[str, UsageLike]) -> dict[str, tuple]:
+    """``usage_key`` of each device's usage, by UUID: what a live node's usage object computes once
+    (``LiveUsageLike.keys``), so that its signature on a node is a lookup per device."""
+    return {uuid: usage_key(use) for uuid, use in usage.items()}
+
+
+def usage_signature(devices: Sequence[DeviceInfo], keys: Mapping[str, tuple]) -> tuple | None:
+    """The sharing rule, usage side: per device position, its ``usage_key`` (None for a device
+    without usage; ``keys`` from ``usage_keys``), so that nodes of one shape at equal usage per
+    position share a live verdict; None (not shared) when a device's usage is ``UNSHARED``."""
+    signature = tuple(map(keys.get, map(_DEVICE_ID, devices)))
+    return None if UNSHARED in signature else signature
 
 
 def without_usage(fit: PodFit | None) -> PodFit | None:

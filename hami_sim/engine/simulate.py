@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import orjson
 
-from .allocations import UsageLike, apply_usage
+from .allocations import LiveUsageLike, apply_usage
 from .annotations import DEVICE_CORDON, clear_templates
 from .cache import (
     ByteLRU,
@@ -75,14 +74,6 @@ class EngineConfig:
 #: resolver whose answers depend on more than the node says so by a ``state`` attribute
 #: (``sightings.ResolverState``); nodes it resolves are remembered by their bytes only then.
 InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
-
-
-class LiveUsageLike(Protocol):
-    """A live node's usage: what its pods hold, per device UUID (``apply_usage``). One object per
-    content: a new one when the usage changes, so a verdict may be remembered with it (weakly)."""
-
-    @property
-    def devices(self) -> Mapping[str, UsageLike]: ...
 
 
 #: A live node's usage, a failure reason, or None (not live: evaluated at zero usage, as a template).
@@ -357,7 +348,7 @@ class Simulator:
         usage object (the store hands out a new one only when the node's usage changes)."""
         cached = self.cache.live_verdict(inventory, ctx.key, usage)
         if cached is None:
-            cached = self._verdict(ctx, name, inventory, usage.devices)
+            cached = self._verdict(ctx, name, inventory, usage)
             self.cache.remember_live(inventory, ctx.key, usage, cached)
         return cached
 
@@ -368,16 +359,16 @@ class Simulator:
         return cached
 
     def _verdict(
-        self, ctx: PodContext, name: str, inventory: Inventory, usage: Mapping[str, UsageLike] | None
+        self, ctx: PodContext, name: str, inventory: Inventory, live: LiveUsageLike | None
     ) -> CachedVerdict:
-        """The pod on the node's devices (carrying ``usage``, if live): shared with the nodes of its
-        shape at equal usage per device when neither side reads UUIDs (``cache.uuid_free_shape``,
+        """The pod on the node's devices (carrying ``live`` usage, if any): shared with the nodes of
+        its shape at equal usage per device when neither side reads UUIDs (``cache.uuid_free_shape``,
         ``cache.usage_signature``), else fit."""
+        usage, devices = live.devices if live is not None else None, inventory.devices
         shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
-        signature = usage_signature(inventory.devices, usage) if shape is not None and usage else None
+        signature = usage_signature(devices, live.keys) if shape is not None and live and usage else None
         if usage and signature is None:
             shape = None
-        devices = inventory.devices
         cached = self.cache.shared(shape, ctx.key, devices, signature) if shape is not None else None
         if cached is None:
             state = inventory.state(name)

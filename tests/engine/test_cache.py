@@ -15,6 +15,7 @@ from hami_sim.engine.cache import (
     ByteLRU,
     approx_size,
     cache_bytes_from_env,
+    usage_keys,
 )
 from hami_sim.engine.simulate import EngineConfig, Simulator
 from tests.factories import gpu, register
@@ -276,6 +277,7 @@ class _Use:  # what ``apply_usage`` reads of a device's live usage
 class _Usage:  # a live node's usage, one object per content (as the usage store hands them out)
     def __init__(self, devices: dict[str, _Use]) -> None:
         self.devices = devices
+        self.keys = usage_keys(devices)  # (as the store computes them when it loads a row)
 
 
 def test_a_live_verdict_is_remembered_with_its_usage_object_and_follows_a_new_one():

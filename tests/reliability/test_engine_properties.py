@@ -45,6 +45,7 @@ from hami_sim.engine.annotations import (
     encode_pair_scores,
     parse_cordon,
 )
+from hami_sim.engine.cache import usage_keys
 from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, MigProfile, NodeState
 from hami_sim.engine.sightings import SightedNodes
 from hami_sim.engine.simulate import EngineConfig, Simulator
@@ -531,6 +532,7 @@ class _UseOf:  # what ``apply_usage`` reads of one device's live usage
 class _LiveUsage:  # one object per content, as the usage store hands them out
     def __init__(self, devices: dict) -> None:
         self.devices = devices
+        self.keys = usage_keys(devices)  # (as the store computes them when it loads a row)
 
 
 def _vendor_nodes(vendor: str) -> list[dict]:

@@ -68,15 +68,15 @@ class LiveUsage:
 
     The store keeps one object per node until that node's usage changes (a refresh loads only newer
     rows), so the engine may remember a verdict for the object it was computed on (weakly). ``keys``
-    is each device's ``usage_key`` (the engine's rule for sharing a verdict between nodes at equal
-    usage), computed when the row is loaded rather than for every node of every CA call.
+    is ``usage_keys(devices)`` (the engine's rule for sharing a verdict between nodes at equal usage),
+    computed when the row is loaded rather than for every node of every CA call.
     """
 
     name: str
     devices: dict[str, DeviceLive]
     observed_at: datetime
     version: int
-    keys: Mapping[str, tuple]
+    keys: Mapping[str, tuple] | None
 
     def age_seconds(self, confirmed_at: datetime | None, now: datetime | None = None) -> float:
         """Seconds since the newer of this row's observation and the source's last confirmation."""

@@ -299,15 +299,16 @@ class UsageLike:  # the fields ``apply_usage`` reads (``DeviceUse`` and the stor
 
 
 class LiveUsageLike(Protocol):
-    """A live node's usage: per device UUID, what its pods hold (``apply_usage``) and its
-    ``cache.usage_key`` (``cache.usage_keys``, once per object). One object per content: a new one
-    when the usage changes, so a verdict may be remembered with it (weakly)."""
+    """A live node's usage: per device UUID, what its pods hold (``apply_usage``), and the keys a
+    verdict at it is shared by (``keys``: ``cache.usage_keys(devices)``, computed once per object).
+    One object per content: a new one when the usage changes, so a verdict may be remembered with
+    it (weakly)."""
 
     @property
     def devices(self) -> Mapping[str, UsageLike]: ...
 
     @property
-    def keys(self) -> Mapping[str, tuple]: ...
+    def keys(self) -> Mapping[str, tuple] | None: ...
 
 
 def apply_usage(state: NodeState, usage: Mapping[str, UsageLike], *, in_place: bool = False) -> NodeState:

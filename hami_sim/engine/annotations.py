@@ -381,5 +381,9 @@ def encode_pair_scores(scores: dict[str, dict[str, int]]) -> str:
 def parse_cordon(value: str | None) -> frozenset[str]:
     """``hami.io/device-cordon``: comma-separated UUIDs, trimmed, empties ignored."""
     if not value:
-        return frozenset()
+        return _NO_CORDON
     return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+#: no device cordoned (one object: ``frozenset()`` makes a new one, and every inventory holds one)
+_NO_CORDON: frozenset[str] = frozenset()

@@ -126,27 +126,22 @@ def uuid_blind_devices(inventory: Inventory, vendors: Mapping[str, Vendor]) -> b
     return True
 
 
-#: a device's usage at which no verdict is shared (``usage_key``): it holds MIG placements or pod infos
-UNSHARED = ("unshared",)
+def usage_keys(usage: Mapping[str, UsageLike]) -> dict[str, tuple] | None:
+    """The sharing rule, usage side: per device UUID, what ``apply_usage`` adds to it; None (no
+    verdict at this usage is shared) when a device holds MIG placements or pod infos. A live node's
+    usage object computes this once (``LiveUsageLike.keys``): a signature is then a lookup per device."""
+    keys = {}
+    for uuid, use in usage.items():
+        if use.mig or use.pod_infos:
+            return None
+        keys[uuid] = _USAGE_KEY(use)
+    return keys
 
 
-def usage_key(use: UsageLike) -> tuple:
-    """The sharing rule, one device's usage: what ``apply_usage`` adds to it, or ``UNSHARED``."""
-    return UNSHARED if use.mig or use.pod_infos else _USAGE_KEY(use)
-
-
-def usage_keys(usage: Mapping[str, UsageLike]) -> dict[str, tuple]:
-    """``usage_key`` of each device's usage, by UUID: what a live node's usage object computes once
-    (``LiveUsageLike.keys``), so that its signature on a node is a lookup per device."""
-    return {uuid: usage_key(use) for uuid, use in usage.items()}
-
-
-def usage_signature(devices: Sequence[DeviceInfo], keys: Mapping[str, tuple]) -> tuple | None:
-    """The sharing rule, usage side: per device position, its ``usage_key`` (None for a device
-    without usage; ``keys`` from ``usage_keys``), so that nodes of one shape at equal usage per
-    position share a live verdict; None (not shared) when a device's usage is ``UNSHARED``."""
-    signature = tuple(map(keys.get, map(_DEVICE_ID, devices)))
-    return None if UNSHARED in signature else signature
+def usage_signature(devices: Sequence[DeviceInfo], keys: Mapping[str, tuple]) -> tuple:
+    """Per device position, its usage key (``usage_keys``; None for a device without usage): nodes
+    of one shape with equal signatures share a live verdict."""
+    return tuple(map(keys.get, map(_DEVICE_ID, devices)))
 
 
 def without_usage(fit: PodFit | None) -> PodFit | None:

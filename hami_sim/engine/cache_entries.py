@@ -128,22 +128,38 @@ def text_key_bytes(parts: tuple, max_chars: int) -> int | None:
     size = _SIZE(parts)
     chars = 0
     for part in parts:
-        if type(part) is tuple:
-            size += _SIZE(part)
-            items: tuple = part
+        if type(part) is str:
+            chars += len(part)
+            size += _STR + len(part) if part.isascii() else _SIZE(part)
+        elif part is None:
+            continue
         else:
-            items = (part,)
-        for item in items:
-            if type(item) is str:
-                chars += len(item)
-                size += _STR + len(item) if item.isascii() else _SIZE(item)
-            elif item is None:
-                continue
-            elif isinstance(item, int | float):
-                size += _text(item)
-            else:
+            counted = _tag_text(part) if type(part) is tuple else _number(part)
+            if counted is None:
                 return None
+            size, chars = size + counted[0], chars + counted[1]
     return size if chars <= max_chars else None
+
+
+def _tag_text(part: tuple) -> tuple[int, int] | None:
+    """(bytes, characters) of a key's nested tuple (a vendor tag: small ints, or text), or None."""
+    size, chars = _SIZE(part), 0
+    for item in part:
+        if type(item) is int and -5 <= item <= 256:
+            continue  # (a vendor's position: a cached small int)
+        if type(item) is str:
+            chars += len(item)
+            size += _STR + len(item) if item.isascii() else _SIZE(item)
+        elif item is not None:
+            counted = _number(item)
+            if counted is None:
+                return None
+            size += counted[0]
+    return size, chars
+
+
+def _number(value: object) -> tuple[int, int] | None:
+    return (_text(value), 0) if isinstance(value, int | float) else None
 
 
 def _device_bytes(d: DeviceInfo, seen: set[int]) -> int:

@@ -366,7 +366,8 @@ class Simulator:
         ``cache.usage_signature``), else fit."""
         usage, devices = live.devices if live is not None else None, inventory.devices
         shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
-        signature = usage_signature(devices, live.keys) if shape is not None and live and usage else None
+        keys = live.keys if live is not None and usage else None
+        signature = usage_signature(devices, keys) if shape is not None and keys is not None else None
         if usage and signature is None:
             shape = None
         cached = self.cache.shared(shape, ctx.key, devices, signature) if shape is not None else None

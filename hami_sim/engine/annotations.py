@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -30,6 +30,8 @@ __all__ = [
     "DEVICE_CORDON",
     "AnnotationError",
     "decode_device_json",
+    "known_registration",
+    "RebuiltDevices",
     "clear_templates",
     "encode_device_json",
     "decode_legacy",
@@ -119,19 +121,40 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
 
     An empty list decodes to ``[]``; the vendor decides whether that is an error.
     """
-    key: tuple[str, ...] | None = None
-    ids: list[str] = []
-    if value.isascii() and len(value) <= _TEMPLATE_MAX_CHARS:
-        parts = _DEVICE_ID.split(value)
-        ids, key = parts[1::2], (vendor, *parts[0::2])
+    split = _split_ids(value, vendor)
+    if split is not None:
+        key, ids = split
         template = _TEMPLATES.get(key)
         if template is not None and len(ids) == len(template.fields):
             build = template.build or _constructor(key, template, vendor)
             return build(ids)
     devices, common = _decode_devices(_load_list(value), vendor)
-    if key is not None and common and ids == [d.id for d in devices]:
-        _remember(key, devices)
+    if split is not None and common and split[1] == [d.id for d in devices]:
+        _remember(split[0], devices, vendor)
     return devices
+
+
+def known_registration(value: str, vendor: str) -> RebuiltDevices | None:
+    """The devices of a registration that is a remembered template's but for its UUIDs, as the
+    template and the UUIDs (built when read: ``RebuiltDevices``); None for any other (no device,
+    or not recognised: decode it). What ``decode_device_json`` would return, without building it."""
+    split = _split_ids(value, vendor)
+    if split is None:
+        return None
+    key, ids = split
+    template = _TEMPLATES.get(key)
+    if template is None or not ids or len(ids) != len(template.fields):
+        return None
+    return RebuiltDevices(template, tuple(ids))
+
+
+def _split_ids(value: str, vendor: str) -> tuple[tuple[str, ...], list[str]] | None:
+    """A registration as a template's key (the vendor and the text around each device's UUID) and
+    the UUIDs in order; None when it cannot be a template's (not ASCII, or too long)."""
+    if not value.isascii() or len(value) > _TEMPLATE_MAX_CHARS:
+        return None
+    parts = _DEVICE_ID.split(value)
+    return (vendor, *parts[0::2]), parts[1::2]
 
 
 def _load_list(value: str) -> list:
@@ -151,10 +174,10 @@ def _load_list(value: str) -> list:
     return data
 
 
-def _remember(key: tuple[str, ...], devices: list[DeviceInfo]) -> None:
+def _remember(key: tuple[str, ...], devices: list[DeviceInfo], vendor: str) -> None:
     """Keep a registration of common entries as a template (if the LRU takes it), its devices
     pointing at it."""
-    template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)))
+    template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)), vendor)
     if _TEMPLATES.put(key, template, approx_size(key, template.fields) + 64):
         for d in devices:
             d.template = template
@@ -165,11 +188,62 @@ class RegistrationTemplate:
     identity, so a node's devices name their shape in one reference (``Simulator._shape``).
     ``build`` rebuilds them from UUIDs (``_constructor``), made when the template is first reused."""
 
-    __slots__ = ("fields", "build", "__weakref__")
+    __slots__ = ("fields", "vendor", "build", "__weakref__")
 
-    def __init__(self, fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...]) -> None:
+    def __init__(
+        self, fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...], vendor: str
+    ) -> None:
         self.fields = fields
+        self.vendor = vendor
         self.build: Callable[[list[str]], list[DeviceInfo]] | None = None
+
+    def device(self, position: int, uid: str) -> DeviceInfo:
+        """The device at ``position`` of a registration of this template, named ``uid``."""
+        return DeviceInfo(uid, *self.fields[position], (), self.vendor, None, self)
+
+
+class RebuiltDevices(Sequence[DeviceInfo]):
+    """A node's devices as a registration template and its UUIDs (``known_registration``), each
+    device built when read. A cold CA call meets thousands of registrations that differ from a
+    template only in their UUIDs, and most are answered from their shape's shared verdict without
+    reading a device: they cost their UUIDs, not a device object each (nor the garbage collector's
+    passes over them). Immutable; equal to the tuple of the devices it builds."""
+
+    __slots__ = ("template", "ids")
+
+    def __init__(self, template: RegistrationTemplate, ids: tuple[str, ...]) -> None:
+        self.template = template
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> DeviceInfo: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[DeviceInfo, ...]: ...
+    def __getitem__(self, index: int | slice) -> DeviceInfo | tuple[DeviceInfo, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        position = range(len(self.ids))[index]  # (negative positions, and IndexError, as a tuple's)
+        return self.template.device(position, self.ids[position])
+
+    def __iter__(self) -> Iterator[DeviceInfo]:
+        device = self.template.device
+        return (device(k, uid) for k, uid in enumerate(self.ids))
+
+    def __reversed__(self) -> Iterator[DeviceInfo]:
+        return reversed(tuple(self))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RebuiltDevices | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (as a tuple of devices: they are not hashable)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 _DEVICE_NAMES = tuple(f.name for f in dataclasses.fields(DeviceInfo))

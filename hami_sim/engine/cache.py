@@ -16,6 +16,7 @@ from operator import attrgetter
 from types import MappingProxyType
 
 from .allocations import UsageLike
+from .annotations import RebuiltDevices
 from .cache_entries import (
     VERDICTS_PER_ENTRY,
     CachedVerdict,
@@ -99,6 +100,8 @@ def uuid_free_shape(inventory: Inventory) -> Hashable | None:
     if inventory.pair_scores or inventory.cordoned:
         return None
     devices = inventory.devices
+    if type(devices) is RebuiltDevices:
+        return devices.template if len(set(devices.ids)) == len(devices.ids) else None
     n = len(devices)
     if not n or len(set(map(_DEVICE_ID, devices))) != n:
         return None
@@ -108,6 +111,11 @@ def uuid_free_shape(inventory: Inventory) -> Hashable | None:
     if list(map(_CUSTOM_INFO, devices)).count(None) != n:
         return None
     return tuple(map(_DEVICE_SHAPE, devices))
+
+
+def device_ids(devices: Sequence[DeviceInfo]) -> tuple[str, ...]:
+    """The devices' UUIDs in order (a rebuilt registration's own, without building a device)."""
+    return devices.ids if type(devices) is RebuiltDevices else tuple(map(_DEVICE_ID, devices))
 
 
 def uuid_blind_devices(inventory: Inventory, vendors: Mapping[str, Vendor]) -> bool:
@@ -138,10 +146,10 @@ def usage_keys(usage: Mapping[str, UsageLike]) -> dict[str, tuple] | None:
     return keys
 
 
-def usage_signature(devices: Sequence[DeviceInfo], keys: Mapping[str, tuple]) -> tuple:
-    """Per device position, its usage key (``usage_keys``; None for a device without usage): nodes
-    of one shape with equal signatures share a live verdict."""
-    return tuple(map(keys.get, map(_DEVICE_ID, devices)))
+def usage_signature(ids: Sequence[str], keys: Mapping[str, tuple]) -> tuple:
+    """Per device position (``ids``: the UUIDs in order), its usage key (``usage_keys``; None for a
+    device without usage): nodes of one shape with equal signatures share a live verdict."""
+    return tuple(map(keys.get, ids))
 
 
 def without_usage(fit: PodFit | None) -> PodFit | None:
@@ -151,9 +159,10 @@ def without_usage(fit: PodFit | None) -> PodFit | None:
     return dataclasses.replace(fit, usage_after=None)
 
 
-def shared_fit(verdict: CachedVerdict, devices: Sequence[DeviceInfo]) -> SharedFit:
-    """``verdict`` (computed on ``devices``) ready to be relabelled for other nodes (``relabelled``)."""
-    positions = MappingProxyType({d.id: i for i, d in enumerate(devices)})
+def shared_fit(verdict: CachedVerdict, ids: Sequence[str]) -> SharedFit:
+    """``verdict`` (computed on devices of these UUIDs) ready to be relabelled for other nodes
+    (``relabelled``)."""
+    positions = MappingProxyType({uid: i for i, uid in enumerate(ids)})
     fit = verdict.fit
     assert fit is None or isinstance(fit, PodFit)  # fit on its own node, never a relabelled one
     chosen = (
@@ -170,47 +179,50 @@ def shared_fit(verdict: CachedVerdict, devices: Sequence[DeviceInfo]) -> SharedF
     return SharedFit(verdict, positions, chosen, _FIT_FIELDS(fit) if fit else ())
 
 
-def relabelled(shared: SharedFit, devices: tuple[DeviceInfo, ...]) -> CachedVerdict | None:
-    """``shared``'s verdict for a node of its shape: the same answer, its fit naming ``devices``'
-    UUIDs (at the positions the shared fit chose) when read (``Relabelled``: most answers are never
+def relabelled(shared: SharedFit, ids: tuple[str, ...]) -> CachedVerdict | None:
+    """``shared``'s verdict for a node of its shape: the same answer, its fit naming the node's
+    UUIDs ``ids`` (at the positions the shared fit chose) when read (``Relabelled``: most answers are never
     read past fits and reason, and a cold CA call relabels a verdict for each of thousands of
     nodes); None if the node has not the shape's number of devices."""
     verdict = shared.verdict
     fit = verdict.fit
     if fit is None or (not fit.containers and not fit.device_reasons):  # type: ignore[union-attr]
         return verdict
-    if len(devices) != len(shared.positions):
+    if len(ids) != len(shared.positions):
         return None
-    return _CACHED_VERDICT(verdict.fits, verdict.reason, Relabelled(shared, devices), verdict.score_after)
+    return _CACHED_VERDICT(verdict.fits, verdict.reason, _RELABELLED(shared, ids), verdict.score_after)
 
 
 @dataclass(slots=True, frozen=True)
 class Relabelled:
     """A shared fit as a node of its shape has it: built when read (``fit``), from the shared fit and
-    the node's devices; equal every time (both are immutable)."""
+    the node's UUIDs; equal every time (both are immutable)."""
 
     shared: SharedFit
-    devices: tuple[DeviceInfo, ...]
+    ids: tuple[str, ...]
 
     @property
     def fit(self) -> PodFit:
-        """The shared fit with the UUIDs (chosen devices, per-device reasons) of ``devices``."""
-        shared, devices = self.shared, self.devices
+        """The shared fit with the node's UUIDs (chosen devices, per-device reasons)."""
+        shared, ids = self.shared, self.ids
         fit: PodFit = shared.verdict.fit  # type: ignore[assignment]
         containers = []
         for chosen in shared.chosen:  # (loops, not nested comprehensions)
             row = []
             for at, head, tail in chosen:
-                row.append(_CONTAINER_DEVICE(*head, devices[at].id, *tail))
+                row.append(_CONTAINER_DEVICE(*head, ids[at], *tail))
             containers.append(tuple(row))
         reasons = fit.device_reasons
         if reasons:
             positions = shared.positions
-            reasons = MappingProxyType({devices[positions[uuid]].id: why for uuid, why in reasons.items()})
+            reasons = MappingProxyType({ids[positions[uuid]]: why for uuid, why in reasons.items()})
         values = list(shared.fit_fields)
         values[_FIT_CONTAINERS] = tuple(containers)
         values[_FIT_REASONS] = reasons
         return _POD_FIT(*values)
+
+
+_RELABELLED = positional(Relabelled)
 
 
 class RegistrationCache:
@@ -315,24 +327,24 @@ class RegistrationCache:
         return copy
 
     def shared(
-        self, shape: Hashable, pod_key: bytes, devices: tuple[DeviceInfo, ...], usage: tuple | None = None
+        self, shape: Hashable, pod_key: bytes, ids: tuple[str, ...], usage: tuple | None = None
     ) -> CachedVerdict | None:
         """The verdict of the registration's shape (at ``usage``, a ``usage_signature``; None: zero
-        usage) for this pod, relabelled with ``devices``' UUIDs."""
+        usage) for this pod, relabelled with the node's UUIDs ``ids``."""
         fits = self.lru.get((_SHAPE_TAG, shape, usage))
         found = fits.get(pod_key) if fits is not None else None  # type: ignore[union-attr]
-        return relabelled(found, devices) if found is not None else None
+        return relabelled(found, ids) if found is not None else None
 
     def share(
         self,
         shape: Hashable,
         pod_key: bytes,
         verdict: CachedVerdict,
-        devices: Sequence[DeviceInfo],
+        ids: tuple[str, ...],
         usage: tuple | None = None,
     ) -> None:
-        """Keep ``verdict`` (on ``devices``, at ``usage``) for every registration of its shape."""
-        shared = shared_fit(verdict, devices)
+        """Keep ``verdict`` (on devices of UUIDs ``ids``, at ``usage``) for every registration of its shape."""
+        shared = shared_fit(verdict, ids)
         size = shared_bytes(shared)
         key = (_SHAPE_TAG, shape, usage)
         fits = self.lru.get(key)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from .annotations import RebuiltDevices
 from .fit import PodFit
 from .lru import approx_size
 from .model import DeviceInfo, Inventory
@@ -183,6 +184,9 @@ def inventory_bytes(inventory: Inventory) -> int:
     devices = inventory.devices
     # (the object's, the tuple's and the key's sizes by their formulas: this runs per new node)
     size = _INVENTORY + _TUPLE + _POINTER * len(devices) + _BYTES + len(inventory.key) + _ENTRY
+    if type(devices) is RebuiltDevices:  # its UUIDs (ASCII, as its template's text) in a tuple
+        ids = devices.ids
+        return size + _REBUILT + _STR * len(ids) + sum(map(len, ids)) + len(inventory.error)
     rebuilt = _rebuilt_devices_bytes(devices)
     if rebuilt is not None:
         size += rebuilt
@@ -195,6 +199,9 @@ def inventory_bytes(inventory: Inventory) -> int:
     if inventory.cordoned:
         size += approx_size(inventory.cordoned)
     return size + len(inventory.error)
+
+
+_REBUILT = _SIZE(RebuiltDevices(None, ()))  # type: ignore[arg-type]
 
 
 def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:

@@ -12,7 +12,7 @@ packing key), and ``tests/engine/test_fit_reads.py`` fails when a field is in ne
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
@@ -320,7 +320,8 @@ class Inventory:
         "entry": "the cache's record of it",
     }
 
-    devices: tuple[DeviceInfo, ...] = ()
+    # a tuple, or a registration template's devices built when read (``annotations.RebuiltDevices``)
+    devices: Sequence[DeviceInfo] = ()
     pair_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     cordoned: frozenset[str] = frozenset()
     node_group: str | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import orjson
 
 from . import reasons as R
-from .annotations import DEVICE_CORDON, parse_cordon
+from .annotations import DEVICE_CORDON, RebuiltDevices, parse_cordon
 from .cache_entries import Entry, key_bytes, text_key_bytes
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError, positional
@@ -162,7 +162,11 @@ class NodeKinds:
 def parse_inventory(
     annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
 ) -> Inventory:
-    """Every vendor's devices on the node; the first vendor error when none registers any."""
+    """Every vendor's devices on the node; the first vendor error when none registers any. A node
+    whose one registration is a remembered template's keeps it as such (``_rebuilt``)."""
+    rebuilt = _rebuilt(annotations, node_vendors) if DEVICE_CORDON not in annotations else None
+    if rebuilt is not None:
+        return _INVENTORY(rebuilt, {}, _NO_CORDON, None, "annotation", "", key, entry)
     devices: list[DeviceInfo] = []
     pair_scores: dict[str, dict[str, int]] = {}
     first_error = ""
@@ -180,5 +184,22 @@ def parse_inventory(
     return _INVENTORY(tuple(devices), pair_scores, cordoned, None, "annotation", "", key, entry)
 
 
+def _rebuilt(annotations: Mapping[str, str], node_vendors: list[Vendor]) -> RebuiltDevices | None:
+    """The node's devices as a registration template's (``NodeReads.rebuilt``), when its vendors
+    all register a JSON device list (``NodeReads.json_devices``: one that is absent finds nothing)
+    and exactly one of those registrations is present; None otherwise (decode the node)."""
+    present = None
+    for vendor in node_vendors:
+        reads = vendor.reads
+        if not reads.json_devices:
+            return None
+        if reads.registers[0] in annotations:
+            if present is not None:
+                return None
+            present = vendor
+    return present.reads.rebuilt(present.common_word, annotations) if present is not None else None
+
+
+_NO_CORDON = parse_cordon(None)
 #: ``Inventory`` from all its fields in order (a cold CA call builds one per node: ~0.5 us saved each)
 _INVENTORY = positional(Inventory)

@@ -24,6 +24,7 @@ from .cache import (
     RegistrationCache,
     Relabelled,
     cache_bytes_from_env,
+    device_ids,
     usage_signature,
     uuid_blind_devices,
     uuid_free_shape,
@@ -364,20 +365,21 @@ class Simulator:
         """The pod on the node's devices (carrying ``live`` usage, if any): shared with the nodes of
         its shape at equal usage per device when neither side reads UUIDs (``cache.uuid_free_shape``,
         ``cache.usage_signature``), else fit."""
-        usage, devices = live.devices if live is not None else None, inventory.devices
+        usage = live.devices if live is not None else None
         shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
+        ids = device_ids(inventory.devices) if shape is not None else ()
         keys = live.keys if live is not None and usage else None
-        signature = usage_signature(devices, keys) if shape is not None and keys is not None else None
+        signature = usage_signature(ids, keys) if shape is not None and keys is not None else None
         if usage and signature is None:
             shape = None
-        cached = self.cache.shared(shape, ctx.key, devices, signature) if shape is not None else None
+        cached = self.cache.shared(shape, ctx.key, ids, signature) if shape is not None else None
         if cached is None:
             state = inventory.state(name)
             if usage:
                 apply_usage(state, usage, in_place=True)
             cached = self._fresh(ctx, name, state)
             if shape is not None and uuid_blind_devices(inventory, self.vendors):
-                self.cache.share(shape, ctx.key, cached, devices, signature)
+                self.cache.share(shape, ctx.key, cached, ids, signature)
         return cached
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:

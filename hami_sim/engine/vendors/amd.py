@@ -91,7 +91,7 @@ class AmdVendor(Vendor):
     register_key = AMD_REGISTER
 
     def node_reads(self) -> NodeReads:
-        return NodeReads(registers=(AMD_REGISTER,))
+        return NodeReads(registers=(AMD_REGISTER,), json_devices=True)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

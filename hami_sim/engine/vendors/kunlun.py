@@ -214,7 +214,7 @@ class KunlunVxpuVendor(Vendor):
     register_key = XPU_REGISTER
 
     def node_reads(self) -> NodeReads:
-        return NodeReads(registers=(XPU_REGISTER,))
+        return NodeReads(registers=(XPU_REGISTER,), json_devices=True)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

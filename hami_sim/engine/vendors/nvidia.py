@@ -183,7 +183,10 @@ class NvidiaVendor(Vendor):
     def node_reads(self) -> NodeReads:
         """The registration and the operator's pair scores; asked on every node (the default backend)."""
         return NodeReads(
-            registers=(NVIDIA_REGISTER,), annotations={NVIDIA_PAIR_SCORE: "pair_scores"}, every_node=True
+            registers=(NVIDIA_REGISTER,),
+            annotations={NVIDIA_PAIR_SCORE: "pair_scores"},
+            every_node=True,
+            json_devices=True,
         )
 
     def node_devices(

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..annotations import RebuiltDevices, known_registration
 from ..model import DeviceInfo, Inventory
 
 __all__ = ["NodeReads", "fit_reads_field", "node_name", "node_labels", "capacity_raw"]
@@ -65,7 +66,10 @@ class NodeReads:
     ``annotations`` / ``labels``: further annotation keys / node labels read once registered, each
     -> the model field it fills; ``name``: the field the node name fills ("" = not read).
     ``every_node``: the vendor is asked on every node, registered or not (NVIDIA, the default
-    backend: a lookup per node would cost more than the empty read).
+    backend: a lookup per node would cost more than the empty read). ``json_devices``: the one
+    registration is a JSON ``[]DeviceInfo`` that ``node_devices`` returns as decoded
+    (``node_codecs.json_devices``) when none of ``annotations`` is present, and nothing when it is
+    absent: such a node's devices may then be a remembered template's (``rebuilt``).
     """
 
     registers: tuple[str, ...] = ()
@@ -74,6 +78,11 @@ class NodeReads:
     labels: Mapping[str, str] = field(default_factory=dict)
     name: str = ""
     every_node: bool = False
+    json_devices: bool = False
+
+    def __post_init__(self) -> None:
+        if self.json_devices and (len(self.registers) != 1 or self.capacity or self.labels or self.name):
+            raise ValueError("json_devices: one registration annotation, and nothing read but annotations")
 
     def sources(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         """(annotation keys, capacity names) whose presence calls the vendor in; None = every node."""
@@ -113,3 +122,12 @@ class NodeReads:
             *(labels.get(k) for k in self._read_labels()),
             node_name(node) if self.reads_name() else None,
         )
+
+    def rebuilt(self, word: str, annotations: Mapping[str, str]) -> RebuiltDevices | None:
+        """The devices ``node_devices`` finds, when they are a remembered registration template's
+        but for their UUIDs (``annotations.known_registration``): only for a ``json_devices``
+        backend, with none of its other annotations present; None otherwise (decode the node)."""
+        if not self.json_devices or any(key in annotations for key in self.annotations):
+            return None
+        raw = annotations.get(self.registers[0])
+        return known_registration(raw, word) if type(raw) is str else None

@@ -14,9 +14,9 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
+from typing import NamedTuple
 
-from .allocations import UsageLike
-from .annotations import RebuiltDevices
+from .allocations import LiveUsageLike, UsageLike
 from .cache_entries import (
     VERDICTS_PER_ENTRY,
     CachedVerdict,
@@ -40,6 +40,7 @@ from .lru import (
     cache_metrics,
 )
 from .model import ContainerDevice, DeviceInfo, Inventory, positional
+from .templates import RebuiltDevices
 from .vendors.base import Vendor
 
 __all__ = [
@@ -150,6 +151,29 @@ def usage_signature(ids: Sequence[str], keys: Mapping[str, tuple]) -> tuple:
     """Per device position (``ids``: the UUIDs in order), its usage key (``usage_keys``; None for a
     device without usage): nodes of one shape with equal signatures share a live verdict."""
     return tuple(map(keys.get, ids))
+
+
+class Sharing(NamedTuple):
+    """Where a verdict is shared (``sharing_of``): the shape's key, at a usage (None: zero usage),
+    and the node's own UUIDs (a shared verdict names them when read)."""
+
+    shape: Hashable
+    usage: tuple | None
+    ids: tuple[str, ...]
+
+
+def sharing_of(inventory: Inventory, live: LiveUsageLike | None) -> Sharing | None:
+    """The sharing rule, whole: a verdict on ``inventory`` (at ``live`` usage, if any) is shared with
+    the nodes of its ``uuid_free_shape`` at equal usage per device (``usage_signature``); None when
+    it is not (the caller has checked the pod's side, ``PodContext.uuid_blind``)."""
+    shape = uuid_free_shape(inventory)
+    if shape is None:
+        return None
+    ids = device_ids(inventory.devices)
+    if live is None or not live.devices:
+        return Sharing(shape, None, ids)
+    keys = live.keys
+    return Sharing(shape, usage_signature(ids, keys), ids) if keys is not None else None
 
 
 def without_usage(fit: PodFit | None) -> PodFit | None:
@@ -326,31 +350,22 @@ class RegistrationCache:
             entry.tagged[(node_group, source)] = copy
         return copy
 
-    def shared(
-        self, shape: Hashable, pod_key: bytes, ids: tuple[str, ...], usage: tuple | None = None
-    ) -> CachedVerdict | None:
-        """The verdict of the registration's shape (at ``usage``, a ``usage_signature``; None: zero
-        usage) for this pod, relabelled with the node's UUIDs ``ids``."""
-        fits = self.lru.get((_SHAPE_TAG, shape, usage))
+    def shared(self, sharing: Sharing, pod_key: bytes) -> CachedVerdict | None:
+        """The verdict of the registration's shape (``sharing_of``) for this pod, relabelled with
+        the node's UUIDs."""
+        fits = self.lru.get((_SHAPE_TAG, sharing.shape, sharing.usage))
         found = fits.get(pod_key) if fits is not None else None  # type: ignore[union-attr]
-        return relabelled(found, ids) if found is not None else None
+        return relabelled(found, sharing.ids) if found is not None else None
 
-    def share(
-        self,
-        shape: Hashable,
-        pod_key: bytes,
-        verdict: CachedVerdict,
-        ids: tuple[str, ...],
-        usage: tuple | None = None,
-    ) -> None:
-        """Keep ``verdict`` (on devices of UUIDs ``ids``, at ``usage``) for every registration of its shape."""
-        shared = shared_fit(verdict, ids)
+    def share(self, sharing: Sharing, pod_key: bytes, verdict: CachedVerdict) -> None:
+        """Keep ``verdict`` (on the node ``sharing`` names) for every registration of its shape."""
+        shared = shared_fit(verdict, sharing.ids)
         size = shared_bytes(shared)
-        key = (_SHAPE_TAG, shape, usage)
+        key = (_SHAPE_TAG, sharing.shape, sharing.usage)
         fits = self.lru.get(key)
         if not isinstance(fits, dict):
             fits = {}
-            if not self.lru.put(key, fits, shape_bytes(key, shape, fits, usage)):
+            if not self.lru.put(key, fits, shape_bytes(key, sharing.shape, fits, sharing.usage)):
                 return
         if len(fits) < VERDICTS_PER_ENTRY and self.lru.grow(key, size, fits):
             fits[pod_key] = shared

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from .annotations import RebuiltDevices
 from .fit import PodFit
 from .lru import approx_size
 from .model import DeviceInfo, Inventory
+from .templates import RebuiltDevices
 
 if TYPE_CHECKING:
     from .cache import Relabelled
@@ -209,7 +209,7 @@ def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:
     ASCII UUIDs and no vendor data (each is its object and its UUID: a cold call charges thousands);
     None for any other devices. A node's devices are all its template's when the first and the last
     are and there are as many as it has (a vendor's devices are contiguous); a template is made
-    from ASCII registrations only (``annotations._remember``), but a vendor may add data after."""
+    from ASCII registrations only (``templates.remember``), but a vendor may add data after."""
     n = len(devices)
     template = devices[0].template if n else None
     if template is None or devices[-1].template is not template or len(template.fields) != n:

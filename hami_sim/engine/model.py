@@ -5,7 +5,7 @@ Slotted dataclasses because the extender builds thousands of them per call.
 **What a fit reads.** Each type declares the fields a fit depends on (``FIT_READS``) and the fields
 it does not, each with the reason (``NOT_READ``); every cache key over these types is derived from
 the declarations (``SHAPE`` below, the pod key in ``simulate``, the device-score key in ``policy``,
-the estimator's usage signature, the registration template in ``annotations``, the gRPC expander's
+the estimator's usage signature, the registration template in ``templates``, the gRPC expander's
 packing key), and ``tests/engine/test_fit_reads.py`` fails when a field is in neither.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 if TYPE_CHECKING:
-    from .annotations import RegistrationTemplate
     from .cache_entries import Entry
+    from .templates import RegistrationTemplate
 
 from .names import pod_key
 
@@ -100,7 +100,7 @@ class DeviceInfo:
     mig_profiles: tuple[MigProfile, ...] = ()
     device_vendor: str = ""
     custom_info: dict | None = None
-    #: the registration template it was decoded with (``annotations.RegistrationTemplate``): the
+    #: the registration template it was decoded with (``templates.RegistrationTemplate``): the
     #: devices of one registration share it, and with it every field but ``id``; None when decoded
     #: field by field. Not content (left out of equality): a device is never changed after decoding.
     template: RegistrationTemplate | None = field(default=None, compare=False, repr=False)
@@ -320,7 +320,7 @@ class Inventory:
         "entry": "the cache's record of it",
     }
 
-    # a tuple, or a registration template's devices built when read (``annotations.RebuiltDevices``)
+    # a tuple, or a registration template's devices built when read (``templates.RebuiltDevices``)
     devices: Sequence[DeviceInfo] = ()
     pair_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     cordoned: frozenset[str] = frozenset()

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 import orjson
 
 from . import reasons as R
-from .annotations import DEVICE_CORDON, RebuiltDevices, parse_cordon
+from .annotations import DEVICE_CORDON, parse_cordon
 from .cache_entries import Entry, key_bytes, text_key_bytes
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError, positional
+from .templates import RebuiltDevices
 from .vendors import Vendor
 
 __all__ = [

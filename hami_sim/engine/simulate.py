@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from .allocations import LiveUsageLike, apply_usage
-from .annotations import DEVICE_CORDON, clear_templates
+from .annotations import DEVICE_CORDON
 from .cache import (
     ByteLRU,
     CachedVerdict,
@@ -24,10 +24,8 @@ from .cache import (
     RegistrationCache,
     Relabelled,
     cache_bytes_from_env,
-    device_ids,
-    usage_signature,
+    sharing_of,
     uuid_blind_devices,
-    uuid_free_shape,
     without_usage,
 )
 from .cache_entries import key_bytes
@@ -45,6 +43,7 @@ from .node_kinds import (
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import parse_pod
 from .sightings import ResolverState, SightedNodes, Sightings, names_of, sighted_inventories
+from .templates import clear_templates
 from .vendors import Vendor, default_vendors
 
 __all__ = [
@@ -363,23 +362,18 @@ class Simulator:
         self, ctx: PodContext, name: str, inventory: Inventory, live: LiveUsageLike | None
     ) -> CachedVerdict:
         """The pod on the node's devices (carrying ``live`` usage, if any): shared with the nodes of
-        its shape at equal usage per device when neither side reads UUIDs (``cache.uuid_free_shape``,
-        ``cache.usage_signature``), else fit."""
+        its shape at equal usage per device when neither side reads UUIDs (``cache.sharing_of``), else
+        fit."""
         usage = live.devices if live is not None else None
-        shape = uuid_free_shape(inventory) if ctx.uuid_blind else None
-        ids = device_ids(inventory.devices) if shape is not None else ()
-        keys = live.keys if live is not None and usage else None
-        signature = usage_signature(ids, keys) if shape is not None and keys is not None else None
-        if usage and signature is None:
-            shape = None
-        cached = self.cache.shared(shape, ctx.key, ids, signature) if shape is not None else None
+        sharing = sharing_of(inventory, live) if ctx.uuid_blind else None
+        cached = self.cache.shared(sharing, ctx.key) if sharing is not None else None
         if cached is None:
             state = inventory.state(name)
             if usage:
                 apply_usage(state, usage, in_place=True)
             cached = self._fresh(ctx, name, state)
-            if shape is not None and uuid_blind_devices(inventory, self.vendors):
-                self.cache.share(shape, ctx.key, cached, ids, signature)
+            if sharing is not None and uuid_blind_devices(inventory, self.vendors):
+                self.cache.share(sharing, ctx.key, cached)
         return cached
 
     def prioritize_score(self, ctx: PodContext, verdict: NodeVerdict) -> int:

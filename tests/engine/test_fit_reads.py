@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from hami_sim.engine import model
-from hami_sim.engine.annotations import _TEMPLATE_NAMES
 from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, PodView
+from hami_sim.engine.templates import _TEMPLATE_NAMES
 
 MODEL_TYPES = [
     obj

@@ -1,5 +1,5 @@
 """A registration that is a remembered template's but for its UUIDs keeps its devices as the template
-and the UUIDs (``annotations.RebuiltDevices``): it must read exactly as the devices decoded alone."""
+and the UUIDs (``templates.RebuiltDevices``): it must read exactly as the devices decoded alone."""
 
 from __future__ import annotations
 
@@ -8,13 +8,9 @@ import copy
 import orjson
 import pytest
 
-from hami_sim.engine.annotations import (
-    RebuiltDevices,
-    clear_templates,
-    decode_device_json,
-    known_registration,
-)
+from hami_sim.engine.annotations import decode_device_json
 from hami_sim.engine.simulate import EngineConfig, Simulator
+from hami_sim.engine.templates import RebuiltDevices, clear_templates, known_registration
 from hami_sim.engine.vendors.amd import AMD_REGISTER
 from hami_sim.engine.vendors.kunlun import XPU_REGISTER
 from hami_sim.engine.vendors.nvidia import NVIDIA_REGISTER

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
@@ -97,13 +97,34 @@ def live_usage(
     return found[2] or found[0]
 
 
-def live_usage_reader() -> Callable[[str], LiveUsage | str | None]:
+def live_usage_reader(
+    now: datetime | None = None, view: StoreView | None = None
+) -> Callable[[str], LiveUsage | str | None]:
     """``live_usage`` for one answer: the clock is read and the store checked for freshness once, so
     every node of a CA call is aged from the same instant against the same state (and a thousand
-    live nodes do not read either a thousand times)."""
-    now = timezone.now()
-    view = get_store().view()
-    return lambda name: live_usage(name, now, view)
+    live nodes do not read either a thousand times). A node observed (or confirmed) since the
+    staleness cutoff is fresh whatever the policy: its usage is handed out at once; any other node
+    is judged by ``live_usage``. ``now`` and ``view``: the instant and the state (default: the clock,
+    and the store after a freshness check)."""
+    now = now or timezone.now()
+    view = view or get_store().view()
+    nodes = view.nodes
+    # (a microsecond after the cutoff: ``timedelta`` rounds the setting, the judgement does not)
+    cutoff = now - timedelta(seconds=conf().usage_stale_seconds) + timedelta(microseconds=1)
+    confirmed = view.confirmed_at
+    every_fresh = view.from_snapshot or (confirmed is not None and confirmed >= cutoff)
+
+    def read(name: str) -> LiveUsage | str | None:
+        usage = nodes.get(name)
+        if (
+            usage is not None
+            and (every_fresh or usage.observed_at >= cutoff)
+            and not name.startswith(TEMPLATE_PREFIX)
+        ):
+            return usage
+        return live_usage(name, now, view)
+
+    return read
 
 
 def live_state(name: str, inventory: Inventory) -> NodeState | str | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
@@ -21,6 +20,7 @@ from .cache_entries import (
     VERDICTS_PER_ENTRY,
     CachedVerdict,
     Entry,
+    Relabelled,
     SharedFit,
     inventory_bytes,
     live_bytes,
@@ -76,14 +76,11 @@ _DEVICE_SHAPE = attrgetter(*DeviceInfo.SHAPE)
 
 #: a relabelled verdict is rebuilt positionally in its types' own field order (``dataclasses.replace``
 #: costs ~2 us a call, and a cold CA call relabels a verdict for each of thousands of nodes)
-_CONTAINER_DEVICE = positional(ContainerDevice)
-_POD_FIT = positional(PodFit)
 _CACHED_VERDICT = positional(CachedVerdict)
+_RELABELLED = positional(Relabelled)
 _CHOSEN_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(ContainerDevice)))
 _CHOSEN_UUID = [f.name for f in dataclasses.fields(ContainerDevice)].index("uuid")
 _FIT_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(PodFit)))
-_FIT_CONTAINERS = [f.name for f in dataclasses.fields(PodFit)].index("containers")
-_FIT_REASONS = [f.name for f in dataclasses.fields(PodFit)].index("device_reasons")
 assert all(f.init for f in dataclasses.fields(PodFit) + dataclasses.fields(ContainerDevice))
 #: what a device's live usage adds to it (``allocations.UsageLike``), when a verdict at that usage is
 #: shared: all but MIG placements and pod infos (a usage that has either is never shared)
@@ -215,38 +212,6 @@ def relabelled(shared: SharedFit, ids: tuple[str, ...]) -> CachedVerdict | None:
     if len(ids) != len(shared.positions):
         return None
     return _CACHED_VERDICT(verdict.fits, verdict.reason, _RELABELLED(shared, ids), verdict.score_after)
-
-
-@dataclass(slots=True, frozen=True)
-class Relabelled:
-    """A shared fit as a node of its shape has it: built when read (``fit``), from the shared fit and
-    the node's UUIDs; equal every time (both are immutable)."""
-
-    shared: SharedFit
-    ids: tuple[str, ...]
-
-    @property
-    def fit(self) -> PodFit:
-        """The shared fit with the node's UUIDs (chosen devices, per-device reasons)."""
-        shared, ids = self.shared, self.ids
-        fit: PodFit = shared.verdict.fit  # type: ignore[assignment]
-        containers = []
-        for chosen in shared.chosen:  # (loops, not nested comprehensions)
-            row = []
-            for at, head, tail in chosen:
-                row.append(_CONTAINER_DEVICE(*head, ids[at], *tail))
-            containers.append(tuple(row))
-        reasons = fit.device_reasons
-        if reasons:
-            positions = shared.positions
-            reasons = MappingProxyType({ids[positions[uuid]]: why for uuid, why in reasons.items()})
-        values = list(shared.fit_fields)
-        values[_FIT_CONTAINERS] = tuple(containers)
-        values[_FIT_REASONS] = reasons
-        return _POD_FIT(*values)
-
-
-_RELABELLED = positional(Relabelled)
 
 
 class RegistrationCache:

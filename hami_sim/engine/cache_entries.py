@@ -8,24 +8,23 @@ Values are immutable (frozen dataclasses, tuples): one cached object is handed t
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import weakref
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from types import MappingProxyType
 
 from .fit import PodFit
 from .lru import approx_size
-from .model import DeviceInfo, Inventory
+from .model import ContainerDevice, DeviceInfo, Inventory, positional
 from .templates import RebuiltDevices
-
-if TYPE_CHECKING:
-    from .cache import Relabelled
 
 __all__ = [
     "CachedVerdict",
     "Entry",
+    "Relabelled",
     "SharedFit",
     "VERDICTS_PER_ENTRY",
     "key_bytes",
@@ -78,6 +77,43 @@ class SharedFit:
     positions: Mapping[str, int]
     chosen: tuple[tuple[tuple[int, tuple, tuple], ...], ...]
     fit_fields: tuple
+
+
+@dataclass(slots=True, frozen=True)
+class Relabelled:
+    """A shared fit as a node of its shape has it: built when read (``fit``), from the shared fit and
+    the node's UUIDs; equal every time (both are immutable)."""
+
+    shared: SharedFit
+    ids: tuple[str, ...]
+
+    @property
+    def fit(self) -> PodFit:
+        """The shared fit with the node's UUIDs (chosen devices, per-device reasons)."""
+        shared, ids = self.shared, self.ids
+        fit: PodFit = shared.verdict.fit  # type: ignore[assignment]
+        containers = []
+        for chosen in shared.chosen:  # (loops, not nested comprehensions)
+            row = []
+            for at, head, tail in chosen:
+                row.append(_CONTAINER_DEVICE(*head, ids[at], *tail))
+            containers.append(tuple(row))
+        reasons = fit.device_reasons
+        if reasons:
+            positions = shared.positions
+            reasons = MappingProxyType({ids[positions[uuid]]: why for uuid, why in reasons.items()})
+        values = list(shared.fit_fields)
+        values[_FIT_CONTAINERS] = tuple(containers)
+        values[_FIT_REASONS] = reasons
+        return _POD_FIT(*values)
+
+
+#: a relabelled fit is rebuilt positionally in its types' own field order (``dataclasses.replace``
+#: costs ~2 us a call)
+_CONTAINER_DEVICE = positional(ContainerDevice)
+_POD_FIT = positional(PodFit)
+_FIT_CONTAINERS = [f.name for f in dataclasses.fields(PodFit)].index("containers")
+_FIT_REASONS = [f.name for f in dataclasses.fields(PodFit)].index("device_reasons")
 
 
 #: pod keys remembered per registration (CA asks about a few pending pod shapes at a time); the
@@ -222,12 +258,12 @@ def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:
 def verdict_bytes(verdict: CachedVerdict, shares_devices: bool = False) -> int:
     """A verdict in an entry's map: its slot, the verdict, its fit and chosen devices (their UUIDs
     are the node's own strings, charged with its inventory, unless ``shares_devices`` is False)."""
-    size = _DICT_SLOT + _SIZE(verdict)
     fit = verdict.fit
-    if fit is None:
+    if type(fit) is Relabelled:  # relabelled when read: the shared fit and the node's own UUIDs
+        return _RELABELLED_VERDICT
+    size = _DICT_SLOT + _SIZE(verdict)
+    if not isinstance(fit, PodFit):  # (no fit: no device asked for)
         return size
-    if not isinstance(fit, PodFit):  # relabelled when read: the shared fit and the node's own devices
-        return size + _SIZE(fit)
     size += _SIZE(fit) + _SIZE(fit.containers)
     for container in fit.containers:
         size += _SIZE(container)
@@ -271,3 +307,5 @@ def shape_bytes(key: tuple, shape: Hashable, fits: dict, usage: tuple | None) ->
 
 _LIVE_SLOT = _DICT_SLOT + _SIZE((None, None)) + _SIZE(weakref.ref(CachedVerdict(True, "", None, 0.0)))
 _TAG_SLOT = _DICT_SLOT + _SIZE(("", ""))
+#: a relabelled verdict: its slot, the verdict and the ``Relabelled`` (each the same size: slotted)
+_RELABELLED_VERDICT = _DICT_SLOT + _SIZE(CachedVerdict(True, "", None, 0.0)) + _SIZE(Relabelled(None, ()))  # type: ignore[arg-type]

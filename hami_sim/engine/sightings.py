@@ -121,13 +121,14 @@ def sighted_inventories(
     """Each node's name and inventory: a sighted node's from its sighting while it holds and its
     registration is still cached (``touch``, which marks it used), any other decoded, resolved by
     ``inventory_of`` and remembered."""
-    raw = nodes.raw
+    raw, decoded = nodes.raw, nodes._decoded
     for i, sighting in enumerate(nodes.sightings):
-        inventory = sighted_inventory(sighting, state)
-        if inventory is not None and touch(inventory):
-            yield sighting.name, inventory  # type: ignore[union-attr]
-            continue
-        node = nodes[i]
+        if sighting is not None:
+            inventory = sighted_inventory(sighting, state)
+            if inventory is not None and touch(inventory):
+                yield sighting.name, inventory
+                continue
+        node = decoded[i] if decoded[i] is not None else nodes[i]  # (decoded by the wire checks)
         name = node["metadata"]["name"]
         inventory = inventory_of(node)
         sightings.remember(raw[i], name, inventory, state)

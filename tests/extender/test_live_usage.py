@@ -4,6 +4,8 @@ pod is gone, never trusts stale usage, and follows the watcher's pod events."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import orjson
 import pytest
 
@@ -267,3 +269,36 @@ def test_one_calls_reader_answers_as_live_usage_does(kube_api, source, settings,
         assert got is want if not isinstance(want, str) else got.split(" ago")[0] == want.split(" ago")[0]
     assert (read(TEMPLATE), read("ip-10-9-9-9")) == (None, None)
     assert isinstance(read(LIVE), str) == (stale_seconds < 0 and policy == "fail")
+
+
+_NOW = datetime(2026, 12, 5, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("name", "observed_ago", "confirmed_ago", "snapshot", "policy"),
+    [
+        (LIVE, timedelta(seconds=10), None, False, "fail"),  # observed lately: fresh
+        (LIVE, timedelta(seconds=600), None, False, "fail"),  # exactly the limit old: still fresh
+        (LIVE, timedelta(seconds=600, microseconds=1), None, False, "fail"),  # a microsecond past: stale
+        (LIVE, timedelta(seconds=700), None, False, "last-known"),  # stale, kept by the policy
+        (LIVE, timedelta(seconds=700), timedelta(seconds=5), False, "fail"),  # confirmed lately: fresh
+        (LIVE, timedelta(seconds=700), timedelta(seconds=900), False, "fail"),  # both old: stale
+        (LIVE, timedelta(seconds=700), None, True, "fail"),  # a file:// snapshot never goes stale
+        (TEMPLATE, timedelta(seconds=10), None, False, "fail"),  # a template is never live, held or not
+        ("ip-10-9-9-9", timedelta(seconds=10), None, False, "fail"),  # not in the store: not live
+    ],
+)
+def test_the_readers_fresh_shortcut_answers_as_live_usage_does(
+    settings, name, observed_ago, confirmed_ago, snapshot, policy
+):
+    """A call's reader hands out a node observed or confirmed since the staleness cutoff at once;
+    every answer, at and around the cutoff, is the one ``live_usage`` gives for the same state."""
+    from usage.live import live_usage, live_usage_reader
+    from usage.store import LiveUsage, StoreView, UsageStore
+
+    settings.USAGE_STALE_SECONDS, settings.USAGE_STALE_POLICY = 600, policy
+    held = {n: LiveUsage(n, {}, _NOW - observed_ago, 1, {}) for n in (LIVE, TEMPLATE)}
+    confirmed = _NOW - confirmed_ago if confirmed_ago is not None else None
+    view = StoreView(held, confirmed, snapshot, UsageStore())
+    want, got = live_usage(name, _NOW, view), live_usage_reader(_NOW, view)(name)
+    assert got is want if not isinstance(want, str) else got == want

@@ -66,7 +66,7 @@ __all__ = [
 # verdicts beside the usage object each was computed on, and its group-tagged copies. What is added to
 # an entry after it is stored is charged to it (``ByteLRU.grow``), so the one budget bounds all of it.
 # Registrations that differ only in their UUIDs share a verdict through a shape entry in the same LRU
-# (``uuid_free_shape``, the one place that rule lives).
+# (``sharing_of``, the one place that rule lives).
 
 
 _DEVICE_ID = attrgetter("id")

@@ -48,9 +48,12 @@ def _cached_answers() -> list[tuple[str, object]]:
             [again] = sim.filter_nodes(ctx, [gpu_node(node)])
             assert again.device_fit is verdict.device_fit  # handed out from the cache
             out.append((f"{label} {node}", verdict.fit))
+            # what the cache itself holds: the fit, or a shared fit and this node's UUIDs
+            out.append((f"{label} {node} as cached", verdict.device_fit))
         usage = _Usage({"ip-1-GPU-0": _Use(1, 1000, 10)})
         [live] = sim.filter_nodes(ctx, [gpu_node("ip-1")], live=lambda name, u=usage: u)
         out.append((f"{label} live", live.fit))
+        out.append((f"{label} live as cached", live.device_fit))
     return out
 
 

@@ -76,7 +76,7 @@ def remember(key: tuple[str, ...], devices: list[DeviceInfo], vendor: str) -> No
 
 class RegistrationTemplate:
     """A registration's devices but their UUIDs, shared by the devices rebuilt from it: equal by
-    identity, so a node's devices name their shape in one reference (``Simulator._shape``).
+    identity, so a node's devices name their shape in one reference (``cache.uuid_free_shape``).
     ``build`` rebuilds them from UUIDs (``_constructor``), made when the template is first reused."""
 
     __slots__ = ("fields", "vendor", "build", "__weakref__")
@@ -173,8 +173,8 @@ _TEMPLATE_NAMES = tuple(f for f in DeviceInfo.SHAPE if f not in ("mig_profiles",
 assert tuple(f.name for f in dataclasses.fields(DeviceInfo))[1:9] == _TEMPLATE_NAMES, _TEMPLATE_NAMES
 _TEMPLATE_FIELDS = attrgetter(*_TEMPLATE_NAMES)
 _TEMPLATE_MAX_CHARS = 16384
-#: what it buys: a cold CA call over 1,000 8-GPU templates of one group decodes in ~44 ms instead of
-#: ~54 ms (``bench/filter_bench.py`` cold). One per process, sized from ``HAMI_SIM_CACHE_BYTES`` (a
+#: what it buys: a cold CA call over 1,000 8-GPU templates of one group takes ~30 ms of CPU instead of
+#: ~89 ms with this memo alone off (``bench/filter_bench.py``'s cold case). One per process, sized from ``HAMI_SIM_CACHE_BYTES`` (a
 #: 64th of it, 2 MiB by default; ``0`` turns it off), since the vendors decode without a simulator.
 _TEMPLATES: ByteLRU[tuple[str, ...], RegistrationTemplate] = ByteLRU(
     cache_bytes_from_env() // 64, name="registration templates"

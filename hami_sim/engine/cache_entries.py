@@ -1,7 +1,8 @@
 """What the filter path's cache holds, and what each thing is charged: a registration's ``Entry`` on
 its frozen ``Inventory``, the ``CachedVerdict`` handed to every request that asks the same, a
-``SharedFit`` for registrations of one shape, and the one size formula over all of them
-(``sys.getsizeof`` of each object held), so that one budget bounds the cache.
+``SharedFit`` for registrations of one shape and the ``Relabelled`` view of it each node's verdict
+holds, and the one size formula over all of them (``sys.getsizeof`` of each object held), so that
+one budget bounds the cache.
 
 Values are immutable (frozen dataclasses, tuples): one cached object is handed to every request.
 """

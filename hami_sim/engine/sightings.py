@@ -69,10 +69,8 @@ class Sightings:
         self.lru.clear()
 
 
-def sighted_inventory(sighting: Sighting | None, state: object) -> Inventory | None:
+def sighted_inventory(sighting: Sighting, state: object) -> Inventory | None:
     """The inventory ``sighting`` resolved to, if it still holds: alive, and resolved in ``state``."""
-    if sighting is None:
-        return None
     ref = sighting.state
     if (ref() if ref is not None else None) is not state:
         return None

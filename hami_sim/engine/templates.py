@@ -34,12 +34,11 @@ __all__ = [
 
 def rebuilt(split: tuple[tuple[str, ...], list[str]]) -> list[DeviceInfo] | None:
     """The devices of a registration (``split_ids``) rebuilt from its template; None if none is known."""
-    key, ids = split
-    template = _TEMPLATES.get(key)
-    if template is None or len(ids) != len(template.fields):
+    template = _template_of(*split)
+    if template is None:
         return None
-    build = template.build or _constructor(key, template, template.vendor)
-    return build(ids)
+    build = template.build or _constructor(split[0], template, template.vendor)
+    return build(split[1])
 
 
 def known_registration(value: str, vendor: str) -> RebuiltDevices | None:
@@ -47,13 +46,16 @@ def known_registration(value: str, vendor: str) -> RebuiltDevices | None:
     template and the UUIDs (built when read: ``RebuiltDevices``); None for any other (no device,
     or not recognised: decode it). What ``decode_device_json`` would return, without building it."""
     split = split_ids(value, vendor)
-    if split is None:
+    if split is None or not split[1]:
         return None
-    key, ids = split
+    template = _template_of(*split)
+    return RebuiltDevices(template, tuple(split[1])) if template is not None else None
+
+
+def _template_of(key: tuple[str, ...], ids: list[str]) -> RegistrationTemplate | None:
+    """The remembered template of this key, when it has as many devices as ``ids``."""
     template = _TEMPLATES.get(key)
-    if template is None or not ids or len(ids) != len(template.fields):
-        return None
-    return RebuiltDevices(template, tuple(ids))
+    return template if template is not None and len(ids) == len(template.fields) else None
 
 
 def split_ids(value: str, vendor: str) -> tuple[tuple[str, ...], list[str]] | None:
@@ -173,9 +175,10 @@ _TEMPLATE_NAMES = tuple(f for f in DeviceInfo.SHAPE if f not in ("mig_profiles",
 assert tuple(f.name for f in dataclasses.fields(DeviceInfo))[1:9] == _TEMPLATE_NAMES, _TEMPLATE_NAMES
 _TEMPLATE_FIELDS = attrgetter(*_TEMPLATE_NAMES)
 _TEMPLATE_MAX_CHARS = 16384
-#: what it buys: a cold CA call over 1,000 8-GPU templates of one group takes ~30 ms of CPU instead of
-#: ~89 ms with this memo alone off (``bench/filter_bench.py``'s cold case). One per process, sized from ``HAMI_SIM_CACHE_BYTES`` (a
-#: 64th of it, 2 MiB by default; ``0`` turns it off), since the vendors decode without a simulator.
+#: what it buys: a cold CA call over 1,000 8-GPU templates of one group takes ~30 ms of CPU instead
+#: of ~89 ms with this memo alone off (``bench/filter_bench.py``'s cold case). One per process, sized
+#: from ``HAMI_SIM_CACHE_BYTES`` (a 64th of it, 2 MiB by default; ``0`` turns it off), since the
+#: vendors decode without a simulator.
 _TEMPLATES: ByteLRU[tuple[str, ...], RegistrationTemplate] = ByteLRU(
     cache_bytes_from_env() // 64, name="registration templates"
 )

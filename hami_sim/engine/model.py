@@ -349,8 +349,9 @@ def positional(cls: type[_T]) -> Callable[..., _T]:
     """A constructor of the frozen, slotted dataclass ``cls`` from all its fields in order, setting
     each slot directly: a frozen ``__init__`` goes through ``object.__setattr__`` per field (a
     ContainerDevice costs ~0.9 us, about half saved), and a cold CA call builds several for each of
-    thousands of nodes (``Inventory``, relabelled verdicts, sightings). The values are taken as given (no defaults, no ``__post_init__``), so
-    the instance equals ``cls(*values)``; code generated once, as ``dataclasses`` does for ``__init__``."""
+    thousands of nodes (``Inventory``, relabelled verdicts, sightings). The values are taken as
+    given (no defaults, no ``__post_init__``), so the instance equals ``cls(*values)``; code
+    generated once, as ``dataclasses`` does for ``__init__``."""
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     assert all(f.init for f in fields) and not hasattr(cls, "__post_init__")
     names = [f.name for f in fields]

@@ -9,6 +9,12 @@
    per-pod env, labels with the pod-template hash, status) over 5 node groups (8x A100, 4x A100,
    2x A10, 8x A10 and 4x H100 templates); CA's equivalence groups make them 5 groups. Target < 1 s.
    Targets: ``t_10000 < 1 s`` and ``scaling_ratio = t_10000 / t_1000 <= 12`` (near-linear).
+   ``t_ca_loop``: CA's whole scale-up loop in a big cluster: 100 node groups (4- and 8-GPU templates of
+   five GPU types, in five zones, on-demand and spot; each template its own name, labels and device
+   UUIDs) x 1,000 pending pods of 100 Deployments (10 replicas each, GPU memory 2,000-35,000 MiB,
+   cores 0-50 %, one or two GPUs, cpu and memory requests). Best of 3, wall and process CPU time
+   (the CPU time does not grow with the machine's load). Target < 1 s; ``http_ca_loop`` is the same
+   request through ``POST /api/v1/estimate``, target < 2 s.
    ``http_10000`` is the same 10,000-pod request through ``POST /api/v1/estimate`` (Django test client,
    JSON parsing and serialisation included), for information; ``http_10000_realistic`` the same for the
    realistic case.
@@ -256,6 +262,82 @@ def time_realistic(n: int, repeat: int = 3) -> tuple[float, int, list[int]]:
     return best, len(_group_pods(batch)), counts
 
 
+# (GPU type, devmem MiB) of the CA-loop case: five GPU types
+CA_LOOP_TYPES = (
+    ("NVIDIA A100-SXM4-80GB", 81920),
+    ("NVIDIA H100 80GB HBM3", 81559),
+    ("NVIDIA A10", 23028),
+    ("NVIDIA L4", 23034),
+    ("NVIDIA L40S", 46068),
+)
+CA_LOOP_ZONES = ("us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f")
+
+
+def ca_loop_groups() -> list[tuple[str, dict]]:
+    """100 node groups: 4- and 8-GPU templates of five GPU types, in five zones, on-demand and spot.
+    Each group's template has its own name, labels and device UUIDs (as CA builds them from a node
+    of the group); groups of one instance type differ only in zone and capacity-type labels."""
+    out = []
+    for kind, devmem in CA_LOOP_TYPES:
+        short = kind.split()[1].split("-")[0].lower()
+        for gpus in (4, 8):
+            for zone in CA_LOOP_ZONES:
+                for capacity in ("on-demand", "spot"):
+                    name = f"{short}x{gpus}-{zone}-{capacity}"
+                    cpu, memory = ("48", "384Gi") if gpus == 4 else ("96", "768Gi")
+                    node = group_template(name, gpus, devmem, kind, cpu, memory)
+                    node["metadata"]["labels"].update(
+                        {
+                            "topology.kubernetes.io/zone": zone,
+                            "karpenter.sh/capacity-type": capacity,
+                            "node.kubernetes.io/instance-type": f"{short}x{gpus}",
+                        }
+                    )
+                    out.append((name, node))
+    return out
+
+
+def ca_loop_pods() -> list[dict]:
+    """1,000 pending pods of 100 Deployments (10 replicas each): GPU memory 2,000-35,000 MiB, cores
+    0-50 %, one or two GPUs, CPU and memory requests; every pod its own object (realistic_pods)."""
+    out = realistic_pods(1000)
+    for i, p in enumerate(out):
+        d = i // 10  # Deployment d's 10 replicas
+        name = f"deploy-{d:03d}"
+        meta = p["metadata"]
+        meta["name"] = f"{name}-7d9c5b-{i:05x}"
+        meta["generateName"] = f"{name}-7d9c5b-"
+        meta["labels"] = {"app": name, "pod-template-hash": "7d9c5b"}
+        meta["ownerReferences"][0].update({"name": f"{name}-7d9c5b", "uid": f"rs-{name}"})
+        limits = {
+            "nvidia.com/gpu": str(2 if d % 7 == 3 else 1),
+            "nvidia.com/gpumem": str(2000 + (d * 3301) % 33001),
+        }
+        cores = (d * 7) % 6 * 10  # 0, 10, ... 50
+        if cores:
+            limits["nvidia.com/gpucores"] = str(cores)
+        requests = {"cpu": f"{250 * (1 + d % 16)}m", "memory": f"{1 + (d * 5) % 32}Gi"}
+        p["spec"]["containers"][0]["resources"] = {"limits": limits, "requests": requests}
+    return out
+
+
+def time_ca_loop(repeat: int = 3) -> tuple[float, float, int]:
+    """Best-of wall and CPU seconds of ``estimate()`` over ``ca_loop_groups()`` x ``ca_loop_pods()``,
+    cold caches each time; and the new nodes summed over the groups."""
+    batch = [PendingPods(p) for p in ca_loop_pods()]
+    groups = [GroupTemplate(name, node) for name, node in ca_loop_groups()]
+    best = cpu = float("inf")
+    nodes = 0
+    for _ in range(repeat):
+        sim = Simulator()
+        started, cpu_started = time.perf_counter(), time.process_time()
+        result = estimate(sim, batch, groups)
+        best = min(best, time.perf_counter() - started)
+        cpu = min(cpu, time.process_time() - cpu_started)
+        nodes = sum(o.node_count for o in result.options)
+    return best, cpu, nodes
+
+
 def time_topology(n: int) -> tuple[float, float]:
     """``n`` realistic pods with hostname anti-affinity to their own app, then with a hostname spread
     (maxSkew 1, an empty node elsewhere in the snapshot): one pod per new node either way."""
@@ -312,6 +394,31 @@ def time_engine(n: int, repeat: int = 3, owners: bool = True) -> tuple[float, in
 
 
 def time_http(n: int, realistic: bool = False) -> float | None:
+    if realistic:
+        groups = [{"name": g[0], "template": group_template(*g)} for g in GROUPS]
+        body = orjson.dumps({"pods": realistic_pods(n), "nodeGroups": groups, "expander": "least-waste"})
+    else:
+        body = orjson.dumps(
+            {
+                "pods": pods(n),
+                "nodeGroups": [{"name": "gpu-a100", "template": template()}],
+                "expander": "least-waste",
+            }
+        )
+    timed = post_estimate(f"http_{n}", body)
+    return None if timed is None else timed[0]
+
+
+def time_http_ca_loop() -> tuple[float, float, int] | None:
+    """``t_ca_loop`` through ``POST /api/v1/estimate``: wall and CPU seconds, and the answer's bytes."""
+    groups = [{"name": name, "template": node} for name, node in ca_loop_groups()]
+    body = orjson.dumps({"pods": ca_loop_pods(), "nodeGroups": groups, "expander": "least-waste"})
+    return post_estimate("http_ca_loop", body)
+
+
+def post_estimate(label: str, body: bytes) -> tuple[float, float, int] | None:
+    """One ``POST /api/v1/estimate`` of ``body`` through the Django test client after a warm-up
+    request: wall and CPU seconds and the answer's size (None, with a note, when it fails)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     # decisions are written by a background thread after the answer, into a database this bench
     # does not migrate: off, so it logs no "no such table" (the timed request does not include them)
@@ -327,19 +434,8 @@ def time_http(n: int, realistic: bool = False) -> float | None:
             setup_test_environment()
             time_http.environment_ready = True  # type: ignore[attr-defined]
     except Exception as exc:  # pragma: no cover - informational only
-        print(f"http_{n}: skipped ({exc})")
+        print(f"{label}: skipped ({exc})")
         return None
-    if realistic:
-        groups = [{"name": g[0], "template": group_template(*g)} for g in GROUPS]
-        body = orjson.dumps({"pods": realistic_pods(n), "nodeGroups": groups, "expander": "least-waste"})
-    else:
-        body = orjson.dumps(
-            {
-                "pods": pods(n),
-                "nodeGroups": [{"name": "gpu-a100", "template": template()}],
-                "expander": "least-waste",
-            }
-        )
     client = Client()
     # a worker loads its middleware (and WhiteNoise scans the static files) once, at its first request:
     # a small estimate first, so the timed request is what a running server pays
@@ -348,13 +444,13 @@ def time_http(n: int, realistic: bool = False) -> float | None:
         orjson.dumps({"pods": pods(1), "nodeGroups": [{"name": "warm", "template": template()}]}),
         content_type="application/json",
     )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     response = client.post("/api/v1/estimate", body, content_type="application/json")
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     if response.status_code != 200:
-        print(f"http_{n}: HTTP {response.status_code} {response.content[:200]!r}")
+        print(f"{label}: HTTP {response.status_code} {response.content[:200]!r}")
         return None
-    return elapsed
+    return elapsed, cpu, len(response.content)
 
 
 def _free_port() -> int:
@@ -488,8 +584,20 @@ def main() -> None:
         f"t_1000_anti_affinity: {t_anti:.4f} s, t_1000_hostname_spread: {t_spread:.4f} s "
         "(one pod per new node, 1,000 nodes; informational)"
     )
+    t_loop, cpu_loop, loop_nodes = time_ca_loop()
+    print(
+        f"t_ca_loop: {t_loop:.4f} s, cpu {cpu_loop:.4f} s (100 node groups x 1,000 pods of 100 Deployments, "
+        f"{loop_nodes} new nodes over the groups)  target < 1 s: {'OK' if t_loop < 1 else 'MISSED'}"
+    )
     if "--engine-only" in sys.argv:
         return
+    http_loop = time_http_ca_loop()
+    if http_loop is not None:
+        wall, cpu, size = http_loop
+        print(
+            f"http_ca_loop: {wall:.4f} s, cpu {cpu:.4f} s (t_ca_loop through POST /api/v1/estimate, "
+            f"{size} bytes answered)  target < 2 s: {'OK' if wall < 2 else 'MISSED'}"
+        )
     http10k = time_http(10000)
     if http10k is not None:
         print(

@@ -2,7 +2,9 @@
 
 - ``fit_in_devices``: one container; device scores, policy sort, per-vendor Fit, usage accounting.
 - ``fit_pod``: init containers each on a fresh copy of the node (their peak is kept), app containers
-  cumulatively on another copy; the node's usage after the pod is max(app usage, init peak).
+  cumulatively on another copy; the node's usage after the pod is max(app usage, init peak). Older
+  releases ignore init containers (v2.8) or fit them before the app containers, adding up (v2.9):
+  ``HamiRules.init_containers``.
 - ``vendor_node_score``: HAMi's ``OverrideScore``, each vendor's ``ScoreNode`` added to the node score.
 """
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from . import reasons as R
+from .hami_releases import INIT_APART, INIT_IGNORED, INIT_SUMMED
 from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState, PodView
 from .policy import GpuPolicy, Weights, compute_device_scores, f32, node_score, sort_devices
 from .vendors.base import Vendor
@@ -148,6 +151,7 @@ def fit_pod(
     node_policy: str = "binpack",
     *,
     owned: bool = False,
+    init_containers: str = INIT_APART,
 ) -> PodFit:
     """Fit every container of ``pod`` on ``node`` without mutating ``node``.
 
@@ -156,13 +160,15 @@ def fit_pod(
     live states), so the app containers are placed on it directly instead of on a copy, and a fit
     that fails costs no copy at all; ``node`` is then reordered and mutated. A vendor that scores
     nodes reads the devices as they were before the pod, so such a pod still works on a copy.
+    ``init_containers``: how the release counts init containers (``HamiRules.init_containers``).
     """
     containers = pod.requests.containers
-    init_count = pod.requests.init_count
+    init_count, first_app = _init_split(pod.requests.init_count, init_containers)
     device_reasons: dict[str, str] = {}
     previous = tuple(node.devices)  # the node before the pod, in its own order (SnapshotDevice)
     peak: dict[str, list[int]] = {}
-    chosen: list[tuple[ContainerDevice, ...]] = []
+    # init containers a release ignores get no devices
+    chosen: list[tuple[ContainerDevice, ...]] = [() for _ in range(first_app - init_count)]
     init_allocs: Allocated = {}
     app_allocs: Allocated = {}
     fit = _Fitting(pod, vendors, policy, weights, device_reasons, chosen)
@@ -176,7 +182,7 @@ def fit_pod(
     # in place without init containers: the usage before, to keep max(before, after) per device
     before = [(d.used, d.usedcores, d.usedmem) for d in previous] if in_place and not init_count else None
     app = node if in_place else node.copy()
-    failed = fit.app_containers(app, app_allocs)
+    failed = fit.app_containers(app, app_allocs, first_app)
     if failed is not None:
         return failed
     pod_devices = _merged(init_allocs, app_allocs)
@@ -196,6 +202,16 @@ def fit_pod(
         vendor_score=vendor_score,
         usage_after=usage_after,
     )
+
+
+def _init_split(init_count: int, mode: str) -> tuple[int, int]:
+    """(how many init containers are fitted apart, the first container fitted with the app ones)
+    under a release's ``HamiRules.init_containers``."""
+    if mode == INIT_SUMMED:
+        return 0, 0
+    if mode == INIT_IGNORED:
+        return 0, init_count
+    return init_count, init_count
 
 
 def _merged(init_allocs: Allocated, app_allocs: Allocated) -> Allocated:
@@ -247,10 +263,11 @@ class _Fitting:
             self.chosen.append(tuple(picked))
         return None
 
-    def app_containers(self, app: NodeState, allocs: Allocated) -> PodFit | None:
-        """The app containers, one after another on ``app`` (they run together). The failure, or None."""
+    def app_containers(self, app: NodeState, allocs: Allocated, first: int) -> PodFit | None:
+        """The containers from ``first`` on (the app containers, and under v2.9 the init containers
+        before them), one after another on ``app`` (they run together). The failure, or None."""
         containers = self.pod.requests.containers
-        for i in range(self.pod.requests.init_count, len(containers)):
+        for i in range(first, len(containers)):
             requests = containers[i]
             picked: list[ContainerDevice] = []
             if requests:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import orjson
 
@@ -30,6 +31,7 @@ from .cache import (
 )
 from .cache_entries import key_bytes
 from .fit import PodFit, fit_pod
+from .hami_releases import DEFAULT_RELEASE, HamiRules, rules_for
 from .model import Inventory, NodeState, PodView
 from .names import TEMPLATE_PREFIX
 from .node_kinds import (
@@ -62,12 +64,16 @@ __all__ = [
 @dataclass(slots=True, frozen=True)
 class EngineConfig:
     """Scheduler-wide defaults (``--node-scheduler-policy``, ``--gpu-scheduler-policy``), vendors,
-    and the bytes the simulator's cache may hold (``HAMI_SIM_CACHE_BYTES`` unless given)."""
+    the bytes the simulator's cache may hold (``HAMI_SIM_CACHE_BYTES`` unless given) and the HAMi
+    release whose rules it follows (``hami_releases``: ``"2.8"``, ``"2.9"`` or ``"2.10"``)."""
 
     node_policy: str = "binpack"
     gpu_policy: str = "spread"
     vendors: tuple[Vendor, ...] = field(default_factory=lambda: tuple(default_vendors()))
     cache_bytes: int = field(default_factory=cache_bytes_from_env)
+    hami_release: str = DEFAULT_RELEASE
+    # rules other than a release's own (an upgrade comparison: one rule taken from another release)
+    hami_rules: HamiRules | None = None
 
 
 #: A node's inventory by another rule than its own registration (the profiles app: node groups). A
@@ -138,6 +144,9 @@ class Simulator:
 
     def __init__(self, config: EngineConfig | None = None, resolver: InventoryResolver | None = None) -> None:
         self.config = config or EngineConfig()
+        # the release's rules, resolved once: nothing per node asks which release this is
+        self.rules: HamiRules = self.config.hami_rules or rules_for(self.config.hami_release)
+        self._fit_pod = partial(fit_pod, init_containers=self.rules.init_containers)
         self.vendors: dict[str, Vendor] = {v.common_word: v for v in self.config.vendors}
         self._vendor_list = list(self.vendors.values())
         self.resolver = resolver
@@ -272,7 +281,9 @@ class Simulator:
     # -- evaluation --------------------------------------------------------------------------------
     def evaluate(self, ctx: PodContext, name: str, state: NodeState, *, owned: bool = False) -> NodeVerdict:
         """Fit the pod on a node state (not mutated, unless ``owned``: built for this one fit)."""
-        fit = fit_pod(state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy, owned=owned)
+        fit = self._fit_pod(
+            state, ctx.pod, self.vendors, ctx.gpu_policy, ctx.weights, ctx.node_policy, owned=owned
+        )
         verdict = NodeVerdict(name, fit.ok, fit.reason, device_fit=fit)
         if fit.ok and fit.usage_after is not None:
             # HAMi's node score = usage score + the vendors' ScoreNode (OverrideScore)

@@ -13,6 +13,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from hami_sim.engine.ca_releases import DEFAULT_VERSION, CAVersionError, parse_ca_version
+from hami_sim.engine.hami_releases import DEFAULT_RELEASE, HamiReleaseError, parse_release
 from hami_sim.project.api_settings import SPECTACULAR_SETTINGS, rest_framework  # noqa: F401
 from hami_sim.project.conf import DEFAULTS
 from hami_sim.project.logconfig import logging_config
@@ -275,6 +276,12 @@ try:
     CA_VERSION = parse_ca_version(env.str("CA_VERSION", default=DEFAULT_VERSION)).version
 except CAVersionError as exc:
     raise ImproperlyConfigured(f"CA_VERSION: {exc}") from None
+# HAMI_VERSION: the HAMi release the cluster runs ("2.8" = v2.8.3, "2.9" = v2.9.0, "2.10" = v2.10.0, or
+# "v2.9.0"); every answer follows its device rules (hami_sim/engine/hami_releases.py). Unsupported: no start.
+try:
+    HAMI_VERSION = parse_release(env.str("HAMI_VERSION", default=DEFAULT_RELEASE))
+except HamiReleaseError as exc:
+    raise ImproperlyConfigured(f"HAMI_VERSION: {exc}") from None
 DECISION_QUEUE_MAX_BYTES = env.int(
     "DECISION_QUEUE_MAX_BYTES", default=DEFAULTS.decision_queue_max_bytes
 )  # what queued records keep alive (estimated), not calls or nodes

@@ -119,6 +119,7 @@ def engine_config() -> EngineConfig:
         node_policy=hami["NODE_SCHEDULER_POLICY"],
         gpu_policy=hami["GPU_SCHEDULER_POLICY"],
         vendors=tuple(build_vendors(hami)),
+        hami_release=settings.HAMI_VERSION,
     )
 
 

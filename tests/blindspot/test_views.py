@@ -8,7 +8,7 @@ import pytest
 from hami_sim.engine.blindspot import CAProfile, Pending, aggregate_names, drain_views, pod_views
 from hami_sim.engine.simulate import Simulator
 from tests.blindspot.helpers import GPU, GPUMEM, H100_MEM, gpu_pod, h100_node, live, upcoming
-from tests.factories import gpu, node
+from tests.factories import gpu, gpu_node, node
 
 pytestmark = pytest.mark.engine
 
@@ -81,6 +81,41 @@ def test_invisible_pod_says_where_ca_puts_it_and_why_no_card_can():
     assert first.device_memory == 80000
     assert first.largest_free_card == H100_MEM - 80000
     assert "CardInsufficientMemory" in first.hami_reason
+
+
+def _a10_node(labels: dict | None = None) -> dict:
+    """An empty A10 node: 4 cards of 23028 MiB, all free."""
+    status = {"cpu": "48", "memory": "192Gi", "pods": "110", GPU: "40"}
+    obj = gpu_node("ip-10-0-1-12", 4, capacity=status, devmem=23028, type="NVIDIA A10G", labels=labels or {})
+    return obj
+
+
+H100_ONLY = {"nodeSelector": {"group": "gpu-h100"}}
+A10_TYPE = {"nvidia.com/use-gputype": "H100"}
+
+
+@pytest.mark.parametrize(
+    ("why", "a10_labels", "spec", "annotations"),
+    [
+        # the pod's nodeSelector excludes the A10 node: its free cards are no room for the pod
+        ("nodeSelector", {"group": "gpu-a10"}, H100_ONLY, None),
+        # the A10 node is allowed, but the pod asks for H100 cards only (HAMi's use-gputype)
+        ("card type", {"group": "gpu-h100"}, H100_ONLY, A10_TYPE),
+    ],
+)
+def test_the_roomiest_card_is_one_the_pod_could_use(why, a10_labels, spec, annotations):
+    """An H100-only pod on a full H100 node: the roomiest card it could use has 1559 MiB free, not
+    an A10's 23028 MiB on a node or of a type the pod excludes."""
+    h100 = h100_node("ip-10-0-9-1")
+    h100["metadata"]["labels"]["group"] = "gpu-h100"
+    nodes = [live(SIM, h100, FULL), live(SIM, _a10_node(a10_labels), [(0, 0)] * 4, group="gpu-a10")]
+    pending = gpu_pod("train-0", 80000)
+    pending["spec"].update(spec)
+    if annotations:
+        pending["metadata"]["annotations"] = annotations
+    (view,) = pod_views(SIM, nodes, [Pending(pending)], COUNT_ONLY)
+    assert view.invisible, why
+    assert view.largest_free_card == H100_MEM - 80000, why
 
 
 def test_hamis_own_failedscheduling_text_is_kept():

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from .. import reasons as R
 from ..names import pod_id
 from ..predicates import pod_demand
 from ..simulate import PodContext, Simulator
 from .inputs import CAProfile, Pending, ViewNode
-from .placement import _ca_check, _ca_slots, _hami_check, _hami_slots, _Shape, _Slot, _View
+from .placement import _ca_check, _ca_slots, _hami_check, _hami_slots, _Shape, _Slot, _static, _View
 
 
 @dataclass(slots=True)
@@ -30,7 +31,9 @@ class PodViews:
     hami_node: str | None = None  # where HAMi's view places it
     hami_reason: str = ""  # why HAMi's view places it nowhere (its FailedScheduling text when known)
     device_memory: int = 0  # device memory per card the pod asks (MiB; 0: a share or whole cards)
-    largest_free_card: int | None = None  # free memory of the roomiest card HAMi's view tried
+    largest_free_card: int | None = (
+        None  # free MiB of the roomiest card the pod could use (its nodes, its card type)
+    )
 
     @property
     def invisible(self) -> bool:
@@ -59,15 +62,30 @@ def _device_memory(ctx: PodContext | None) -> int:
     return max((r.memreq for c in ctx.pod.requests.containers for r in c.values()), default=0)
 
 
-def _largest_free_card(slots: Sequence[_Slot]) -> int | None:
+#: a card the pod's own rules refuse whatever it holds (health, type, UUID): not "room" for it
+_NOT_FOR_THE_POD = frozenset({R.CARD_NOT_HEALTH, R.CARD_TYPE_MISMATCH, R.CARD_UUID_MISMATCH})
+
+
+def _largest_free_card(sim: Simulator, shape: _Shape, pod: Mapping, slots: Sequence[_Slot]) -> int | None:
+    """The free memory of the roomiest card the pod could use: on nodes its nodeSelector, affinity
+    and tolerations allow, among the cards HAMi's Fit judged on memory or cores, not refused for
+    health, type or UUID (an A10 card on a node the pod's selector excludes is no room for an H100
+    pod). None when no such card was seen."""
+    ctx = shape.ctx
+    if ctx is None:
+        return None
     best: int | None = None
     for slot in slots:
-        if slot.state is None:
+        if slot.state is None or _static(shape, pod, slot):
             continue
+        fit = sim.evaluate(ctx, slot.view.name, slot.state).fit
+        reasons = fit.device_reasons if fit is not None else {}
         for dev in slot.state.devices:
-            if dev.health:
-                free = dev.totalmem - dev.usedmem
-                best = free if best is None or free > best else best
+            why = reasons.get(dev.id)
+            if why is None or why in _NOT_FOR_THE_POD:
+                continue
+            free = dev.totalmem - dev.usedmem
+            best = free if best is None or free > best else best
     return best
 
 
@@ -148,7 +166,7 @@ class _Run:
         views.hami_reason = entry.reasons or _summary(shape.reasons)
         if views.ca_node is not None:
             if shape.largest == -1:
-                shape.largest = _largest_free_card(self.hami.slots)
+                shape.largest = _largest_free_card(self.sim, shape, entry.pod, self.hami.slots)
             views.largest_free_card = shape.largest
 
 

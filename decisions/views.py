@@ -16,7 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate, parse_expander
+from hami_sim.engine.estimate import EstimateError, PendingPods, estimate, parse_expander
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
@@ -24,7 +24,7 @@ from hami_sim.pages.scores import with_score_bars
 from hami_sim.project.conf import conf, configured_ca_release
 from hami_sim.runtime.simulator import get_simulator
 from profiles.models import NodeGroup, NodeInventory
-from profiles.nodetemplates import group_template
+from profiles.nodetemplates import estimate_groups
 from profiles.render import render_devices
 from usage import blindspot
 from usage.models import PendingPod
@@ -180,12 +180,14 @@ def _pending_pod(request: HttpRequest, pending) -> HttpResponse:
 def _what_if(form: WhatIfForm) -> dict:
     """Estimate for the chosen groups, plus the one-pod device grid against each group's template."""
     pod_obj = form.cleaned_data["pod"]
-    templates = {g.name: group_template(g) for g in form.cleaned_data["groups"]}
+    # the groups with their max and current sizes, as the estimate API and the blind spot take them
+    groups = estimate_groups(g.name for g in form.cleaned_data["groups"])
+    templates = {g.name: g.template for g in groups}
     sim = get_simulator()
     result = estimate(
         sim,
         [PendingPods(pod_obj, form.cleaned_data["count"])],
-        [GroupTemplate(name, template) for name, template in templates.items()],
+        groups,
         parse_expander(form.cleaned_data["expander"], grpc_mode=conf().expander_return),
         ca=configured_ca_release(),
     )

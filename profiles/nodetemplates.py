@@ -1,11 +1,18 @@
-"""Template Node for a node group (``GET /api/v1/node-groups/<name>/template``)."""
+"""Template Node for a node group (``GET /api/v1/node-groups/<name>/template``), and the groups as the
+estimator takes them (``estimate_groups``: one answer for the API, the what-if page and the blind spot)."""
 
 from __future__ import annotations
 
-from .models import NodeGroup
+from collections.abc import Iterable
+
+from django.db.models import Count
+
+from hami_sim.engine.estimate import GroupTemplate
+
+from .models import NodeGroup, NodeInventory
 from .render import kwok_node, template_node
 
-__all__ = ["group_template"]
+__all__ = ["group_template", "estimate_groups"]
 
 
 def group_template(
@@ -30,3 +37,27 @@ def group_template(
         profiles=profiles,
     )
     return kwok_node(node) if kwok else node
+
+
+def estimate_groups(names: Iterable[str] | None = None) -> list[GroupTemplate]:
+    """The node groups (``names``, in that order; None: all, by name) as the estimator takes them: the
+    template Node, ``max_size`` and the current size (its live nodes in the inventory), as CA's cloud
+    provider reports them. A ``max_size`` of 0 never grows. Unknown names are left out. Every caller
+    (``POST /api/v1/estimate``, the what-if page, the blind-spot report) reads the groups here, so
+    they give one answer for the same pods."""
+    groups = NodeGroup.objects.prefetch_related("profiles__devices")
+    wanted = None if names is None else list(names)
+    if wanted is not None:
+        groups = groups.filter(name__in=wanted)
+    live = dict(
+        NodeInventory.objects.filter(gone_at__isnull=True, node_group__in=groups)
+        .values("node_group__name")
+        .annotate(n=Count("id"))
+        .values_list("node_group__name", "n")
+    )
+    out = {
+        g.name: GroupTemplate(g.name, group_template(g), None, g.max_size, live.get(g.name, 0))
+        for g in groups
+    }
+    order = sorted(out) if wanted is None else [n for n in wanted if n in out]
+    return [out[name] for name in order]

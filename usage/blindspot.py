@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count
 from django.utils import timezone
 
 from hami_sim.engine.allocations import apply_usage
@@ -52,6 +52,7 @@ __all__ = [
     "report_or_none",
     "compute",
     "banner",
+    "left_over",
     "forget",
 ]
 
@@ -137,6 +138,7 @@ class GroupAnswer:
     oldest_seconds: float = 0.0
     estimate_group: str | None = None
     estimate_nodes: int = 0
+    estimate_left: int = 0  # pods the chosen group's new nodes still leave pending
     estimate_reason: str = ""
 
 
@@ -161,26 +163,9 @@ class Report:
 
 
 def _group_templates() -> list[GroupTemplate]:
-    from profiles.models import NodeGroup, NodeInventory
-    from profiles.nodetemplates import group_template
+    from profiles.nodetemplates import estimate_groups
 
-    live = dict(
-        NodeInventory.objects.filter(gone_at__isnull=True, node_group__isnull=False)
-        .values_list("node_group__name")
-        .annotate(n=Count("id"))
-        .values_list("node_group__name", "n")
-    )
-    out = []
-    for group in NodeGroup.objects.prefetch_related("profiles__devices").order_by("name"):
-        out.append(
-            GroupTemplate(
-                group.name,
-                group_template(group),
-                max_size=group.max_size or None,
-                current_size=live.get(group.name, 0),
-            )
-        )
-    return out
+    return estimate_groups()
 
 
 def _answer(
@@ -197,8 +182,15 @@ def _answer(
         answer.estimate_reason = result.explanation
         return
     answer.estimate_group, answer.estimate_nodes = chosen.node_group, chosen.node_count
-    if chosen.unschedulable:
-        answer.estimate_reason = f"{len(chosen.unschedulable)} pod(s) fit no node group"
+    answer.estimate_left = len(chosen.unschedulable)
+    answer.estimate_reason = left_over(chosen.unschedulable)
+
+
+def left_over(unschedulable: Mapping[str, str]) -> str:
+    """The pods an estimate's chosen group leaves pending, per reason (a node limit names which one:
+    max size, ``--max-nodes-total``, per scale-up): "8 pod(s) left pending: node limit reached: ..."."""
+    counts = Counter(unschedulable.values())
+    return "; ".join(f"{n} pod(s) left pending: {why}" for why, n in counts.most_common())
 
 
 def _stale_reason(now: datetime) -> str:

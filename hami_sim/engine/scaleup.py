@@ -31,6 +31,7 @@ __all__ = [
     "ScaleUpPlan",
     "min_limit",
     "node_limit",
+    "limit_source",
     "skip_reason",
     "similar_templates",
     "balance",
@@ -150,6 +151,23 @@ def node_limit(size: GroupSize, similar: Sequence[GroupSize], limits: ScaleUpLim
         left = limits.max_nodes_total - limits.current_nodes
         limit = min_limit(limit, left if left > 0 else -1)
     return limit
+
+
+def limit_source(size: GroupSize, similar: Sequence[GroupSize], limits: ScaleUpLimits, limit: int) -> str:
+    """Which of CA's limits allows only ``limit`` new nodes (``node_limit``'s answer), in words a user
+    can act on: the group's max size, ``--max-nodes-total`` or ``--max-nodes-per-scale-up``."""
+    if size.max_size is not None:
+        room = _room(size) + sum(_room(s) for s in similar)
+        if room == limit:
+            text = f"node group {size.name}'s max size {size.max_size} with {size.current} node(s) now"
+            return text + (" (and its similar groups' room)" if room != _room(size) else "")
+    if limits.max_nodes_total and limits.max_nodes_total - limits.current_nodes == limit:
+        return (
+            f"--max-nodes-total {limits.max_nodes_total} with {limits.current_nodes} node(s) in the cluster"
+        )
+    if limits.max_nodes_per_scale_up == limit:
+        return f"CA's per-scale-up limit --max-nodes-per-scale-up {limits.max_nodes_per_scale_up}"
+    return "maxNewNodes"
 
 
 def _resources_left(template: Mapping, gpus: int, limits: ScaleUpLimits) -> dict[str, tuple[int, int]]:

@@ -39,15 +39,10 @@ def resolve_node_group(name: str) -> GroupTemplate | None:
     group may add ``max_size`` minus its current size (its live nodes in the inventory) new nodes,
     and a ``max_size`` of 0 never grows.
     """
-    from profiles.models import NodeGroup
-    from profiles.nodetemplates import group_template
+    from profiles.nodetemplates import estimate_groups
 
-    group = NodeGroup.objects.filter(name=name).prefetch_related("profiles__devices").first()
-    if group is None:
-        return None
-    node = group_template(group)
-    current = group.inventories.filter(gone_at__isnull=True).count()
-    return GroupTemplate(group.name, node, None, group.max_size, current)
+    found = estimate_groups([name])
+    return found[0] if found else None
 
 
 def _int(value: object, name: str, low: int, high: int) -> int:

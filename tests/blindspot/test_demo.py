@@ -52,12 +52,20 @@ def test_the_demo_shows_32_invisible_pods_for_gpu_h100(demo):
     assert len(answer.pods) == 32 and len(result.invisible) == 32
     first = answer.pods[0]
     assert first.ca_node == H100 and first.ca_free == {"nvidia.com/gpu": 72}
-    assert banner(first).startswith(
-        f"CA counts 72 free nvidia.com/gpu slots on {H100}; no card holds 80000 MiB"
+    # the roomiest card the pod could use: an H100's 1559 MiB (not an A10's, which its selector excludes)
+    assert banner(first) == (
+        f"CA counts 72 free nvidia.com/gpu slots on {H100}; no card holds 80000 MiB "
+        "(the roomiest has 1559 MiB free)"
     )
     assert "CardInsufficientMemory" in first.hami_reason  # HAMi's own FailedScheduling text (pod -08)
     # the estimator: gpu-h100 (max size 4, one node live) adds 3 nodes, 8 pods each
     assert answer.estimate_group == "gpu-h100" and answer.estimate_nodes == 3
+    # the 8 left are stopped by the group's max size, and the message says so (they fit gpu-h100)
+    assert answer.estimate_left == 8
+    assert answer.estimate_reason == (
+        "8 pod(s) left pending: node limit reached: at most 3 new node(s) for node group gpu-h100 "
+        "(node group gpu-h100's max size 4 with 1 node(s) now)"
+    )
     assert answer.oldest_seconds > 0
 
 

@@ -147,3 +147,33 @@ def test_differently_labelled_groups_are_not_balanced():
     ignoring = ScaleUpLimits(balance_similar=True, ignored_labels=frozenset({"pool"}))
     result = estimate(Simulator(), pods, groups, limits=ignoring)
     assert result.scale_up is not None and len(result.scale_up.groups) == 2
+
+
+@pytest.mark.parametrize(
+    ("max_size", "current", "limits", "says"),
+    [
+        # the demo's gpu-h100: 40 pods of one card each need 20 nodes, max size 4 with 1 live
+        (4, 1, ScaleUpLimits(), "(node group gpu-a10's max size 4 with 1 node(s) now)"),
+        (
+            None,
+            0,
+            ScaleUpLimits(max_nodes_total=12, current_nodes=9),
+            "(--max-nodes-total 12 with 9 node(s) in the cluster)",
+        ),
+        (
+            None,
+            0,
+            ScaleUpLimits(max_nodes_per_scale_up=5),
+            "(CA's per-scale-up limit --max-nodes-per-scale-up 5)",
+        ),
+    ],
+    ids=["max-size", "max-nodes-total", "per-scale-up"],
+)
+def test_pods_a_limit_stops_name_the_limit(max_size, current, limits, says):
+    """Pods that fit the group but for a node limit say which limit stops them."""
+    group = GroupTemplate("gpu-a10", gpu_node("a10"), max_size=max_size, current_size=current)
+    _result, option = _one(group, limits)
+    reasons = set(option.unschedulable.values())
+    assert len(reasons) == 1
+    (reason,) = reasons
+    assert reason.startswith("node limit reached: at most ") and reason.endswith(says)

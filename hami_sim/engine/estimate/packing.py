@@ -11,7 +11,7 @@ from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from ..interpod import SPREAD_MISMATCH, pod_terms
 from ..model import DeviceUsage, NodeState
 from ..predicates import Resources, node_allocatable, node_capacity, pod_demand
-from ..scaleup import GroupSize, ScaleUpLimits, node_limit, skip_reason
+from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence
@@ -159,7 +159,10 @@ class _GroupPacker:
                 return why
         template = self.template
         if template.limit is not None and len(self.nodes) >= template.limit:
-            return f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
+            return (
+                f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
+                f" ({template.limit_reason})"
+            )
         if self.deadline is not None and self.clock() > self.deadline:
             self.option.timed_out = True
             return f"max-nodegroup-binpacking-duration exceeded for node group {template.group}"
@@ -329,6 +332,8 @@ def _estimate_group(
     if group.max_new_nodes is not None:
         limit = group.max_new_nodes if limit is None else min(limit, group.max_new_nodes)
     template.limit = limit
+    if limit is not None:
+        template.limit_reason = limit_source(group.size, similar, limits, limit)
     if skipped:
         option.skipped = skipped
         for eq in equivalences:

@@ -42,6 +42,7 @@ class _Template:
         "devices",
         "sig",
         "limit",
+        "limit_reason",
         "fresh",
         "daemons",
         "daemon_terms",
@@ -59,6 +60,7 @@ class _Template:
         )
         self.sig = _signature(self.devices)
         self.limit = limit
+        self.limit_reason = ""  # which of CA's limits set ``limit`` (``scaleup.limit_source``)
         self.daemons: list[str] = []
         self.daemon_terms: list[PodTerms] = []
         self.ports: set | None = None  # the DaemonSet pods' host ports on every new node

@@ -78,7 +78,11 @@ _CREATE = re.compile(r"\bkubectl\b.*\bcreate\s+(secret|configmap)\b")
 def _commands(text: str) -> list[str]:
     """Shell lines of the fenced code blocks, with backslash continuations joined."""
     lines: list[str] = []
-    for block in re.findall(r"```(?:sh|bash|shell|console)?\n(.*?)```", text, re.S):
+    # every fence is paired with its own info string (yaml blocks included), so no prose between
+    # two blocks is read as a command; only the shell ones count
+    for language, block in re.findall(r"```([\w-]*)\n(.*?)```", text, re.S):
+        if language not in ("", "sh", "bash", "shell", "console"):
+            continue
         joined = re.sub(r"\\\n\s*", " ", block)
         lines.extend(line.strip().removeprefix("$ ") for line in joined.splitlines())
     return lines

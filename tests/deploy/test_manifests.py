@@ -31,6 +31,7 @@ KUSTOMIZATIONS = [
     "demo",
     "cluster-autoscaler-example",
     "cluster-autoscaler-extender-example",
+    "ingress-example",
     "cert-manager",
     "monitoring",
 ]
@@ -427,7 +428,9 @@ def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
     assert not _allowed(policies, extender, 8443, kube_system, {"app": "coredns"})
     assert not _allowed(policies, extender, 8443, {"kubernetes.io/metadata.name": "hami-sim"}, {"app": "x"})
     assert _allowed(policies, extender, 9100, other_ns, {"app": "prometheus"})  # worker metrics
-    assert _allowed(policies, web, 8080, other_ns, {"app": "ingress-nginx"})  # dashboard: TLS + login
+    ingress_nginx = {"kubernetes.io/metadata.name": "ingress-nginx"}
+    assert _allowed(policies, web, 8080, ingress_nginx, {"app.kubernetes.io/name": "ingress-nginx"})
+    assert not _allowed(policies, web, 8080, other_ns, {"app": "curl"})  # not every pod of the cluster
     assert not _allowed(policies, web, 8443, kube_system, ca_labels)  # the web pods serve no extender
     worker = _objects(rendered, "base", "Deployment")["hami-sim-worker"]["spec"]["template"]["metadata"][
         "labels"

@@ -21,6 +21,7 @@ from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import choice, list_page, paginate
 from hami_sim.runtime.models import TaskRun
+from profiles import hami_install
 from profiles.filtersets import TaskRunFilterSet
 from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from profiles.tables import NodeGroupTable, node_groups
@@ -131,6 +132,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "groups": paginate(request, NodeGroupTable(node_groups()), per_page=20, prefix="g-"),
         "runs": TaskRunTable(list(TaskRun.objects.all()[:8]), orderable=False),
         "sync_errors": _sync_errors(),
+        "hami_release": hami_install.status(),
         "blind": blind,
         "blind_rows": _blind_rows(blind) if blind is not None else [],
         "status": AutoscalerStatus.objects.first(),

@@ -1,4 +1,5 @@
-"""Prometheus: open drift findings by node group and kind, read from the database at scrape time.
+"""Prometheus: open drift findings by node group and kind, and whether the cluster's HAMi release is
+the one hami-sim follows, read from the database at scrape time.
 
 A collector (not a Gauge set by the worker) because the worker's process is not the one scraped:
 every web replica reports the same numbers from the shared database, one grouped query per scrape.
@@ -11,7 +12,7 @@ import logging
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 
-__all__ = ["DriftCollector", "register"]
+__all__ = ["DriftCollector", "HamiReleaseCollector", "register"]
 
 log = logging.getLogger("hami_sim.profiles")
 _registered = False
@@ -44,8 +45,35 @@ class DriftCollector:
         return []  # no describe-time collection (which would query the database at import)
 
 
+class HamiReleaseCollector:
+    """``hami_sim_hami_release_mismatch{detected, configured}``: 1 when the HAMi release the cluster
+    sync last read differs from ``HAMI_VERSION``, 0 when they agree; no sample while it is unknown."""
+
+    def collect(self):
+        gauge = GaugeMetricFamily(
+            "hami_sim_hami_release_mismatch",
+            "1 when the HAMi release the cluster runs (its scheduler's image) is not HAMI_VERSION, else 0",
+            labels=["detected", "configured"],
+        )
+        try:
+            from .hami_install import configured_release, current, finding
+
+            install = current()
+            if install is not None and install.release:
+                configured = configured_release()
+                found = finding(install, configured)
+                gauge.add_metric([install.release, configured], 1.0 if found else 0.0)
+        except Exception as exc:  # a scrape must not fail because the database is away
+            log.debug("HAMi release gauge unavailable: %s", exc)
+        yield gauge
+
+    def describe(self):
+        return []
+
+
 def register() -> None:
     global _registered
     if not _registered:
         REGISTRY.register(DriftCollector())
+        REGISTRY.register(HamiReleaseCollector())
         _registered = True

@@ -5,6 +5,7 @@
 - ``NodeInventory``: one row per real node seen by the cluster sync.
 - ``DriftFinding``: one problem of a registered node against its group's profile.
 - ``CatalogVersion``: a one-row generation counter so every process notices profile edits.
+- ``HamiInstall``: the HAMi release the cluster runs, as the last sync read it (one row).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "NodeInventory",
     "DriftFinding",
     "CatalogVersion",
+    "HamiInstall",
 ]
 
 
@@ -331,3 +333,30 @@ class CatalogVersion(models.Model):
 
     class Meta:
         verbose_name = "catalog version"
+
+
+class HamiInstall(models.Model):
+    """The HAMi release the cluster runs, as the cluster sync last read it (one row, ``pk=1``).
+
+    Read from the images of the HAMi scheduler's Deployment and the device plugin's DaemonSet
+    (``profiles.hami_install``); ``release`` is the minor (``"2.9"``) the rules follow, empty when
+    nothing in the cluster named one. A failed read keeps the last release and says why in ``error``.
+    """
+
+    release = models.CharField(max_length=16, blank=True, help_text='e.g. "2.9"; empty: not known')
+    version = models.CharField(max_length=64, blank=True, help_text='as the image tag says it, e.g. "v2.9.0"')
+    basis = models.CharField(max_length=300, blank=True, help_text="where the release was read")
+    workloads = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="per HAMi container: kind, name, container, image, version, release",
+    )
+    error = models.TextField(blank=True, help_text="why the last read failed (the release is the last known)")
+    checked_at = models.DateTimeField(null=True, blank=True)
+    changed_at = models.DateTimeField(null=True, blank=True, help_text="when the release last changed")
+
+    class Meta:
+        verbose_name = "HAMi install"
+
+    def __str__(self) -> str:
+        return f"HAMi {self.version or self.release or 'unknown'}"

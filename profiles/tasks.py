@@ -3,7 +3,8 @@
 - ``profiles.tasks.sync_cluster_inventory``: read Nodes from ``KUBE_SOURCE`` and upsert inventories.
   A failed read (API down, slow, 403...) keeps the last good inventory, marks it stale with the
   error, and Celery retries it (``autoretry_for``) with exponential backoff, 30 s doubling to at most
-  15 minutes, ``KUBE_SYNC_MAX_RETRIES`` times.
+  15 minutes, ``KUBE_SYNC_MAX_RETRIES`` times. After the nodes it reads which HAMi release the
+  cluster runs (``hami_install``; a failure there is recorded, never raised).
 - ``profiles.tasks.check_drift``: (re)check drift for some inventories, a group, or all of them.
 """
 
@@ -16,6 +17,7 @@ from hami_sim.project.conf import conf
 from hami_sim.runtime.taskruns import record_run, will_autoretry
 
 from .drift import check_inventories
+from .hami_install import check_cluster
 from .kube import SourceError, list_nodes
 from .sync import cluster_synced, mark_stale, sync_nodes
 
@@ -79,6 +81,7 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
             counts["status"] = exc.status or 0
             raise  # Celery retries it (autoretry_for)
         counts.update(sync_nodes(nodes))
+        counts["hami_release"] = check_cluster(source, timeout=conf().kube_request_timeout)
         cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts, nodes=nodes)
     return counts
 

@@ -26,6 +26,12 @@ resourceVersion and notifies watchers); ``compact()`` makes older resourceVersio
 event with a 410 ``Expired`` Status (open watches too), ``drop_watches()`` cuts open streams mid-chunk
 (the client sees its stream end early and reconnects) and ``watch_fail_status`` makes new watches
 fail with that HTTP status.
+
+The apps group serves ``GET /apis/apps/v1/namespaces/<ns>/deployments`` and ``.../daemonsets`` (and
+their cluster-wide lists) from ``workloads`` (objects with ``kind`` and ``metadata.namespace``), with
+equality ``labelSelector`` and pages; as kube-apiserver does, a list is a ``DeploymentList`` or
+``DaemonSetList`` of ``apiVersion: apps/v1`` whose items carry no ``kind``. ``apps_fail_status``
+refuses them (403: the service account may not read the apps group) without touching the core lists.
 """
 
 from __future__ import annotations
@@ -101,6 +107,8 @@ class FakeKubeAPI:
         self.pods: list[dict] = list(pods or [])
         self.events: dict[str, list[dict]] = {}
         self.configmaps: dict[tuple[str, str], dict] = {}
+        self.workloads: list[dict] = []  # Deployments and DaemonSets (``kind`` set), apps/v1
+        self.apps_fail_status: int | None = None
         self.fail_status: int | None = None
         self.fail_message = (
             'nodes is forbidden: User "system:serviceaccount:hami:hami-sim" cannot list resource "nodes"'
@@ -187,6 +195,8 @@ class FakeKubeAPI:
             "1",
         ):
             return self._watch(handler, segments[2], query)
+        if segments[:3] == ["apis", "apps", "v1"]:
+            return self._list_workloads(handler, segments[3:], query)
         if segments == ["api", "v1", "nodes"]:
             return self._list_nodes(handler, query)
         if segments == ["api", "v1", "pods"]:
@@ -299,6 +309,38 @@ class FakeKubeAPI:
         for pod in body.get("items", []):
             pod.setdefault("kind", "Pod")
             pod.setdefault("apiVersion", "v1")
+        self._send(handler, code, body)
+
+    def _list_workloads(self, handler: BaseHTTPRequestHandler, rest: list[str], query: dict) -> None:
+        """``deployments`` / ``daemonsets``, in one namespace or all, as the apps group lists them."""
+        kinds = {"deployments": "Deployment", "daemonsets": "DaemonSet"}
+        namespace = None
+        if len(rest) == 3 and rest[0] == "namespaces":
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) != 1 or rest[0] not in kinds:
+            return self._send(
+                handler, 404, status_object(404, "the server could not find the requested resource")
+            )
+        resource, kind = rest[0], kinds[rest[0]]
+        if self.apps_fail_status:
+            code = self.apps_fail_status
+            where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+            message = (
+                f'{resource}.apps is forbidden: User "system:serviceaccount:hami-sim:hami-sim-worker" '
+                f'cannot list resource "{resource}" in API group "apps"{where}'
+            )
+            return self._send(handler, code, status_object(code, message))
+        items = [
+            {k: v for k, v in w.items() if k not in ("kind", "apiVersion")}
+            for w in self.workloads
+            if w.get("kind") == kind
+            and (namespace is None or (w.get("metadata") or {}).get("namespace") == namespace)
+        ]
+        if query.get("labelSelector"):
+            items = [w for w in items if _selector_match(w, query["labelSelector"], _label)]
+        code, body = self._page(items, query, f"{kind}List")
+        if code == 200:
+            body["apiVersion"] = "apps/v1"
         self._send(handler, code, body)
 
     def _list_events(self, handler: BaseHTTPRequestHandler, namespace: str | None, query: dict) -> None:

@@ -47,6 +47,8 @@ class Conf:
     kube_page_size: int = 500
     kube_request_timeout: float = 30.0
     kube_sync_max_retries: int = 5
+    #: the namespace of HAMi's scheduler Deployment and device plugin DaemonSet (its release is read there)
+    hami_namespace: str = "kube-system"
     drift_devmem_tolerance_percent: float = 2.0
     drift_unregistered_grace_seconds: int = 600
     decision_retention_days: int = 14

@@ -246,6 +246,8 @@ KUBE_NODE_LABEL_SELECTOR = env.str("KUBE_NODE_LABEL_SELECTOR", default=DEFAULTS.
 KUBE_PAGE_SIZE = env.int("KUBE_PAGE_SIZE", default=DEFAULTS.kube_page_size)
 KUBE_REQUEST_TIMEOUT = env.float("KUBE_REQUEST_TIMEOUT", default=DEFAULTS.kube_request_timeout)
 KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=DEFAULTS.kube_sync_max_retries)
+# where HAMi's scheduler and device plugin run: the sync reads the HAMi release from their images
+HAMI_NAMESPACE = env.str("HAMI_NAMESPACE", default=DEFAULTS.hami_namespace)
 DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float(
     "DRIFT_DEVMEM_TOLERANCE_PERCENT", default=DEFAULTS.drift_devmem_tolerance_percent
 )

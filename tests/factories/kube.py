@@ -21,6 +21,7 @@ __all__ = [
     "gpu",
     "gpu_node",
     "hami_pod",
+    "hami_workload",
     "node",
     "pod",
     "register",
@@ -185,6 +186,41 @@ def hami_pod(
         },
         "spec": {"containers": [{"name": "c", "image": "busybox"}], "nodeName": node_name},
         "status": {"phase": phase},
+    }
+
+
+def hami_workload(
+    kind: str = "Deployment",
+    image: str = "docker.io/projecthami/hami:v2.10.0",
+    *,
+    name: str | None = None,
+    namespace: str = "kube-system",
+    chart_version: str | None = None,
+) -> dict[str, Any]:
+    """HAMi's scheduler Deployment or device plugin DaemonSet as its Helm chart labels it: the
+    ``component`` label, and HAMi's own container running ``image`` (the scheduler's beside
+    kube-scheduler's, as the chart runs them)."""
+    component = "hami-scheduler" if kind == "Deployment" else "hami-device-plugin"
+    labels = {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "hami"}
+    if chart_version is not None:
+        labels["app.kubernetes.io/version"] = chart_version
+    containers = [
+        {"name": "device-plugin" if kind == "DaemonSet" else "vgpu-scheduler-extender", "image": image}
+    ]
+    if kind == "Deployment":
+        containers.insert(0, {"name": "kube-scheduler", "image": "registry.k8s.io/kube-scheduler:v1.32.2"})
+    template = {
+        "metadata": {"labels": {"app.kubernetes.io/component": component}},
+        "spec": {"containers": containers},
+    }
+    return {
+        "kind": kind,
+        "apiVersion": "apps/v1",
+        "metadata": {"name": name or component, "namespace": namespace, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/component": component}},
+            "template": template,
+        },
     }
 
 

@@ -85,6 +85,8 @@ def _option_json(o: GroupOption) -> dict:
         out["skipped"] = o.skipped
     if o.timed_out:
         out["timedOut"] = True
+    if o.on_existing:
+        out["onExistingNodes"] = o.on_existing
     return out
 
 
@@ -266,6 +268,7 @@ class EstimateViewSet(SimulationViewSet):
             data["expander"],
             limits=limits,
             upcoming=data["upcomingNodes"],
+            cluster=data["snapshotNodes"],
             ca=configured_ca_release(),
         )
         record_decisions(pods, groups)

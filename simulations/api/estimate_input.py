@@ -11,17 +11,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, UpcomingNodes
+from hami_sim.engine.estimate import (
+    MAX_WORK,
+    ClusterNode,
+    EstimateError,
+    GroupTemplate,
+    PendingPods,
+    UpcomingNodes,
+)
 from hami_sim.engine.scaleup import daemon_set_pod
 
 __all__ = [
     "MAX_PODS",
     "MAX_GROUPS",
     "MAX_UPCOMING_NODES",
+    "MAX_SNAPSHOT_NODES",
     "resolve_node_group",
     "parse_pods",
     "parse_groups",
     "parse_upcoming",
+    "parse_snapshot_nodes",
+    "check_snapshot_work",
     "parse_daemon_sets",
     "parse_total",
 ]
@@ -29,6 +39,8 @@ __all__ = [
 MAX_PODS = 100_000
 MAX_GROUPS = 500
 MAX_UPCOMING_NODES = 10_000  # upcoming nodes per estimate, over all groups
+MAX_SNAPSHOT_NODES = 10_000  # CA's snapshot nodes per estimate
+MAX_SNAPSHOT_PODS = 100_000  # the pods on them, over all nodes
 
 
 def resolve_node_group(name: str) -> GroupTemplate | None:
@@ -215,3 +227,49 @@ def parse_total(value: object, name: str) -> int | None:
     if isinstance(value, str) and value.count(":") == 1 and value.split(":")[1].strip().isdigit():
         return int(value.split(":")[1])
     return _int(value, name, 0, 10**12)
+
+
+def _snapshot_node(entry: object, i: int) -> ClusterNode:
+    """One ``snapshotNodes`` entry: ``{"node": Node, "pods": [Pod, ...]}``."""
+    if not isinstance(entry, Mapping):
+        raise EstimateError(f'snapshotNodes[{i}] must be {{"node": Node, "pods": [Pod, ...]}}')
+    node = entry.get("node")
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise EstimateError(f"snapshotNodes[{i}].node must be a Node object with metadata.name")
+    pods = entry.get("pods", [])
+    if not isinstance(pods, list) or not all(isinstance(p, Mapping) for p in pods):
+        raise EstimateError(f"snapshotNodes[{i}].pods must be a list of Pod objects")
+    return ClusterNode(node, tuple(pods))
+
+
+def parse_snapshot_nodes(raw: object) -> list[ClusterNode]:
+    """``snapshotNodes``: the nodes already in CA's cluster snapshot, as CA holds them (the Node with
+    its labels, taints and allocatable, and the pods on it). The affinity and topology-spread filters
+    count them, and CA 1.33.1's hostname-spread retry may place a pending pod on one (the answer's
+    ``onExistingNodes``). At most ``MAX_SNAPSHOT_NODES`` nodes with ``MAX_SNAPSHOT_PODS`` pods."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise EstimateError('snapshotNodes must be a list of {"node": Node, "pods": [Pod, ...]}')
+    if len(raw) > MAX_SNAPSHOT_NODES:
+        raise EstimateError(f"at most {MAX_SNAPSHOT_NODES} snapshot nodes per estimate")
+    out = [_snapshot_node(entry, i) for i, entry in enumerate(raw)]
+    if sum(len(n.pods) for n in out) > MAX_SNAPSHOT_PODS:
+        raise EstimateError(f"at most {MAX_SNAPSHOT_PODS} pods on the snapshot nodes per estimate")
+    names = [n.node["metadata"]["name"] for n in out]
+    if len(set(names)) != len(names):
+        twice = next(name for name in names if names.count(name) > 1)
+        raise EstimateError(f"snapshotNodes names node {twice!r} twice")
+    return out
+
+
+def check_snapshot_work(pods: list[PendingPods], nodes: list[ClusterNode]) -> None:
+    """Refuse more pending pods x snapshot nodes than the engine's work budget (``MAX_WORK``): the
+    hostname-spread retry may try every snapshot node for every pod."""
+    count = sum(1 if p.count is None else p.count for p in pods)
+    if count * len(nodes) > MAX_WORK:
+        raise EstimateError(
+            f"{count} pods x {len(nodes)} snapshot nodes exceed the work budget of {MAX_WORK}; "
+            "ask for fewer pods or snapshot nodes per request"
+        )

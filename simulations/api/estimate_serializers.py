@@ -22,7 +22,16 @@ from hami_sim.engine.estimate import (
 from hami_sim.engine.scaleup import DEFAULT_GROUP_BUDGET, DEFAULT_TOTAL_BUDGET
 from hami_sim.project.conf import conf
 
-from .estimate_input import MAX_PODS, parse_daemon_sets, parse_groups, parse_pods, parse_total, parse_upcoming
+from .estimate_input import (
+    MAX_PODS,
+    check_snapshot_work,
+    parse_daemon_sets,
+    parse_groups,
+    parse_pods,
+    parse_snapshot_nodes,
+    parse_total,
+    parse_upcoming,
+)
 from .fields import JSONListField, StrictBooleanField, StrictCharField, StrictIntegerField
 
 __all__ = [
@@ -139,6 +148,12 @@ class EstimateRequestSerializer(serializers.Serializer):
         help_text='[{"nodeGroup": name, "count": n}]: nodes those groups are already adding (CA\'s upcoming '
         "nodes); pending pods that fit them need no new node",
     )
+    snapshotNodes = JSONListField(  # noqa: N815
+        required=False,
+        help_text='[{"node": Node, "pods": [Pod, ...]}]: the nodes in CA\'s cluster snapshot as CA holds '
+        "them; the affinity and spread filters count them, and CA 1.33.1+'s hostname-spread retry may "
+        "place pending pods on them (each option's onExistingNodes)",
+    )
     existingNodes = StrictBooleanField(  # noqa: N815
         required=False,
         default=False,
@@ -167,6 +182,9 @@ class EstimateRequestSerializer(serializers.Serializer):
         attrs["upcomingNodes"] = _engine_checked(
             lambda raw: parse_upcoming(raw, attrs.get("nodeGroups")), attrs.get("upcomingNodes")
         )
+        attrs["snapshotNodes"] = _engine_checked(parse_snapshot_nodes, attrs.get("snapshotNodes"))
+        if attrs["snapshotNodes"] and "pods" in attrs:
+            _engine_checked(lambda nodes: check_snapshot_work(attrs["pods"], nodes), attrs["snapshotNodes"])
         daemons = _engine_checked(parse_daemon_sets, attrs.get("daemonSets"))
         if daemons and "nodeGroups" in attrs:
             attrs["nodeGroups"] = [replace(g, daemon_pods=daemons) for g in attrs["nodeGroups"]]
@@ -187,6 +205,12 @@ class EstimateOptionSerializer(serializers.Serializer):
     nodeLimit = serializers.IntegerField(allow_null=True, required=False)  # noqa: N815
     skipped = serializers.CharField(required=False, help_text="why CA would not consider the group")
     timedOut = serializers.BooleanField(required=False)  # noqa: N815
+    onExistingNodes = serializers.DictField(  # noqa: N815
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="snapshot node -> the pending pods CA 1.33.1+'s hostname-spread retry put there "
+        "(CA counts each such node in nodeCount)",
+    )
 
 
 class ScaleUpGroupSerializer(serializers.Serializer):

@@ -37,6 +37,7 @@ __all__ = [
     "untolerated_taint",
     "matches_node_selector",
     "matches_required_affinity",
+    "node_selector_matches",
     "static_mismatch",
     "unschedulable",
     "node_problem",
@@ -165,7 +166,13 @@ def matches_required_affinity(pod: Mapping, node: Mapping) -> bool:
     )
     if not isinstance(required, Mapping):
         return True
-    terms: Sequence = required.get("nodeSelectorTerms") or []
+    return node_selector_matches(required, node)
+
+
+def node_selector_matches(selector: Mapping, node: Mapping) -> bool:
+    """A ``NodeSelector`` (its ``nodeSelectorTerms`` ORed, each term's expressions ANDed): a pod's
+    required node affinity, and the node selection of a DRA ResourceSlice or device."""
+    terms: Sequence = selector.get("nodeSelectorTerms") or []
     if not isinstance(terms, list):
         return False
     labels = _labels(node)

@@ -73,7 +73,8 @@ def _pool(key: tuple[str, str], slices: list[ResourceSlice], everywhere: list[Re
         if any(s.generation > generation for s in same_pool):
             return None
         if sum(s.generation == generation for s in same_pool) != wanted:
-            return Pool(key[0], key[1], incomplete=True)
+            # kept with its slices so a verdict can say what they hold; never allocated from
+            return Pool(key[0], key[1], tuple(sorted(slices, key=lambda s: s.name)), incomplete=True)
     ordered = tuple(sorted(slices, key=lambda s: s.name))
     return Pool(key[0], key[1], ordered, invalid=_duplicate_device(ordered))
 

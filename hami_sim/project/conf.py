@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 
 from hami_sim.engine.ca_releases import CARelease, ca_release
+from hami_sim.engine.estimate.inputs import TIME_LIMIT_SECONDS
 
 __all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf", "configured_ca_release"]
 
@@ -58,6 +59,8 @@ class Conf:
     decision_queue_max_bytes: int = 32 * 1024 * 1024
     #: bytes an estimate's or a session's answer may have; a bigger one is refused (413)
     max_answer_bytes: int = 16 * 1024 * 1024
+    #: seconds one estimate may pack; the groups not packed by then are reported cut short
+    estimate_time_limit_seconds: float = TIME_LIMIT_SECONDS
     #: how long the writer waits to fold a burst of CA calls into one write
     decision_flush_seconds: float = 0.5
     #: live usage older than this answers per ``usage_stale_policy`` (docs/usage.md)

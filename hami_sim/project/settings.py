@@ -288,6 +288,9 @@ DECISION_QUEUE_MAX_BYTES = env.int(
     "DECISION_QUEUE_MAX_BYTES", default=DEFAULTS.decision_queue_max_bytes
 )  # what queued records keep alive (estimated), not calls or nodes
 MAX_ANSWER_BYTES = env.int("MAX_ANSWER_BYTES", default=DEFAULTS.max_answer_bytes)  # estimate/session answers
+ESTIMATE_TIME_LIMIT_SECONDS = env.float(
+    "ESTIMATE_TIME_LIMIT_SECONDS", default=DEFAULTS.estimate_time_limit_seconds
+)  # POST /api/v1/estimate: groups not packed by then are cut short, as CA's max-binpacking-time
 DECISION_FLUSH_SECONDS = env.float(
     "DECISION_FLUSH_SECONDS", default=DEFAULTS.decision_flush_seconds
 )  # fold CA bursts per write

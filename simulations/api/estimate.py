@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 
 import orjson
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
@@ -123,6 +124,7 @@ def result_json(result: EstimateResult) -> dict:
             "seconds": round(result.binpacking_seconds, 6),
             "maxBinpackingTimeExceeded": result.binpacking_time_exceeded,
             "timedOutGroups": [o.node_group for o in result.options if o.timed_out],
+            "cutShortGroups": [o.node_group for o in result.options if o.cut_short],
         },
         "differencesFromCA": list(DIFFERENCES),
         "caVersion": result.ca_version,
@@ -270,6 +272,7 @@ class EstimateViewSet(SimulationViewSet):
             upcoming=data["upcomingNodes"],
             cluster=data["snapshotNodes"],
             ca=configured_ca_release(),
+            time_limit=settings.ESTIMATE_TIME_LIMIT_SECONDS,
         )
         record_decisions(pods, groups)
         out = result_json(result)

@@ -231,6 +231,9 @@ class BinpackingSerializer(serializers.Serializer):
     seconds = serializers.FloatField()
     maxBinpackingTimeExceeded = serializers.BooleanField()  # noqa: N815
     timedOutGroups = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    # the groups the estimate's time limit left unpacked (ESTIMATE_TIME_LIMIT_SECONDS), as CA's
+    # max-binpacking-time: each is skipped with the reason; the choice is among the others
+    cutShortGroups = serializers.ListField(child=serializers.CharField())  # noqa: N815
 
 
 class ExistingNodesSerializer(serializers.Serializer):

@@ -91,6 +91,9 @@ def _estimate(
     except EstimateError:
         deadline.check()  # out of time is CA's deadline, not a fault of the template
         raise
+    if any(o.cut_short for o in result.options):  # the estimator ran out of the call's time
+        deadline.check()
+        raise EstimateError("the estimate's time limit ran out before every option was packed")
     return [packed(o) for o in result.options]
 
 

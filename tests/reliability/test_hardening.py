@@ -241,16 +241,18 @@ def test_decisions_keep_device_detail_for_the_first_nodes_only_and_rows_are_capp
 # -- the estimate's time limit ---------------------------------------------------------------------------
 
 
-def test_an_estimate_past_its_time_limit_is_a_clear_error():
-    from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
+def test_an_estimate_past_its_time_limit_says_which_groups_it_did_not_pack():
+    from hami_sim.engine.estimate import GroupTemplate, PendingPods, estimate
     from hami_sim.runtime.simulator import get_simulator
     from tests.factories import gpu, node, pod
 
     group = GroupTemplate("g", node("template-node-for-g", [gpu("GPU-t")]))
-    with pytest.raises(EstimateError, match="time limit"):
-        estimate(
-            get_simulator(), [PendingPods(pod("t", gpumem=1000, uid="uid-t"), 10)], [group], time_limit=-1
-        )
+    result = estimate(
+        get_simulator(), [PendingPods(pod("t", gpumem=1000, uid="uid-t"), 10)], [group], time_limit=-1
+    )
+    [option] = result.options
+    assert option.cut_short and "time limit of -1 s ran out" in option.skipped
+    assert result.chosen is None and not option.scheduled
 
 
 # -- every unsafe method with a session cookie needs the CSRF token ------------------------------------

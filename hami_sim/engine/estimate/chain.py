@@ -13,8 +13,8 @@ from .results import GroupOption
 def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption | None, list[str], str]:
     """CA's chain strategy: each filter narrows the options; one left wins, else random picks among
     the rest. Returns (chosen, the candidates random picked from, the explanation)."""
-    viable = [o for o in options if o.scheduled and o.node_count > 0]
-    rejected = [o for o in options if not (o.scheduled and o.node_count > 0)]
+    viable = [o for o in options if _viable(o)]
+    rejected = [o for o in options if not _viable(o)]
     if not viable:
         detail = "; ".join(_why_not(o) for o in rejected) or "no node groups given"
         return None, [], f"No node group can schedule any pending pod. {detail}."
@@ -27,6 +27,11 @@ def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption 
         remaining = [_pick(remaining, rng)]
     chosen = remaining[0]
     return chosen, candidates, _explain(chosen, viable, rejected, expander, steps, candidates)
+
+
+def _viable(option: GroupOption) -> bool:
+    """An option CA's expanders see: it schedules a pod on new nodes, and was packed (not skipped)."""
+    return bool(option.scheduled) and option.node_count > 0 and not option.skipped
 
 
 def _run_chain(

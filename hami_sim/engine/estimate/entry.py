@@ -3,7 +3,6 @@ run the expander chain, then cap and balance the scale-up as CA does after its e
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
@@ -22,6 +21,7 @@ from ..simulate import Simulator
 from .chain import choose
 from .equivalences import _Equivalence, _group_pods, _parse_groups
 from .expanders import Expander
+from .group import Budget, _estimate_group, cut_short
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     MAX_WORK,
@@ -32,7 +32,6 @@ from .inputs import (
     PendingPods,
     UpcomingNodes,
 )
-from .packing import _estimate_group
 from .predicates import _snapshot, _SnapshotNode
 from .results import EstimateResult, GroupOption
 from .template import _Template
@@ -51,14 +50,19 @@ def estimate(
     cluster: Sequence[ClusterNode] = (),
     upcoming: Sequence[UpcomingNodes] = (),
     ca: CARelease | None = None,
+    fast: bool = True,
 ) -> EstimateResult:
     """Bin-pack ``pods`` onto new nodes of each group; one option per group (input order) + choice,
     and the scale-up CA would ask for after its limits and balancing (``scale_up``).
 
     ``limits`` carries CA's flags; without it ``max_nodes_per_scale_up`` is the only one (0 = none).
-    Raises ``EstimateError`` for unusable input (malformed pod, bad weights, duplicate ids), for more
-    than ``max_work`` pod x group placements, and when packing runs past ``time_limit`` seconds.
+    Raises ``EstimateError`` for unusable input (malformed pod, bad weights, duplicate ids) and for
+    more than ``max_work`` pod x group placements. Past ``time_limit`` seconds no further group is
+    packed, as CA's max-binpacking-time stops binpacking: those groups' options are ``cut_short``
+    (skipped, with the reason) and the expander chooses among the groups packed before.
     ``ca``: the CA release whose binpacking to follow (default: the newest supported).
+    ``fast=False``: every group packed alone and every fit asked of HAMi's Fit, pod by pod (the same
+    answer, slower: what the differential tests compare the shared packings and the bound with).
     """
     ca = ca or ca_release(DEFAULT_VERSION)
     limits = limits or ScaleUpLimits(max_nodes_per_scale_up=max_nodes_per_scale_up)
@@ -73,9 +77,12 @@ def estimate(
         absorbed, equivalences, extra = _absorb_upcoming(sim, equivalences, groups, upcoming, snapshot)
         snapshot = [*snapshot, *extra]
         groups, limits = _count_upcoming(sim, groups, limits, upcoming)
-    deadline = time.monotonic() + time_limit
+    budget = Budget(time_limit, share=fast)
     options = [
-        _pack_group(sim, group, groups, equivalences, limits, deadline, snapshot, ca) for group in groups
+        cut_short(group, equivalences, time_limit)
+        if budget.out()
+        else _pack_group(sim, group, groups, equivalences, limits, budget, snapshot, ca, fast)
+        for group in groups
     ]
     seconds = limits.clock() - started
     result = _choose_and_plan(sim, options, groups, limits, expander or Expander())
@@ -105,14 +112,15 @@ def _pack_group(
     groups: Sequence[GroupTemplate],
     equivalences: list[_Equivalence],
     limits: ScaleUpLimits,
-    deadline: float,
+    budget: Budget,
     snapshot: Sequence[_SnapshotNode],
     ca: CARelease,
+    fast: bool,
 ) -> GroupOption:
     """One group's option, its node limit shared with the groups CA's balancing treats as similar."""
     similar = [g.size for g in _similar(group, groups, limits)]
     try:
-        return _estimate_group(sim, group, equivalences, limits, similar, deadline, snapshot, ca)
+        return _estimate_group(sim, group, equivalences, limits, similar, budget, snapshot, ca, fast)
     except PodError as exc:  # a template with unparseable status quantities
         raise EstimateError(f"node group {group.name!r}: {exc}") from None
 

@@ -18,7 +18,10 @@ from ..model import DeviceUsage, NodeState
 from ..predicates import Resources, insufficient
 from ..simulate import Simulator
 from ..topology import TopologyIndex
+from .bound import device_bound
 from .equivalences import _Equivalence
+
+BOUND_REASON = "too few devices with the memory, cores and time slices the pod asks for"
 
 
 class _Node:
@@ -104,10 +107,18 @@ class _Fitter:
     """Fits one pod shape on nodes of one group: kube-scheduler's filters, then HAMi's device fit
     memoised by device-usage signature (the only part that depends on the devices)."""
 
-    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index", "pod")
+    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index", "pod", "bound")
 
-    def __init__(self, sim: Simulator, eq: _Equivalence, index: TopologyIndex | None) -> None:
+    def __init__(
+        self,
+        sim: Simulator,
+        eq: _Equivalence,
+        index: TopologyIndex | None,
+        template_devices: list[DeviceUsage] | None = None,
+    ) -> None:
         self.sim = sim
+        # a quick "cannot fit" for the scans that need no reason (``probe``)
+        self.bound = device_bound(sim, eq.ctx, template_devices) if template_devices else None
         self.pod = eq.pod
         self.ctx = eq.ctx
         self.demand = eq.demand
@@ -135,6 +146,14 @@ class _Fitter:
             cached = self._evaluate(node)
             self.memo[node.sig] = cached
         return cached
+
+    def probe(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+        """``check`` for a scan that reads only whether the pod fits: a device usage the bound
+        excludes answers no (with a reason of its own, never memoised) without HAMi's fit."""
+        bound = self.bound
+        if bound is not None and node.sig not in self.memo and bound.excludes(node.state.devices):
+            return BOUND_REASON, None, node.sig
+        return self.check(node)
 
     def _evaluate(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
         verdict = self.sim.evaluate(self.ctx, node.name, node.state)

@@ -3,23 +3,26 @@ time, and the option it yields (used nodes, waste)."""
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 
-from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from ..interpod import SPREAD_MISMATCH, pod_terms
 from ..model import DeviceUsage, NodeState
-from ..predicates import Resources, node_allocatable, node_capacity, pod_demand
-from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
+from ..predicates import node_allocatable, pod_demand
+from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence
 from .fitter import _Fitter, _Node, _Shape
-from .inputs import TIME_LIMIT_SECONDS, EstimateError, GroupTemplate
-from .predicates import _hostname_spread, _SnapshotNode, _static_reason, _topology_index
-from .results import EstimatedNode, GroupOption, Waste
+from .predicates import _hostname_spread, _SnapshotNode, _static_reason
+from .results import GroupOption
 from .template import _Template
+
+
+def limit_reason(limit: int | None, group: str, source: str) -> str:
+    """Why binpacking adds no node past the group's limit (CA's node limiter), and which limit
+    (``scaleup.limit_source``)."""
+    return f"node limit reached: at most {limit} new node(s) for node group {group} ({source})"
 
 
 class _GroupPacker:
@@ -46,6 +49,7 @@ class _GroupPacker:
         "hostname_retry",
         "cluster",
         "existing",
+        "bound",
     )
 
     def __init__(
@@ -56,8 +60,10 @@ class _GroupPacker:
         index: TopologyIndex | None = None,
         hostname_retry: bool = True,
         cluster: Sequence[_SnapshotNode] = (),
+        bound: bool = True,
     ) -> None:
         self.sim = sim
+        self.bound = bound  # the fitters' quick "cannot fit" (bound.py); False: HAMi's fit every time
         self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
         self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
         self.hostname_retry = hostname_retry  # CA >= 1.33.1 (ca_releases.CARelease.hostname_retry)
@@ -114,7 +120,8 @@ class _GroupPacker:
             key += (eq.spec_key,)  # labels, ports, terms and scalars are the equivalence group's own
         shape = self.shapes.get(key)
         if shape is None:
-            shape = self.shapes[key] = _Shape(_Fitter(self.sim, eq, self.index))
+            fitter = _Fitter(self.sim, eq, self.index, self.template.devices if self.bound else None)
+            shape = self.shapes[key] = _Shape(fitter)
         return shape
 
     def _new_node(self) -> _Node:
@@ -159,10 +166,7 @@ class _GroupPacker:
                 return why
         template = self.template
         if template.limit is not None and len(self.nodes) >= template.limit:
-            return (
-                f"node limit reached: at most {template.limit} new node(s) for node group {template.group}"
-                f" ({template.limit_reason})"
-            )
+            return limit_reason(template.limit, template.group, template.limit_reason)
         if self.deadline is not None and self.clock() > self.deadline:
             self.option.timed_out = True
             return f"max-nodegroup-binpacking-duration exceeded for node group {template.group}"
@@ -249,7 +253,7 @@ class _GroupPacker:
             shape.cands.extend(range(shape.seen, len(nodes)))
             shape.seen = len(nodes)
         cands = shape.cands
-        check = shape.fitter.check
+        check = shape.fitter.probe
         while cands:
             pos = bisect_left(cands, start)
             if pos == len(cands):
@@ -269,87 +273,10 @@ class _GroupPacker:
         """``_find`` for shapes whose fit depends on other nodes: every node, every time."""
         nodes = self.nodes
         count = len(nodes)
+        probe = shape.fitter.probe
         for step in range(count):
             idx = (start + step) % count
-            result = shape.fitter.check(nodes[idx])
+            result = probe(nodes[idx])
             if not result[0]:
                 return idx, result
         return None
-
-
-def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> None:
-    """The used nodes with their pods and devices, and the group's waste (least-waste's score)."""
-    allocatable = template.allocatable
-    used = [node for node in nodes if node.pods]
-    option.node_count = len(used) + len(option.on_existing)
-    gpu_total = gpu_used = core_total = core_used = 0
-    for node in used:
-        requested = Resources(
-            allocatable.cpu - node.free.cpu,
-            allocatable.memory - node.free.memory,
-            allocatable.ephemeral - node.free.ephemeral,
-            allocatable.pods - node.free.pods,
-        )
-        for dev in node.state.devices:
-            gpu_total += dev.totalmem
-            gpu_used += dev.usedmem
-            core_total += dev.totalcore
-            core_used += dev.usedcores
-        option.nodes.append(EstimatedNode(node.name, node.pods, node.state.devices, requested))
-    if used:
-        capacity = node_capacity(template.node)
-        cpu_total = capacity.cpu * option.node_count  # CA: the option's node count x the template
-        mem_total = capacity.memory * option.node_count
-        option.waste = Waste(
-            _unused(cpu_total, option.requested_cpu),
-            _unused(mem_total, option.requested_memory),
-            _unused(gpu_total, gpu_used),
-            _unused(core_total, core_used),
-        )
-
-
-def _unused(total: int, used: int) -> float:
-    """CA's waste share; not clamped at 0 (CA's least-waste is not either)."""
-    return (total - used) / total if total else 0.0
-
-
-def _estimate_group(
-    sim: Simulator,
-    group: GroupTemplate,
-    equivalences: list[_Equivalence],
-    limits: ScaleUpLimits,
-    similar: Sequence[GroupSize],
-    deadline: float = float("inf"),
-    cluster: Sequence[_SnapshotNode] = (),
-    ca: CARelease | None = None,
-) -> GroupOption:
-    ca = ca or ca_release(DEFAULT_VERSION)
-    template = _Template(sim, group, None)
-    option = GroupOption(group.name)
-    skipped = skip_reason(group.size, group.template, len(template.devices), limits)
-    raw = node_limit(group.size, similar, limits) if not skipped else -1
-    limit = None if raw == 0 else max(raw, 0)
-    if group.max_new_nodes is not None:
-        limit = group.max_new_nodes if limit is None else min(limit, group.max_new_nodes)
-    template.limit = limit
-    if limit is not None:
-        template.limit_reason = limit_source(group.size, similar, limits, limit)
-    if skipped:
-        option.skipped = skipped
-        for eq in equivalences:
-            for pid in eq.ids:
-                option.unschedulable[pid] = skipped
-        return option
-    index = _topology_index(equivalences, template.daemon_terms, cluster)
-    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster)
-    packer.option.node_limit = limit
-    packer.option.daemon_pods = template.daemons
-    for eq in template.order(equivalences, ca.order_by_pod_requests):
-        if time.monotonic() > deadline:
-            raise EstimateError(
-                f"the estimate ran past its time limit of {TIME_LIMIT_SECONDS:g} s (at node group "
-                f"{group.name!r}); ask for fewer pods or node groups per request"
-            )
-        packer.pack(eq)
-    _summarise(packer.option, packer.nodes, template)
-    return packer.option

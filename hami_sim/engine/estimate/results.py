@@ -72,6 +72,7 @@ class GroupOption:
     skipped: str = ""  # why CA would not consider the group at all (max size, resource limits)
     node_limit: int | None = None  # the most new nodes binpacking may add (None = no limit)
     timed_out: bool = False  # max-nodegroup-binpacking-duration stopped the binpacking
+    cut_short: bool = False  # the estimate's time limit ran out before the group was packed (skipped)
     requested_cpu: int = 0  # app containers' requests of the scheduled pods (least-waste's sums)
     requested_memory: int = 0
     daemon_pods: list[str] = field(default_factory=list)  # DaemonSet pods on every new node

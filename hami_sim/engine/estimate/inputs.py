@@ -15,8 +15,9 @@ DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
 
 # One request may not occupy a worker without bound: 100,000 pods x 100 inline groups
-# ran 64.5 s and answered 433 MB. The budget counts pod x group placements before any packing; the
-# time limit is checked between pod shapes, so an answer is a 400 with the reason, never a stuck worker.
+# ran 64.5 s and answered 433 MB. The budget counts pod x group placements before any packing (a 400);
+# the time limit is checked between pod shapes and groups: past it no further group is packed, and the
+# answer names the groups cut short (as CA's max-binpacking-time), never a stuck worker.
 MAX_WORK = 1_000_000
 TIME_LIMIT_SECONDS = 20.0
 

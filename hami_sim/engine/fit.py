@@ -82,7 +82,7 @@ def fit_in_devices(
         if request.nums > len(type_devices) and not vendor.is_mig_request(request, type_devices, pod):
             return R.NODE_INSUFFICIENT_DEVICE
         earlier = allocated.get(vtype, ()) if allocated is not None else ()
-        outcome = vendor.fit(type_devices, request, pod, node, policy, earlier)
+        outcome = vendor.fit(vendor.fit_devices(type_devices), request, pod, node, policy, earlier)
         if not outcome.ok:
             device_reasons.update(outcome.device_reasons)
             return outcome.reason

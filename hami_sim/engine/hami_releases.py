@@ -56,6 +56,23 @@ class HamiRules:
 
     release: str = DEFAULT_RELEASE
     init_containers: str = INIT_APART
+    # the pod's hami.io/device-scoring-weights annotation weighs the device score
+    scoring_weights: bool = True
+    # hami.io/gpu-scheduler-policy may chain binpack/spread/numa/topology-aware/mutex with commas
+    policy_combinations: bool = True
+    # "mutex" is a GPU policy: only unused cards, idle ones sorted last
+    mutex_policy: bool = True
+    # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
+    score_first_sort: bool = True
+    # NVIDIA's Fit skips the GPUs the node's hami.io/device-cordon annotation lists
+    device_cordon: bool = True
+    # every backend's Fit skips unhealthy devices (False: only NVIDIA's and MetaX sGPU's do)
+    unhealthy_skipped: bool = True
+    # AllocatedCardsInsufficientRequest and NumaNotFit count the devices collected (False: 1)
+    insufficient_counts_devices: bool = True
+    # NVIDIA requests: gpumem-percentage 0 reads as unset, out-of-range values are clamped and
+    # a memory request past int32 asks nothing (False: the values as written, wrapped to int32)
+    nvidia_request_checks: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +97,14 @@ class _Change:
 #: The value of every rule in v2.8.3, the oldest release followed.
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
+    "scoring_weights": False,
+    "policy_combinations": False,
+    "mutex_policy": False,
+    "score_first_sort": False,
+    "device_cordon": False,
+    "unhealthy_skipped": False,
+    "insufficient_counts_devices": False,
+    "nvidia_request_checks": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -98,6 +123,71 @@ CHANGES: tuple[_Change, ...] = (
         1773,
         "each init container is fitted alone (they run one after another); the node keeps the larger "
         "of the app containers' usage and the init containers' peak",
+    ),
+    _Change(
+        "2.10",
+        "scoring_weights",
+        True,
+        2469,
+        "the pod annotation hami.io/device-scoring-weights (slot, core, memory) weighs each device's "
+        "score; before, the three parts always counted equally and the annotation was not read",
+    ),
+    _Change(
+        "2.10",
+        "policy_combinations",
+        True,
+        2621,
+        "hami.io/gpu-scheduler-policy may list several policies with commas (sort keys in the order "
+        "written, plus topology-aware and mutex); before, the value was one policy and anything but "
+        "binpack sorted as spread",
+    ),
+    _Change(
+        "2.10",
+        "mutex_policy",
+        True,
+        2011,
+        "the mutex GPU policy gives a container only cards no one uses; before, mutex sorted as spread",
+    ),
+    _Change(
+        "2.10",
+        "score_first_sort",
+        True,
+        2011,
+        "without numa-bind, cards sort by score and NUMA node only breaks ties; before, cards sorted "
+        "by NUMA node first under every policy",
+    ),
+    _Change(
+        "2.10",
+        "device_cordon",
+        True,
+        2298,
+        "NVIDIA's Fit skips the GPUs listed in the node annotation hami.io/device-cordon "
+        "(CardCordoned); before, the annotation was not read",
+    ),
+    _Change(
+        "2.10",
+        "unhealthy_skipped",
+        True,
+        2260,
+        "every backend's Fit skips an unhealthy device (CardNotHealth), Ascend's since #2241; before, "
+        "only NVIDIA and MetaX sGPU did, and the others could choose an unhealthy device",
+    ),
+    _Change(
+        "2.10",
+        "insufficient_counts_devices",
+        True,
+        2238,
+        "AllocatedCardsInsufficientRequest and NumaNotFit count the devices collected before the "
+        "walk gave up; before, they counted 1 (the number of device types collected)",
+    ),
+    _Change(
+        "2.10",
+        "nvidia_request_checks",
+        True,
+        2156,
+        "NVIDIA requests: gpumem-percentage 0 or below reads as unset, above 100 as 100 (#1997), and "
+        "a memory request that does not fit int32 asks for nothing; before, the values counted as "
+        "written (0% asked no memory, 150% more than the card)",
     ),
 )
 

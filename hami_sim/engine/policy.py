@@ -10,6 +10,7 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .hami_releases import HamiRules
 from .model import ContainerDeviceRequest, DeviceUsage
 
 __all__ = [
@@ -138,10 +139,21 @@ class GpuPolicy:
     topology: bool
     mutex: bool
     numa_bind: bool
+    # NUMA node first, then score, whatever the policy (HAMi before v2.10: ``score_first_sort``)
+    numa_first: bool = False
 
 
-def resolve_gpu_policy(annotations: Mapping[str, str], default: str, numa_bind: bool) -> GpuPolicy:
+_RULES = HamiRules()
+
+
+def resolve_gpu_policy(
+    annotations: Mapping[str, str], default: str, numa_bind: bool, rules: HamiRules = _RULES
+) -> GpuPolicy:
+    """The pod's ``hami.io/gpu-scheduler-policy`` (else ``default``) under a release's rules."""
     raw = annotations.get(GPU_POLICY_ANNOTATION, default)
+    if not rules.policy_combinations:  # one value; topology-aware the only Fit flag
+        mutex = rules.mutex_policy and raw == "mutex"
+        return GpuPolicy(raw, None, raw == "topology-aware", mutex, numa_bind, not rules.score_first_sort)
     tokens = [t.strip() for t in raw.split(",")]
     chain: tuple[str, ...] | None = None
     if "," in raw or raw.strip() == "numa":
@@ -220,7 +232,12 @@ def sort_devices(devices: list[DeviceUsage], policy: GpuPolicy) -> None:
         devices.sort(key=_chain_key(policy.chain))
         return
     raw = policy.raw
-    if raw == "mutex":
+    if policy.numa_first and not policy.mutex:
+        if raw == "binpack":
+            devices.sort(key=lambda d: (-d.numa, d.score))
+        else:
+            devices.sort(key=lambda d: (d.numa, -d.score))
+    elif policy.mutex and raw == "mutex":
         devices.sort(key=lambda d: (-d.used, d.numa))
     elif policy.numa_bind:
         if raw == "binpack":

@@ -64,16 +64,14 @@ __all__ = [
 @dataclass(slots=True, frozen=True)
 class EngineConfig:
     """Scheduler-wide defaults (``--node-scheduler-policy``, ``--gpu-scheduler-policy``), vendors,
-    the bytes the simulator's cache may hold (``HAMI_SIM_CACHE_BYTES`` unless given) and the HAMi
-    release whose rules it follows (``hami_releases``: ``"2.8"``, ``"2.9"`` or ``"2.10"``)."""
+    the bytes its cache may hold (``HAMI_SIM_CACHE_BYTES`` unless given), the HAMi release it follows."""
 
     node_policy: str = "binpack"
     gpu_policy: str = "spread"
     vendors: tuple[Vendor, ...] = field(default_factory=lambda: tuple(default_vendors()))
     cache_bytes: int = field(default_factory=cache_bytes_from_env)
-    hami_release: str = DEFAULT_RELEASE
-    # rules other than a release's own (an upgrade comparison: one rule taken from another release)
-    hami_rules: HamiRules | None = None
+    hami_release: str = DEFAULT_RELEASE  # "2.8", "2.9" or "2.10" (``hami_releases``)
+    hami_rules: HamiRules | None = None  # other rules than the release's (one rule from another)
 
 
 #: A node's inventory by another rule than its own registration (the profiles app: node groups). A
@@ -147,7 +145,8 @@ class Simulator:
         # the release's rules, resolved once: nothing per node asks which release this is
         self.rules: HamiRules = self.config.hami_rules or rules_for(self.config.hami_release)
         self._fit_pod = partial(fit_pod, init_containers=self.rules.init_containers)
-        self.vendors: dict[str, Vendor] = {v.common_word: v for v in self.config.vendors}
+        rules = self.rules
+        self.vendors: dict[str, Vendor] = {v.common_word: v.under(rules) for v in self.config.vendors}
         self._vendor_list = list(self.vendors.values())
         self.resolver = resolver
         budget = max(0, self.config.cache_bytes)
@@ -203,9 +202,12 @@ class Simulator:
         annotations = view.annotations
         # HAMi reads the weights only for pods that request a device (calcScore runs after the
         # no-request early return), so a bad annotation on such a pod is not an error.
-        weights = pod_weights(annotations) if view.requests.has_requests else Weights()
+        rules = self.rules
+        weights = (
+            pod_weights(annotations) if view.requests.has_requests and rules.scoring_weights else Weights()
+        )
         numa_bind = any(vendor.binds_numa(annotations) for vendor in self._vendor_list)
-        gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind)
+        gpu_policy = resolve_gpu_policy(annotations, self.config.gpu_policy, numa_bind, rules)
         node_policy = resolve_node_policy(annotations, self.config.node_policy)
         key = digest(*_fit_reads(view), node_policy)
         vendors = self.vendors

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
-from .fit_loop import Rejections
+from .fit_loop import Rejections, collected_count
 from .node_codecs import json_devices
 from .registry import (
     CUSTOMINFO_HELP,
@@ -145,7 +145,7 @@ class AmdVendor(Vendor):
             if nums == 0:
                 return FitOutcome(True, collected, "", device_reasons)
         if collected:
-            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(self.release_rules, collected)
         return FitOutcome(False, [], R.gen_reason(counts, len(devices)), device_reasons)
 
 

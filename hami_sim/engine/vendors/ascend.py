@@ -35,7 +35,7 @@ from ..policy import f32
 from ..quantity import QuantityError, parse_quantity
 from .ascend_chips import DEFAULT_ASCEND_CONFIGS, AscendConfig, VnpuTemplate
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
-from .fit_loop import FitRules, Rejections, core_reason, memory_request
+from .fit_loop import FitRules, Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
 from .request_rules import MAX_INT32
@@ -181,7 +181,9 @@ class AscendVendor(Vendor):
             chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
             return FitOutcome(True, chosen, "", reject.device_reasons)
         if collected:
-            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(
+                self.release_rules, collected
+            )
         return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
     def _walk(

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .reads import NodeReads
 
@@ -138,10 +140,41 @@ class Vendor(ABC):
     #: (the blind spot's aggregate capacity, ``blindspot.aggregate``); NVIDIA's alone at v2.10.0
     sums_capacity: bool = False
 
+    #: the HAMi release's rules this backend follows (``under``); v2.10.0's unless given
+    release_rules: HamiRules = HamiRules()
+    #: whether this backend's Fit skipped unhealthy devices before every backend's did (#2260):
+    #: NVIDIA's and MetaX sGPU's (``fit_devices``)
+    health_always_checked: bool = False
+
     def __init__(self, config: Any = None) -> None:
         self.config: Any = config if config is not None else self.config_class()
         #: what this backend reads from a node (``node_reads``), fixed once configured
         self.reads: NodeReads = self.node_reads()
+
+    def fit_devices(self, devices: list[DeviceUsage]) -> list[DeviceUsage]:
+        """The devices as this backend's Fit reads them under its release: before v2.10 (#2260,
+        Ascend's #2241) most backends never read a device's health, so an unhealthy device takes
+        pods like a healthy one (a healthy-marked copy; usage is still counted on the original)."""
+        if self.health_always_checked or self.release_rules.unhealthy_skipped:
+            return devices
+        if all(dev.health for dev in devices):
+            return devices
+        out = []
+        for dev in devices:
+            if not dev.health:
+                dev = dev.copy()
+                dev.health = True
+            out.append(dev)
+        return out
+
+    def under(self, rules: HamiRules) -> Vendor:
+        """This backend following a release's ``rules``: itself when it already does, else a copy
+        (a simulator resolves its release once, so no Fit asks which release is in force)."""
+        if rules == self.release_rules:
+            return self
+        twin = copy.copy(self)
+        twin.release_rules = rules
+        return twin
 
     # -- what it reads from a node: one declaration, three derived views -------------------------
     @abstractmethod

@@ -70,7 +70,7 @@ class BirenVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return common_fit(BIREN, RULES, devices, request, pod, node, policy)
+        return common_fit(BIREN, RULES, devices, request, pod, node, policy, release=self.release_rules)
 
 
 PROFILE = ProfileFields(

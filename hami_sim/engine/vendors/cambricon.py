@@ -85,7 +85,7 @@ class CambriconVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return common_fit(MLU, RULES, devices, request, pod, node, policy)
+        return common_fit(MLU, RULES, devices, request, pod, node, policy, release=self.release_rules)
 
 
 def _capacity(config: CambriconConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:

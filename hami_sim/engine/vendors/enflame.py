@@ -29,7 +29,7 @@ from .enflame_drs import (
     quantity_value,
     select_profile,
 )
-from .fit_loop import Rejections
+from .fit_loop import Rejections, collected_count
 from .node_codecs import capacity_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 from .request_rules import MAX_INT32, count_request, int32, resource_int
@@ -117,7 +117,7 @@ class EnflameGcuVendor(Vendor):
             if nums == 0:
                 return FitOutcome(True, collected, "", device_reasons)
         if collected:
-            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+            counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(self.release_rules, collected)
         return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 
 

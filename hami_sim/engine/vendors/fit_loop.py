@@ -11,11 +11,12 @@ die mode, Enflame, Kunlunxin, Ascend, NVIDIA).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
+from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
 from .base import FitOutcome, PriorDevices, check_type, check_uuid
 from .request_rules import go_div
@@ -32,7 +33,17 @@ __all__ = [
     "common_fit",
     "same_device_rule",
     "check_uuid_exact",
+    "collected_count",
 ]
+
+_V2_10 = HamiRules()
+
+
+def collected_count(release: HamiRules, collected: Sized) -> int:
+    """What a failed Fit reports as ``AllocatedCardsInsufficientRequest`` (and NVIDIA as
+    ``NumaNotFit``) for the devices it collected: each one (v2.10, #2238), else 1 for any (Go's
+    ``len(tmpDevs)`` before: the number of device types collected)."""
+    return len(collected) if release.insufficient_counts_devices else min(len(collected), 1)
 
 
 def check_uuid_exact(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
@@ -121,6 +132,7 @@ def common_fit(
     policy: GpuPolicy,
     *,
     accept: Callable[[DeviceUsage, ContainerDeviceRequest], str] | None = None,
+    release: HamiRules = _V2_10,
 ) -> FitOutcome:
     """The shared vendor Fit loop (HAMi v2.10 check order), walking the devices from the end.
 
@@ -169,7 +181,7 @@ def common_fit(
         if nums == 0:
             return FitOutcome(True, collected, "", device_reasons)
     if collected:
-        counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+        counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(release, collected)
     # like HAMi, a failure still reports what was collected (Ascend topology mode builds on it)
     return FitOutcome(False, collected, R.gen_reason(counts, len(devices)), device_reasons)
 

@@ -103,7 +103,7 @@ class HygonVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return common_fit(DCU, RULES, devices, request, pod, node, policy)
+        return common_fit(DCU, RULES, devices, request, pod, node, policy, release=self.release_rules)
 
 
 PROFILE = ProfileFields(

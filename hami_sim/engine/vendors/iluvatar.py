@@ -81,7 +81,9 @@ class IluvatarVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return common_fit(self.common_word, self.rules, devices, request, pod, node, policy)
+        return common_fit(
+            self.common_word, self.rules, devices, request, pod, node, policy, release=self.release_rules
+        )
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

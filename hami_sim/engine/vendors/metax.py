@@ -171,7 +171,15 @@ class MetaxGpuVendor(Vendor):
     ) -> FitOutcome:
         """The common loop with HAMi's "needs all devices on a device" ``customFilterRule``."""
         return common_fit(
-            METAX_GPU, GPU_RULES, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+            METAX_GPU,
+            GPU_RULES,
+            devices,
+            request,
+            pod,
+            node,
+            policy,
+            accept=same_device_rule(allocated),
+            release=self.release_rules,
         )
 
     def score_node(
@@ -203,6 +211,7 @@ class MetaxGpuVendor(Vendor):
 class MetaxSgpuVendor(Vendor):
     """MetaX sGPU: shared slices with QoS policies."""
 
+    health_always_checked = True  # its Fit skipped unhealthy devices in every release
     common_word = METAX_SGPU
     allocated_annotation = (
         "hami.io/metax-sgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation

@@ -107,7 +107,15 @@ class MthreadsVendor(Vendor):
     ) -> FitOutcome:
         """The common loop with HAMi's "needs all devices on a device" ``customFilterRule``."""
         return common_fit(
-            MTHREADS, RULES, devices, request, pod, node, policy, accept=same_device_rule(allocated)
+            MTHREADS,
+            RULES,
+            devices,
+            request,
+            pod,
+            node,
+            policy,
+            accept=same_device_rule(allocated),
+            release=self.release_rules,
         )
 
 

@@ -17,6 +17,7 @@ from ..annotations import (
     decode_pair_scores,
     encode_pair_scores,
 )
+from ..hami_releases import HamiRules
 from ..model import (
     ContainerDevice,
     ContainerDeviceRequest,
@@ -25,7 +26,6 @@ from ..model import (
     InventoryError,
     NodeState,
 )
-from ..quantity import as_int64, parse_quantity
 from .base import (
     FitOutcome,
     NodeReads,
@@ -37,9 +37,10 @@ from .base import (
     check_uuid,
     go_parse_bool,
 )
-from .fit_loop import Rejections, core_reason, memory_request
+from .fit_loop import Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
 from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, mig_fits, placed, take_slot
+from .nvidia_requests import checked_request, request_as_written
 from .nvidia_topology import topology_pick
 from .registry import (
     CUSTOMINFO_HELP,
@@ -50,8 +51,6 @@ from .registry import (
     VendorDescriptor,
     render_json,
 )
-from .request_rules import MAX_INT32 as _MAX_INT32
-from .request_rules import int32 as _int32
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -95,11 +94,12 @@ class NvidiaConfig:
 class _Walk:
     """The state of one NVIDIA Fit walk: what is still needed, what was collected, why devices failed."""
 
-    __slots__ = ("origin", "nums", "numa_bind", "prevnuma", "collected", "reject")
+    __slots__ = ("origin", "nums", "numa_bind", "prevnuma", "collected", "reject", "release")
 
-    def __init__(self, nums: int, numa_bind: bool) -> None:
+    def __init__(self, nums: int, numa_bind: bool, release: HamiRules) -> None:
         self.origin = self.nums = nums
         self.numa_bind = numa_bind
+        self.release = release  # how NumaNotFit and AllocatedCardsInsufficientRequest count
         self.prevnuma = -1
         self.collected: list[ContainerDevice] = []
         self.reject = Rejections()
@@ -111,12 +111,16 @@ class _Walk:
             return
         if self.nums != self.origin:
             counts, reasons = self.reject.counts, self.reject.device_reasons
-            counts[R.NUMA_NOT_FIT] = counts.get(R.NUMA_NOT_FIT, 0) + len(self.collected)
+            counts[R.NUMA_NOT_FIT] = counts.get(R.NUMA_NOT_FIT, 0) + self.collected_count()
             for prior in self.collected:
                 reasons.setdefault(prior.uuid, R.NUMA_NOT_FIT)
         self.nums = self.origin
         self.prevnuma = dev.numa
         self.collected = []
+
+    def collected_count(self) -> int:
+        """How HAMi counts the devices collected in a reason (``fit_loop.collected_count``)."""
+        return collected_count(self.release, self.collected)
 
 
 def _selection_reason(
@@ -140,22 +144,13 @@ def _selection_reason(
     return ""
 
 
-def _percentage(raw: object | None) -> int:
-    """The memory percentage request clamped to 1..100; 101 (HAMi's "unset") when absent or below 1."""
-    if raw is None:
-        return 101
-    pct = as_int64(parse_quantity(raw))
-    if pct is None or pct < 1:
-        return 101
-    return min(pct, 100)
-
-
 def _uuid_blind(dev: DeviceInfo) -> bool:
     """A MIG device's accounting error names its UUID; vendor data is left to be safe."""
     return dev.mode != MIG_MODE and not dev.mig_profiles and dev.custom_info is None
 
 
 class NvidiaVendor(Vendor):
+    health_always_checked = True  # its Fit skipped unhealthy devices in every release
     common_word = NVIDIA
     allocated_annotation = (
         "hami.io/vgpu-devices-allocated"  # SupportDevices: where HAMi writes the allocation
@@ -206,52 +201,10 @@ class NvidiaVendor(Vendor):
 
     # -- requests -------------------------------------------------------------------------------
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        """HAMi's NVIDIA ``GenerateResourceRequests``: the count, then memory (MiB, else a percentage
-        of the card, else the default), then cores; an unreadable count or memory asks nothing."""
-        c = self.config
-        count_raw = resources.get(c.resource_count_name)
-        if count_raw is None:
-            return None
-        nums = as_int64(parse_quantity(count_raw))
-        if nums is None:
-            return None
-        memnum = self._memory(resources)
-        if memnum is None:
-            return None
-        mempnum = _percentage(resources.get(c.resource_memory_percentage_name))
-        if mempnum == 101 and memnum == 0:
-            if c.default_memory != 0:
-                memnum = c.default_memory
-            else:
-                mempnum = 100
-        return ContainerDeviceRequest(
-            nums=_int32(nums),
-            type=NVIDIA,
-            memreq=memnum,
-            mem_percentage_req=mempnum,
-            coresreq=self._cores(resources),
-        )
-
-    def _memory(self, resources: ResourceGetter) -> int | None:
-        """The memory request in MiB times ``memoryFactor`` (0 when absent); None when it does not
-        read as an int64 or the factor would take it past int32."""
-        c = self.config
-        mem_raw = resources.get(c.resource_memory_name)
-        if mem_raw is None:
-            return 0
-        mem = as_int64(parse_quantity(mem_raw))
-        if mem is None or mem < 0 or mem > _MAX_INT32 // max(c.memory_factor, 1):
-            return None
-        return mem * c.memory_factor if c.memory_factor > 1 else mem
-
-    def _cores(self, resources: ResourceGetter) -> int:
-        """The cores request (int32), else ``defaultCores``."""
-        core_raw = resources.get(self.config.resource_core_name)
-        if core_raw is not None:
-            cores = as_int64(parse_quantity(core_raw))
-            if cores is not None:
-                return _int32(cores)
-        return int(self.config.default_cores)
+        """HAMi's NVIDIA ``GenerateResourceRequests`` under the release's rules (``nvidia_requests``)."""
+        if self.release_rules.nvidia_request_checks:
+            return checked_request(self.config, resources)
+        return request_as_written(self.config, resources)
 
     def holding_limits(self, count: int, memory: int, cores: int) -> dict[str, str]:
         """``count`` GPUs with ``memory`` MiB (in ``memoryFactor`` units, rounded up) and ``cores``."""
@@ -288,14 +241,16 @@ class NvidiaVendor(Vendor):
         """HAMi's NVIDIA ``Fit``: walk the policy-sorted devices from the end, reject each on its first
         failing rule, restart the collection on every NUMA change under ``numa-bind``, and stop once
         enough devices were collected (topology mode collects every fitting device, then picks)."""
-        walk = _Walk(request.nums, go_parse_bool(pod.annotations.get(NUMA_BIND)))
+        rules = self.release_rules
+        walk = _Walk(request.nums, go_parse_bool(pod.annotations.get(NUMA_BIND)), rules)
+        cordoned = node.cordoned if rules.device_cordon else frozenset()
         coresreq = min(request.coresreq, 100)  # HAMi clamps before the first rule that reads it
         topology = policy.topology
         i = len(devices) - 1
         while i >= 0:
             dev = devices[i]
             i -= 1
-            why = _selection_reason(dev, request, pod.annotations, node.cordoned)
+            why = _selection_reason(dev, request, pod.annotations, cordoned)
             if why:
                 walk.reject(dev, why)
                 continue
@@ -349,7 +304,7 @@ class NvidiaVendor(Vendor):
             )
             return FitOutcome(True, chosen, "", reject.device_reasons)
         if collected:
-            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = walk.collected_count()
         return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
     def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:

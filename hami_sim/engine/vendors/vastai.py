@@ -23,7 +23,7 @@ from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
-from .fit_loop import Rejections
+from .fit_loop import Rejections, collected_count
 from .node_codecs import whole_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
 from .request_rules import count_request
@@ -123,7 +123,9 @@ class VastaiVendor(Vendor):
         if die_mode and len(collected) >= request.nums:
             return FitOutcome(True, _best_dies(collected, request.nums, devices), "", reject.device_reasons)
         if collected:
-            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = len(collected)
+            reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(
+                self.release_rules, collected
+            )
         return FitOutcome(False, collected, R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
     def _walk(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pytest
 
-from .harness import usage
+from tests.vendors.harness import usage
 
 __all__ = ["sliced_fit_cases", "ALL_NAMES"]
 

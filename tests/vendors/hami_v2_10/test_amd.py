@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors.amd import AmdConfig, AmdVendor
-
-from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
+from tests.vendors.harness import EMPTY, fit, node, node_devices, request, request_of, usage
 
 AMD = "AMD"
 USE_TYPE = "amd.com/use-gputype"

@@ -22,8 +22,18 @@ import json
 import pytest
 
 from hami_sim.engine.vendors.ascend import AscendConfig, AscendVendor, VnpuTemplate
-
-from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, registered, request_of, usage
+from tests.vendors.harness import (
+    EMPTY,
+    add_usage,
+    cdev,
+    fit,
+    fit_ids,
+    node,
+    node_devices,
+    registered,
+    request_of,
+    usage,
+)
 
 VNPU_MODE = "huawei.com/vnpu-mode"
 NODE_HAMI_CORE = "hami-vnpu-core"

@@ -13,8 +13,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors.awsneuron import AwsNeuronConfig, AwsNeuronVendor
-
-from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
+from tests.vendors.harness import EMPTY, fit, node, node_devices, request, request_of, usage
 
 AWS = "AWSNeuron"
 MAX32 = 2**31 - 1

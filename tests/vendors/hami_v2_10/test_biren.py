@@ -14,8 +14,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import BirenVendor
-
-from .harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, request_of, usage
+from tests.vendors.harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, request_of, usage
 
 BIREN = "Biren"
 VENDOR = BirenVendor()

@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors.cambricon import CambriconConfig, CambriconVendor
-
-from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request, request_of, usage
+from tests.vendors.harness import EMPTY, add_usage, cdev, fit, node, node_devices, request, request_of, usage
 
 MLU = "MLU"
 POLICY = "hami.io/gpu-scheduler-policy"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import gen_reason, parse_reason
+from tests.vendors.harness import gen_reason, parse_reason
 
 
 @pytest.mark.parametrize(

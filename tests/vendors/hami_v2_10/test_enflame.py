@@ -30,8 +30,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import EnflameDrsVendor, EnflameGcuVendor
-
-from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, usage
+from tests.vendors.harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, usage
 
 ENFLAME, GCU = "Enflame", "GCU"
 DRS, GCUS = EnflameDrsVendor(), EnflameGcuVendor()

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors.iluvatar import IluvatarConfig, IluvatarVendor
-
-from .harness import EMPTY, fit, node, node_devices, request, request_of, usage
+from tests.vendors.harness import EMPTY, fit, node, node_devices, request, request_of, usage
 
 CHIP = "MR-V100"
 REGISTER = "hami.io/node-MR-V100-register"

@@ -29,8 +29,17 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import KunlunVendor, KunlunVxpuVendor
-
-from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, score_node, usage
+from tests.vendors.harness import (
+    EMPTY,
+    add_usage,
+    cdev,
+    fit,
+    node,
+    node_devices,
+    request_of,
+    score_node,
+    usage,
+)
 
 KUNLUN, XPU = "kunlun", "XPU"
 CARDS, VXPU = KunlunVendor(), KunlunVxpuVendor()

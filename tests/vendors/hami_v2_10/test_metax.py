@@ -19,8 +19,7 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import MetaxGpuVendor
-
-from .harness import (
+from tests.vendors.harness import (
     EMPTY,
     add_usage,
     cdev,
@@ -32,6 +31,7 @@ from .harness import (
     score_node,
     usage,
 )
+
 from .sliced_fit import sliced_fit_cases
 
 METAX = "Metax-GPU"

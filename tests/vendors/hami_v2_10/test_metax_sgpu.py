@@ -35,8 +35,17 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import MetaxGpuVendor, MetaxSgpuVendor
-
-from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, score_node, usage
+from tests.vendors.harness import (
+    EMPTY,
+    add_usage,
+    cdev,
+    fit,
+    node,
+    node_devices,
+    request_of,
+    score_node,
+    usage,
+)
 
 SGPU = "Metax-SGPU"
 VENDOR = MetaxSgpuVendor()

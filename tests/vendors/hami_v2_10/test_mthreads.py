@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 
 from hami_sim.engine.vendors import MthreadsVendor
+from tests.vendors.harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, usage
 
-from .harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, usage
 from .sliced_fit import sliced_fit_cases
 
 MTHREADS = "Mthreads"

@@ -29,8 +29,7 @@ import pytest
 from hami_sim.engine.annotations import parse_cordon
 from hami_sim.engine.model import MigPlacement, MigProfile
 from hami_sim.engine.vendors.nvidia import NvidiaConfig, NvidiaVendor
-
-from .harness import (
+from tests.vendors.harness import (
     EMPTY,
     add_usage,
     cdev,

@@ -20,8 +20,7 @@ from hami_sim.engine.model import DeviceUsage, MigPlacement, MigProfile
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.vendors.base import FitOutcome, NodeReads, Vendor
 from hami_sim.engine.vendors.nvidia import NvidiaVendor
-
-from .harness import calc_score, cdev, fit, fit_ids, fit_in_devices, usage
+from tests.vendors.harness import calc_score, cdev, fit, fit_ids, fit_in_devices, usage
 
 NV = "NVIDIA"
 POLICY = "hami.io/gpu-scheduler-policy"

@@ -1,7 +1,10 @@
-"""The one adapter between HAMi v2.10.0's Go test tables and the engine's vendor interface.
+"""The one adapter between HAMi's Go test tables (``hami_v2_8``, ``hami_v2_9``, ``hami_v2_10``) and
+the engine's vendor interface.
 
-Every module in this folder goes through these functions (never the vendor methods directly), so a
-change of the vendor interface (``fit``'s arguments, vendor descriptors) is one edit here.
+Every ported table goes through these functions (never the vendor methods directly), so a change of
+the vendor interface (``fit``'s arguments, vendor descriptors) is one edit here. Each function that
+runs a rule takes ``rules`` (a release's ``HamiRules``, v2.10.0's by default); ``for_release("2.9")``
+answers this module's functions bound to that release, so a table reads ``h.fit(...)`` under v2.9.0.
 
 Conventions, matching what the Go tests compare:
 
@@ -19,11 +22,14 @@ Conventions, matching what the Go tests compare:
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from hami_sim.engine.fit import PodFit, fit_pod
 from hami_sim.engine.fit import fit_in_devices as engine_fit_in_devices
+from hami_sim.engine.hami_releases import HamiRules, rules_for
 from hami_sim.engine.model import (
     ContainerDevice,
     ContainerDeviceRequest,
@@ -40,6 +46,7 @@ from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
 
 __all__ = [
     "EMPTY",
+    "for_release",
     "usage",
     "cdev",
     "pod_view",
@@ -60,6 +67,29 @@ __all__ = [
 
 #: Go's zero ``ContainerDeviceRequest{}``
 EMPTY = (0, "", 0, 0, 0)
+V2_10 = HamiRules()
+
+
+class _Release:
+    """This module's functions with ``rules`` bound to one release (``for_release``)."""
+
+    def __init__(self, rules: HamiRules) -> None:
+        self.rules = rules
+
+    def __getattr__(self, name: str) -> Any:
+        fn: Callable = globals()[name]
+        if callable(fn) and "rules" in inspect.signature(fn).parameters:
+            return functools.partial(fn, rules=self.rules)
+        return fn
+
+
+def for_release(release: str) -> Any:
+    """The harness under ``release`` (``"2.8"``, ``"2.9"``, ``"2.10"``): ``for_release("2.9").fit``."""
+    return _Release(rules_for(release))
+
+
+def _weights(annotations: Mapping[str, str], rules: HamiRules):
+    return pod_weights(annotations) if rules.scoring_weights else pod_weights({})
 
 
 def usage(
@@ -114,10 +144,14 @@ def pod_view(annotations: Mapping[str, str] | None = None) -> PodView:
 
 
 def request_of(
-    vendor: Vendor, limits: Mapping[str, str] | None = None, requests: Mapping[str, str] | None = None
+    vendor: Vendor,
+    limits: Mapping[str, str] | None = None,
+    requests: Mapping[str, str] | None = None,
+    *,
+    rules: HamiRules = V2_10,
 ) -> tuple:
     """``GenerateResourceRequests`` of one container (quantities as strings), as a tuple."""
-    req = vendor.container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
+    req = vendor.under(rules).container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
     if req is None or req.nums <= 0:
         return EMPTY
     return (req.nums, req.type, req.memreq, req.mem_percentage_req, req.coresreq)
@@ -147,19 +181,22 @@ def fit(
     cordoned: Sequence[str] = (),
     default_policy: str = "",
     pair_scores: Mapping[str, Mapping[str, int]] | None = None,
+    rules: HamiRules = V2_10,
 ) -> FitOutcome:
     """``Fit(devices, request, pod, nodeInfo, allocated)``; ``request`` as a tuple or a request.
 
     ``pair_scores`` is what Go's ``NodeInfo`` carries besides the devices (NVIDIA's topology scores);
     a vendor that reads the node object's annotations gets them through ``registered`` devices.
     """
+    vendor = vendor.under(rules)
     pod = pod_view(annotations)
     scores = {uuid: dict(row) for uuid, row in (pair_scores or {}).items()}
     state = NodeState("node", list(devices), scores, frozenset(cordoned))
-    policy = resolve_gpu_policy(pod.annotations, default_policy, False)
+    policy = resolve_gpu_policy(pod.annotations, default_policy, False, rules)
+    seen = vendor.fit_devices(devices)
     if _fit_takes_allocated(vendor):
-        return vendor.fit(devices, _request(request), pod, state, policy, allocated=allocated)
-    return vendor.fit(devices, _request(request), pod, state, policy)
+        return vendor.fit(seen, _request(request), pod, state, policy, allocated=allocated)
+    return vendor.fit(seen, _request(request), pod, state, policy)
 
 
 def fit_ids(outcome: FitOutcome) -> list[str]:
@@ -180,21 +217,26 @@ def node(
     }
 
 
-def node_devices(vendor: Vendor, node_obj: Mapping) -> list[DeviceInfo]:
+def node_devices(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -> list[DeviceInfo]:
     """``GetNodeDevices``; an inventory the engine refuses reads as no devices."""
     meta = node_obj.get("metadata") or {}
     try:
-        devices, _pairs = vendor.node_devices(meta.get("annotations") or {}, node_obj)
+        devices, _pairs = vendor.under(rules).node_devices(meta.get("annotations") or {}, node_obj)
     except InventoryError:
         return []
     return devices
 
 
 def add_usage(
-    vendor: Vendor, dev: DeviceUsage, chosen: ContainerDevice, annotations: Mapping[str, str] | None = None
+    vendor: Vendor,
+    dev: DeviceUsage,
+    chosen: ContainerDevice,
+    annotations: Mapping[str, str] | None = None,
+    *,
+    rules: HamiRules = V2_10,
 ) -> str | None:
     """``AddResourceUsage(pod, device, containerDevice)``: mutates ``dev``; an error text or None."""
-    return vendor.add_pod_usage(dev, chosen, pod_view(annotations))
+    return vendor.under(rules).add_pod_usage(dev, chosen, pod_view(annotations))
 
 
 def score_node(
@@ -203,18 +245,20 @@ def score_node(
     previous: Sequence[DeviceUsage],
     policy: str,
     annotations: Mapping[str, str] | None = None,
+    *,
+    rules: HamiRules = V2_10,
 ) -> float:
     """``ScoreNode(node, podDevices, previous, policy)``."""
-    return vendor.score_node(pod_devices, previous, policy, pod_view(annotations))
+    return vendor.under(rules).score_node(pod_devices, previous, policy, pod_view(annotations))
 
 
-def registered(vendor: Vendor, node_obj: Mapping) -> list[DeviceUsage]:
+def registered(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -> list[DeviceUsage]:
     """The node's devices of ``vendor`` as the scheduler's usage view (HAMi ``previous``)."""
-    return [DeviceUsage.from_info(info) for info in node_devices(vendor, node_obj)]
+    return [DeviceUsage.from_info(info) for info in node_devices(vendor, node_obj, rules=rules)]
 
 
-def _vendor_map(vendors: Sequence[Vendor]) -> dict[str, Vendor]:
-    return {v.common_word: v for v in vendors}
+def _vendor_map(vendors: Sequence[Vendor], rules: HamiRules) -> dict[str, Vendor]:
+    return {v.common_word: v.under(rules) for v in vendors}
 
 
 def fit_in_devices(
@@ -224,17 +268,18 @@ def fit_in_devices(
     annotations: Mapping[str, str] | None = None,
     *,
     gpu_policy: str = "",
+    rules: HamiRules = V2_10,
 ) -> tuple[str, dict[str, list[list[ContainerDevice]]]]:
     """``fitInDevices(node, requests, pod, nodeInfo, devinput, weights)`` for one container: the
     reason ("" = fits) and the devices per vendor type (Go's ``devinput``). Mutates ``devices``."""
     pod = pod_view(annotations)
     state = NodeState("node-1", devices, {}, frozenset())
-    policy = resolve_gpu_policy(pod.annotations, gpu_policy, False)
+    policy = resolve_gpu_policy(pod.annotations, gpu_policy, False, rules)
     reqs = {key: _request(value) for key, value in requests.items()}
     allocated: dict[str, list[list[ContainerDevice]]] = {}
-    reason = engine_fit_in_devices(
-        state, reqs, pod, _vendor_map(vendors), policy, pod_weights(pod.annotations), [], {}, allocated
-    )
+    weights = _weights(pod.annotations, rules)
+    vendor_map = _vendor_map(vendors, rules)
+    reason = engine_fit_in_devices(state, reqs, pod, vendor_map, policy, weights, [], {}, allocated)
     return reason, allocated
 
 
@@ -247,6 +292,7 @@ def calc_score(
     annotations: Mapping[str, str] | None = None,
     pair_scores: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
     node_policy: str = "binpack",
+    rules: HamiRules = V2_10,
 ) -> dict[str, PodFit]:
     """``calcScore(nodes, requests, pod, failedNodes)``: one ``PodFit`` per node.
 
@@ -255,13 +301,15 @@ def calc_score(
     ``PodDeviceRequests``). Raises the engine's ``WeightsError`` for a bad weights annotation.
     """
     annotations = dict(annotations or {})
-    weights = pod_weights(annotations)
+    weights = _weights(annotations, rules)
+    vendor_map = _vendor_map(vendors, rules)
     reqs = tuple({key: _request(value) for key, value in c.items()} for c in containers)
     pod = PodView("pod", "default", "", annotations, PodRequests(reqs, init_count))
     out: dict[str, PodFit] = {}
     for name, (devices, gpu_policy) in nodes.items():
         scores = {uuid: dict(row) for uuid, row in ((pair_scores or {}).get(name) or {}).items()}
         state = NodeState(name, list(devices), scores, frozenset())
-        policy = resolve_gpu_policy(annotations, gpu_policy, False)
-        out[name] = fit_pod(state, pod, _vendor_map(vendors), policy, weights, node_policy)
+        policy = resolve_gpu_policy(annotations, gpu_policy, False, rules)
+        init = rules.init_containers
+        out[name] = fit_pod(state, pod, vendor_map, policy, weights, node_policy, init_containers=init)
     return out

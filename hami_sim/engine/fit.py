@@ -71,7 +71,7 @@ def fit_in_devices(
     to it on success.
     """
     devices = node.devices
-    compute_device_scores(devices, requests, weights)
+    compute_device_scores(devices, requests, weights, policy.typed_scores)
     for vtype, request in requests.items():
         sort_devices(devices, policy)
         vendor = vendors.get(vtype)

@@ -60,6 +60,9 @@ class HamiRules:
     scoring_weights: bool = True
     # hami.io/gpu-scheduler-policy may chain binpack/spread/numa/topology-aware/mutex with commas
     policy_combinations: bool = True
+    # a device's score counts each request of its own type as one slot (False: every request's
+    # count, whatever its type, and a percentage below 100 as no memory)
+    typed_device_score: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -98,6 +101,7 @@ class _Change:
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
+    "typed_device_score": False,
     "policy_combinations": False,
     "mutex_policy": False,
     "score_first_sort": False,
@@ -123,6 +127,16 @@ CHANGES: tuple[_Change, ...] = (
         1773,
         "each init container is fitted alone (they run one after another); the node keeps the larger "
         "of the app containers' usage and the init containers' peak",
+    ),
+    _Change(
+        "2.9",
+        "typed_device_score",
+        True,
+        1700,
+        "a card's score counts only the container's requests of its own type, one slot each, and a "
+        "memory percentage as that share of the card (a card without slots, cores or memory scores 0, "
+        "#1820); before, every request's device count and cores counted on every card and a "
+        "percentage below 100 counted as no memory",
     ),
     _Change(
         "2.10",

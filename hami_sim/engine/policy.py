@@ -6,6 +6,7 @@ Scores are float32 in HAMi. We compute each operation in double and round to flo
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ __all__ = [
     "GpuPolicy",
     "device_score",
     "compute_device_scores",
+    "untyped_device_score",
     "sort_devices",
     "node_score",
 ]
@@ -141,6 +143,8 @@ class GpuPolicy:
     numa_bind: bool
     # NUMA node first, then score, whatever the policy (HAMi before v2.10: ``score_first_sort``)
     numa_first: bool = False
+    # device scores count the requests of the device's type only (before v2.9: every request)
+    typed_scores: bool = True
 
 
 _RULES = HamiRules()
@@ -153,7 +157,15 @@ def resolve_gpu_policy(
     raw = annotations.get(GPU_POLICY_ANNOTATION, default)
     if not rules.policy_combinations:  # one value; topology-aware the only Fit flag
         mutex = rules.mutex_policy and raw == "mutex"
-        return GpuPolicy(raw, None, raw == "topology-aware", mutex, numa_bind, not rules.score_first_sort)
+        return GpuPolicy(
+            raw,
+            None,
+            raw == "topology-aware",
+            mutex,
+            numa_bind,
+            not rules.score_first_sort,
+            rules.typed_device_score,
+        )
     tokens = [t.strip() for t in raw.split(",")]
     chain: tuple[str, ...] | None = None
     if "," in raw or raw.strip() == "numa":
@@ -202,10 +214,43 @@ def device_score(dev: DeviceUsage, requests: Mapping[str, ContainerDeviceRequest
     return f32(WEIGHT * f32(f32(slot_term + core_term) + mem_term))
 
 
+def _go_div32(a: float, b: float) -> float:
+    """Go's float32 division, by zero included (+Inf, -Inf or NaN)."""
+    if b == 0:
+        return math.copysign(math.inf, a) if a else math.nan
+    return f32(f32(a) / f32(b))
+
+
+def untyped_device_score(dev: DeviceUsage, requests: Mapping[str, ContainerDeviceRequest]) -> float:
+    """``ComputeScore`` before v2.9 (``HamiRules.typed_device_score`` off): every request counts on
+    every device, with its device count as slots and its percentage in whole cards (Go's int32
+    ``pct / 100``); no guard against a device without slots, cores or memory."""
+    request = core = mem = 0
+    for req in requests.values():
+        request += req.nums
+        core += req.coresreq
+        if req.mem_percentage_req not in (0, 101):
+            mem += dev.totalmem * (req.mem_percentage_req // 100)
+        else:
+            mem += req.memreq
+    used = _go_div32(request + dev.used, dev.count)
+    cores = _go_div32(core + dev.usedcores, dev.totalcore)
+    memory = _go_div32(mem + dev.usedmem, dev.totalmem)
+    return f32(WEIGHT * f32(f32(used + cores) + memory))
+
+
 def compute_device_scores(
-    devices: list[DeviceUsage], requests: Mapping[str, ContainerDeviceRequest], weights: Weights
+    devices: list[DeviceUsage],
+    requests: Mapping[str, ContainerDeviceRequest],
+    weights: Weights,
+    typed: bool = True,
 ) -> None:
-    """Every device's ``score`` for this container (``device_score``)."""
+    """Every device's ``score`` for this container (``device_score``; ``untyped_device_score`` for
+    a release before v2.9)."""
+    if not typed:
+        for dev in devices:
+            dev.score = untyped_device_score(dev, requests)
+        return
     for dev in devices:
         dev.score = device_score(dev, requests, weights)
 

@@ -39,7 +39,7 @@ from hami_sim.engine.model import (
     NodeState,
     PodRequests,
 )
-from hami_sim.engine.policy import pod_weights, resolve_gpu_policy
+from hami_sim.engine.policy import compute_device_scores, pod_weights, resolve_gpu_policy, sort_devices
 from hami_sim.engine.reasons import gen_reason, parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
@@ -63,6 +63,8 @@ __all__ = [
     "parse_reason",
     "fit_in_devices",
     "calc_score",
+    "less",
+    "compute_score",
 ]
 
 #: Go's zero ``ContainerDeviceRequest{}``
@@ -313,3 +315,28 @@ def calc_score(
         init = rules.init_containers
         out[name] = fit_pod(state, pod, vendor_map, policy, weights, node_policy, init_containers=init)
     return out
+
+
+def less(
+    policy: str, first: tuple[int, float], second: tuple[int, float], *, rules: HamiRules = V2_10
+) -> bool:
+    """``DeviceUsageList{Policy}.Less(0, 1)`` for two devices given as (NUMA node, score): whether
+    the first sorts before the second (sorting [second, first] stably puts it first)."""
+    a, b = usage("first", numa=first[0]), usage("second", numa=second[0])
+    a.score, b.score = first[1], second[1]
+    devices = [b, a]
+    sort_devices(devices, resolve_gpu_policy({}, policy, False, rules))
+    return devices[0] is a
+
+
+def compute_score(
+    device: DeviceUsage,
+    requests: Mapping[str, ContainerDeviceRequest | tuple],
+    *,
+    rules: HamiRules = V2_10,
+) -> float:
+    """``DeviceListsScore{Device}.ComputeScore(requests)`` with the default weights."""
+    reqs = {key: _request(value) for key, value in requests.items()}
+    policy = resolve_gpu_policy({}, "", False, rules)
+    compute_device_scores([device], reqs, _weights({}, rules), policy.typed_scores)
+    return device.score

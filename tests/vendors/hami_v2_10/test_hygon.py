@@ -17,8 +17,7 @@ import pytest
 
 from hami_sim.engine.vendors import HygonConfig, HygonVendor
 from tests.vendors.harness import EMPTY, add_usage, cdev, fit, fit_ids, node, node_devices, request_of, usage
-
-from .sliced_fit import sliced_fit_cases
+from tests.vendors.sliced_fit import sliced_fit_cases
 
 DCU = "DCU"
 HYGON = HygonVendor()

@@ -31,8 +31,7 @@ from tests.vendors.harness import (
     score_node,
     usage,
 )
-
-from .sliced_fit import sliced_fit_cases
+from tests.vendors.sliced_fit import sliced_fit_cases
 
 METAX = "Metax-GPU"
 VENDOR = MetaxGpuVendor()

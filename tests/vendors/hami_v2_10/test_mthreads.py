@@ -16,8 +16,7 @@ import pytest
 
 from hami_sim.engine.vendors import MthreadsVendor
 from tests.vendors.harness import EMPTY, add_usage, cdev, fit, node, node_devices, request_of, usage
-
-from .sliced_fit import sliced_fit_cases
+from tests.vendors.sliced_fit import sliced_fit_cases
 
 MTHREADS = "Mthreads"
 VENDOR = MthreadsVendor()

@@ -1,4 +1,7 @@
-"""The ``TestDevices_Fit`` table HAMi v2.10.0 repeats, nearly verbatim, for its sliced vendors.
+"""The ``TestDevices_Fit`` table HAMi repeats, nearly verbatim, for its sliced vendors.
+
+v2.8.3 and v2.9.0 hold its first twelve cases (``V2_9_NAMES``) with the same values; v2.10.0 adds
+the mutex, partial-allocation and unhealthy-device cases.
 
 Hygon, Moore Threads and MetaX GPU (``pkg/device/<vendor>/device_test.go``) each test their copy of
 the NVIDIA-derived Fit loop with the same cases: only the device type, the UUID annotation keys and a
@@ -18,7 +21,7 @@ import pytest
 
 from tests.vendors.harness import usage
 
-__all__ = ["sliced_fit_cases", "ALL_NAMES"]
+__all__ = ["sliced_fit_cases", "ALL_NAMES", "V2_9_NAMES"]
 
 MUTEX = {"hami.io/gpu-scheduler-policy": "mutex"}
 
@@ -87,6 +90,8 @@ def _table(
 
 
 ALL_NAMES = tuple(_table("", "", ""))
+#: the cases of the v2.8.3 and v2.9.0 tables (the same values)
+V2_9_NAMES = ALL_NAMES[:12]
 
 
 def sliced_fit_cases(
@@ -98,10 +103,12 @@ def sliced_fit_cases(
     names: Iterable[str] = ALL_NAMES,
     overrides: Mapping[str, Callable[[], list]] | None = None,
     xfail: Mapping[str, str] | None = None,
+    go_file: str = "",
 ) -> list:
     """The table for one vendor as ``pytest.param``s named ``<test>/<case name>``.
 
-    ``overrides``: case name -> a devices builder replacing the common one (a Go file's own values).
+    ``overrides``: case name -> a devices builder replacing the common one (a Go file's own values);
+    ``go_file``: the Go file, named before the test in each id (``<file>::<test>/<case name>``).
     """
     table = _table(vtype, use_key, nouse_key)
     overrides = overrides or {}
@@ -111,7 +118,11 @@ def sliced_fit_cases(
         build, *rest = table[name]
         build = overrides.get(name, build)
         marks = [pytest.mark.xfail(strict=True, reason=xfail[name])] if name in xfail else []
-        params.append(pytest.param(build(), *rest, id=f"{test}/{name}", marks=marks))
+        params.append(
+            pytest.param(
+                build(), *rest, id=f"{go_file}::{test}/{name}" if go_file else f"{test}/{name}", marks=marks
+            )
+        )
     unknown = (set(overrides) | set(xfail)) - set(names)
     assert not unknown, f"cases not in the table: {unknown}"
     return params

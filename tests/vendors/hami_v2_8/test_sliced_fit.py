@@ -1,0 +1,49 @@
+"""HAMi v2.8.3 ``TestDevices_Fit`` of the sliced vendors as data, run under the 2.8 rules:
+``pkg/device/hygon/device_test.go`` and ``pkg/device/mthreads/device_test.go`` (the twelve cases
+of ``tests/vendors/sliced_fit.py`` both files hold at v2.8.3, with the same values; the Go test
+compares the number of devices only when the Fit succeeds).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hami_sim.engine.vendors import HygonVendor, MthreadsVendor
+from tests.vendors.harness import fit_ids, for_release
+from tests.vendors.sliced_fit import V2_9_NAMES, sliced_fit_cases
+
+h = for_release("2.8")
+VENDORS = {"DCU": HygonVendor(), "Mthreads": MthreadsVendor()}
+CASES = [
+    pytest.param("DCU", *case.values, id=case.id)
+    for case in sliced_fit_cases(
+        "TestDevices_Fit",
+        "DCU",
+        "hygon.com/use-gpuuuid",
+        "hygon.com/nouse-gpuuuid",
+        names=V2_9_NAMES,
+        go_file="pkg/device/hygon/device_test.go",
+    )
+] + [
+    pytest.param("Mthreads", *case.values, id=case.id)
+    for case in sliced_fit_cases(
+        "TestDevices_Fit",
+        "Mthreads",
+        "mthreads.ai/use-gpuuuid",
+        "mthreads.ai/nouse-gpuuuid",
+        names=V2_9_NAMES,
+        go_file="pkg/device/mthreads/device_test.go",
+    )
+]
+
+
+@pytest.mark.parametrize(
+    ("vendor", "devices", "request_", "annotations", "fits", "length", "ids", "reason"), CASES
+)
+def test_fit(vendor, devices, request_, annotations, fits, length, ids, reason):
+    outcome = h.fit(VENDORS[vendor], devices, request_, annotations)
+    assert outcome.ok is fits
+    if fits:
+        assert len(outcome.devices) == length
+        assert fit_ids(outcome) == ids
+    assert outcome.reason == reason

@@ -18,6 +18,11 @@ limit (five more guesses per window at most); a name never seen there waits for 
 same way nobody elsewhere can lock a user out of the address they use. A successful login clears
 its account-and-address count.
 
+Every name is counted and checked in one spelling (``login_name``): Django's login form strips the
+username and applies NFKC before it authenticates, so ``"viewer "``, ``"viewer\t"`` and fullwidth
+``"ｖｉｅｗｅｒ"`` all log in as ``viewer``; a lockout checked under the raw name let each spelling
+guess again.
+
 Why not django-axes: it brings models, migrations, its own backend and a dozen settings for one
 login form; this is a few cache counters and a middleware, using the cache the API throttles use.
 """
@@ -34,7 +39,7 @@ from django.http import HttpRequest, HttpResponse
 
 from .conf import conf
 
-__all__ = ["LoginThrottleMiddleware", "LOGIN_PATHS"]
+__all__ = ["LoginThrottleMiddleware", "LOGIN_PATHS", "login_name"]
 
 LOGIN_PATHS = frozenset({"/admin/login/"})
 #: the account-wide and address-wide limits are this many times ``LOGIN_FAILURE_LIMIT``
@@ -44,11 +49,19 @@ KNOWN_SECONDS = 30 * 86400
 
 
 def _key(kind: str, value: str) -> str:
-    return f"hami-sim:login-failures:{kind}:{hashlib.sha256(value.encode()).hexdigest()[:32]}"
+    return f"hami-sim:login-failures:{kind}:{hashlib.sha256(value.encode(errors='replace')).hexdigest()[:32]}"
+
+
+def login_name(username: object) -> str:
+    """The one spelling of a login name that failures are counted and lockouts checked under: what
+    Django's login form authenticates (its ``UsernameField``: stripped, then NFKC), lower-cased."""
+    from django.contrib.auth.forms import UsernameField
+
+    return str(UsernameField().to_python(str(username or ""))).lower()
 
 
 def _pair(username: str, address: str) -> str:
-    return f"{username.lower()}\n{address}"
+    return f"{login_name(username)}\n{address}"
 
 
 def _address(request: HttpRequest | None) -> str:
@@ -72,7 +85,7 @@ def _failed(sender, credentials: dict, request: HttpRequest | None = None, **kwa
     _, window = _limits()
     username, address = str(credentials.get("username", "")), _address(request)
     _count(_key("pair", _pair(username, address)), window)
-    _count(_key("user", username.lower()), window)
+    _count(_key("user", login_name(username)), window)
     _count(_key("addr", address), window)
 
 
@@ -92,7 +105,7 @@ def locked_out(username: str, address: str) -> bool:
     if cache.get(_key("known", pair)):
         return False
     wide = limit * ADDRESS_FACTOR
-    return (cache.get(_key("user", username.lower())) or 0) >= wide or (
+    return (cache.get(_key("user", login_name(username))) or 0) >= wide or (
         cache.get(_key("addr", address)) or 0
     ) >= wide
 

@@ -22,3 +22,13 @@ def _local_dirs(**kwargs) -> None:
     from hami_sim.runtime.localdirs import ensure_local_dirs
 
     ensure_local_dirs()
+
+
+@app.on_after_configure.connect
+def _refuse_unsafe_start(**kwargs) -> None:
+    """A worker, beat or any Celery command with production settings and the demo secret key exits
+    as soon as it reads its configuration, before it connects anywhere (the server and the
+    management commands refuse the same: ``checks.start_problems``)."""
+    from hami_sim.project.checks import refuse_unsafe_start
+
+    refuse_unsafe_start()

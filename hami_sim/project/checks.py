@@ -28,6 +28,8 @@ __all__ = [
     "check_start",
     "check_vendor_config",
     "start_problems",
+    "is_production",
+    "refuse_unsafe_start",
     "vendor_config_problem",
 ]
 
@@ -48,8 +50,9 @@ def listener_problem() -> str | None:
 def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     """Why this process must not serve a production listener (empty: it may), so no demo default reaches one.
 
-    ``extender`` and ``web`` are production listeners: they refuse the built-in demo ``SECRET_KEY``
-    (anyone could forge sessions and CSRF tokens with it) and ``ALLOWED_HOSTS=*``; the extender
+    No production process (``is_production``) starts with the built-in demo ``SECRET_KEY`` (anyone
+    could forge sessions and CSRF tokens with it). ``extender`` and ``web`` are production
+    listeners: they also refuse ``ALLOWED_HOSTS=*``; the extender
     listener also refuses to start without a client CA (it would serve anyone who reaches it) or
     without client identities to allow. ``all`` is the demo and development listener and starts
     with the defaults.
@@ -59,11 +62,12 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     unknown = listener_problem()
     if unknown is not None:
         return [unknown]
-    if listener not in PRODUCTION_LISTENERS:
-        return []
     problems = []
-    if str(settings.SECRET_KEY).startswith(DEMO_KEY_PREFIX):
-        problems.append(f"the {listener} listener needs SECRET_KEY or SECRET_KEY_FILE, not the demo key")
+    if is_production(env) and str(settings.SECRET_KEY).startswith(DEMO_KEY_PREFIX):
+        who = f"the {listener} listener" if listener in PRODUCTION_LISTENERS else "a production process"
+        problems.append(f"{who} needs SECRET_KEY or SECRET_KEY_FILE, not the demo key")
+    if listener not in PRODUCTION_LISTENERS:
+        return problems
     if "*" in settings.ALLOWED_HOSTS:
         problems.append(f"the {listener} listener needs ALLOWED_HOSTS set to its host names, not *")
     if listener == "extender":
@@ -76,6 +80,23 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
                 "granian cannot pass the client certificate on; the extender listener needs gunicorn"
             )
     return problems
+
+
+def is_production(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs with production settings: a production listener, or
+    ``HAMI_SIM_HTTPS=true`` (what ``deploy/`` gives every container, the worker, beat, watcher
+    and expander included). The demo and the tests set neither."""
+    env = os.environ if environ is None else environ
+    https = str(env.get("HAMI_SIM_HTTPS", "")).strip().lower() in ("1", "true", "yes", "on")
+    return conf().hami_sim_listener in PRODUCTION_LISTENERS or https
+
+
+def refuse_unsafe_start() -> None:
+    """Exit before serving anything when ``start_problems`` finds one (the server, Celery's worker
+    and beat; management commands run ``check_start`` as a system check)."""
+    problems = start_problems()
+    if problems:
+        raise SystemExit("refusing to start: " + "; ".join(problems))
 
 
 @register(Tags.security)

@@ -191,11 +191,9 @@ def refuse_unsafe_start() -> None:
     """Exit before binding when this listener's settings are unsafe (``hami_sim.project.checks.start_problems``:
     a production listener with the demo key or ``ALLOWED_HOSTS=*``, an extender without mTLS)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
-    from hami_sim.project.checks import start_problems
+    from hami_sim.project.checks import refuse_unsafe_start as refuse
 
-    problems = start_problems()
-    if problems:
-        raise SystemExit("refusing to start: " + "; ".join(problems))
+    refuse()
 
 
 def main(argv: list[str] | None = None) -> None:

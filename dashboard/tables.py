@@ -1,14 +1,15 @@
-"""The dashboard's own table: the Celery tasks' runs (the overview and the task runs page)."""
+"""The dashboard's own tables: the Celery tasks' runs (the overview and the task runs page) and the
+objects the cluster syncs stored repaired or skipped (the task runs page)."""
 
 from __future__ import annotations
 
 import django_tables2 as tables
 from django.utils.html import format_html
 
-from hami_sim.runtime.models import TaskRun
+from hami_sim.runtime.models import RejectedObject, TaskRun
 from profiles.tables import ATTRS
 
-__all__ = ["TaskRunTable"]
+__all__ = ["TaskRunTable", "RejectedObjectTable"]
 
 
 class TaskRunTable(tables.Table):
@@ -29,3 +30,13 @@ class TaskRunTable(tables.Table):
         if not isinstance(value, dict):
             return str(value)
         return " · ".join(f"{k} {v}" for k, v in value.items() if v not in (0, "", None)) or "—"
+
+
+class RejectedObjectTable(tables.Table):
+    last_seen = tables.DateTimeColumn()
+
+    class Meta:
+        model = RejectedObject
+        empty_text = "Every object the syncs read was stored as read."
+        fields = ("kind", "name", "reason", "action", "source", "count", "last_seen", "detail")
+        attrs = ATTRS

@@ -20,7 +20,7 @@ from decisions.tables import DecisionTable
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import choice, list_page, paginate
-from hami_sim.runtime.models import TaskRun
+from hami_sim.runtime.models import RejectedObject, TaskRun
 from profiles import hami_install
 from profiles.filtersets import TaskRunFilterSet
 from profiles.models import DriftFinding, NodeGroup, NodeInventory
@@ -28,7 +28,7 @@ from profiles.tables import NodeGroupTable, node_groups
 from usage import blindspot
 from usage import summary as usage_summary
 
-from .tables import TaskRunTable
+from .tables import RejectedObjectTable, TaskRunTable
 
 __all__ = ["overview", "task_run_list"]
 
@@ -147,6 +147,20 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 @dashboard_view
 def task_run_list(request: HttpRequest) -> HttpResponse:
+    """The task runs, then the objects the syncs read but could not store as they were (newest
+    first): the operator sees which pod or node, and why."""
+    rejected = RejectedObjectTable(list(RejectedObject.objects.all()[:REJECTED_SHOWN]), orderable=False)
     return list_page(
-        request, "Task runs", TaskRun.objects.all(), TaskRunFilterSet, TaskRunTable, "/api/v1/task-runs/"
+        request,
+        "Task runs",
+        TaskRun.objects.all(),
+        TaskRunFilterSet,
+        TaskRunTable,
+        "/api/v1/task-runs/",
+        template="dashboard/task_runs.html",
+        extra={"rejected": rejected},
     )
+
+
+#: the newest rejected objects the task runs page lists
+REJECTED_SHOWN = 50

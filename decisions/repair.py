@@ -7,7 +7,7 @@ summarised as the database allows, or as a marker that says why the detail is mi
 
 from __future__ import annotations
 
-from typing import Any
+from hami_sim.runtime.storable import clean_text, storable_fields
 
 from .models import Decision
 
@@ -18,43 +18,12 @@ __all__ = ["storable", "marker", "clean_text"]
 _CHAR_LIMITS = {
     f.name: f.max_length for f in Decision._meta.get_fields() if getattr(f, "max_length", None) and f.concrete
 }
-_TRIMMED = "…"
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` as PostgreSQL stores it: NUL characters and lone surrogates replaced, at most
-    ``limit`` characters (the last one then says it was trimmed)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + _TRIMMED
-    return text
-
-
-def _clean_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(str(k)): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_json(v) for v in value]
-    return value
 
 
 def storable(row: dict) -> dict:
     """The row with every string the database would refuse repaired: strings in columns trimmed to
     the column and NUL characters (text and JSON) replaced by U+FFFD."""
-    out = dict(row)
-    for key, value in row.items():
-        if isinstance(value, str):
-            out[key] = clean_text(value, _CHAR_LIMITS.get(key))
-        elif isinstance(value, dict | list):
-            out[key] = _clean_json(value)
-    return out
+    return storable_fields(row, _CHAR_LIMITS)
 
 
 def marker(row: dict, error: BaseException) -> dict:

@@ -20,6 +20,8 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from hami_sim.project.conf import conf
+from hami_sim.runtime.rejects import note, rejections
+from hami_sim.runtime.storable import clean_text, storable_fields, text_needs_cleaning
 from hami_sim.runtime.taskruns import record_run
 
 from .events import parse_autoscaler_status, parse_event_message
@@ -95,23 +97,41 @@ def _upsert_event(event: k8s.CoreV1Event) -> bool:
         return False
     parsed, groups = parse_event_message(event.reason, event.message or "")
     first, last = _seen(event)
-    _, created = CAEvent.objects.update_or_create(
-        event_uid=_event_uid(event)[:128],
-        defaults={
-            "reason": event.reason,
-            "source": _reporter(event)[:128],
-            "pod_uid": obj.uid or "",
-            "pod_namespace": obj.namespace or "default",
-            "pod_name": obj.name or "",
-            "message": event.message or "",
-            "parsed": parsed,
-            "groups": groups,
-            "count": max(1, (event.series.count if event.series else None) or event.count or 1),
-            "first_seen": first,
-            "last_seen": last,
-        },
-    )
+    defaults = {
+        "reason": event.reason,
+        "source": _reporter(event),
+        "pod_uid": obj.uid or "",
+        "pod_namespace": obj.namespace or "default",
+        "pod_name": obj.name or "",
+        "message": event.message or "",
+        "parsed": parsed,
+        "groups": groups,
+        "count": max(1, (event.series.count if event.series else None) or event.count or 1),
+        "first_seen": first,
+        "last_seen": last,
+    }
+    uid = clean_text(_event_uid(event), 128)
+    _, created = CAEvent.objects.update_or_create(event_uid=uid, defaults=_storable_event(uid, defaults))
     return created
+
+
+#: what a CAEvent's string columns hold (field -> max_length)
+_EVENT_LIMITS = {f.name: getattr(f, "max_length", None) for f in CAEvent._meta.concrete_fields}
+
+
+def _storable_event(uid: str, fields: dict) -> dict:
+    """An event's columns as the database stores them: text with a NUL (anyone who may create a
+    pod can put one in its name's event message) repaired and noted, never a failed sync."""
+    clean = dict(storable_fields(fields, _EVENT_LIMITS))
+    if clean != fields:
+        note(
+            "event",
+            uid,
+            "unstorable-text",
+            "sanitised",
+            "NUL characters, lone surrogates or overlong text repaired",
+        )
+    return clean
 
 
 def _event_uid(event: k8s.CoreV1Event) -> str:
@@ -146,6 +166,9 @@ def _store_status(api: k8s.CoreV1Api) -> str:
             return "absent"
         raise
     raw = (cm.data or {}).get("status", "")
+    if text_needs_cleaning(raw):  # a NUL in the ConfigMap: stored repaired, noted
+        note("configmap", f"{STATUS_NAMESPACE}/{STATUS_NAME}", "unstorable-text", "sanitised")
+        raw = clean_text(raw)
     digest = hashlib.sha256(raw.encode()).hexdigest()
     now = timezone.now()
     latest = AutoscalerStatus.objects.first()
@@ -168,8 +191,9 @@ def sync_events_once(api_client: k8s.ApiClient | None = None) -> dict:
             for event in events:
                 counts["events"] += 1
                 counts["new"] += int(_upsert_event(event))
-                if event.involved_object is not None and event.involved_object.uid:
-                    seen_pods.add(event.involved_object.uid)
+                uid = event.involved_object.uid if event.involved_object is not None else None
+                if uid and not text_needs_cleaning(uid, 128):  # (a NUL cannot be looked up)
+                    seen_pods.add(uid)
     counts["joined"] = (
         Decision.objects.filter(pod_uid__in=seen_pods).values("pod_uid").distinct().count()
         if seen_pods
@@ -201,11 +225,14 @@ def sync_autoscaler_events(self) -> dict:
             _SKIPS_LOGGED.add(str(exc))
             log.info("sync_autoscaler_events: nothing to read, not recording runs: %s", exc)
         return {"skipped": str(exc)}
-    with record_run("sync_autoscaler_events", getattr(self.request, "id", "") or "") as counts:
+    run = record_run("sync_autoscaler_events", getattr(self.request, "id", "") or "")
+    with run as counts, rejections("sync_autoscaler_events") as rejected:
         try:
             counts.update(sync_events_once(client))
         finally:
             client.close()
+        if rejected.found:  # named on the Task runs page (and in RejectedObject)
+            counts["rejected"] = "; ".join(rejected.summary()[:10])
     return counts
 
 

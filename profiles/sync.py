@@ -10,13 +10,14 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import orjson
 from django.db import connection, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
 from hami_sim.engine import reasons as R
 from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row, update_rows
+from hami_sim.runtime.rejects import bad_identity, note, object_name
+from hami_sim.runtime.storable import clean_json, clean_text, encode_checked
 
 from .constants import REGISTRATION_PREFIX
 from .drift import check_inventories, devices_to_json
@@ -30,8 +31,13 @@ __all__ = ["sync_nodes", "mark_stale", "cluster_synced"]
 cluster_synced = Signal()
 
 
-def _digest(*parts: object) -> str:
-    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+def _checked_digest(parts: tuple) -> tuple[str, bool]:
+    """The content hash of a node's parts and whether they hold text the database refuses. A node
+    needing repair hashes apart from its repaired text, so that text arriving for real later is
+    parsed anew."""
+    encoded, dirty = encode_checked(parts)
+    digest = hashlib.blake2b(encoded + (b"!unstorable" if dirty else b""), digest_size=16).hexdigest()
+    return digest, dirty
 
 
 _SYNC_LOCK_ID = 0x68616D69  # "hami"
@@ -74,6 +80,8 @@ class _NodeRead:
     capacity: dict
     group_id: int | None
     content_hash: str
+    #: some text of it the database refuses: stored repaired (``_repair``)
+    dirty: bool = False
 
 
 @dataclass(slots=True)
@@ -110,6 +118,8 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
         existing = {inv.name: inv for inv in NodeInventory.objects.defer("labels", "annotations", "devices")}
         for node in nodes:
             read = _read_node(node, sources, snapshot, group_ids)
+            if read is None:  # what names it cannot be stored: skipped (and noted)
+                continue
             plan.seen.add(read.name)
             inv = existing.get(read.name)
             if inv is not None and inv.content_hash == read.content_hash and inv.gone_at is None:
@@ -127,12 +137,18 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
 
 def _read_node(
     node: dict, sources: tuple[frozenset[str], frozenset[str]], snapshot: Snapshot, group_ids: dict
-) -> _NodeRead:
+) -> _NodeRead | None:
     """The parts of a Node a registration is read from (annotations of ``REGISTRATION_PREFIX`` or a
     vendor's keys, the vendors' capacity names, all labels), its group, and their content hash: an
-    unchanged hash means an unchanged inventory, so the node is neither parsed nor rewritten."""
+    unchanged hash means an unchanged inventory, so the node is neither parsed nor rewritten.
+    None (noted) for a node whose name or uid cannot be stored."""
     register_keys, capacity_names = sources
-    meta = node.get("metadata") or {}
+    meta = node.get("metadata") if isinstance(node, dict) else None
+    problem = bad_identity(meta)
+    if problem is not None:
+        note("node", object_name(meta), "bad-identity", "skipped", problem)
+        return None
+    assert isinstance(meta, dict)
     labels = dict(meta.get("labels") or {})
     annotations = {
         k: v
@@ -147,7 +163,8 @@ def _read_node(
     parts = (
         (uid, labels, annotations, group_id, capacity) if capacity else (uid, labels, annotations, group_id)
     )
-    return _NodeRead(meta["name"], uid, labels, annotations, capacity, group_id, _digest(*parts))
+    digest, dirty = _checked_digest(parts)
+    return _NodeRead(meta["name"], uid, labels, annotations, capacity, group_id, digest, dirty)
 
 
 def _capacity(status: object, capacity_names: frozenset[str]) -> dict[str, str]:
@@ -163,13 +180,9 @@ def _fill(inv, read: _NodeRead, simulator, now: datetime, counts: dict[str, int]
     a new node object under an old name, whose first registration then counts anew)."""
     from .models import NodeInventory
 
-    # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron)
-    parsed = simulator.annotation_inventory(
-        {
-            "metadata": {"name": read.name, "annotations": read.annotations, "labels": read.labels},
-            "status": {"capacity": read.capacity},
-        }
-    )
+    # every vendor's registration: annotations, capacity-based vendors' capacity, labels (Neuron),
+    # parsed as HAMi reads them (unrepaired: a NUL in a registration is HAMi's to judge)
+    devices, parse_error = _parse(read, simulator)
     if inv is None or (inv.uid and read.uid and inv.uid != read.uid):
         inv = inv or NodeInventory(name=read.name)
         inv.first_seen = now
@@ -180,8 +193,7 @@ def _fill(inv, read: _NodeRead, simulator, now: datetime, counts: dict[str, int]
     inv.uid = read.uid
     inv.node_group_id = read.group_id
     inv.labels, inv.annotations, inv.capacity = read.labels, read.annotations, read.capacity
-    inv.devices = devices_to_json(parsed.devices) if not parsed.error else []
-    inv.parse_error = parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
+    inv.devices, inv.parse_error = devices, parse_error
     inv.content_hash = read.content_hash
     inv.last_seen = now
     inv.gone_at = None
@@ -189,7 +201,38 @@ def _fill(inv, read: _NodeRead, simulator, now: datetime, counts: dict[str, int]
     inv.sync_error = ""
     if inv.devices and inv.registered_at is None:
         inv.registered_at = now
+    if read.dirty:
+        _repair(inv)
     return inv
+
+
+def _parse(read: _NodeRead, simulator) -> tuple[list, str]:
+    """The node's devices (annotation JSON form) and its registration's error. A registration the
+    parser cannot read at all is that node's error, never the sync's."""
+    node = {
+        "metadata": {"name": read.name, "annotations": read.annotations, "labels": read.labels},
+        "status": {"capacity": read.capacity},
+    }
+    try:
+        parsed = simulator.annotation_inventory(node)
+    except Exception as exc:  # a parser bug on hostile input: this node is unregistered, the rest lands
+        note("registration", read.name, "unreadable", "sanitised", f"{exc.__class__.__name__}: {exc}")
+        return [], clean_text(f"unreadable registration: {exc.__class__.__name__}: {exc}", 2000)
+    devices = devices_to_json(parsed.devices) if not parsed.error else []
+    return devices, parsed.error if parsed.error and parsed.error != R.NODE_UNREGISTERED else ""
+
+
+def _repair(inv) -> None:
+    """Store a node whose text the database refuses with that text repaired, and note it: as a
+    registration when the repair is in what HAMi registers, else as a node."""
+    registration = (inv.annotations, inv.devices, inv.parse_error)
+    inv.annotations, inv.devices = clean_json(inv.annotations), clean_json(inv.devices)
+    inv.parse_error = clean_text(inv.parse_error)
+    kind = "registration" if registration != (inv.annotations, inv.devices, inv.parse_error) else "node"
+    inv.labels, inv.capacity, inv.uid = clean_json(inv.labels), clean_json(inv.capacity), clean_text(inv.uid)
+    note(
+        kind, inv.name, "unstorable-text", "sanitised", "NUL characters or lone surrogates replaced by U+FFFD"
+    )
 
 
 def _write(plan: _Plan, counts: dict[str, int]) -> list[int]:

@@ -5,6 +5,8 @@
   error, and Celery retries it (``autoretry_for``) with exponential backoff, 30 s doubling to at most
   15 minutes, ``KUBE_SYNC_MAX_RETRIES`` times. After the nodes it reads which HAMi release the
   cluster runs (``hami_install``; a failure there is recorded, never raised).
+  An object it cannot store as read (a NUL in a pod's annotation) is stored repaired or skipped and
+  named in the run's ``rejected`` count (``hami_sim.runtime.rejects``); the rest of the sync lands.
 - ``profiles.tasks.check_drift``: (re)check drift for some inventories, a group, or all of them.
 """
 
@@ -14,6 +16,7 @@ from celery import Task, shared_task
 from celery.utils.time import get_exponential_backoff_interval
 
 from hami_sim.project.conf import conf
+from hami_sim.runtime.rejects import rejections
 from hami_sim.runtime.taskruns import record_run, will_autoretry
 
 from .drift import check_inventories
@@ -65,7 +68,8 @@ class SyncTask(Task):
 def sync_cluster_inventory(self, source: str | None = None, label_selector: str | None = None) -> dict:
     source = source if source is not None else conf().kube_source
     selector = label_selector if label_selector is not None else conf().kube_node_label_selector
-    with record_run("sync_cluster_inventory", self.request.id or "", retrying=will_autoretry(self)) as counts:
+    run = record_run("sync_cluster_inventory", self.request.id or "", retrying=will_autoretry(self))
+    with run as counts, rejections("sync_cluster_inventory") as rejected:
         if not source:
             counts["skipped"] = "KUBE_SOURCE is not set"
             return counts
@@ -83,6 +87,8 @@ def sync_cluster_inventory(self, source: str | None = None, label_selector: str 
         counts.update(sync_nodes(nodes))
         counts["hami_release"] = check_cluster(source, timeout=conf().kube_request_timeout)
         cluster_synced.send(sender=sync_cluster_inventory, source=source, counts=counts, nodes=nodes)
+        if rejected.found:  # named on the Task runs page (and in RejectedObject)
+            counts["rejected"] = "; ".join(rejected.summary()[:10])
     return counts
 
 

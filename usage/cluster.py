@@ -10,7 +10,8 @@ allocation reaches every web replica within the store's cache period (``USAGE_CA
 
 Failures never end the watch silently. A database error while writing a batch of pod events (a
 locked table, a dropped connection) is retried with backoff, and every write is idempotent, so no
-event is lost to it. A periodic step that fails (node sync, FailedScheduling reasons, confirm) is
+event is lost to it; a write the database refuses for what an event holds is written event by
+event instead, the refused event skipped and named (``hami_sim.runtime.rejects``). A periodic step that fails (node sync, FailedScheduling reasons, confirm) is
 best effort: logged with its traceback, counted (``counts["errors"]``), recorded in
 ``UsageState.error``, and tried again at its next turn while pod events keep flowing. A watch that
 fails in any way reconnects. Anything else (a bug while applying events) is logged and ends
@@ -29,14 +30,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, DataError, IntegrityError, close_old_connections, transaction
 
 from hami_sim.project.conf import conf
+from hami_sim.runtime.rejects import note, object_name, rejections
 from profiles.kube import SourceError
 
 from .capacity import assert_capacity
 from .kube import WatchExpired, watch_resource
 from .pending import BoundIndex, apply_pending_events, sync_node_facts, write_requested
+from .podrows import admissible
 from .relist import nodes_changed, refresh_reasons, relist_nodes, relist_pods, sync_cluster
 from .sync import apply_pod_events, confirm, recompute_all, record_error
 
@@ -51,6 +54,10 @@ __all__ = [
 ]
 
 log = logging.getLogger("hami_sim.usage")
+
+#: what the database answers for what a write holds (psycopg refuses a NUL with ``ValueError``
+#: before the server sees it): the same write is refused again, so it is never retried as it is
+_REFUSED = (DataError, IntegrityError, ValueError)
 
 
 @dataclass
@@ -132,6 +139,10 @@ class ClusterWatcher:
 
     # -- main thread -----------------------------------------------------------------------------
     def _relist_until_done(self, resource: str) -> None:
+        with rejections("watch_cluster"):
+            self._relist(resource)
+
+    def _relist(self, resource: str) -> None:
         backoff = Backoff(cap=self.backoff_cap)
         while not self._stop.is_set():
             close_old_connections()
@@ -159,8 +170,9 @@ class ClusterWatcher:
         """Drain a batch of queued events and apply it; sync nodes when due."""
         batch = self._drain()
         close_old_connections()
-        self._handle(batch)
-        self._periodic(bool(batch))
+        with rejections("watch_cluster"):  # what this step could not store as read, named
+            self._handle(batch)
+            self._periodic(bool(batch))
 
     def _drain(self) -> list:
         """Up to 500 queued events (waiting up to 0.2 s for the first)."""
@@ -180,7 +192,8 @@ class ClusterWatcher:
         for resource, kind, obj in batch:
             if kind in ("ADDED", "MODIFIED", "DELETED"):
                 if resource == "pods":
-                    pod_events.append((kind, obj))
+                    if admissible(obj):  # one whose identity cannot be stored: skipped and noted
+                        pod_events.append((kind, obj))
                 else:
                     self._node_event(kind, obj)
             if kind == "EXPIRED":
@@ -236,24 +249,45 @@ class ClusterWatcher:
     def _apply(self, pod_events: list) -> None:
         """Write a batch of pod events. A database error (a locked table, a dropped connection) is
         retried with backoff until it goes through or the watcher stops: ``apply_pod_events`` is one
-        transaction and every write is idempotent, so a retry loses and doubles nothing."""
+        transaction and every write is idempotent, so a retry loses and doubles nothing. A write the
+        database refuses for what an event holds (``_REFUSED``) would be refused again: the batch is
+        then written event by event, and each refused event skipped and noted."""
         for kind, pod in pod_events:
             self._unwritten |= self._bound.update(pod, deleted=kind == "DELETED")
         backoff = Backoff(cap=self.backoff_cap)
+        write = self._write
         while True:
             try:
-                apply_pod_events(pod_events)
-                apply_pending_events(pod_events)
+                write(pod_events)
                 if self._unwritten:
                     write_requested(self._bound.sums, self._unwritten)
                     self._unwritten = set()
                 break
+            except _REFUSED as exc:
+                log.warning("a batch of pod events was refused (%s); writing them one by one", exc)
+                write = self._write_each
             except DatabaseError as exc:
                 self._failed("writing pod events", exc, trace=True)
                 if self._stop.wait(backoff.next()):
                     return
                 close_old_connections()
         self.counts["pod_events"] += len(pod_events)
+
+    @staticmethod
+    def _write(pod_events: list) -> None:
+        with transaction.atomic():
+            apply_pod_events(pod_events)
+            apply_pending_events(pod_events)
+
+    def _write_each(self, pod_events: list) -> None:
+        """Each event in its own transaction; one the database refuses is skipped and noted."""
+        for kind, pod in pod_events:
+            try:
+                self._write([(kind, pod)])
+            except _REFUSED as exc:
+                self.counts["errors"] += 1
+                meta = pod.get("metadata") if isinstance(pod, dict) else None
+                note("pod", object_name(meta), "refused", "skipped", f"{exc.__class__.__name__}: {exc}")
 
     def _node_event(self, kind: str, node: dict) -> None:
         name = (node.get("metadata") or {}).get("name")

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import orjson
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -29,6 +28,8 @@ from hami_sim.engine.predicates import Resources, pod_demand
 from hami_sim.engine.quantity import QuantityError
 from hami_sim.engine.requests import PodError
 from hami_sim.runtime.bulk import copy_rows
+from hami_sim.runtime.rejects import bad_identity, note, object_name
+from hami_sim.runtime.storable import clean_json, clean_text, encode_checked, text_needs_cleaning
 
 from .models import NodeFacts, PendingPod
 
@@ -112,11 +113,29 @@ def pending_entry(pod: Mapping, managed: frozenset[str]) -> dict | None:
         "namespace": str(meta.get("namespace") or "default"),
         "name": str(meta.get("name") or ""),
         "pod": slim,
-        "created_at": parse_datetime(created) if isinstance(created, str) else None,
+        "created_at": _created(created),
         "unschedulable": _unschedulable(pod),
     }
-    fields["content_hash"] = _digest(slim, fields["unschedulable"])
+    encoded, dirty = encode_checked((slim, fields["unschedulable"]))
+    fields["content_hash"] = hashlib.blake2b(encoded, digest_size=16).hexdigest()
+    if dirty:  # a NUL in an annotation or label: stored repaired (PostgreSQL's jsonb refuses it)
+        note("pod", f"{fields['namespace']}/{fields['name']}", "unstorable-text", "sanitised", _REPAIRED)
+        fields["pod"] = clean_json(slim)
+        fields["name"] = clean_text(fields["name"], 253)
     return fields
+
+
+_REPAIRED = "NUL characters or lone surrogates replaced by U+FFFD"
+
+
+def _created(value: object):
+    """``creationTimestamp`` as a datetime; None when absent or not a time (never an error)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_datetime(value)
+    except ValueError:
+        return None
 
 
 def _slim(meta: Mapping, spec: Mapping) -> dict:
@@ -126,10 +145,6 @@ def _slim(meta: Mapping, spec: Mapping) -> dict:
         "metadata": {k: meta[k] for k in keep if k in meta},
         "spec": {k: spec[k] for k in _SPEC_KEYS if k in spec},
     }
-
-
-def _digest(*parts: object) -> str:
-    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
 
 
 def bound_request(pod: Mapping) -> tuple[str, Resources] | None:
@@ -230,9 +245,17 @@ def sync_node_facts(nodes: Iterable[Mapping], now: datetime | None = None) -> in
     now = now or timezone.now()
     facts = {}
     for node in nodes:
-        name = (node.get("metadata") or {}).get("name")
-        if name:
-            facts[str(name)] = node_facts(node)
+        meta = node.get("metadata") if isinstance(node, Mapping) else None
+        problem = bad_identity(meta)
+        if problem is not None:
+            note("node", object_name(meta), "bad-identity", "skipped", problem)
+            continue
+        assert isinstance(meta, Mapping)
+        fact = node_facts(node)
+        if encode_checked(fact)[1]:  # a NUL in a label or taint: stored repaired
+            note("node", meta["name"], "unstorable-text", "sanitised", _REPAIRED)
+            fact = clean_json(fact)
+        facts[meta["name"]] = fact
     with transaction.atomic():
         existing = dict(NodeFacts.objects.values_list("name", "node"))
         create = [
@@ -291,8 +314,17 @@ def failed_scheduling(events: Iterable[Mapping]) -> dict[str, str]:
             or ""
         )
         if uid not in newest or when >= newest[uid][0]:
-            newest[uid] = (when, str(event.get("message") or ""))
+            newest[uid] = (when, _message(event))
     return {uid: message for uid, (_when, message) in newest.items()}
+
+
+def _message(event: Mapping) -> str:
+    """An event's message as it can be stored (a NUL replaced, noted)."""
+    message = str(event.get("message") or "")
+    if text_needs_cleaning(message):
+        note("event", object_name(event.get("metadata")), "unstorable-text", "sanitised", _REPAIRED)
+        message = clean_text(message)
+    return message
 
 
 def _failed_pod(event: object) -> str | None:

@@ -22,6 +22,8 @@ from hami_sim.engine.allocations import ContainerDevice, MigAllocation, pod_allo
 from hami_sim.engine.allocations import PodAllocation as Allocation
 from hami_sim.engine.model import MigPlacement
 from hami_sim.engine.vendors import allocated_annotations, pod_info_annotations
+from hami_sim.runtime.rejects import bad_identity, note, object_name
+from hami_sim.runtime.storable import clean_json, clean_text, encode_checked, text_needs_cleaning
 
 __all__ = [
     "BATCH",
@@ -30,6 +32,8 @@ __all__ = [
     "allocation_of",
     "digest",
     "row_fields",
+    "RepairedFields",
+    "admissible",
     "uid_of",
     "json_text",
     "stored_allocations",
@@ -58,6 +62,36 @@ def allocation_of(pod: Mapping) -> Allocation | None:
     return pod_allocation(pod, checklist(), pod_info_keys())
 
 
+def admissible(pod: object) -> bool:
+    """Whether a pod read from the cluster can be stored under its identity (uid, namespace, name,
+    the node it is bound to); one that cannot is skipped and noted, never a failed sync."""
+    problem = _identity_problem(pod)
+    if problem is None:
+        return True
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    note("pod", object_name(meta), "bad-identity", "skipped", problem)
+    return False
+
+
+def _identity_problem(pod: object) -> str | None:
+    if not isinstance(pod, Mapping):
+        return "not an object"
+    meta = pod.get("metadata")
+    problem = bad_identity(meta, named=False)
+    if problem is not None:
+        return problem
+    assert isinstance(meta, Mapping)
+    if not meta.get("uid") and not meta.get("name"):
+        return "neither metadata.uid nor metadata.name"
+    spec = pod.get("spec")
+    if spec is not None and not isinstance(spec, Mapping):
+        return "spec is not an object"
+    node = (spec or {}).get("nodeName")
+    if node is not None and (not isinstance(node, str) or text_needs_cleaning(node, 253)):
+        return "spec.nodeName is not a storable node name"
+    return None
+
+
 def digest(value: object) -> str:
     """A short stable hash of a JSON-able value (keys sorted)."""
     return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
@@ -78,9 +112,31 @@ def row_fields(alloc: Allocation) -> dict:
     }
     pod_info = dict(alloc.pod_info)
     # hashed only when present, so the pods no vendor reads keep the hash they had before the field
-    fields["content_hash"] = digest({**fields, "pod_info": pod_info} if pod_info else fields)
+    encoded, dirty = encode_checked({**fields, "pod_info": pod_info} if pod_info else fields)
+    fields["content_hash"] = hashlib.blake2b(encoded, digest_size=16).hexdigest()
     fields["pod_info"] = pod_info
-    return fields
+    return _repaired(fields) if dirty else fields
+
+
+def _repaired(fields: dict) -> dict:
+    """A pod whose allocation holds text the database refuses (a NUL in an annotation HAMi reads),
+    stored with that text replaced by U+FFFD and noted; its content hash stays the original's."""
+    note(
+        "pod",
+        clean_text(f"{fields['namespace']}/{fields['name']}"),
+        "unstorable-text",
+        "sanitised",
+        "NUL characters or lone surrogates in its allocation replaced by U+FFFD",
+    )
+    out = RepairedFields((k, clean_json(v)) for k, v in fields.items())
+    for key in ("namespace", "name", "node"):
+        out[key] = clean_text(out[key], 253)
+    return out
+
+
+class RepairedFields(dict):
+    """The row of a pod stored repaired: what it holds differs from the decoded allocation, so a
+    relist reads that pod's allocation back from its row instead of reusing the decoded one."""
 
 
 def uid_of(alloc: Allocation) -> str:

@@ -186,7 +186,9 @@ def _findings_for(node: str, usage: EngineUsage, pods: list[Allocation]) -> list
     for key, uuid in usage.unknown:
         pod = by_key[key]
         detail = f"{key} holds device {uuid}, which node {node} does not register"
-        out.append((pod.uid, UsageFinding.Kind.UNKNOWN_DEVICE, uuid, pod.namespace, pod.name, node, detail))
+        out.append(
+            (pod.uid, UsageFinding.Kind.UNKNOWN_DEVICE, uuid[:200], pod.namespace, pod.name, node, detail)
+        )
     for key, detail in usage.problems:
         pod = by_key[key]
         out.append((pod.uid, UsageFinding.Kind.MIG, detail[:200], pod.namespace, pod.name, node, detail))

@@ -21,6 +21,7 @@ from .pending import (
     sync_pending,
     write_requested,
 )
+from .podrows import admissible
 from .sync import allocation_of, record_error, stored_versions, sync_allocations
 
 __all__ = ["sync_cluster", "relist_nodes", "relist_pods", "nodes_changed", "refresh_reasons"]
@@ -76,6 +77,8 @@ def relist_pods(source: str, *, everything: bool = True, bound: BoundIndex | Non
 
     def page(pods: list[dict]) -> None:  # keep only what HAMi counts; the page's JSON goes
         for pod in pods:
+            if not admissible(pod):  # its identity cannot be stored: skipped and noted
+                continue
             meta = pod.get("metadata") or {}
             uid, rv = meta.get("uid"), meta.get("resourceVersion")
             spec = pod.get("spec") or {}

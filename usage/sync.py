@@ -22,7 +22,7 @@ from hami_sim.engine.allocations import PodAllocation as Allocation
 from hami_sim.runtime.bulk import copy_rows, update_rows
 
 from .models import NodeUsage, PodAllocation, UsageState
-from .podrows import BATCH, allocation_of, checklist, row_fields, uid_of
+from .podrows import BATCH, RepairedFields, allocation_of, checklist, row_fields, uid_of
 from .recompute import next_generation, recompute, recompute_all
 
 __all__ = [
@@ -109,9 +109,15 @@ def sync_allocations(
             PodAllocation.objects.filter(pk__in=[pk for _uid, pk in gone[i : i + BATCH]]).delete()
         counts.update(pods_created=len(plan.create), pods_updated=len(plan.update), pods_deleted=len(gone))
         names = None if everything else plan.touched | _liveness_changed()
-        counts.update(recompute(names, now, known=decoded))
+        counts.update(recompute(names, now, known=_as_stored(decoded, wanted)))
         confirm(now, relisted=True, source=source)
     return counts
+
+
+def _as_stored(decoded: dict[str, Allocation], wanted: dict[str, dict]) -> dict[str, Allocation]:
+    """The decoded allocations that are stored as decoded: a pod stored repaired (a NUL in an
+    annotation) is read back from its row by the recompute instead."""
+    return {uid: alloc for uid, alloc in decoded.items() if not isinstance(wanted[uid], RepairedFields)}
 
 
 @dataclass(slots=True)
@@ -214,7 +220,7 @@ def _apply_one(kind: str, pod: Mapping, now: datetime) -> set[str]:
             before.delete()
         return nodes
     fields = row_fields(alloc)
-    nodes.add(alloc.node)
+    nodes.add(fields["node"])  # (as stored: repaired when it held a NUL)
     rv = str(meta.get("resourceVersion") or "")[:40]
     if before is not None and before.content_hash == fields["content_hash"]:
         if before.resource_version != rv:  # so the next relist need not decode it again

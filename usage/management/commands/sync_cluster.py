@@ -17,6 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--selector", default=None, help="Node label selector (KUBE_NODE_LABEL_SELECTOR)")
 
     def handle(self, *args, **options) -> None:
+        from hami_sim.runtime.rejects import rejections
         from usage.cluster import sync_cluster
 
         source = options["source"] if options["source"] is not None else settings.KUBE_SOURCE
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         if not source:
             raise CommandError("no source: set KUBE_SOURCE or pass --source")
         try:
-            counts = sync_cluster(source, selector)
+            with rejections("sync_cluster") as rejected:
+                counts = sync_cluster(source, selector)
+                counts["rejected"] = rejected.summary()
         except SourceError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode())

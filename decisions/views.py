@@ -27,6 +27,8 @@ from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import estimate_groups
 from profiles.render import render_devices
 from usage import blindspot
+from usage.dra import dra_state
+from usage.dra_verdicts import dra_answer
 from usage.models import PendingPod
 
 from . import kinds, recorder
@@ -173,6 +175,7 @@ def _pending_pod(request: HttpRequest, pending) -> HttpResponse:
         "banner": blindspot.banner(view) if invisible else "",
         "answer": result.groups.get(view.ca_node_group or "(no node group)") if invisible else None,
         "latest": latest,
+        "dra": dra_answer(pending.pod, dra_state()),
     }
     return render(request, "decisions/pending_pod.html", context)
 

@@ -86,9 +86,23 @@ def node_group_detail(request: HttpRequest, name: str) -> HttpResponse:
             {"provider": p, "text": json.dumps(ca_template(group, p), indent=2)}
             for p in CA_TEMPLATE_PROVIDERS
         ],
+        "dra_slices": _dra_slices(group),
         "panels": panels.render(request, "node-group", group),
     }
     return render(request, "profiles/node_group.html", context)
+
+
+def _dra_slices(group: NodeGroup) -> list[dict]:
+    """The group's DRA template slices, as JSON to copy (none without an NVIDIA profile)."""
+    from .dra_templates import dra_template_slices
+
+    slices = dra_template_slices(group)
+    labels = {"hami": "HAMi's DRA driver (hami-sim's template)", "clusterapi": "CA's clusterapi provider"}
+    return [
+        {"key": key, "label": label, "text": json.dumps(slices[key], indent=2)}
+        for key, label in labels.items()
+        if slices[key] is not None
+    ]
 
 
 def _group_findings_table(group: NodeGroup, findings) -> DriftFindingTable:

@@ -32,6 +32,12 @@ their cluster-wide lists) from ``workloads`` (objects with ``kind`` and ``metada
 equality ``labelSelector`` and pages; as kube-apiserver does, a list is a ``DeploymentList`` or
 ``DaemonSetList`` of ``apiVersion: apps/v1`` whose items carry no ``kind``. ``apps_fail_status``
 refuses them (403: the service account may not read the apps group) without touching the core lists.
+
+The DRA group serves ``GET /apis/resource.k8s.io/v1/{resourceslices,deviceclasses,resourceclaims,
+resourceclaimtemplates}`` (cluster-wide lists, pages, ``…List`` kinds of ``apiVersion:
+resource.k8s.io/v1``) and their watches, from ``dra[resource]``; change them with ``add_dra``,
+``modify_dra`` and ``delete_dra``. ``dra_fail_status`` refuses the group (404 on a cluster without
+DRA, 403 without the RBAC).
 """
 
 from __future__ import annotations
@@ -97,6 +103,16 @@ def _field(obj: dict, path: str):
     return value
 
 
+#: the DRA resources the double serves, with their kinds
+DRA_KINDS = {
+    "resourceslices": "ResourceSlice",
+    "deviceclasses": "DeviceClass",
+    "resourceclaims": "ResourceClaim",
+    "resourceclaimtemplates": "ResourceClaimTemplate",
+}
+DRA_VERSION = "resource.k8s.io/v1"
+
+
 class FakeKubeAPI:
     """A threaded ``http.server`` on 127.0.0.1 that answers like kube-apiserver for a few resources."""
 
@@ -109,6 +125,8 @@ class FakeKubeAPI:
         self.configmaps: dict[tuple[str, str], dict] = {}
         self.workloads: list[dict] = []  # Deployments and DaemonSets (``kind`` set), apps/v1
         self.apps_fail_status: int | None = None
+        self.dra: dict[str, list[dict]] = {r: [] for r in DRA_KINDS}
+        self.dra_fail_status: int | None = None
         self.fail_status: int | None = None
         self.fail_message = (
             'nodes is forbidden: User "system:serviceaccount:hami:hami-sim" cannot list resource "nodes"'
@@ -197,6 +215,12 @@ class FakeKubeAPI:
             return self._watch(handler, segments[2], query)
         if segments[:3] == ["apis", "apps", "v1"]:
             return self._list_workloads(handler, segments[3:], query)
+        if (
+            segments[:3] == ["apis", "resource.k8s.io", "v1"]
+            and len(segments) == 4
+            and segments[3] in DRA_KINDS
+        ):
+            return self._list_dra(handler, segments[3], query)
         if segments == ["api", "v1", "nodes"]:
             return self._list_nodes(handler, query)
         if segments == ["api", "v1", "pods"]:
@@ -343,6 +367,25 @@ class FakeKubeAPI:
             body["apiVersion"] = "apps/v1"
         self._send(handler, code, body)
 
+    def _list_dra(self, handler: BaseHTTPRequestHandler, resource: str, query: dict) -> None:
+        if self.dra_fail_status:
+            code = self.dra_fail_status
+            return self._send(
+                handler, code, status_object(code, "the server could not find the requested resource")
+            )
+        if query.get("watch") in ("true", "1"):
+            return self._watch(handler, resource, query)
+        items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in self.dra[resource]]
+        code, body = self._page(items, query, f"{DRA_KINDS[resource]}List")
+        if code == 200:
+            body["apiVersion"] = DRA_VERSION
+        self._send(handler, code, body)
+
+    def _items(self, resource: str) -> list[dict]:
+        if resource in DRA_KINDS:
+            return self.dra[resource]
+        return self.nodes if resource == "nodes" else self.pods
+
     def _list_events(self, handler: BaseHTTPRequestHandler, namespace: str | None, query: dict) -> None:
         if namespace is None:
             events = [e for evs in self.events.values() for e in evs]
@@ -374,9 +417,9 @@ class FakeKubeAPI:
             self._rv += 1
             obj = orjson.loads(orjson.dumps(obj))  # the server's copy: later edits by the test do not leak
             obj.setdefault("kind", kind)
-            obj.setdefault("apiVersion", "v1")
+            obj.setdefault("apiVersion", DRA_VERSION if resource in DRA_KINDS else "v1")
             obj.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
-            items = self.nodes if resource == "nodes" else self.pods
+            items = self._items(resource)
             key = _object_key(obj)
             index = next((i for i, o in enumerate(items) if _object_key(o) == key), None)
             if event == "DELETED":
@@ -409,6 +452,16 @@ class FakeKubeAPI:
     def delete_node(self, name: str) -> dict:
         current = next(n for n in self.nodes if _object_key(n) == ("", name))
         return self._record("nodes", "Node", "DELETED", current)
+
+    def add_dra(self, resource: str, obj: dict) -> dict:
+        return self._record(resource, DRA_KINDS[resource], "ADDED", obj)
+
+    def modify_dra(self, resource: str, obj: dict) -> dict:
+        return self._record(resource, DRA_KINDS[resource], "MODIFIED", obj)
+
+    def delete_dra(self, resource: str, namespace: str, name: str) -> dict:
+        current = next(o for o in self.dra[resource] if _object_key(o) == (namespace, name))
+        return self._record(resource, DRA_KINDS[resource], "DELETED", current)
 
     def compact(self) -> None:
         """Forget history: every resourceVersion so far is too old (open watches get 410 as well)."""
@@ -448,7 +501,7 @@ class FakeKubeAPI:
         if self.watch_fail_status:
             code = self.watch_fail_status
             return self._send(handler, code, status_object(code, f"watch {resource} failed"))
-        kind = "Node" if resource == "nodes" else "Pod"
+        kind = DRA_KINDS.get(resource) or ("Node" if resource == "nodes" else "Pod")
         selector = query.get("labelSelector") or ""
         bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
         timeout = float(query.get("timeoutSeconds") or 0)
@@ -474,7 +527,7 @@ class FakeKubeAPI:
             drops, expiries, marks = self._drops, self._expiries, self._bookmarks
             if requested in ("", "0"):
                 cursor = self._rv
-                initial = [o for o in (self.nodes if resource == "nodes" else self.pods)]
+                initial = list(self._items(resource))
             else:
                 cursor, initial = int(requested), []
                 if cursor < self._compacted:

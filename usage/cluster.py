@@ -37,6 +37,7 @@ from hami_sim.runtime.rejects import note, object_name, rejections
 from profiles.kube import SourceError
 
 from .capacity import assert_capacity
+from .dra import DRA_KINDS, apply_dra_events, relist_dra
 from .kube import WatchExpired, watch_resource
 from .pending import BoundIndex, apply_pending_events, sync_node_facts, write_requested
 from .podrows import admissible
@@ -94,8 +95,10 @@ class ClusterWatcher:
     def __post_init__(self) -> None:
         self._events: queue.Queue = queue.Queue()
         self._stop = threading.Event()
-        self._start_from = {r: queue.Queue(maxsize=1) for r in ("nodes", "pods")}
-        self._healthy = {"nodes": False, "pods": False}
+        # the DRA resources (resource.k8s.io/v1) are watched too when DRA_SYNC is on (usage.dra)
+        self._resources = ("nodes", "pods", *(DRA_KINDS if conf().dra_sync else ()))
+        self._start_from = {r: queue.Queue(maxsize=1) for r in self._resources}
+        self._healthy = dict.fromkeys(self._resources, False)
         self._nodes: dict[str, dict] = {}
         self._dirty = False
         self._last_node_sync = 0.0
@@ -116,9 +119,9 @@ class ClusterWatcher:
 
     def run(self, until: Callable[[], bool] | None = None) -> dict:
         """Relist, start the watches, apply events until ``stop()`` (or ``until()`` is true)."""
-        for resource in ("nodes", "pods"):
+        for resource in self._resources:
             self._relist_until_done(resource)
-        for resource in ("nodes", "pods"):
+        for resource in self._resources:
             thread = threading.Thread(
                 target=self._watch_loop, args=(resource,), name=f"watch-{resource}", daemon=True
             )
@@ -155,10 +158,15 @@ class ClusterWatcher:
                     self._dirty = False
                     self._last_node_sync = time.monotonic()
                     recompute_all()  # registrations may have changed while nobody watched
+                elif resource in DRA_KINDS:
+                    _count, rv = relist_dra(self.source, resource)
                 else:  # the node relist just recomputed every node: only what the pods change
                     rv, _counts = relist_pods(self.source, everything=False, bound=self._bound)
             except (SourceError, DatabaseError) as exc:
                 self._failed(f"relist of {resource}", exc, trace=isinstance(exc, DatabaseError))
+                if resource in DRA_KINDS:  # best effort: never holds up nodes and pods; its watch retries
+                    self._start_from[resource].put("")
+                    return
                 self._stop.wait(backoff.next())
                 continue
             self.counts["relists"] += 1
@@ -188,12 +196,14 @@ class ClusterWatcher:
     def _handle(self, batch: list) -> None:
         """Apply a batch in order: pod events together, node events one by one; an expired watch
         applies what came before it, then relists its resource."""
-        pod_events = []
+        pod_events, dra_events = [], []
         for resource, kind, obj in batch:
             if kind in ("ADDED", "MODIFIED", "DELETED"):
                 if resource == "pods":
                     if admissible(obj):  # one whose identity cannot be stored: skipped and noted
                         pod_events.append((kind, obj))
+                elif resource in DRA_KINDS:
+                    dra_events.append((resource, kind, obj))
                 else:
                     self._node_event(kind, obj)
             if kind == "EXPIRED":
@@ -210,6 +220,8 @@ class ClusterWatcher:
                 self._healthy[resource] = True
         if pod_events:
             self._apply(pod_events)
+        if dra_events:
+            self._guarded("DRA events", apply_dra_events, dra_events)
 
     def _periodic(self, had_events: bool) -> None:
         """What is due by time: the node sync (when nodes changed), the pending pods' reasons, and
@@ -222,7 +234,8 @@ class ClusterWatcher:
         if time.monotonic() - self._last_reasons >= self.reasons_seconds:
             self._last_reasons = time.monotonic()
             self._guarded("FailedScheduling reasons refresh", refresh_reasons, self.source)
-        if had_events and all(self._healthy.values()) and time.monotonic() - self._last_confirm >= 1.0:
+        healthy = self._healthy["nodes"] and self._healthy["pods"]  # DRA objects never hold up usage
+        if had_events and healthy and time.monotonic() - self._last_confirm >= 1.0:
             self._last_confirm = time.monotonic()
             self._guarded("confirm", confirm, source=self.source)
 

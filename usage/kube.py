@@ -82,7 +82,21 @@ def _source_error(exc: BaseException) -> SourceError:
     return SourceError(f"Kubernetes API read failed: {exc}")
 
 
-def _lister(api: Any, resource: str) -> Callable[..., Any]:
+#: the DRA resources (``resource.k8s.io/v1``): resource -> (kind, ResourceV1Api's list method)
+DRA_RESOURCES = {
+    "resourceslices": ("ResourceSlice", "list_resource_slice"),
+    "resourceclaims": ("ResourceClaim", "list_resource_claim_for_all_namespaces"),
+    "resourceclaimtemplates": ("ResourceClaimTemplate", "list_resource_claim_template_for_all_namespaces"),
+    "deviceclasses": ("DeviceClass", "list_device_class"),
+}
+
+
+def _lister(api_client_: Any, resource: str) -> Callable[..., Any]:
+    from kubernetes import client
+
+    if resource in DRA_RESOURCES:
+        return getattr(client.ResourceV1Api(api_client_), DRA_RESOURCES[resource][1])
+    api = client.CoreV1Api(api_client_)
     if resource == "events":
         return api.list_event_for_all_namespaces
     return api.list_node if resource == "nodes" else api.list_pod_for_all_namespaces
@@ -93,8 +107,9 @@ def _snapshot_items(data: object, resource: str) -> list:
         return nodes_from_snapshot(data)
     if resource == "pods":
         return pods_from_snapshot(data)
+    kind = DRA_RESOURCES[resource][0] if resource in DRA_RESOURCES else "Event"
     items = data.get("items") if isinstance(data, Mapping) else None
-    return [i for i in items or () if isinstance(i, Mapping) and i.get("kind") == "Event"]
+    return [i for i in items or () if isinstance(i, Mapping) and i.get("kind") == kind]
 
 
 def list_resource(
@@ -123,14 +138,12 @@ def list_resource(
             ]
         on_page(list(items))
         return ""
-    from kubernetes import client
 
     errors = _client_errors()
     try:
         api_client_ = api_client(source)
     except errors as exc:
         raise _source_error(exc) from None
-    api = client.CoreV1Api(api_client_)
 
     def fetch(token: str | None) -> dict:
         kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
@@ -140,7 +153,7 @@ def list_resource(
             kwargs["field_selector"] = field_selector
         if token:
             kwargs["_continue"] = token
-        return orjson.loads(_lister(api, resource)(**kwargs).data)
+        return orjson.loads(_lister(api_client_, resource)(**kwargs).data)
 
     try:
         rv = ""
@@ -240,14 +253,13 @@ def watch_resource(
     Yields ``(type, raw object)`` including ``BOOKMARK``; raises ``WatchExpired`` on 410 Gone and
     ``SourceError`` on any other failure (the caller backs off and reconnects from the last version).
     """
-    from kubernetes import client, watch
+    from kubernetes import watch
 
     errors = _client_errors()
     try:
         api_client_ = api_client(source)
     except errors as exc:
         raise _source_error(exc) from None
-    api = client.CoreV1Api(api_client_)
     # return_type=object keeps raw dicts (no model deserialisation) and still tracks resourceVersion
     watcher = watch.Watch(return_type=object)
     kwargs: dict = {
@@ -259,7 +271,7 @@ def watch_resource(
     if label_selector:
         kwargs["label_selector"] = label_selector
     try:
-        for event in watcher.stream(_lister(api, resource), **kwargs):
+        for event in watcher.stream(_lister(api_client_, resource), **kwargs):
             yield str(event.get("type")), event.get("raw_object") or {}
             if stop():
                 watcher.stop()

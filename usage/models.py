@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ["UsageState", "NodeUsage", "PodAllocation", "UsageFinding", "PendingPod", "NodeFacts"]
+__all__ = ["UsageState", "NodeUsage", "PodAllocation", "UsageFinding", "PendingPod", "NodeFacts", "DraObject"]
 
 
 class UsageState(models.Model):
@@ -143,3 +143,22 @@ class NodeFacts(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DraObject(models.Model):
+    """One DRA object of the cluster (``resource.k8s.io/v1``): a ResourceSlice, ResourceClaim,
+    ResourceClaimTemplate or DeviceClass, as the API served it (``usage.dra`` keeps them in step)."""
+
+    kind = models.CharField(max_length=40, db_index=True)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    resource_version = models.CharField(max_length=64, blank=True)
+    body = models.JSONField(help_text="the object as the API served it (managedFields dropped)")
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "namespace", "name"], name="dra_object_key")]
+        ordering = ["kind", "namespace", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}".replace(" /", " ")

@@ -27,6 +27,7 @@ from django.utils.dateparse import parse_datetime
 from hami_sim.engine.predicates import Resources, pod_demand
 from hami_sim.engine.quantity import QuantityError
 from hami_sim.engine.requests import PodError
+from hami_sim.project.conf import conf
 from hami_sim.runtime.bulk import copy_rows
 from hami_sim.runtime.rejects import bad_identity, note, object_name
 from hami_sim.runtime.storable import clean_json, clean_text, encode_checked, text_needs_cleaning
@@ -59,6 +60,7 @@ _SPEC_KEYS = (
     "priorityClassName",
     "schedulerName",
     "topologySpreadConstraints",
+    "resourceClaims",
 )
 _TERMINAL = ("Succeeded", "Failed")
 
@@ -105,8 +107,8 @@ def pending_entry(pod: Mapping, managed: frozenset[str]) -> dict | None:
     status = pod.get("status") or {}
     if spec.get("nodeName") or meta.get("deletionTimestamp") or status.get("phase") in _TERMINAL:
         return None
-    if not asks_hami(pod, managed):
-        return None
+    if not asks_hami(pod, managed) and not (spec.get("resourceClaims") and conf().dra_sync):
+        return None  # a pod with ResourceClaims is a device pod too once DRA objects are synced
     slim = _slim(meta, spec)
     created = meta.get("creationTimestamp")
     fields = {

@@ -136,7 +136,12 @@ def refresh_reasons(source: str) -> int:
 
 
 def sync_cluster(source: str, selector: str = "") -> dict:
-    """One full sync in the foreground: Nodes, then Pods (``manage.py sync_cluster``)."""
+    """One full sync in the foreground: Nodes, then the DRA objects (with ``DRA_SYNC``), then Pods
+    (``manage.py sync_cluster``)."""
     _nodes, _rv, counts = relist_nodes(source, selector)
+    if conf().dra_sync:
+        from .dra import sync_dra
+
+        counts["dra"] = sync_dra(source)
     _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
     return {**counts, **pod_counts}

@@ -50,6 +50,11 @@ class Conf:
     kube_sync_max_retries: int = 5
     #: the namespace of HAMi's scheduler Deployment and device plugin DaemonSet (its release is read there)
     hami_namespace: str = "kube-system"
+    #: read the cluster's DRA objects (``resource.k8s.io/v1``: ResourceSlices, ResourceClaims, their
+    #: templates, DeviceClasses) in the cluster sync and the watcher (docs/dra.md)
+    dra_sync: bool = False
+    #: the ``dra-driver`` a clusterapi node group's MachineSet names, for its template slices
+    dra_clusterapi_driver: str = "hami-core-gpu.project-hami.io"
     drift_devmem_tolerance_percent: float = 2.0
     drift_unregistered_grace_seconds: int = 600
     decision_retention_days: int = 14

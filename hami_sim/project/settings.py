@@ -248,6 +248,8 @@ KUBE_REQUEST_TIMEOUT = env.float("KUBE_REQUEST_TIMEOUT", default=DEFAULTS.kube_r
 KUBE_SYNC_MAX_RETRIES = env.int("KUBE_SYNC_MAX_RETRIES", default=DEFAULTS.kube_sync_max_retries)
 # where HAMi's scheduler and device plugin run: the sync reads the HAMi release from their images
 HAMI_NAMESPACE = env.str("HAMI_NAMESPACE", default=DEFAULTS.hami_namespace)
+DRA_SYNC = env.bool("DRA_SYNC", default=DEFAULTS.dra_sync)
+DRA_CLUSTERAPI_DRIVER = env.str("DRA_CLUSTERAPI_DRIVER", default=DEFAULTS.dra_clusterapi_driver)
 DRIFT_DEVMEM_TOLERANCE_PERCENT = env.float(
     "DRIFT_DEVMEM_TOLERANCE_PERCENT", default=DEFAULTS.drift_devmem_tolerance_percent
 )

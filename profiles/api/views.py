@@ -114,6 +114,15 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
             return Response({"detail": f"provider must be one of {', '.join(PROVIDERS)}"}, status=400)
         return Response(ca_template(group, provider))
 
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"], url_path="dra-slices")
+    def dra_slices(self, request: Request, name: str | None = None) -> Response:
+        """The group's profile as DRA template ResourceSlices: what HAMi's DRA driver publishes on a
+        fresh node (``hami``) and, for a clusterapi group, what CA builds itself (``clusterapi``)."""
+        from ..dra_templates import dra_template_slices
+
+        return Response(dra_template_slices(self.get_object()))
+
     def handle_exception(self, exc: Exception) -> Response:
         # Errors are JSON even under ?format=kwok: the YAML renderer cannot dump DRF's ErrorDetail
         # (an unknown group was a 500), and clients read errors as JSON everywhere else.

@@ -14,7 +14,6 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import orjson
 from django.db import transaction
 
 from hami_sim.engine.dra.allocator import InUse, in_use_by
@@ -28,6 +27,8 @@ from hami_sim.engine.dra.objects import (
     parse_slice,
 )
 from hami_sim.project.conf import conf
+from hami_sim.runtime.rejects import note
+from hami_sim.runtime.storable import clean_json, clean_text, json_needs_cleaning
 
 from .kube import DRA_RESOURCES, list_resource
 from .models import DraObject
@@ -38,34 +39,38 @@ log = logging.getLogger("hami_sim.usage")
 
 #: resource -> kind, in the order a sync reads them
 DRA_KINDS = {resource: kind for resource, (kind, _method) in DRA_RESOURCES.items()}
-_NUL = b"\\u0000"
 
 
 def kind_of(resource: str) -> str:
     return DRA_KINDS[resource]
 
 
-def _stored(obj: Mapping) -> tuple[str, str, str, dict]:
+def _stored(obj: Mapping, kind: str) -> tuple[str, str, str, dict]:
     """(namespace, name, resourceVersion, body) of one object, as it is stored: managedFields
-    dropped (they are most of an object's bytes) and NUL characters removed (PostgreSQL text
-    cannot hold them; no DRA name or value may contain one)."""
+    dropped (they are most of an object's bytes), and text PostgreSQL refuses (a NUL) repaired and
+    noted, as for every object read from the cluster (``hami_sim.runtime.rejects``)."""
     meta = dict(obj.get("metadata") or {})
     meta.pop("managedFields", None)
-    raw = orjson.dumps({**obj, "metadata": meta})
-    body = orjson.loads(raw.replace(_NUL, b"")) if _NUL in raw else orjson.loads(raw)
-    return (
-        str(meta.get("namespace") or ""),
-        str(meta.get("name") or ""),
-        str(meta.get("resourceVersion") or ""),
-        body,
-    )
+    body = {**obj, "metadata": meta}
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    if json_needs_cleaning(body):
+        note(
+            kind,
+            f"{namespace}/{name}".lstrip("/"),
+            "unstorable-text",
+            "sanitised",
+            "NUL characters replaced by U+FFFD",
+        )
+        body = clean_json(body)
+        namespace, name = clean_text(namespace, 253), clean_text(name, 253)
+    return namespace, name, str(meta.get("resourceVersion") or ""), body
 
 
 def _replace(kind: str, items: Iterable[Mapping]) -> int:
     """Make the stored objects of ``kind`` exactly ``items`` (one transaction)."""
     rows = {}
     for obj in items:
-        namespace, name, version, body = _stored(obj)
+        namespace, name, version, body = _stored(obj, kind)
         if name:
             rows[(namespace, name)] = DraObject(
                 kind=kind, namespace=namespace, name=name, resource_version=version, body=body
@@ -107,8 +112,10 @@ def apply_dra_events(events: Iterable[tuple[str, str, Mapping]]) -> int:
     changed = 0
     with transaction.atomic():
         for resource, event, obj in events:
-            namespace, name, version, body = _stored(obj)
-            if not name or resource not in DRA_KINDS:
+            if resource not in DRA_KINDS:
+                continue
+            namespace, name, version, body = _stored(obj, DRA_KINDS[resource])
+            if not name:
                 continue
             key = {"kind": DRA_KINDS[resource], "namespace": namespace, "name": name}
             if event == "DELETED":

@@ -66,7 +66,7 @@ def test_an_object_with_a_nul_is_stored_without_it_and_an_unsimulated_claim_is_n
     sync_dra(source)  # PostgreSQL refuses a NUL in text: the sync would fail outright
     state = dra_state()
     (device,) = [d for s in state.slices for d in s.devices if d.name == "gpu-0"]
-    assert device.attributes["hami-core-gpu.project-hami.io/productName"] == "A10evil"
+    assert device.attributes["hami-core-gpu.project-hami.io/productName"] == "A10\ufffdevil"
     assert state.skipped == (
         "ResourceClaim ml/pair: claim pair: constraints (matchAttribute, distinctAttribute) are not simulated",
     )

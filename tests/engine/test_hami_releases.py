@@ -20,7 +20,7 @@ from hami_sim.engine.hami_releases import (
     rules_for,
 )
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from tests.factories import container, gpu_node, pod
+from tests.factories import container, gpu, gpu_node, node, pod
 
 
 @pytest.mark.parametrize(
@@ -116,3 +116,85 @@ def test_a_mixed_rule_set_overrides_the_release():
     sim = Simulator(EngineConfig(hami_release="2.9", hami_rules=mixed, cache_bytes=0))
     [verdict] = sim.filter_nodes(sim.pod_context(BIG_INIT), [gpu_node("n", 1)])
     assert verdict.fits
+
+
+# -- one case per rule that differs between v2.9.0 and v2.10.0, as a user sees it ---------------------
+GPU_POLICY = "hami.io/gpu-scheduler-policy"
+
+
+def _verdict(release: str, pod_obj: dict, node_obj: dict, used: dict[int, int] | None = None):
+    """The pod on the node under ``release``; ``used``: MiB already used per card index."""
+    sim = Simulator(EngineConfig(hami_release=release, cache_bytes=0))
+    ctx = sim.pod_context(pod_obj)
+    state = sim.annotation_inventory(node_obj).state("n")
+    for dev in state.devices:
+        dev.usedmem = (used or {}).get(dev.index, 0)
+        dev.used = 1 if dev.usedmem else 0
+    return sim.evaluate(ctx, "n", state)
+
+
+def _chosen(verdict) -> list[str]:
+    return [d.uuid for c in verdict.device_fit.containers for d in c] if verdict.fits else []
+
+
+TWO_NUMA = node("n", [gpu("GPU-0", numa=1), gpu("GPU-1", index=1, numa=0)])
+TWO = gpu_node("n", 2)
+MIXED = node("n", [gpu("GPU-0"), gpu("GPU-1", index=1), gpu("GPU-2", index=2, type="NVIDIA-Tesla T4")])
+
+
+@pytest.mark.parametrize(
+    ("rule", "pod_obj", "node_obj", "used", "v2_9", "v2_10"),
+    [
+        # the fuller card is on NUMA 1: v2.10 binpack takes it, v2.9 walks NUMA 0's card first
+        ("score_first_sort", pod(gpumem=1000, annotations={GPU_POLICY: "binpack"}), TWO_NUMA, {0: 10000},
+         ["GPU-1"], ["GPU-0"]),
+        # a chain: v2.10 reads binpack first; v2.9 reads one unknown value, which sorts as spread
+        ("policy_combinations", pod(gpumem=1000, annotations={GPU_POLICY: "binpack,numa"}), TWO, {0: 10000},
+         ["GPU-n-1"], ["GPU-n-0"]),
+        # mutex: v2.10 refuses the used card; v2.9 knows no mutex
+        ("mutex_policy", pod(gpumem=1000, annotations={GPU_POLICY: "mutex"}), gpu_node("n", 1), {0: 10000},
+         ["GPU-n-0"], "1/1 ExclusiveDeviceAllocateConflict"),
+        # the per-GPU cordon annotation
+        ("device_cordon", pod(gpumem=1000), node("n", [gpu("GPU-0")], annotations={"hami.io/device-cordon": "GPU-0"}),
+         None, ["GPU-0"], "1/1 CardCordoned"),
+        # three cards asked, two A10s found: v2.10 counts them, v2.9 counts one device type
+        ("insufficient_counts_devices", pod(gpu_count=3, gpumem=1000, annotations={"nvidia.com/use-gputype": "A10"}),
+         MIXED, None, "1/3 AllocatedCardsInsufficientRequest, 1/3 CardTypeMismatch",
+         "1/3 CardTypeMismatch, 2/3 AllocatedCardsInsufficientRequest"),
+        # 150% of a card: v2.10 clamps to 100, v2.9 asks more than the card holds
+        ("nvidia_request_checks", pod(mem_pct=150), gpu_node("n", 1), None,
+         "1/1 CardInsufficientMemory", ["GPU-n-0"]),
+    ],
+)  # fmt: skip
+def test_each_rule_answers_as_its_release(rule, pod_obj, node_obj, used, v2_9, v2_10):
+    assert rule in {c.name for c in rule_differences("2.9", "2.10")}
+    for release, want in (("2.9", v2_9), ("2.10", v2_10)):
+        verdict = _verdict(release, pod_obj, node_obj, used)
+        got = _chosen(verdict) if isinstance(want, list) else verdict.reason
+        assert got == want, release
+
+
+def test_a_zero_percentage_asks_the_whole_card_only_under_v2_10():
+    zero = pod(mem_pct=0)
+    for release, usedmem in (("2.9", 0), ("2.10", 23028)):
+        [[chosen]] = _verdict(release, zero, gpu_node("n", 1)).device_fit.containers
+        assert chosen.usedmem == usedmem, release
+
+
+def test_scoring_weights_are_read_only_under_v2_10():
+    from hami_sim.engine.policy import WeightsError
+
+    bad = pod(gpumem=1000, annotations={"hami.io/device-scoring-weights": "slot=1"})
+    assert _verdict("2.9", bad, gpu_node("n", 1)).fits
+    with pytest.raises(WeightsError, match="expected slot, core, and memory weights"):
+        _verdict("2.10", bad, gpu_node("n", 1))
+
+
+@pytest.mark.parametrize(("release", "reason"), [("2.9", ""), ("2.10", "1/1 CardNotHealth")])
+def test_an_unhealthy_hygon_card_is_skipped_only_under_v2_10(release, reason):
+    from hami_sim.engine.vendors import HygonVendor
+    from tests.vendors.harness import for_release, usage
+
+    card = usage("dcu-0", type="DCU", count=10, totalmem=16384, totalcore=100, health=False)
+    outcome = for_release(release).fit(HygonVendor(), [card], (1, "DCU", 1024, 0, 10))
+    assert (outcome.ok, outcome.reason) == (not reason, reason)

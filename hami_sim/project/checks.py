@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.checks import Error, Tags, register
 from django.core.exceptions import ImproperlyConfigured
 
+from .clientcert import IDENTITY_FIELDS
 from .conf import LISTENERS, conf
 
 __all__ = [
@@ -71,14 +72,26 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     if "*" in settings.ALLOWED_HOSTS:
         problems.append(f"the {listener} listener needs ALLOWED_HOSTS set to its host names, not *")
     if listener == "extender":
-        if not env.get("HAMI_SIM_TLS_CLIENT_CA"):
-            problems.append("the extender listener needs HAMI_SIM_TLS_CLIENT_CA (mTLS)")
-        if not conf().client_identities():
-            problems.append("the extender listener needs HAMI_SIM_CLIENT_IDENTITIES (allowed CN/SAN)")
-        if env.get("HAMI_SIM_SERVER") == "granian":
-            problems.append(
-                "granian cannot pass the client certificate on; the extender listener needs gunicorn"
-            )
+        problems += _extender_problems(env)
+    return problems
+
+
+def _extender_problems(env: Mapping[str, str]) -> list[str]:
+    """What the extender listener needs beyond the others: mTLS, an allow-list, known identity
+    fields and a server that passes the certificate on."""
+    problems = []
+    if not env.get("HAMI_SIM_TLS_CLIENT_CA"):
+        problems.append("the extender listener needs HAMI_SIM_TLS_CLIENT_CA (mTLS)")
+    if not conf().client_identities():
+        problems.append("the extender listener needs HAMI_SIM_CLIENT_IDENTITIES (allowed CN/SAN)")
+    unknown = conf().client_identity_fields() - IDENTITY_FIELDS.keys()
+    if unknown or not conf().client_identity_fields():
+        problems.append(
+            f"HAMI_SIM_CLIENT_IDENTITY_FIELDS must name some of {', '.join(IDENTITY_FIELDS)}"
+            + (f", not {', '.join(sorted(unknown))}" if unknown else "")
+        )
+    if env.get("HAMI_SIM_SERVER") == "granian":
+        problems.append("granian cannot pass the client certificate on; the extender listener needs gunicorn")
     return problems
 
 

@@ -5,20 +5,31 @@ One home for the allow-list check that the extender verbs' authentication and pe
 endpoints (``hami_sim.project.middleware.ClientIdentityMiddleware``) and the session owner
 (``hami_sim.project.permissions.caller_of``) share. No DRF here: the middleware imports it.
 
-The names come from the TLS handshake: the gunicorn worker puts the peer certificate's CN and SAN
-values in the WSGI environ under ``IDENTITIES_KEY`` (``hami_sim.server.worker``), never from a header.
-Only the names on ``HAMI_SIM_CLIENT_IDENTITIES`` count.
+The names come from the TLS handshake: the server reads them from the verified peer certificate
+with ``certificate_identities`` (the one place a certificate is read as names) and puts them in the
+WSGI environ under ``IDENTITIES_KEY``, never from a client's header. Only the certificate's parts
+``HAMI_SIM_CLIENT_IDENTITY_FIELDS`` names count (the subject CN and DNS SANs by default: an email,
+URI or IP SAN ``cluster-autoscaler`` does not make a certificate CA's), and of those only the names
+on ``HAMI_SIM_CLIENT_IDENTITIES``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .conf import Conf, conf
 
-__all__ = ["IDENTITIES_KEY", "NOT_ALLOWED", "ClientCertificate", "allowed_identities", "log_refused"]
+__all__ = [
+    "IDENTITIES_KEY",
+    "NOT_ALLOWED",
+    "IDENTITY_FIELDS",
+    "ClientCertificate",
+    "allowed_identities",
+    "certificate_identities",
+    "log_refused",
+]
 
 #: the WSGI environ key the gunicorn worker fills (``hami_sim.server.worker.IDENTITIES_ENVIRON_KEY``)
 IDENTITIES_KEY = "hami_sim.client_identities"
@@ -28,6 +39,34 @@ NOT_ALLOWED = (
 )
 
 identity_log = logging.getLogger("hami_sim.security")
+
+#: the parts of a certificate that can name it: ``HAMI_SIM_CLIENT_IDENTITY_FIELDS`` picks among them,
+#: by the names the standard library's decoded certificate uses for SAN types (``IP Address``: ``IP``)
+IDENTITY_FIELDS = {"CN": "commonName", "DNS": "DNS", "email": "email", "URI": "URI", "IP": "IP Address"}
+
+
+def certificate_identities(
+    peercert: Mapping[str, object] | None, fields: frozenset[str] | None = None
+) -> tuple[str, ...]:
+    """The names a verified certificate gives its holder, in order, each once: its subject CNs and
+    the SAN values of the types ``fields`` names (default ``HAMI_SIM_CLIENT_IDENTITY_FIELDS``: CN
+    and DNS). ``peercert`` is the standard library's decoded form (``SSLSocket.getpeercert()``:
+    ``subject`` as RDN tuples, ``subjectAltName`` as ``(type, value)`` pairs); no I/O, no state,
+    so every server that hands us a certificate reads it the same way."""
+    if not peercert:
+        return ()
+    wanted = conf().client_identity_fields() if fields is None else fields
+    names = _common_names(peercert) if "CN" in wanted else []
+    san_types = {IDENTITY_FIELDS[f] for f in wanted if f in IDENTITY_FIELDS and f != "CN"}
+    sans: Iterable = peercert.get("subjectAltName") or ()  # type: ignore[assignment]
+    names += [value for kind, value in sans if kind in san_types]
+    return tuple(dict.fromkeys(str(n) for n in names))
+
+
+def _common_names(peercert: Mapping[str, object]) -> list[str]:
+    subject: Iterable = peercert.get("subject") or ()  # type: ignore[assignment]
+    return [value for rdn in subject for key, value in rdn if key == "commonName"]
+
 
 # (the conf it was read from, the allow-list): parsed once per settings change, not per request
 _allow_list: tuple[Conf | None, frozenset[str]] = (None, frozenset())

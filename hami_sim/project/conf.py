@@ -81,6 +81,8 @@ class Conf:
     ca_aggregate_capacity: bool = False
     #: client certificate CN/SAN values the extender listener serves, comma-separated
     hami_sim_client_identities: str = "cluster-autoscaler"
+    #: which parts of a client certificate name it (``CN``, ``DNS``, ``email``, ``URI``, ``IP``)
+    hami_sim_client_identity_fields: str = "CN,DNS"
     #: failed admin logins per username (x10 per address) within the window before a lock-out
     login_failure_limit: int = 5
     login_failure_window_seconds: int = 900
@@ -114,6 +116,9 @@ class Conf:
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())
+
+    def client_identity_fields(self) -> frozenset[str]:
+        return frozenset(n.strip() for n in self.hami_sim_client_identity_fields.split(",") if n.strip())
 
 
 DEFAULTS = Conf()

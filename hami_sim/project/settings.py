@@ -348,11 +348,16 @@ X_FRAME_OPTIONS = "DENY"
 CACHES = {"default": env.cache_url_config(secret("CACHE_URL", "locmemcache://hami-sim"))}
 
 # -- Hardening (docs/production.md "Threat model") ----------------------------------------------------
-# Client certificate identities (subject CN or any SAN value, comma-separated) the extender listener
+# Client certificate identities (subject CN or DNS SAN, comma-separated) the extender listener
 # serves; checked per request on top of the TLS handshake, so a certificate the CA signed for anybody
 # else is refused.
 HAMI_SIM_CLIENT_IDENTITIES = env.str(
     "HAMI_SIM_CLIENT_IDENTITIES", default=DEFAULTS.hami_sim_client_identities
+)
+# Which parts of the certificate name it: the subject CN and DNS SANs (an email, URI or IP SAN is
+# not a workload's name: a certificate for "email:cluster-autoscaler" is not CA's).
+HAMI_SIM_CLIENT_IDENTITY_FIELDS = env.str(
+    "HAMI_SIM_CLIENT_IDENTITY_FIELDS", default=DEFAULTS.hami_sim_client_identity_fields
 )
 # Admin login: this many failures per username (ten times as many per address) within the window lock it out.
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=DEFAULTS.login_failure_limit)

@@ -74,12 +74,11 @@ def _ip(client: object) -> str:
 
 
 def client_identities(peercert: dict | None) -> tuple[str, ...]:
-    """The subject CNs and the SAN values (DNS, URI, email, IP) of a certificate from ``getpeercert``."""
-    if not peercert:
-        return ()
-    names = [value for rdn in peercert.get("subject", ()) for key, value in rdn if key == "commonName"]
-    names += [value for _kind, value in peercert.get("subjectAltName", ())]
-    return tuple(dict.fromkeys(names))
+    """The names the peer certificate gives its holder (``clientcert.certificate_identities``: the
+    subject CN and DNS SANs unless ``HAMI_SIM_CLIENT_IDENTITY_FIELDS`` says otherwise)."""
+    from hami_sim.project.clientcert import certificate_identities
+
+    return certificate_identities(peercert)
 
 
 def _json_client(path: str | None) -> bool:

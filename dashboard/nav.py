@@ -26,6 +26,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("CA events", "events", ("events",)),
     NavItem("Node groups", "node-groups", ("node-groups", "node-group")),
     NavItem("Nodes", "nodes", ("nodes", "node")),
+    NavItem("DRA", "dra", ("dra",)),
     NavItem("Drift", "drift", ("drift",)),
     NavItem("Sessions", "sessions", ("sessions", "session")),
     NavItem("What-if", "what-if", ("what-if",)),

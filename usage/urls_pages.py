@@ -7,4 +7,5 @@ from . import views
 urlpatterns = [
     path("nodes/", views.node_list, name="nodes"),
     path("nodes/<str:name>/", views.node_detail, name="node"),
+    path("dra/", views.dra_page, name="dra"),
 ]

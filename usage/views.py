@@ -11,6 +11,7 @@ from hami_sim.engine.vendors import default_word
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
+from hami_sim.project.conf import conf
 from profiles.filtersets import NodeInventoryFilterSet
 from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from profiles.tables import DriftFindingTable
@@ -19,7 +20,7 @@ from . import blindspot, summary
 from .models import UsageFinding
 from .tables import NodeUsageTable
 
-__all__ = ["node_list", "node_detail"]
+__all__ = ["node_list", "node_detail", "dra_page"]
 
 #: open pod allocation findings the drift list shows (the newest; the count of the rest is said)
 USAGE_FINDINGS_SHOWN = 100
@@ -113,3 +114,25 @@ def drift_usage_findings(request: HttpRequest, _obj) -> dict:
     shown = list(usage[:USAGE_FINDINGS_SHOWN])
     more = usage.count() - len(shown) if len(shown) == USAGE_FINDINGS_SHOWN else 0
     return {"usage_findings": shown, "usage_findings_more": more, "show_node": True}
+
+
+@dashboard_view
+def dra_page(request: HttpRequest) -> HttpResponse:
+    """DRA at a glance: the nodes that publish slices, the pending pods with claims (each links to
+    its pod page, where it is judged device by device), and the DRA blind spot."""
+    from .dra import dra_state
+    from .dra_blindspot import MAX_PODS, dra_blind_spot, dra_pending
+
+    state = dra_state()
+    pending = dra_pending()
+    context = {
+        "state": state,
+        "nodes": [
+            (node, sum(len(s.devices) for s in state.slices if s.node_name == node)) for node in state.nodes()
+        ],
+        "pending": pending,
+        "capped": len(pending) >= MAX_PODS,
+        "blind": dra_blind_spot(state),
+        "synced": conf().dra_sync,
+    }
+    return render(request, "usage/dra.html", context)

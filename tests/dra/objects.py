@@ -24,14 +24,14 @@ def node_slice(node: str, gpus: int = 2) -> dict:
     return profile_slice(node, [A10] * gpus)
 
 
-def device_plugin_pod(name: str, gpumem: int, namespace: str = "ml") -> dict:
+def device_plugin_pod(name: str, gpumem: int, namespace: str = "ml", gpus: int = 1) -> dict:
     return {
         "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
         "spec": {
             "containers": [
                 {
                     "name": "main",
-                    "resources": {"limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": str(gpumem)}},
+                    "resources": {"limits": {"nvidia.com/gpu": str(gpus), "nvidia.com/gpumem": str(gpumem)}},
                 }
             ]
         },
@@ -39,10 +39,10 @@ def device_plugin_pod(name: str, gpumem: int, namespace: str = "ml") -> dict:
     }
 
 
-def dra_pod(name: str, gpumem: int, namespace: str = "ml") -> tuple[dict, list[dict]]:
+def dra_pod(name: str, gpumem: int, namespace: str = "ml", gpus: int = 1) -> tuple[dict, list[dict]]:
     """A pod as HAMi-DRA's webhook leaves it (its GPU limits turned into a named ResourceClaim),
     with that claim."""
-    claims = claim_objects_of_pod(device_plugin_pod(name, gpumem, namespace))
+    claims = claim_objects_of_pod(device_plugin_pod(name, gpumem, namespace, gpus))
     pod = {
         "metadata": {
             "name": name,

@@ -55,17 +55,18 @@ def staff_client(client):
 
 @pytest.fixture
 def dra_cluster(kube_api, source):
-    """One live node with two A10s publishing HAMi-DRA slices, a clusterapi group of A10 nodes, and
-    two HAMi-DRA pods: one that fits the live node, one no A10 can hold."""
+    """One live node with two A10s publishing HAMi-DRA slices, a clusterapi group of 4-A10 nodes, and
+    three HAMi-DRA pods: one that fits the live node, one no A10 can hold, one that needs a new node
+    of the group (4 GPUs), which CA's clusterapi template slices cannot hold."""
     from tests.usage.conftest import gpu_node
     from usage.relist import sync_cluster
 
-    NodeGroupFactory(name="gpu-a10-capi", provider="clusterapi", rows=[{**A10G, "quantity": 2}])
+    NodeGroupFactory(name="gpu-a10-capi", provider="clusterapi", rows=[{**A10G, "quantity": 4}])
     kube_api.add_node(gpu_node("gpu-1"))
     kube_api.dra["resourceslices"].append(node_slice("gpu-1"))
     kube_api.dra["deviceclasses"].append(HAMI_CLASS)
-    for name, gpumem in (("small", 8000), ("huge", 40000)):
-        pod, claims = dra_pod(name, gpumem)
+    for name, gpumem, gpus in (("small", 8000, 1), ("huge", 40000, 1), ("wide", 1000, 4)):
+        pod, claims = dra_pod(name, gpumem, gpus=gpus)
         kube_api.add_pod(pod)
         kube_api.dra["resourceclaims"].extend(claims)
     sync_cluster(source)
@@ -96,9 +97,18 @@ def test_the_node_group_exports_its_template_slices(dra_cluster, staff_client):
     answer = staff_client.get("/api/v1/node-groups/gpu-a10-capi/dra-slices/").json()
     assert answer["node"] == "template-gpu-a10-capi"
     devices = answer["hami"]["spec"]["devices"]
-    assert [d["capacity"]["memory"]["value"] for d in devices] == [str(23028 * 1024 * 1024)] * 2
+    assert [d["capacity"]["memory"]["value"] for d in devices] == [str(23028 * 1024 * 1024)] * 4
     assert [d["attributes"] for d in answer["clusterapi"]["spec"]["devices"]] == [
         {"type": {"string": "gpu"}}
-    ] * 2
+    ] * 4
     page = staff_client.get("/node-groups/gpu-a10-capi/").content.decode()
     assert 'id="dra-slices"' in page and "CA&#x27;s clusterapi provider" in page
+
+
+def test_the_dra_page_names_the_pod_ca_cannot_scale_from_zero(dra_cluster, staff_client):
+    html = staff_client.get("/dra/").content.decode()
+    blind = html[html.index('id="dra-blind-spot"') : html.index('id="dra-pending"')]
+    assert blind.count("<tr>") == 2  # the header and ml/wide alone: small fits gpu-1, no A10 holds huge
+    assert '<a href="/pods/ml/wide/">ml/wide</a>' in blind
+    assert "gpu-a10-capi" in blind and "its pool is incomplete" in blind
+    assert "publishes no capacity &#x27;memory&#x27;" in blind

@@ -288,115 +288,115 @@ KINDS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("devices", "req", "annotations", "ok", "picked", "reasons"),
-    [
-        pytest.param(
-            [std()],
-            (1, NV, 1024, 100, 1),
-            {},
-            True,
-            [("test-0", 1024, 1)],
-            {},
-            id="Test_fitInCertainDevice/allocated device",
-        ),
-        pytest.param(
-            [std()],
-            (1, "test", 1024, 100, 1),
-            {},
-            False,
-            [],
-            {"CardTypeMismatch": 1},
-            id="Test_fitInCertainDevice/card type don't match",
-        ),
-        pytest.param(
-            [std(used=5)],
-            (1, NV, 1024, 100, 1),
-            {},
-            False,
-            [],
-            {"CardTimeSlicingExhausted": 1},
-            id="Test_fitInCertainDevice/device count less than device used",
-        ),
-        pytest.param(
-            [std()],
-            (1, NV, 1024, 100, 200),
-            {},
-            False,
-            [],
-            {"CardInsufficientCore": 1},
-            id="Test_fitInCertainDevice/core limit exceed 100",
-        ),
-        pytest.param(
-            [std(totalmem=8000, usedmem=8000)],
-            (1, NV, 0, 100, 100),
-            {},
-            False,
-            [],
-            {"CardInsufficientMemory": 1},
-            id="Test_fitInCertainDevice/card insufficient remaining memory",
-        ),
-        pytest.param(
-            [std(usedcores=0, totalcore=100)],
-            (1, NV, 100, 100, 100),
-            {},
-            False,
-            [],
-            {"ExclusiveDeviceAllocateConflict": 1},
-            id="Test_fitInCertainDevice/exclusive card already in use",
-        ),
-        pytest.param(
-            [std(totalcore=1)],
-            (1, NV, 1024, 100, 0),
-            {},
-            False,
-            [],
-            {"CardComputeUnitsExhausted": 1},
-            id="Test_fitInCertainDevice/can't allocate core=0 job to an already full GPU",
-        ),
-        pytest.param(
-            [mig_device()],
-            (2, NV, 1024, 100, 1),
-            {},
-            False,
-            [],
-            {"CardMigTopologyInfeasible": 1, "AllocatedCardsInsufficientRequest": 1},
-            id="Test_fitInCertainDevice/mode is mig",
-        ),
-        pytest.param(
-            [std()],
-            (1, NV, 1024, 100, 1),
-            {"nvidia.com/use-gpuuuid": "abc"},
-            False,
-            [],
-            {"CardUuidMismatch": 1},
-            id="Test_fitInCertainDevice/card uuid don't match",
-        ),
-        pytest.param(
-            [std("test-0", numa=0), std("test-1", numa=1)],
-            (2, NV, 1024, 100, 1),
-            {"nvidia.com/use-gputype": "NVIDIA", "nvidia.com/numa-bind": "true"},
-            False,
-            [],
-            {"NumaNotFit": 1, "AllocatedCardsInsufficientRequest": 1},
-            id="Test_fitInCertainDevice/numa not fit",
-        ),
-        pytest.param(
-            KINDS,
-            (2, NV, 1024, 100, 20),
-            {"nvidia.com/use-gpuuuid": "a,f,c,d,e,g,h,j,l,u,m"},
-            False,
-            [],
-            {
-                "CardUuidMismatch": 3,
-                "CardTimeSlicingExhausted": 4,
-                "CardInsufficientMemory": 2,
-                "CardInsufficientCore": 1,
-            },
-            id="Test_fitInCertainDevice/test device kind of not fit reason",
-        ),
-    ],
-)
+FIT_IN_CERTAIN = [
+    pytest.param(
+        [std()],
+        (1, NV, 1024, 100, 1),
+        {},
+        True,
+        [("test-0", 1024, 1)],
+        {},
+        id="Test_fitInCertainDevice/allocated device",
+    ),
+    pytest.param(
+        [std()],
+        (1, "test", 1024, 100, 1),
+        {},
+        False,
+        [],
+        {"CardTypeMismatch": 1},
+        id="Test_fitInCertainDevice/card type don't match",
+    ),
+    pytest.param(
+        [std(used=5)],
+        (1, NV, 1024, 100, 1),
+        {},
+        False,
+        [],
+        {"CardTimeSlicingExhausted": 1},
+        id="Test_fitInCertainDevice/device count less than device used",
+    ),
+    pytest.param(
+        [std()],
+        (1, NV, 1024, 100, 200),
+        {},
+        False,
+        [],
+        {"CardInsufficientCore": 1},
+        id="Test_fitInCertainDevice/core limit exceed 100",
+    ),
+    pytest.param(
+        [std(totalmem=8000, usedmem=8000)],
+        (1, NV, 0, 100, 100),
+        {},
+        False,
+        [],
+        {"CardInsufficientMemory": 1},
+        id="Test_fitInCertainDevice/card insufficient remaining memory",
+    ),
+    pytest.param(
+        [std(usedcores=0, totalcore=100)],
+        (1, NV, 100, 100, 100),
+        {},
+        False,
+        [],
+        {"ExclusiveDeviceAllocateConflict": 1},
+        id="Test_fitInCertainDevice/exclusive card already in use",
+    ),
+    pytest.param(
+        [std(totalcore=1)],
+        (1, NV, 1024, 100, 0),
+        {},
+        False,
+        [],
+        {"CardComputeUnitsExhausted": 1},
+        id="Test_fitInCertainDevice/can't allocate core=0 job to an already full GPU",
+    ),
+    pytest.param(
+        [mig_device()],
+        (2, NV, 1024, 100, 1),
+        {},
+        False,
+        [],
+        {"CardMigTopologyInfeasible": 1, "AllocatedCardsInsufficientRequest": 1},
+        id="Test_fitInCertainDevice/mode is mig",
+    ),
+    pytest.param(
+        [std()],
+        (1, NV, 1024, 100, 1),
+        {"nvidia.com/use-gpuuuid": "abc"},
+        False,
+        [],
+        {"CardUuidMismatch": 1},
+        id="Test_fitInCertainDevice/card uuid don't match",
+    ),
+    pytest.param(
+        [std("test-0", numa=0), std("test-1", numa=1)],
+        (2, NV, 1024, 100, 1),
+        {"nvidia.com/use-gputype": "NVIDIA", "nvidia.com/numa-bind": "true"},
+        False,
+        [],
+        {"NumaNotFit": 1, "AllocatedCardsInsufficientRequest": 1},
+        id="Test_fitInCertainDevice/numa not fit",
+    ),
+    pytest.param(
+        KINDS,
+        (2, NV, 1024, 100, 20),
+        {"nvidia.com/use-gpuuuid": "a,f,c,d,e,g,h,j,l,u,m"},
+        False,
+        [],
+        {
+            "CardUuidMismatch": 3,
+            "CardTimeSlicingExhausted": 4,
+            "CardInsufficientMemory": 2,
+            "CardInsufficientCore": 1,
+        },
+        id="Test_fitInCertainDevice/test device kind of not fit reason",
+    ),
+]
+
+
+@pytest.mark.parametrize(("devices", "req", "annotations", "ok", "picked", "reasons"), FIT_IN_CERTAIN)
 def test_fit_in_certain_device(devices, req, annotations, ok, picked, reasons):
     out = fit(nvidia, node_resources(devices), req, annotations)
     assert out.ok is ok
@@ -407,29 +407,29 @@ def test_fit_in_certain_device(devices, req, annotations, ok, picked, reasons):
 # -- Test_fitInDevices ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("devices", "requests", "reason"),
-    [
-        pytest.param(
-            [std("test-1"), std("test-2")],
-            {"test-2": (1, NV, 1024, 100, 1)},
-            "",
-            id="Test_fitInDevices/all device score for one node",
-        ),
-        pytest.param(
-            [std("test-1")],
-            {"test-1": (2, NV, 1024, 100, 1)},
-            "NodeInsufficientDevice",
-            id="Test_fitInDevices/request devices nums cannot exceed the total number of devices on the node",
-        ),
-        pytest.param(
-            [std("test-2", numa=0)],
-            {"test-1": (1, "test", 1024, 100, 1)},
-            "Device type not found",
-            id="Test_fitInDevices/device type the different from request type",
-        ),
-    ],
-)
+FIT_IN_DEVICES = [
+    pytest.param(
+        [std("test-1"), std("test-2")],
+        {"test-2": (1, NV, 1024, 100, 1)},
+        "",
+        id="Test_fitInDevices/all device score for one node",
+    ),
+    pytest.param(
+        [std("test-1")],
+        {"test-1": (2, NV, 1024, 100, 1)},
+        "NodeInsufficientDevice",
+        id="Test_fitInDevices/request devices nums cannot exceed the total number of devices on the node",
+    ),
+    pytest.param(
+        [std("test-2", numa=0)],
+        {"test-1": (1, "test", 1024, 100, 1)},
+        "Device type not found",
+        id="Test_fitInDevices/device type the different from request type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("devices", "requests", "reason"), FIT_IN_DEVICES)
 def test_fit_in_devices(devices, requests, reason):
     # Go keys the requests by any string; the engine keys them by the request's type
     by_type = {req[1]: req for req in requests.values()}
@@ -591,15 +591,13 @@ TRIANGLE = full_mesh(1, {("a", "f"): 100, ("c", "f"): 100, ("f", "a"): 100, ("f"
 LONER = full_mesh(100, {**{(x, "f"): 1 for x in "abcde"}, **{("f", x): 1 for x in "abcde"}})
 
 
-@pytest.mark.parametrize(
-    ("nums", "scores", "want"),
-    [
-        pytest.param(
-            3, TRIANGLE, ["f", "c", "a"], id="Test_Nvidia_GPU_Topology/test nvidia gpu topology-aware"
-        ),
-        pytest.param(1, LONER, ["f"], id="Test_Nvidia_GPU_Topology/test Single Card Topology"),
-    ],
-)
+TOPOLOGY = [
+    pytest.param(3, TRIANGLE, ["f", "c", "a"], id="Test_Nvidia_GPU_Topology/test nvidia gpu topology-aware"),
+    pytest.param(1, LONER, ["f"], id="Test_Nvidia_GPU_Topology/test Single Card Topology"),
+]
+
+
+@pytest.mark.parametrize(("nums", "scores", "want"), TOPOLOGY)
 def test_nvidia_gpu_topology(nums, scores, want):
     out = fit(nvidia, six(), (nums, NV, 1024, 100, 20), {POLICY: "topology-aware"}, pair_scores=scores)
     assert (out.ok, out.reason) == (True, "")

@@ -1,4 +1,5 @@
-"""The periodic Celery relist (``profiles.tasks.sync_cluster_inventory``) also relists pods.
+"""The periodic Celery relist (``profiles.tasks.sync_cluster_inventory``) also relists pods (and,
+with ``DRA_SYNC``, the DRA objects).
 
 ``profiles`` cannot import this app (layers point down), so the node sync announces itself with
 ``profiles.sync.cluster_synced`` and usage listens. A failed pod read leaves the node sync's result
@@ -11,6 +12,7 @@ import logging
 
 from django.dispatch import receiver
 
+from hami_sim.project.conf import conf
 from profiles.kube import SourceError
 from profiles.sync import cluster_synced
 
@@ -25,6 +27,10 @@ def _relist_pods(sender, source: str, counts: dict, **kwargs) -> None:
     nodes = kwargs.get("nodes")
     if nodes is not None:  # what CA reads of each node besides its devices (taints, allocatable)
         sync_node_facts(nodes)
+    if conf().dra_sync:  # before the pods: a pending pod's claims are judged against these
+        from .dra import sync_dra
+
+        counts["dra"] = sync_dra(source)
     try:
         _rv, pod_counts = relist_pods(source, everything=nodes_changed(counts))
     except SourceError as exc:

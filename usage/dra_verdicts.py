@@ -106,7 +106,7 @@ def live_verdicts(claims: Sequence[Claim], state: DraState) -> list[Target]:
         Target(
             node,
             "live node",
-            judge(_node(node, labels.get(node) or {}), claims, classes, state.slices, state.in_use),
+            judge(_node(node, labels.get(node) or {}), claims, classes, state.slices_of(node), state.in_use),
         )
         for node in state.nodes()
     ]

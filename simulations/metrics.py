@@ -42,8 +42,8 @@ EXPANDER_WIRE_MISMATCH = Counter(
 )
 EXPANDER_REFUSED = Counter(
     "hami_sim_expander_refused_total",
-    "gRPC expander calls refused or abandoned (busy, too large, past CA's deadline)",
-    ["why"],
+    "gRPC expander calls refused or abandoned, by reason (simulations.grpcexpander.admission.REASONS)",
+    ["reason"],
 )
 EXPANDER_INFLIGHT_BYTES = Gauge(
     "hami_sim_expander_inflight_bytes",

@@ -113,6 +113,10 @@ class Conf:
     expander_max_request_bytes: int = 64 << 20
     expander_max_inflight_bytes: int = 64 << 20
     expander_max_concurrent: int = 2  # CA calls once per scan; a second for a CA restarting or a probe
+    #: seconds a gRPC expander call has to deliver its whole request (then it is cut off), and to be
+    #: answered when the client sets no deadline or a later one (CA's own is 5 s)
+    expander_receive_seconds: float = 4.0
+    expander_max_call_seconds: float = 10.0
 
     def client_identities(self) -> frozenset[str]:
         return frozenset(n.strip() for n in self.hami_sim_client_identities.split(",") if n.strip())

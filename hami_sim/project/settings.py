@@ -274,6 +274,10 @@ EXPANDER_MAX_INFLIGHT_BYTES = env.int(
     "EXPANDER_MAX_INFLIGHT_BYTES", default=DEFAULTS.expander_max_inflight_bytes
 )
 EXPANDER_MAX_CONCURRENT = env.int("EXPANDER_MAX_CONCURRENT", default=DEFAULTS.expander_max_concurrent)
+# A call's request must arrive whole within EXPANDER_RECEIVE_SECONDS; one without a deadline (or a later
+# one) is answered within EXPANDER_MAX_CALL_SECONDS or stopped.
+EXPANDER_RECEIVE_SECONDS = env.float("EXPANDER_RECEIVE_SECONDS", default=DEFAULTS.expander_receive_seconds)
+EXPANDER_MAX_CALL_SECONDS = env.float("EXPANDER_MAX_CALL_SECONDS", default=DEFAULTS.expander_max_call_seconds)
 # CA_VERSION: the Cluster Autoscaler release the cluster runs ("1.34" = the patch we pin, or "1.34.5");
 # the estimator and the expander follow its behaviour (hami_sim/engine/ca_releases.py). Unsupported: no start.
 try:

@@ -7,6 +7,7 @@ its own limit.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 __all__ = ["CallAbandoned", "Deadline", "NO_DEADLINE"]
@@ -25,8 +26,17 @@ class Deadline:
         self._remaining, self._active = remaining, active
 
     @classmethod
-    def of(cls, context) -> Deadline:
-        return cls(context.time_remaining, context.is_active)
+    def of(cls, context, most: float | None = None) -> Deadline:
+        """The call's deadline, or ``most`` seconds from now when that is sooner (a client that sets
+        no deadline, or a far one, still cannot hold a work slot for long)."""
+        if most is None:
+            return cls(context.time_remaining, context.is_active)
+        until = time.monotonic() + most
+
+        def remaining() -> float:
+            return min(context.time_remaining(), until - time.monotonic())
+
+        return cls(remaining, context.is_active)
 
     def seconds(self) -> float | None:
         return self._remaining()

@@ -438,17 +438,36 @@ def test_only_cluster_autoscaler_pods_reach_the_extender_port(rendered):
     assert not _allowed(policies, worker, 8080, other_ns, {})
 
 
-def test_only_cluster_autoscaler_pods_reach_the_grpc_expander(rendered):
-    policies = list(_objects(rendered, "base", "NetworkPolicy").values())
-    expander = _objects(rendered, "base", "Deployment")["hami-sim-expander"]["spec"]["template"]["metadata"]
+@pytest.mark.parametrize("kustomization", ["base", "production"])
+def test_only_cluster_autoscaler_pods_reach_the_grpc_expander(rendered, kustomization):
+    """CA presents no client certificate to the expander (its grpc_client.go dials with
+    ``credentials.NewClientTLSFromFile``: server TLS only), so the NetworkPolicy is what keeps other
+    clients off the gRPC port: CA's pods in kube-system reach it, nobody else does (not another pod
+    of kube-system, not hami-sim's own pods, not Prometheus); Prometheus reaches the metrics port."""
+    policies = list(_objects(rendered, kustomization, "NetworkPolicy").values())
+    deployments = _objects(rendered, kustomization, "Deployment")
+    expander = deployments["hami-sim-expander"]["spec"]["template"]["metadata"]["labels"]
+    grpc_port = next(
+        p["containerPort"]
+        for p in deployments["hami-sim-expander"]["spec"]["template"]["spec"]["containers"][0]["ports"]
+        if p["name"] == "grpc"
+    )
     ca_pod = _objects(rendered, "cluster-autoscaler-example", "Deployment")["cluster-autoscaler"]
     ca_labels = ca_pod["spec"]["template"]["metadata"]["labels"]
     kube_system = {"kubernetes.io/metadata.name": "kube-system"}
-    assert _allowed(policies, expander["labels"], 8443, kube_system, ca_labels)
-    assert not _allowed(
-        policies, expander["labels"], 8443, {"kubernetes.io/metadata.name": "team-a"}, ca_labels
-    )
-    assert not _allowed(policies, expander["labels"], 8443, kube_system, {"app": "coredns"})
+    hami_sim = {"kubernetes.io/metadata.name": "hami-sim"}
+    monitoring = {"kubernetes.io/metadata.name": "monitoring"}
+    web = deployments["hami-sim-web"]["spec"]["template"]["metadata"]["labels"]
+    assert _allowed(policies, expander, grpc_port, kube_system, ca_labels)
+    refused = [
+        ({"kubernetes.io/metadata.name": "team-a"}, ca_labels),  # CA's labels, another namespace
+        (kube_system, {"app": "coredns"}),
+        (hami_sim, web),
+        (monitoring, {"app.kubernetes.io/name": "prometheus"}),
+    ]
+    assert [peer for peer in refused if _allowed(policies, expander, grpc_port, *peer)] == []
+    if kustomization == "production":  # the overlay serves the expander's metrics on :9100
+        assert _allowed(policies, expander, 9100, monitoring, {"app.kubernetes.io/name": "prometheus"})
 
 
 def test_upstream_ca_overlay_points_the_grpc_expander_at_the_service(rendered):

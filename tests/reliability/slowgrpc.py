@@ -1,0 +1,128 @@
+"""A gRPC client that sends its request slowly, on a raw socket (grpcio always sends a unary request
+at once, so it cannot be slow).
+
+It speaks just enough HTTP/2 (RFC 9113) over TLS with ALPN ``h2``: the preface, SETTINGS and their
+acknowledgements, PING answers, one HEADERS frame (HPACK literals without Huffman coding, RFC 7541
+6.2.2) opening ``/grpcplugin.Expander/BestOptions`` with no deadline, and then the gRPC message's
+5-byte length prefix followed by its bytes, ``chunk`` bytes every ``interval`` seconds. A reader
+thread notes when the server ends the stream (trailers with END_STREAM, or RST_STREAM), so a test can
+wait for the server to cut the call off. ``source`` binds a loopback address (``127.0.0.2``) to act as
+another peer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import ssl
+import struct
+import threading
+
+__all__ = ["SlowCall"]
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0, 1, 3, 4, 6, 7
+END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+STREAM = 1
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def _literal(name: str, value: str) -> bytes:
+    """A header field as an HPACK literal without indexing, new name, no Huffman (short strings)."""
+    out = b"\x00"
+    for text in (name.encode(), value.encode()):
+        assert len(text) < 127
+        out += bytes([len(text)]) + text
+    return out
+
+
+class SlowCall:
+    """One BestOptions call whose request trickles in (``start`` opens it, ``send_some`` sends more)."""
+
+    def __init__(self, port: int, ca_pem: bytes, source: str = "127.0.0.1") -> None:
+        context = ssl.create_default_context(cadata=ca_pem.decode())
+        context.set_alpn_protocols(["h2"])
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+        self.sock = context.wrap_socket(raw, server_hostname="localhost")
+        self.ended = threading.Event()  # the server ended the stream (a status or a reset)
+        self.closed = threading.Event()  # the connection is gone
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+
+    def start(self, request: bytes, sent: int = 0) -> SlowCall:
+        """Open the call and send the message's prefix (its full length) and its first ``sent`` bytes."""
+        self.request = request
+        self.sent = 0
+        head = b"".join(
+            _literal(n, v)
+            for n, v in (
+                (":method", "POST"),
+                (":scheme", "https"),
+                (":path", "/grpcplugin.Expander/BestOptions"),
+                (":authority", "localhost"),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+            )
+        )
+        self._send(PREFACE + _frame(SETTINGS, 0, 0) + _frame(HEADERS, END_HEADERS, STREAM, head))
+        self._send(_frame(DATA, 0, STREAM, b"\x00" + struct.pack(">I", len(request))))
+        self._reader.start()
+        if sent:
+            self.send_some(sent)
+        return self
+
+    def send_some(self, n: int) -> bool:
+        """Send the next ``n`` bytes of the message (END_STREAM with the last); False once the
+        connection is gone."""
+        chunk = self.request[self.sent : self.sent + n]
+        self.sent += len(chunk)
+        last = self.sent >= len(self.request)
+        try:
+            self._send(_frame(DATA, END_STREAM if last else 0, STREAM, chunk))
+        except OSError:
+            return False
+        return True
+
+    def _send(self, data: bytes) -> None:
+        with self._lock:
+            self.sock.sendall(data)
+
+    def _read_exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            got = self.sock.recv(n - len(data))
+            if not got:
+                raise ConnectionError("closed")
+            data += got
+        return data
+
+    def _read(self) -> None:
+        try:
+            while True:
+                head = self._read_exact(9)
+                size = int.from_bytes(head[:3], "big")
+                kind, flags = head[3], head[4]
+                stream = int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
+                payload = self._read_exact(size)
+                if kind == SETTINGS and not flags & ACK:
+                    self._send(_frame(SETTINGS, ACK, 0))
+                elif kind == PING and not flags & ACK:
+                    self._send(_frame(PING, ACK, 0, payload))
+                elif (
+                    stream == STREAM
+                    and (kind == RST_STREAM or (kind == HEADERS and flags & END_STREAM))
+                    or kind == GOAWAY
+                ):
+                    self.ended.set()
+        except (OSError, ConnectionError, ValueError):
+            pass
+        finally:
+            self.ended.set()
+            self.closed.set()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()

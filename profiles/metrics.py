@@ -12,13 +12,15 @@ import logging
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 
+from hami_sim.project.metrics import DatabaseSeries
+
 __all__ = ["DriftCollector", "HamiReleaseCollector", "register"]
 
 log = logging.getLogger("hami_sim.profiles")
 _registered = False
 
 
-class DriftCollector:
+class DriftCollector(DatabaseSeries):
     def collect(self):
         gauge = GaugeMetricFamily(
             "hami_sim_drift_findings",
@@ -45,7 +47,7 @@ class DriftCollector:
         return []  # no describe-time collection (which would query the database at import)
 
 
-class HamiReleaseCollector:
+class HamiReleaseCollector(DatabaseSeries):
     """``hami_sim_hami_release_mismatch{detected, configured}``: 1 when the HAMi release the cluster
     sync last read differs from ``HAMI_VERSION``, 0 when they agree; no sample while it is unknown."""
 

@@ -11,13 +11,15 @@ import logging
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 
+from hami_sim.project.metrics import DatabaseSeries
+
 __all__ = ["UsageAgeCollector", "BlindSpotCollector", "register"]
 
 log = logging.getLogger("hami_sim.usage")
 _registered = False
 
 
-class UsageAgeCollector:
+class UsageAgeCollector(DatabaseSeries):
     def collect(self):
         per_node = GaugeMetricFamily(
             "hami_sim_node_usage_age_seconds",
@@ -61,47 +63,91 @@ class UsageAgeCollector:
         return []
 
 
-class BlindSpotCollector:
+#: the blind spot's series: (name, help, label names)
+BLIND_SPOT_SERIES = (
+    (
+        "hami_sim_ca_invisible_pods",
+        "Pending HAMi pods CA's filter places on an existing node by device count while no card can "
+        "hold them (CA never scales for them), by the node group CA thinks takes them",
+        ("node_group",),
+    ),
+    (
+        "hami_sim_ca_invisible_oldest_pod_age_seconds",
+        "Age of the oldest pod counted in hami_sim_ca_invisible_pods, by node group (when last computed)",
+        ("node_group",),
+    ),
+    (
+        "hami_sim_node_scale_down_misjudged",
+        "1 when CA's view re-places a live GPU node's pods on the other nodes and HAMi's cannot "
+        "(CA may remove the node; its pods then stay pending), else 0",
+        ("node", "node_group"),
+    ),
+)
+
+
+def blind_spot_series(result) -> dict[str, list]:
+    """A ``usage.blindspot.Report`` as the samples of ``BLIND_SPOT_SERIES`` (none while it is stale)."""
+    invisible, oldest, drain = [], [], []
+    if not result.stale:
+        for name, answer in sorted(result.groups.items()):
+            invisible.append([[name], len(answer.pods)])
+            oldest.append([[name], answer.oldest_seconds])
+        groups = {v.name: v.node_group for v in result.nodes}
+        for entry in result.drains:
+            drain.append([[entry.node, groups.get(entry.node, "")], float(entry.ca_wrong)])
+    return dict(zip((name for name, _, _ in BLIND_SPOT_SERIES), (invisible, oldest, drain), strict=True))
+
+
+def refresh_blind_spot() -> dict:
+    """Compute the blind spot now and store its series (the Celery task ``refresh_blind_spot``);
+    a failure is stored too, and the last good series stay."""
+    import time
+
+    from django.utils import timezone
+
+    from .blindspot import compute
+    from .models import BlindSpotSnapshot
+
+    started = time.perf_counter()
+    try:
+        series = blind_spot_series(compute())
+    except Exception as exc:
+        log.exception("blind spot not computed")
+        BlindSpotSnapshot.objects.update_or_create(pk=1, defaults={"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    seconds = time.perf_counter() - started
+    BlindSpotSnapshot.objects.update_or_create(
+        pk=1, defaults={"series": series, "computed_at": timezone.now(), "seconds": seconds, "error": ""}
+    )
+    return {"invisible_pods": sum(value for _labels, value in series["hami_sim_ca_invisible_pods"])}
+
+
+class BlindSpotCollector(DatabaseSeries):
     """The pods upstream CA cannot see (``usage.blindspot``), per node group CA thinks takes them, and
-    per live GPU node whether CA's scale-down view is wrong about re-placing its pods."""
+    per live GPU node whether CA's scale-down view is wrong about re-placing its pods: as the worker
+    last computed them (``refresh_blind_spot``, every minute), one row read per scrape, and when."""
 
     def collect(self):
-        invisible = GaugeMetricFamily(
-            "hami_sim_ca_invisible_pods",
-            "Pending HAMi pods CA's filter places on an existing node by device count while no card can "
-            "hold them (CA never scales for them), by the node group CA thinks takes them",
-            labels=["node_group"],
-        )
-        oldest = GaugeMetricFamily(
-            "hami_sim_ca_invisible_oldest_pod_age_seconds",
-            "Age of the oldest pod counted in hami_sim_ca_invisible_pods, by node group",
-            labels=["node_group"],
-        )
-        drain = GaugeMetricFamily(
-            "hami_sim_node_scale_down_misjudged",
-            "1 when CA's view re-places a live GPU node's pods on the other nodes and HAMi's cannot "
-            "(CA may remove the node; its pods then stay pending), else 0",
-            labels=["node", "node_group"],
+        families = [
+            GaugeMetricFamily(name, doc, labels=list(labels)) for name, doc, labels in BLIND_SPOT_SERIES
+        ]
+        computed = GaugeMetricFamily(
+            "hami_sim_blind_spot_computed_timestamp_seconds",
+            "Unix time the blind spot's series were last computed (absent: never)",
         )
         try:
-            from .blindspot import report
+            from .models import BlindSpotSnapshot
 
-            result = report()
-            if not result.stale:
-                for name, answer in sorted(result.groups.items()):
-                    invisible.add_metric([name], len(answer.pods))
-                    oldest.add_metric([name], answer.oldest_seconds)
-                groups = {v.name: v.node_group for v in result.nodes}
-                for entry in result.drains:
-                    drain.add_metric([entry.node, groups.get(entry.node, "")], float(entry.ca_wrong))
+            row = BlindSpotSnapshot.objects.filter(pk=1, computed_at__isnull=False).first()
+            if row is not None:
+                for family in families:
+                    for labels, value in row.series.get(family.name, ()):
+                        family.add_metric(labels, value)
+                computed.add_metric([], row.computed_at.timestamp())
         except Exception as exc:  # a scrape must not fail because the database is away
             log.debug("blind spot unavailable: %s", exc)
-        yield invisible
-        yield oldest
-        yield drain
-
-    def describe(self):
-        return []
+        yield from families
+        yield computed
 
 
 def register() -> None:

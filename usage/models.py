@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ["UsageState", "NodeUsage", "PodAllocation", "UsageFinding", "PendingPod", "NodeFacts", "DraObject"]
+__all__ = [
+    "UsageState",
+    "NodeUsage",
+    "PodAllocation",
+    "UsageFinding",
+    "PendingPod",
+    "NodeFacts",
+    "DraObject",
+    "BlindSpotSnapshot",
+]
 
 
 class UsageState(models.Model):
@@ -162,3 +171,14 @@ class DraObject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}".replace(" /", " ")
+
+
+class BlindSpotSnapshot(models.Model):
+    """Singleton (pk=1): the blind spot's Prometheus series as the worker last computed them
+    (``usage.tasks.refresh_blind_spot``), so a ``/metrics`` scrape reads one row instead of judging
+    every pending pod (10,000 of them took a web worker 11-20 s and up to 484 MiB)."""
+
+    series = models.JSONField(default=dict, help_text="{metric name: [[labels, value], ...]}")
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(default=0.0, help_text="how long the computation took")
+    error = models.TextField(blank=True, help_text="why the last computation failed, empty once one succeeds")

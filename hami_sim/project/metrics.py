@@ -4,12 +4,15 @@ What lives where:
 - per-request facts are counted in the process that serves the request: extender requests by verb
   and outcome and the latency histogram (``simulations.metrics``), decisions recorded/dropped
   (``decisions.recorder``), django-prometheus' request/database metrics;
-- facts the database already holds are read at scrape time by collectors, so every replica reports
-  the same numbers and work done in the Celery worker (which nobody scrapes) is visible: open drift
-  findings by group and kind (``profiles.metrics``), and here task runs and failures and the number
-  of live simulation sessions;
-- the engine's in-process caches (``CacheCollector``: entries, bytes, hits, misses, evictions per
-  cache, ``hami_sim.engine.cache.cache_metrics``), read at scrape time from the process scraped.
+- facts the database already holds are read at scrape time by collectors (``DatabaseSeries``), so
+  work done in the Celery worker (which nobody scrapes) is visible: open drift findings by group and
+  kind (``profiles.metrics``), live usage and the blind spot (``usage.metrics``), and here task runs
+  and failures and the number of live simulation sessions. Only the web listener exports them
+  (the expander's metrics port leaves them out: ``process_registry``), and every web replica
+  exports the same values, so the alerts and panels read them with ``max by``, never ``sum``;
+- the engine's in-process caches (``CacheCollector``: entries and bytes as gauges, hits, misses,
+  evictions and refusals as counters, per cache, ``hami_sim.engine.cache.cache_metrics``), read at
+  scrape time from the process scraped.
 
 ``metrics_view`` replaces django-prometheus' view because that one, in multiprocess mode
 (``PROMETHEUS_MULTIPROC_DIR``, set by ``hami_sim.server.gunicorn_conf`` for several workers), exports only
@@ -24,15 +27,17 @@ import os
 import prometheus_client
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics import MetricWrapperBase
 
 __all__ = [
+    "DatabaseSeries",
     "CacheCollector",
     "DatabaseCollector",
     "register",
     "metrics_view",
     "multiprocess_enabled",
+    "process_registry",
     "scrape_collectors",
 ]
 
@@ -40,7 +45,19 @@ log = logging.getLogger("hami_sim.project.metrics")
 _registered = False
 
 
-class DatabaseCollector:
+class DatabaseSeries:
+    """A collector of values read from the shared database at scrape time: the same in every process,
+    so exported by the web listener only (``process_registry`` leaves them out) and read with
+    ``max by`` across its replicas. Nothing is read at registration (``describe`` is empty)."""
+
+    def collect(self):
+        return iter(())
+
+    def describe(self):
+        return []
+
+
+class DatabaseCollector(DatabaseSeries):
     """Task runs by task and outcome, last success per task, and live sessions: one query each."""
 
     def collect(self):
@@ -85,18 +102,18 @@ class DatabaseCollector:
         yield last_success
         yield sessions
 
-    def describe(self):
-        return []  # never query the database at registration time
-
 
 class CacheCollector:
     """The engine's caches of this process, per cache (``registrations``: the filter path's one
     cache; ``pods``, ``node kinds``): ``hami_sim_cache_<fact>{cache=...}``. Per process: with several
     workers each scrape reports the worker that answered it."""
 
-    FACTS = {
+    GAUGES = {
         "entries": "Entries the cache holds",
         "bytes": "Bytes the cache has accounted (bounded by HAMI_SIM_CACHE_BYTES)",
+    }
+    #: only ever grow in a process: counters (``hami_sim_cache_<fact>_total``), so rate() reads them
+    COUNTERS = {
         "hits": "Lookups the cache answered",
         "misses": "Lookups the cache could not answer",
         "evictions": "Entries evicted to stay within the byte budget",
@@ -107,11 +124,12 @@ class CacheCollector:
         from hami_sim.engine.cache import cache_metrics
 
         metrics = cache_metrics()
-        for fact, doc in self.FACTS.items():
-            gauge = GaugeMetricFamily(f"hami_sim_cache_{fact}", doc, labels=["cache"])
-            for name, values in metrics.items():
-                gauge.add_metric([name], values[fact])
-            yield gauge
+        for kind, facts in ((GaugeMetricFamily, self.GAUGES), (CounterMetricFamily, self.COUNTERS)):
+            for fact, doc in facts.items():
+                family = kind(f"hami_sim_cache_{fact}", doc, labels=["cache"])
+                for name, values in metrics.items():
+                    family.add_metric([name], values[fact])
+                yield family
 
     def describe(self):
         return []
@@ -140,6 +158,13 @@ def scrape_collectors() -> list:
     )
     collectors = list(getattr(REGISTRY, "_collector_to_names", {}))
     return [c for c in collectors if not isinstance(c, skip)]
+
+
+def process_registry() -> _Combined:
+    """What this process alone knows (its counters, its caches, its own figures), without the
+    ``DatabaseSeries``: for a metrics port beside the web listener (the expander's)."""
+    collectors = list(getattr(REGISTRY, "_collector_to_names", {}))
+    return _Combined(*(c for c in collectors if not isinstance(c, DatabaseSeries)))
 
 
 class _Combined:

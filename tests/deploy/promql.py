@@ -76,12 +76,15 @@ def parse_scrape(text: str) -> dict[Labels, float]:
     return samples
 
 
-def series_from_scrapes(scrapes: Iterable[tuple[float, str]]) -> Series:
-    """Scrapes ``(unix_time, exposition text)`` as time series."""
+def series_from_scrapes(scrapes: Iterable[tuple]) -> Series:
+    """Scrapes ``(unix_time, exposition text)`` as time series; a scrape ``(unix_time, text, target)``
+    carries the labels Prometheus adds to each sample of that target (``{"instance": ..., "pod": ...}``),
+    so several replicas' identical samples stay apart as they do in Prometheus."""
     series: Series = defaultdict(list)
-    for at, text in sorted(scrapes, key=lambda s: s[0]):
+    for at, text, *target in sorted(scrapes, key=lambda s: s[0]):
+        extra = frozenset((target[0] if target else {}).items())
         for labels, value in parse_scrape(text).items():
-            series[labels].append((at, value))
+            series[labels | extra].append((at, value))
     return dict(series)
 
 
@@ -360,11 +363,11 @@ def _by_labels(vector: Vector) -> dict[Labels, float]:
     return out
 
 
-def evaluate(query: str, scrapes: Iterable[tuple[float, str]], at: float | None = None):
+def evaluate(query: str, scrapes: Iterable[tuple], at: float | None = None):
     """The value of ``query`` at ``at`` (default: the last scrape's time): a float for a scalar, else
     ``{labels: value}`` with labels as a frozenset of pairs (see ``as_dicts``)."""
     scrapes = list(scrapes)
-    when = at if at is not None else max(t for t, _ in scrapes)
+    when = at if at is not None else max(scrape[0] for scrape in scrapes)
     return _Parser(query, series_from_scrapes(scrapes), when).parse()
 
 

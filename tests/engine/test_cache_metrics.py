@@ -32,9 +32,13 @@ def test_metrics_endpoint_reports_each_cache(client):
     sim = Simulator(EngineConfig(cache_bytes=1 << 20))
     sim.filter_nodes(sim.pod_context(gpu_pod()), [gpu_node("template-node-for-g-0")])
     body = client.get("/metrics").content.decode()
-    for fact in ("entries", "bytes", "hits", "misses", "evictions"):
+    for fact in ("entries", "bytes"):  # what the cache holds now: gauges
+        assert f"# TYPE hami_sim_cache_{fact} gauge" in body
         assert f'hami_sim_cache_{fact}{{cache="registrations"}}' in body
-    assert 'hami_sim_cache_hits{cache="pods"}' in body
+    for fact in ("hits", "misses", "evictions", "refused"):  # what only grows: counters, for rate()
+        assert f"# TYPE hami_sim_cache_{fact}_total counter" in body
+        assert f'hami_sim_cache_{fact}_total{{cache="registrations"}}' in body
+    assert 'hami_sim_cache_hits_total{cache="pods"}' in body
 
 
 _OFF_SCRIPT = """

@@ -28,7 +28,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--metrics-bind",
             default="",
-            help="HOST:PORT to serve Prometheus metrics on (hami_sim_expander_*), plain HTTP; off by default",
+            help="HOST:PORT to serve this process's Prometheus metrics on (counts and bytes: "
+            "hami_sim_expander_*, its caches, the process), plain HTTP; off by default",
         )
         parser.add_argument(
             "--daemonsets",
@@ -52,9 +53,14 @@ class Command(BaseCommand):
         if opts["metrics_bind"]:
             from prometheus_client import start_http_server
 
+            from hami_sim.project.metrics import process_registry
+
             metrics_host, _, metrics_port = opts["metrics_bind"].rpartition(":")
             try:
-                start_http_server(int(metrics_port), addr=metrics_host or "0.0.0.0")
+                # the series read from the database are the web listener's: exported there once
+                start_http_server(
+                    int(metrics_port), addr=metrics_host or "0.0.0.0", registry=process_registry()
+                )
             except (ValueError, OSError) as exc:
                 raise CommandError(f"--metrics-bind {opts['metrics_bind']}: {exc}") from None
         server.start()

@@ -51,7 +51,7 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 class WhatIfForm(forms.Form):
     pod = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}),
-        max_length=256 * 1024,  # pure-Python YAML: bound the parse work
+        max_length=256 * 1024,  # bounds the parse work (libyaml, hami_sim.project.safeyaml)
         help_text="A Pod as YAML or JSON (kubectl get pod -o yaml works).",
         initial=EXAMPLE_POD,
     )

@@ -1,10 +1,16 @@
 """Plotly figures for the dashboard, built server-side and rendered by our own plotly.min.js.
 
 Each builder returns a plain dict (``{"data": [...], "layout": {...}}``) ready for ``json_script``.
+
+Plotly draws text with its own HTML subset, ``<a href>`` included: a node name, a reason or a pod's
+annotation drawn as it is would be a clickable link any caller (a read-only token) can plant in an
+operator's chart. Every value that comes from data goes through ``_plain`` (HTML-escaped: Plotly
+shows ``&lt;a&gt;`` as the literal text); only our own ``<br>`` stays markup.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -36,6 +42,11 @@ _LAYOUT = {"margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "height": 300, "templ
 
 def _out(fig: go.Figure) -> dict:
     return json.loads(fig.to_json())
+
+
+def _plain(value: object) -> str:
+    """Data as Plotly text: its markup escaped, so it is shown, never made a tag (or a link)."""
+    return html.escape(str(value), quote=False)
 
 
 def decisions_over_time(rows: Iterable[tuple], window: tuple | None = None) -> dict:
@@ -72,7 +83,7 @@ def top_reasons(rows: Sequence[tuple[str, int]]) -> dict:
     fig = go.Figure(
         go.Bar(
             x=[n for _, n in rows],
-            y=[r for r, _ in rows],
+            y=[_plain(r) for r, _ in rows],
             orientation="h",
             marker_color=VERDICT_COLORS["no_fit"],
         )
@@ -107,10 +118,10 @@ def _verdict(dev: Mapping) -> str:
 def _cell_text(dev: Mapping) -> str:
     verdict = _verdict(dev)
     if verdict == "chosen":
-        return f"chosen<br>{dev.get('usedmem', 0)} MiB · {dev.get('usedcores', 0)}%"
+        return f"chosen<br>{_plain(dev.get('usedmem', 0))} MiB · {_plain(dev.get('usedcores', 0))}%"
     if verdict == "rejected":
-        return dev.get("reason") or "rejected"
-    return verdict or ""
+        return _plain(dev.get("reason") or "rejected")
+    return _plain(verdict or "")
 
 
 def _grid_row(node: Mapping, width: int) -> tuple[list, list, list]:
@@ -127,15 +138,15 @@ def _grid_row(node: Mapping, width: int) -> tuple[list, list, list]:
         code = _GRID_CODES["unresolvable"] if node.get("unresolvable") else (3 if node.get("fits") else 0)
         row_z[0] = code
         reason = node.get("reason") or ("fits (no device requested)" if node.get("fits") else "")
-        row_t[0] = "no inventory" if node.get("unresolvable") else reason
-        row_h[0] = reason + scored
+        row_t[0] = "no inventory" if node.get("unresolvable") else _plain(reason)
+        row_h[0] = _plain(reason) + scored
     for i, dev in enumerate(devices[:width]):
         row_z[i] = _GRID_CODES.get(_verdict(dev), 1)
         row_t[i] = _cell_text(dev)
         row_h[i] = (
-            f"{dev.get('type', '')} {dev.get('uuid', '')}<br>{dev.get('devmem', 0)} MiB, "
-            f"{dev.get('devcore', 0)}% cores, {dev.get('count', 0)} slots, NUMA {dev.get('numa', 0)}"
-            f"<br>{_verdict(dev)} {dev.get('reason', '')}{scored}"
+            f"{_plain(dev.get('type', ''))} {_plain(dev.get('uuid', ''))}<br>{_plain(dev.get('devmem', 0))} MiB, "
+            f"{_plain(dev.get('devcore', 0))}% cores, {_plain(dev.get('count', 0))} slots, "
+            f"NUMA {_plain(dev.get('numa', 0))}<br>{_plain(_verdict(dev))} {_plain(dev.get('reason', ''))}{scored}"
         )
     return row_z, row_t, row_h
 
@@ -147,7 +158,8 @@ def device_grid(nodes: Sequence[Mapping]) -> dict:
     xs = [f"GPU {i}" for i in range(width)]
     ys, z, text, hover = [], [], [], []
     for node in nodes:
-        ys.append(f"{node['group']} · {node['name']}" if node.get("group") else node["name"])
+        name = _plain(node["name"])
+        ys.append(f"{_plain(node['group'])} · {name}" if node.get("group") else name)
         row_z, row_t, row_h = _grid_row(node, width)
         z.append(row_z)
         text.append(row_t)
@@ -207,7 +219,7 @@ def capacity_bars(
     vendors; NeuronCores only for AWS Neuron, ...); used parts stacked on free ones."""
     panels = capacity_panels(vendor, devices)
     noun = _device_noun(vendor)
-    labels = [f"{noun} {d.get('index', i)}" for i, d in enumerate(devices)]
+    labels = [f"{noun} {_plain(d.get('index', i))}" for i, d in enumerate(devices)]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p.title for p in panels])
     sick = [_unhealthy(d) for d in devices]
     for col, panel in enumerate(panels, start=1):
@@ -240,15 +252,15 @@ def usage_bars(nodes: Sequence[Mapping], title: str = "Device memory per node") 
     xs, used, free, sick, hover = [], [], [], [], []
     for node in nodes:
         for dev in node.get("devices", []):
-            xs.append(f"{node['name']}<br>GPU {dev.get('index', 0)}")
+            xs.append(f"{_plain(node['name'])}<br>GPU {_plain(dev.get('index', 0))}")
             u = int(dev.get("usedmem", 0) or 0)
             used.append(u)
             rest = max(0, int(dev.get("devmem", 0) or 0) - u)
             free.append(0 if _unhealthy(dev) else rest)
             sick.append(rest if _unhealthy(dev) else 0)
             hover.append(
-                f"cores {dev.get('usedcores', 0)}/{dev.get('devcore', 0)}%, "
-                f"slots {dev.get('used', 0)}/{dev.get('count', 0)}"
+                f"cores {_plain(dev.get('usedcores', 0))}/{_plain(dev.get('devcore', 0))}%, "
+                f"slots {_plain(dev.get('used', 0))}/{_plain(dev.get('count', 0))}"
             )
     fig = go.Figure()
     fig.add_bar(
@@ -270,7 +282,7 @@ def group_usage(groups: Sequence[tuple[str, object]]) -> dict:
     """Per node group, from live usage: allocated vs free device memory and cores (stacked, so the
     bar's length is what the group's live nodes register). ``groups``: ``(name, usage Totals)``;
     a group with no live node has an empty bar and says "cold" on hover."""
-    names = [name for name, _ in groups]
+    names = [_plain(name) for name, _ in groups]
     fig = make_subplots(rows=1, cols=2, subplot_titles=["device memory (MiB)", "device cores (%)"])
     panels = (("usedmem", "devmem", "unhealthymem"), ("usedcores", "devcore", "unhealthycores"))
     for col, (used_key, total_key, sick_key) in enumerate(panels, start=1):

@@ -67,43 +67,43 @@ def indices(outcome):
 
 
 # ---- graghSelect on whole cards ------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("used", "nums", "want"),
-    [
-        pytest.param((), 8, [0, 1, 2, 3, 4, 5, 6, 7], id="Test_graphSelect/full allocate"),
-        pytest.param((5,), 8, [], id="Test_graphSelect/full allocate not success"),
-        pytest.param((5,), 2, [4, 6], id="Test_graphSelect/allocate 2 cards"),
-        pytest.param((5,), 1, [4], id="Test_graphSelect/allocate 1 card"),
-        pytest.param((6, 7), 1, [4], id="Test_graphSelect/allocate 1 card#01"),
-        pytest.param(
-            (0, 1, 2, 4, 5, 6), 2, [3, 7], id="Test_graphSelect/allocate 2 card according to interconnect"
-        ),
-        pytest.param(
-            (2, 3, 7),
-            4,
-            [0, 1, 4, 5],
-            id="Test_graphSelect/allocate 4 cards according to interconnect when have 5 cards",
-        ),
-        pytest.param(
-            (3, 6),
-            4,
-            [0, 1, 4, 5],
-            id="Test_graphSelect/allocate 4 cards according to interconnect when have 6 cards, leave 2 cards unconnected",
-        ),
-        pytest.param(
-            (2, 6),
-            4,
-            [0, 1, 4, 5],
-            id="Test_graphSelect/allocate 4 cards according to interconnect when have 6 cards, leave 2 cards connected",
-        ),
-        pytest.param((), 8, [0, 1, 2, 3, 4, 5, 6, 7], id="TestGraghSelect_AllEightAvailable"),
-        pytest.param((0,), 8, [], id="TestGraghSelect_EightNotFullyAvailable"),
-        pytest.param((), 1, [0], id="TestGraghSelect_SingleDevice"),
-        pytest.param((4, 5, 6, 7), 4, [0, 1, 2, 3], id="TestGraghSelect_FourFromLeftWing"),
-        pytest.param((1, 2, 3, 5, 6, 7), 2, [0, 4], id="TestInterconnect_TwoDevices"),
-        pytest.param((2, 3, 6, 7), 4, [0, 1, 4, 5], id="TestInterconnect_FourDevices"),
-    ],
-)
+GRAPH_SELECT = [
+    pytest.param((), 8, [0, 1, 2, 3, 4, 5, 6, 7], id="Test_graphSelect/full allocate"),
+    pytest.param((5,), 8, [], id="Test_graphSelect/full allocate not success"),
+    pytest.param((5,), 2, [4, 6], id="Test_graphSelect/allocate 2 cards"),
+    pytest.param((5,), 1, [4], id="Test_graphSelect/allocate 1 card"),
+    pytest.param((6, 7), 1, [4], id="Test_graphSelect/allocate 1 card#01"),
+    pytest.param(
+        (0, 1, 2, 4, 5, 6), 2, [3, 7], id="Test_graphSelect/allocate 2 card according to interconnect"
+    ),
+    pytest.param(
+        (2, 3, 7),
+        4,
+        [0, 1, 4, 5],
+        id="Test_graphSelect/allocate 4 cards according to interconnect when have 5 cards",
+    ),
+    pytest.param(
+        (3, 6),
+        4,
+        [0, 1, 4, 5],
+        id="Test_graphSelect/allocate 4 cards according to interconnect when have 6 cards, leave 2 cards unconnected",
+    ),
+    pytest.param(
+        (2, 6),
+        4,
+        [0, 1, 4, 5],
+        id="Test_graphSelect/allocate 4 cards according to interconnect when have 6 cards, leave 2 cards connected",
+    ),
+    pytest.param((), 8, [0, 1, 2, 3, 4, 5, 6, 7], id="TestGraghSelect_AllEightAvailable"),
+    pytest.param((0,), 8, [], id="TestGraghSelect_EightNotFullyAvailable"),
+    pytest.param((), 1, [0], id="TestGraghSelect_SingleDevice"),
+    pytest.param((4, 5, 6, 7), 4, [0, 1, 2, 3], id="TestGraghSelect_FourFromLeftWing"),
+    pytest.param((1, 2, 3, 5, 6, 7), 2, [0, 4], id="TestInterconnect_TwoDevices"),
+    pytest.param((2, 3, 6, 7), 4, [0, 1, 4, 5], id="TestInterconnect_FourDevices"),
+]
+
+
+@pytest.mark.parametrize(("used", "nums", "want"), GRAPH_SELECT)
 def test_graph_select(used, nums, want):
     outcome = fit(CARDS, board(*used), (nums, KUNLUN, 0, 100, 0))
     assert outcome.ok is bool(want)
@@ -111,44 +111,44 @@ def test_graph_select(used, nums, want):
 
 
 # ---- graghSelect with FitVXPU ----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("cards", "nums", "want"),
-    [
-        pytest.param(
-            [(0, 0)] * 8,
-            8,
-            [0, 1, 2, 3, 4, 5, 6, 7],
-            id="Test_graphSelectVXPU/full allocate with unused devices",
-        ),
-        pytest.param(
-            [(0, 0), (1, 24576), (0, 0), (2, 49152), (0, 0), (1, 49152), (0, 0), (0, 0)],
-            4,
-            [0, 1, 2, 3],
-            id="Test_graphSelectVXPU/allocate with matching memory requirements",
-        ),
-        pytest.param(
-            [(0, 0), (2, 49152), (0, 0), (1, 49152), (0, 0), (1, 24576), (0, 0), (0, 0)],
-            4,
-            [4, 5, 6, 7],
-            id="Test_graphSelectVXPU/allocate with mixed memory requirements",
-        ),
-        pytest.param(
-            [(1, 49152)] * 8, 2, [], id="Test_graphSelectVXPU/no suitable devices due to memory mismatch"
-        ),
-        pytest.param(
-            [(1, 24576), (1, 24576), (1, 49152), (0, 0), (0, 0), (1, 24576), (0, 0), (0, 0)],
-            1,
-            [0],
-            id="Test_graphSelectVXPU/allocate 1 card with matching memory",
-        ),
-        pytest.param(
-            [(0, 0), (2, 49152), (1, 24576), (1, 49152), (0, 0), (0, 0), (1, 24576), (0, 0)],
-            2,
-            [0, 1],
-            id="Test_graphSelectVXPU/allocate 2 cards with different memory requirements",
-        ),
-    ],
-)
+GRAPH_SELECT_VXPU = [
+    pytest.param(
+        [(0, 0)] * 8,
+        8,
+        [0, 1, 2, 3, 4, 5, 6, 7],
+        id="Test_graphSelectVXPU/full allocate with unused devices",
+    ),
+    pytest.param(
+        [(0, 0), (1, 24576), (0, 0), (2, 49152), (0, 0), (1, 49152), (0, 0), (0, 0)],
+        4,
+        [0, 1, 2, 3],
+        id="Test_graphSelectVXPU/allocate with matching memory requirements",
+    ),
+    pytest.param(
+        [(0, 0), (2, 49152), (0, 0), (1, 49152), (0, 0), (1, 24576), (0, 0), (0, 0)],
+        4,
+        [4, 5, 6, 7],
+        id="Test_graphSelectVXPU/allocate with mixed memory requirements",
+    ),
+    pytest.param(
+        [(1, 49152)] * 8, 2, [], id="Test_graphSelectVXPU/no suitable devices due to memory mismatch"
+    ),
+    pytest.param(
+        [(1, 24576), (1, 24576), (1, 49152), (0, 0), (0, 0), (1, 24576), (0, 0), (0, 0)],
+        1,
+        [0],
+        id="Test_graphSelectVXPU/allocate 1 card with matching memory",
+    ),
+    pytest.param(
+        [(0, 0), (2, 49152), (1, 24576), (1, 49152), (0, 0), (0, 0), (1, 24576), (0, 0)],
+        2,
+        [0, 1],
+        id="Test_graphSelectVXPU/allocate 2 cards with different memory requirements",
+    ),
+]
+
+
+@pytest.mark.parametrize(("cards", "nums", "want"), GRAPH_SELECT_VXPU)
 def test_graph_select_vxpu(cards, nums, want):
     outcome = fit(VXPU, vboard(*cards), (nums, XPU, 24576, 0, 25))
     assert outcome.ok is bool(want)

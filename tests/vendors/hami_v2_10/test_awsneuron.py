@@ -185,15 +185,15 @@ def test_count_mask_available(mask, bits):
     assert fits(bits) and not fits(bits + 1)
 
 
-@pytest.mark.parametrize(
-    ("devices", "count", "want"),
-    [
-        pytest.param(sixteen("inf2"), 16, list(range(16)), id="Test_graphSelect/full allocate"),
-        pytest.param(sixteen("trn", {7: 1, 13: 1}), 8, [], id="Test_graphSelect/8 allocate fail"),
-        pytest.param(sixteen("trn", {7: 1}), 8, list(range(8, 16)), id="Test_graphSelect/8 allocate success"),
-        pytest.param(sixteen("inf", {5: 1, 14: 1}), 8, list(range(6, 14)), id="Test_graphSelect/8 allocate"),
-    ],
-)
+GRAPH_SELECT = [
+    pytest.param(sixteen("inf2"), 16, list(range(16)), id="Test_graphSelect/full allocate"),
+    pytest.param(sixteen("trn", {7: 1, 13: 1}), 8, [], id="Test_graphSelect/8 allocate fail"),
+    pytest.param(sixteen("trn", {7: 1}), 8, list(range(8, 16)), id="Test_graphSelect/8 allocate success"),
+    pytest.param(sixteen("inf", {5: 1, 14: 1}), 8, list(range(6, 14)), id="Test_graphSelect/8 allocate"),
+]
+
+
+@pytest.mark.parametrize(("devices", "count", "want"), GRAPH_SELECT)
 def test_graph_select(devices, count, want):
     out = fit(vendor, devices, request(AWS, count, 0, 0, 2))
     assert [d.idx for d in out.devices] == want

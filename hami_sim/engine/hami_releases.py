@@ -63,6 +63,8 @@ class HamiRules:
     # a device's score counts each request of its own type as one slot (False: every request's
     # count, whatever its type, and a percentage below 100 as no memory)
     typed_device_score: bool = True
+    # Iluvatar's Fit walks the sorted devices from the last, as every backend (False: from the first)
+    iluvatar_from_last: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -102,6 +104,7 @@ _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
     "typed_device_score": False,
+    "iluvatar_from_last": False,
     "policy_combinations": False,
     "mutex_policy": False,
     "score_first_sort": False,
@@ -137,6 +140,14 @@ CHANGES: tuple[_Change, ...] = (
         "memory percentage as that share of the card (a card without slots, cores or memory scores 0, "
         "#1820); before, every request's device count and cores counted on every card and a "
         "percentage below 100 counted as no memory",
+    ),
+    _Change(
+        "2.9",
+        "iluvatar_from_last",
+        True,
+        1631,
+        "Iluvatar's Fit walks the policy-sorted cards from the last, as the other backends do; before, "
+        "it walked them from the first, so binpack and spread chose each other's card",
     ),
     _Change(
         "2.10",

@@ -81,9 +81,10 @@ class IluvatarVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return common_fit(
-            self.common_word, self.rules, devices, request, pod, node, policy, release=self.release_rules
-        )
+        release = self.release_rules
+        # v2.8.3 walked the cards from the first (#1631): the common loop walks from the last
+        seen = devices if release.iluvatar_from_last else devices[::-1]
+        return common_fit(self.common_word, self.rules, seen, request, pod, node, policy, release=release)
 
 
 def iluvatar_vendors(chips: tuple[str, ...] = DEFAULT_ILUVATAR_CHIPS) -> list[IluvatarVendor]:

@@ -642,6 +642,15 @@ def test_the_watcher_may_watch_nodes_and_pods_and_its_age_is_alerted_on(rendered
         for v in rule["verbs"]
     }
     assert {(r, v) for r in ("pods", "nodes") for v in ("list", "watch")} <= allowed
+    dra = {
+        (r, v)
+        for rule in role["rules"]
+        if rule["apiGroups"] == ["resource.k8s.io"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }  # DRA_SYNC lists and watches the four DRA kinds (docs/dra.md)
+    kinds = ("resourceslices", "resourceclaims", "resourceclaimtemplates", "deviceclasses")
+    assert {(r, v) for r in kinds for v in ("list", "watch")} <= dra
     assert not any(
         v in ("create", "update", "patch", "delete") for rule in role["rules"] for v in rule["verbs"]
     )

@@ -23,10 +23,11 @@ from django.utils import timezone
 
 from hami_sim.engine.hami_expander import OptionVerdict
 from hami_sim.engine.requests import PodView
+from hami_sim.project.conf import judging_releases
 
 from .models import Decision
 from .recorder import policies_of, record_question
-from .summary import MAX_REASON_CHARS, request_summary
+from .summary import MAX_REASON_CHARS, pod_spec, request_summary
 
 __all__ = ["ExpanderQuestion", "option_line", "observe_expander", "answer", "outcome", "option_badge"]
 
@@ -97,11 +98,14 @@ class ExpanderQuestion:
 
     pod: PodView
     lines: tuple[dict, ...]
+    spec: Any = None  # the call's first pod as CA sent it (kept slimmed: ``summary.pod_spec``)
 
     def digest(self, caller: str) -> str:
         """The pod and the set of (option, kept, reason): CA's next loop with the same answer folds."""
         fold = sorted({(line["group"] or line["name"], line["kept"], line["reason"]) for line in self.lines})
-        return hashlib.blake2b(orjson.dumps([self.pod.key, EXPANDER, "", fold]), digest_size=20).hexdigest()
+        releases = judging_releases()
+        identity = [self.pod.key, EXPANDER, "", fold, releases["hami_release"], releases["ca_release"]]
+        return hashlib.blake2b(orjson.dumps(identity), digest_size=20).hexdigest()
 
     def summarize(
         self,
@@ -122,6 +126,8 @@ class ExpanderQuestion:
             **_option_fields(list(self.lines)),
             "request": request_summary(self.pod),
             "policies": dict(policies or {}),
+            **judging_releases(),
+            "pod_spec": pod_spec(self.spec),
             "latency_ms": round(seconds * 1000, 3),
             "first_seen": at or timezone.now(),
             "last_seen": at or timezone.now(),
@@ -135,7 +141,7 @@ def observe_expander(
     sender, *, ctx, options: Sequence[OptionVerdict], seconds: float = 0.0, wire: str = "", **kwargs
 ) -> None:
     """Receiver of ``simulations.signals.expander_answered``: queue the call as an expander decision."""
-    question = ExpanderQuestion(ctx.pod, tuple(option_line(v) for v in options))
+    question = ExpanderQuestion(ctx.pod, tuple(option_line(v) for v in options), kwargs.get("spec"))
     record_question(question, caller=EXPANDER, seconds=seconds, policies={**policies_of(ctx), "wire": wire})
 
 

@@ -50,6 +50,21 @@ class Decision(models.Model):
     request = models.JSONField(default=list, help_text="per container (init first): {vendor: request}")
     nodes = models.JSONField(default=list, help_text="per node: verdict, reason, score and per-device detail")
     policies = models.JSONField(default=dict)
+    hami_release = models.CharField(
+        max_length=16,
+        blank=True,
+        db_index=True,
+        help_text="the HAMi release whose rules judged it (HAMI_VERSION)",
+    )
+    ca_release = models.CharField(
+        max_length=16, blank=True, help_text="the Cluster Autoscaler release it followed (CA_VERSION)"
+    )
+    pod_spec = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the pod as HAMi reads it (annotations, containers' resources), to judge it again under "
+        "another release; {} when not kept",
+    )
     latency_ms = models.FloatField(default=0.0, help_text="answer latency of the last call")
     count = models.PositiveIntegerField(default=1)
     first_seen = models.DateTimeField(db_index=True)

@@ -34,6 +34,7 @@ class FilterQuestion:
     nodes: Sequence[Any]
     verdicts: Sequence[NodeVerdict]
     raw: bool = False
+    spec: Any = None  # the pod as asked (a reference: ``summary.pod_spec`` slims it in the writer)
 
     def digest(self, caller: str) -> str:
         return fold_digest(self.pod, self.verdicts, caller)
@@ -42,10 +43,10 @@ class FilterQuestion:
         nodes = self.nodes
         if self.raw:
             nodes = SightedNodes.unseen(nodes)  # type: ignore[arg-type]
-        return summarize(self.pod, nodes, self.verdicts, **kwargs)
+        return summarize(self.pod, nodes, self.verdicts, spec=self.spec, **kwargs)
 
     def queued_bytes(self) -> int:
-        return queued_bytes(self.pod, self.nodes, self.verdicts, self.raw)
+        return queued_bytes(self.pod, self.nodes, self.verdicts, self.raw) + _spec_bytes(self.spec)
 
 
 #: what a queued call costs besides its strings: the tuple, the question, the PodView and the lists
@@ -68,6 +69,20 @@ def _text_bytes(mapping: object) -> int:
         return sum(len(v) for v in (*mapping.keys(), *mapping.values()) if isinstance(v, str))
 
 
+#: a kept pod's containers (names and resources; its annotations are the PodView's, counted already)
+_CONTAINER_BYTES = 512
+
+
+def _spec_bytes(spec: Any) -> int:
+    """What the pod as asked adds to a queued call: its containers (an estimate, no encoding)."""
+    inner = spec.get("spec") if isinstance(spec, Mapping) else None
+    if not isinstance(inner, Mapping):
+        return 0
+    return _CONTAINER_BYTES * sum(
+        len(inner[key]) for key in ("containers", "initContainers") if isinstance(inner.get(key), list)
+    )
+
+
 def queued_bytes(pod: PodView, nodes: Sequence[Any], verdicts: Sequence[NodeVerdict], raw: bool) -> int:
     """What a queued call counts against ``DECISION_QUEUE_MAX_BYTES``: an estimate of the memory it
     keeps alive, from the lengths of its strings (cheap: the answering thread computes it)."""
@@ -81,7 +96,7 @@ def queued_bytes(pod: PodView, nodes: Sequence[Any], verdicts: Sequence[NodeVerd
 
 
 def held(
-    pod: PodView, nodes: Sequence[Mapping], verdicts: Sequence[NodeVerdict], count: int
+    pod: PodView, nodes: Sequence[Mapping], verdicts: Sequence[NodeVerdict], count: int, spec: Any = None
 ) -> FilterQuestion:
     """The question as queued, with its first ``count`` nodes: nodes as the wire sent them
     (``SightedNodes``) as their bytes alone, decoded by the writer only for a question not on
@@ -89,8 +104,8 @@ def held(
     slimmed."""
     if type(nodes) is SightedNodes:
         raw = nodes.raw
-        return FilterQuestion(pod, raw if len(raw) <= count else raw[:count], verdicts, True)
-    return FilterQuestion(pod, [_slim(node) for node in nodes[:count]], verdicts)
+        return FilterQuestion(pod, raw if len(raw) <= count else raw[:count], verdicts, True, spec)
+    return FilterQuestion(pod, [_slim(node) for node in nodes[:count]], verdicts, spec=spec)
 
 
 def _slim(node: Mapping) -> dict:

@@ -308,18 +308,20 @@ def record(
     caller: str = "extender",
     seconds: float = 0.0,
     policies: Mapping[str, Any] | None = None,
+    spec: Mapping | None = None,
 ) -> None:
     """Record one filter answer (extender, ``session:<id>``, ``estimate``, ``ui``). Never raises.
+    ``spec``: the pod as asked, kept slimmed (``summary.pod_spec``) to judge it again later.
 
     Queued (``async``), the question keeps only the first ``DECISION_DETAIL_NODES`` nodes, as
     ``question.held`` says; the writer folds it (``fold_digest``), so a queued call never keeps a request's
     full Node objects alive and the answering thread decodes nothing."""
     settings_now = conf()
     if settings_now.decision_recording != "async":
-        _record_now(FilterQuestion(pod, nodes, verdicts), caller, seconds, policies, settings_now)
+        _record_now(FilterQuestion(pod, nodes, verdicts, spec=spec), caller, seconds, policies, settings_now)
         return
     RECORDED.inc()
-    question = held(pod, nodes, verdicts, settings_now.decision_detail_nodes)
+    question = held(pod, nodes, verdicts, settings_now.decision_detail_nodes, spec)
     item = (question, caller, seconds, policies, time.time(), question.queued_bytes())
     _writer.put(item, settings_now.decision_queue_max_bytes)
 
@@ -374,4 +376,4 @@ def observe_filter(
     extra = kwargs.get("extra")  # caller facts
     if extra:
         policies.update(extra)
-    record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies)
+    record(ctx.pod, args.nodes, verdicts, caller=caller, seconds=seconds, policies=policies, spec=args.pod)

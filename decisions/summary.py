@@ -20,15 +20,58 @@ from hami_sim.engine.fit import PodFit
 from hami_sim.engine.reasons import parse_reason
 from hami_sim.engine.requests import PodView
 from hami_sim.engine.simulate import NodeVerdict
-from hami_sim.project.conf import conf
+from hami_sim.project.conf import conf, judging_releases
 
 from .models import Decision
 
-__all__ = ["summarize", "fold_digest", "request_summary", "MAX_REASON_CHARS", "MAX_FOLDED_ROWS"]
+__all__ = [
+    "summarize",
+    "fold_digest",
+    "request_summary",
+    "pod_spec",
+    "MAX_REASON_CHARS",
+    "MAX_FOLDED_ROWS",
+    "MAX_POD_SPEC_BYTES",
+]
 
 MAX_REASON_CHARS = 2000
 #: distinct (group, verdict, reason) rows kept for the nodes past ``DECISION_LISTED_NODES``
 MAX_FOLDED_ROWS = 32
+#: a pod whose kept spec (``pod_spec``) is larger is not kept: it cannot be judged again
+MAX_POD_SPEC_BYTES = 16384
+_SPEC_CONTAINERS = ("initContainers", "containers")
+
+
+def _kept_containers(spec: Mapping) -> dict:
+    """Each container list's names and resources (init containers apart, as HAMi counts them)."""
+    return {
+        key: [
+            {"name": c.get("name") or "", "resources": c.get("resources") or {}}
+            for c in spec[key]
+            if isinstance(c, Mapping)
+        ]
+        for key in _SPEC_CONTAINERS
+        if isinstance(spec.get(key), list)
+    }
+
+
+def pod_spec(pod: object) -> dict:
+    """What a decision keeps of its pod to judge it again under another HAMi release (the upgrade
+    page): identity, annotations (HAMi's policies and selections) and each container's name and
+    resources, init containers apart. ``{}`` for a pod of another shape or over ``MAX_POD_SPEC_BYTES``."""
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    if not isinstance(meta, Mapping) or not isinstance(spec, Mapping):
+        return {}
+    kept = {
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "annotations") if k in meta},
+        "spec": _kept_containers(spec),
+    }
+    try:
+        size = len(orjson.dumps(kept))
+    except (TypeError, orjson.JSONEncodeError):
+        return {}
+    return kept if size <= MAX_POD_SPEC_BYTES else {}
 
 
 def request_summary(pod: PodView) -> list[dict]:
@@ -164,14 +207,19 @@ def _reason_names(reason: str) -> list[tuple[str, int]]:
 
 
 def fold_digest(pod: PodView, verdicts: Sequence[NodeVerdict], caller: str) -> str:
-    """Identity of a question: pod, caller (and session), and the set of (group, fits, reason).
+    """Identity of a question: pod, caller (and session), the set of (group, fits, reason), and the
+    HAMi and CA releases that judged it (a restart under another ``HAMI_VERSION`` starts new rows).
 
     Template node names change every CA loop (``template-node-for-<group>-<random>``), so nodes are
     identified by their node group; a node without one by its name.
     """
     caller, _, session = caller.partition(":")
     fold = sorted({(v.node_group or v.name, v.fits, v.reason) for v in verdicts})
-    return hashlib.blake2b(orjson.dumps([pod.key, caller, session, fold]), digest_size=20).hexdigest()
+    releases = judging_releases()
+    return hashlib.blake2b(
+        orjson.dumps([pod.key, caller, session, fold, releases["hami_release"], releases["ca_release"]]),
+        digest_size=20,
+    ).hexdigest()
 
 
 def _details(nodes: Sequence[Mapping], answered: list[NodeVerdict], inventory_of) -> list[dict]:
@@ -215,8 +263,10 @@ def summarize(
     policies: Mapping[str, Any] | None = None,
     at: datetime | None = None,
     inventory_of=None,
+    spec: Mapping | None = None,
 ) -> dict:
-    """The ``Decision`` fields for one answer, plus its fold digest."""
+    """The ``Decision`` fields for one answer, plus its fold digest; ``spec`` is the pod as asked
+    (its ``pod_spec`` is kept)."""
     if inventory_of is None:
         from hami_sim.runtime.simulator import get_simulator
 
@@ -240,6 +290,8 @@ def summarize(
         "request": request_summary(pod),
         "nodes": _details(nodes, answered, inventory_of),
         "policies": dict(policies or {}),
+        **judging_releases(),
+        "pod_spec": pod_spec(spec),
         "latency_ms": round(seconds * 1000, 3),
         "first_seen": at or timezone.now(),
         "last_seen": at or timezone.now(),

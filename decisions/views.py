@@ -21,7 +21,7 @@ from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 from hami_sim.pages.scores import with_score_bars
-from hami_sim.project.conf import conf, configured_ca_release
+from hami_sim.project.conf import conf, configured_ca_release, judging_releases
 from hami_sim.runtime.simulator import get_simulator
 from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import estimate_groups
@@ -176,6 +176,7 @@ def _pending_pod(request: HttpRequest, pending) -> HttpResponse:
         "answer": result.groups.get(view.ca_node_group or "(no node group)") if invisible else None,
         "latest": latest,
         "dra": dra_answer(pending.pod, dra_state()),
+        "releases": judging_releases(),
     }
     return render(request, "decisions/pending_pod.html", context)
 
@@ -200,9 +201,10 @@ def _what_if(form: WhatIfForm) -> dict:
     for verdict, name in zip(verdicts, templates, strict=True):
         verdict.node_group = verdict.node_group or name
     summary = recorder.summarize(ctx.pod, nodes, verdicts, caller="ui", seconds=0.0)
-    recorder.record(ctx.pod, nodes, verdicts, caller="ui")
+    recorder.record(ctx.pod, nodes, verdicts, caller="ui", spec=pod_obj)
     return {
         "result": result,
+        "hami_release": sim.rules.release,
         "waste_footnote": any(
             o.node_count and not (o.requested_cpu and o.requested_memory) for o in result.options
         ),

@@ -34,6 +34,14 @@ class SimulationSession(models.Model):
     revision = models.PositiveBigIntegerField(default=0, help_text="bumped by every successful mutation")
     depth = models.PositiveIntegerField(default=0, help_text="number of open checkpoints (forks)")
     ttl_seconds = models.PositiveIntegerField(default=900)
+    hami_release = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="the HAMi release whose rules judged its last change (HAMI_VERSION)",
+    )
+    ca_release = models.CharField(
+        max_length=16, blank=True, help_text="the Cluster Autoscaler release it followed then (CA_VERSION)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     expires_at = models.DateTimeField(db_index=True)

@@ -11,8 +11,8 @@ session-scoped, ``caller`` ``extender`` / ``session:<id>``) and the estimate's p
 
 ``expander_answered`` is sent after every answered gRPC expander call (``BestOptions``): ``ctx`` (the
 call's first pod), ``options`` (one ``hami_sim.engine.hami_expander.OptionVerdict`` per scale-up
-option CA offered, in CA's order, each kept or not and why), ``seconds`` and ``wire`` (the request
-form CA used). An expander call is not a filter question: it is recorded as its own kind of decision.
+option CA offered, in CA's order, each kept or not and why), ``seconds``, ``wire`` (the request
+form CA used) and ``spec`` (that first pod as CA sent it). An expander call is not a filter question: it is recorded as its own kind of decision.
 
 Why a signal: ``decisions`` records these answers, and it sits above ``simulations`` in the layers
 (docs/architecture.md: code points only down, as import-linter checks). Receivers run in the

@@ -31,6 +31,8 @@ class DecisionListSerializer(serializers.ModelSerializer):
             "node_count",
             "fit_count",
             "top_reason",
+            "hami_release",
+            "ca_release",
             "latency_ms",
             "count",
             "first_seen",
@@ -41,7 +43,7 @@ class DecisionListSerializer(serializers.ModelSerializer):
 
 class DecisionSerializer(DecisionListSerializer):
     class Meta(DecisionListSerializer.Meta):
-        fields = [*DecisionListSerializer.Meta.fields, "request", "policies", "nodes"]
+        fields = [*DecisionListSerializer.Meta.fields, "request", "policies", "nodes", "pod_spec"]
         read_only_fields = fields
 
 

@@ -20,7 +20,15 @@ from django.core.signals import setting_changed
 from hami_sim.engine.ca_releases import CARelease, ca_release
 from hami_sim.engine.estimate.inputs import TIME_LIMIT_SECONDS
 
-__all__ = ["Conf", "DEFAULTS", "LISTENERS", "conf", "configured_ca_release"]
+__all__ = [
+    "Conf",
+    "DEFAULTS",
+    "LISTENERS",
+    "conf",
+    "configured_ca_release",
+    "configured_hami_release",
+    "judging_releases",
+]
 
 #: the values of ``HAMI_SIM_LISTENER``; any other name refuses to start (``hami_sim.project.checks``)
 LISTENERS = frozenset({"all", "extender", "web"})
@@ -147,6 +155,18 @@ def configured_ca_release() -> CARelease:
     The one place it is read: the estimate API, the what-if page and the gRPC expander pack as this
     release's binpacking does, and the expander expects the request form it sends."""
     return ca_release(settings.CA_VERSION)
+
+
+def configured_hami_release() -> str:
+    """The HAMi release whose rules this process answers by (``HAMI_VERSION``, parsed when settings
+    load: ``"2.8"``, ``"2.9"`` or ``"2.10"``)."""
+    return str(settings.HAMI_VERSION)
+
+
+def judging_releases() -> dict[str, str]:
+    """The HAMi and CA releases that judge this process's answers, as every record of an answer
+    (decision, session, estimate) keeps them: ``{"hami_release": "2.10", "ca_release": "1.36.1"}``."""
+    return {"hami_release": configured_hami_release(), "ca_release": configured_ca_release().version}
 
 
 def _reread(*, setting: str, **kwargs: Any) -> None:

@@ -276,6 +276,7 @@ class EstimateViewSet(SimulationViewSet):
         )
         record_decisions(pods, groups)
         out = result_json(result)
+        out["hamiVersion"] = get_simulator().rules.release  # the HAMi rules that judged every fit
         if existing is not None:
             out["existingNodes"] = {
                 "liveNodes": existing.live_nodes,

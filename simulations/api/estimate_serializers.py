@@ -272,3 +272,7 @@ class EstimateSerializer(serializers.Serializer):
         required=False,
         help_text="the Cluster Autoscaler release whose binpacking the estimate follows (CA_VERSION)",
     )
+    hamiVersion = serializers.CharField(  # noqa: N815
+        required=False,
+        help_text='the HAMi release whose device rules judged every fit (HAMI_VERSION: "2.8", "2.9" or "2.10")',
+    )

@@ -95,6 +95,12 @@ class SessionSummarySerializer(serializers.Serializer):
     revision = serializers.IntegerField()
     depth = serializers.IntegerField()
     expiresAt = serializers.DateTimeField(source="expires_at")  # noqa: N815
+    hamiVersion = serializers.CharField(  # noqa: N815
+        source="hami_release", help_text="the HAMi release whose rules judged its last change (HAMI_VERSION)"
+    )
+    caVersion = serializers.CharField(  # noqa: N815
+        source="ca_release", help_text="the Cluster Autoscaler release it followed then (CA_VERSION)"
+    )
 
 
 class SessionNodeSerializer(serializers.Serializer):
@@ -135,6 +141,12 @@ class SessionSerializer(serializers.Serializer):
     revision = serializers.IntegerField()
     depth = serializers.IntegerField()
     expiresAt = serializers.DateTimeField()  # noqa: N815
+    hamiVersion = serializers.CharField(  # noqa: N815
+        help_text="the HAMi release whose rules judged its last change (HAMI_VERSION)"
+    )
+    caVersion = serializers.CharField(  # noqa: N815
+        help_text="the Cluster Autoscaler release it followed then (CA_VERSION)"
+    )
     nodes = SessionNodeSerializer(many=True)
     placements = PlacementSerializer(many=True)
 

@@ -73,7 +73,12 @@ def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float, w
             "spec": {"containers": []},
         }
         expander_answered.send_robust(
-            sender=best_options, ctx=sim.pod_context(pod), options=verdicts, seconds=seconds, wire=wire
+            sender=best_options,
+            ctx=sim.pod_context(pod),
+            options=verdicts,
+            seconds=seconds,
+            wire=wire,
+            spec=pod,
         )
     except Exception:
         log.exception("could not record an expander decision")

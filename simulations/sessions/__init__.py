@@ -32,6 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from hami_sim.engine.model import NodeState
+from hami_sim.project.conf import judging_releases
 from hami_sim.project.permissions import Caller
 
 from ..models import SessionNode, SessionPlacement, SimulationSession
@@ -78,7 +79,11 @@ def create_session(body: object, *, caller: Caller | None = None) -> dict:
     with transaction.atomic():
         admit_new_session(owner, caller is not None and caller.certificate)
         session = SimulationSession.objects.create(
-            name=name, owner=owner, ttl_seconds=ttl, expires_at=timezone.now() + timedelta(seconds=ttl)
+            name=name,
+            owner=owner,
+            ttl_seconds=ttl,
+            expires_at=timezone.now() + timedelta(seconds=ttl),
+            **judging_releases(),
         )
     return {**header(session), "nodes": [], "placements": []}
 

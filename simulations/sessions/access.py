@@ -19,6 +19,7 @@ from django.db import OperationalError, connection
 from django.db.models import F
 from django.utils import timezone
 
+from hami_sim.project.conf import judging_releases
 from hami_sim.project.permissions import Caller
 
 from ..models import SessionPlacement, SimulationSession
@@ -159,13 +160,17 @@ def header(session: SimulationSession) -> dict:
         "revision": session.revision,
         "depth": session.depth,
         "expiresAt": session.expires_at.isoformat().replace("+00:00", "Z"),
+        "hamiVersion": session.hami_release,
+        "caVersion": session.ca_release,
     }
 
 
 def touch(session: SimulationSession, **fields: object) -> None:
-    """Every successful mutation: revision + 1 and the TTL restarts (sessions expire when idle)."""
+    """Every successful mutation: revision + 1, the TTL restarts (sessions expire when idle), and the
+    releases that judged it are this process's."""
     session.revision += 1
     session.expires_at = timezone.now() + timedelta(seconds=session.ttl_seconds)
+    fields = {**judging_releases(), **fields}
     for key, value in fields.items():
         setattr(session, key, value)
     session.save(update_fields=["revision", "expires_at", "updated_at", *fields])

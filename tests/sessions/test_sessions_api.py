@@ -403,7 +403,16 @@ def test_list_sessions_newest_first_paginated_without_expired(api):
     status, page = api.call("get", "/api/v1/sessions?limit=1")
     assert status == 200 and page["count"] == 2 and page["next"]
     assert [s["id"] for s in page["results"]] == [ids[2]]
-    assert set(page["results"][0]) == {"id", "name", "owner", "revision", "depth", "expiresAt"}
+    assert set(page["results"][0]) == {
+        "id",
+        "name",
+        "owner",
+        "revision",
+        "depth",
+        "expiresAt",
+        "hamiVersion",
+        "caVersion",
+    }
     assert page["results"][0]["owner"] == "anonymous"  # the demo listener's anonymous caller
     status, page = api.call("get", "/api/v1/sessions/")
     assert [(s["id"], s["name"]) for s in page["results"]] == [(ids[2], "loop-2"), (ids[1], "loop-1")]

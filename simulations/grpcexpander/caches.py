@@ -10,7 +10,7 @@ changed pod is a new key, never a stale answer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 
 import orjson
@@ -84,27 +84,43 @@ class CallCache:
         self.daemon_pods = tuple(daemon_pods)
         self.daemon_key = orjson.dumps(self.daemon_pods, default=repr, option=orjson.OPT_SORT_KEYS).hex()
         self.shared = shared or caches()
+        # an option's pods by their digest: CA sends every option the same pending pods, so one
+        # call decodes and digests a list once, not once per option (100 options x 1,000 pods)
+        self.lists: dict[bytes, tuple[list[dict], bool]] = {}
 
     def pod(self, raw: bytes) -> dict:
         return self.shared.decoded(self.shared.pods, raw, pod_from_bytes)
 
+    def pods(self, raws: Sequence[bytes], check: Callable[[], None]) -> tuple[bytes, list[dict]]:
+        """An option's pods decoded (``check`` called every 64 pods: the call's deadline), with their
+        ``pods_digest``; a list seen before in this call is not decoded again."""
+        digest = pods_digest(raws)
+        found = self.lists.get(digest)
+        if found is None:
+            pods = []
+            for i, raw in enumerate(raws):
+                if i % 64 == 63:
+                    check()
+                pods.append(self.pod(raw))
+            found = self.lists[digest] = (pods, any(_reads_labels(p) for p in pods))
+        return digest, found[0]
+
     def node(self, raw: bytes) -> dict:
         return self.shared.decoded(self.shared.nodes, raw, node_from_bytes)
 
-    def key(
-        self, node_count: int, raw_pods: Sequence[bytes], pods: Sequence[Mapping], template: Mapping
-    ) -> bytes:
-        """What the packing depends on: the pods, nodeCount, the DaemonSets, and the template up to
-        names and ids (so equivalent groups of one instance type share a packing)."""
+    def key(self, node_count: int, digest: bytes, template: Mapping) -> bytes:
+        """What the packing depends on: the pods (``digest``, of a list ``pods`` decoded), nodeCount,
+        the DaemonSets, and the template up to names and ids (so equivalent groups of one instance
+        type share a packing)."""
         meta = template.get("metadata") or {}
         labels = meta.get("labels") or {}
-        if not self.daemon_pods and not any(_reads_labels(p) for p in pods):
+        if not self.daemon_pods and not self.lists[digest][1]:
             labels = {k: v for k, v in labels.items() if k in _RULE_LABELS}
         inventory = self.sim.inventory(template)
         devices = [tuple(map(repr, _DEVICE_FIT_READS(d))) for d in inventory.devices]
         annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if "register" not in k}
         shape = [
-            node_count, pods_digest(raw_pods).hex(), labels, annotations, devices, inventory.error,
+            node_count, digest.hex(), labels, annotations, devices, inventory.error,
             repr(inventory.pair_scores), sorted(inventory.cordoned), template.get("spec"), template.get("status"),
             self.daemon_key,
         ]  # fmt: skip

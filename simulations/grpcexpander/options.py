@@ -21,7 +21,7 @@ from hami_sim.engine.simulate import Simulator
 from hami_sim.project.conf import configured_ca_release
 from profiles.inventory import Catalog, GroupEntry, find_group
 
-from .caches import CallCache, pods_digest
+from .caches import CallCache
 from .deadline import NO_DEADLINE, Deadline
 from .protos import expander_pb2 as pb
 
@@ -63,7 +63,7 @@ class _Pending:
 
     verdict: OptionVerdict
     node_count: int
-    raw_pods: Sequence[bytes]
+    digest: bytes  # of the pods' bytes (``pods_digest``)
     pods: list[dict]
     template: Mapping
     key: bytes = b""
@@ -104,10 +104,10 @@ def _pack_all(cache: CallCache, pending: Sequence[_Pending], deadline: Deadline)
     todo: dict[bytes, list[_Pending]] = {}
     done: dict[bytes, Packed] = {}
     for item in pending:
-        item.key = cache.key(item.node_count, item.raw_pods, item.pods, item.template)
+        item.key = cache.key(item.node_count, item.digest, item.template)
         found = cache.shared.packed.get(item.key)
         if found is None:
-            todo.setdefault(pods_digest(item.raw_pods), []).append(item)
+            todo.setdefault(item.digest, []).append(item)
         else:
             done[item.key] = found
     for batch in todo.values():
@@ -141,15 +141,6 @@ def _never_loaded(groups: Catalog) -> bool:
     return groups.generation is None and not groups.healthy
 
 
-def _pods(cache: CallCache, raws: Sequence[bytes], deadline: Deadline) -> list[dict]:
-    pods = []
-    for i, raw in enumerate(raws):
-        if i % 64 == 63:
-            deadline.check()
-        pods.append(cache.pod(raw))
-    return pods
-
-
 def _resolve(
     cache: CallCache,
     option: pb.Option,
@@ -168,7 +159,7 @@ def _resolve(
     node_count = min(option.nodeCount, MAX_NODE_COUNT)
     raw_pods = option.podBytes or option.pod
     try:
-        pods = _pods(cache, raw_pods, deadline)
+        digest, pods = cache.pods(raw_pods, deadline.check)
     except (DecodeError, ValueError, TypeError) as exc:
         verdict.cannot_judge("undecodable-pod", f"a pod is no v1.Pod: {exc}")
         return verdict, None
@@ -181,7 +172,7 @@ def _resolve(
     template = _group_template(cache.sim, option.nodeGroupId, template, groups, verdict)
     if template is None:
         return verdict, None
-    return verdict, _Pending(verdict, node_count, raw_pods, pods, template)
+    return verdict, _Pending(verdict, node_count, digest, pods, template)
 
 
 def _well_formed(option: pb.Option, verdict: OptionVerdict) -> bool:

@@ -3,15 +3,17 @@
 Binpacking asks a pod shape about node after node, and with many shapes on one node most of those
 nodes' device usage is new to the shape (no memoised verdict) and most of the answers are no. HAMi's
 NVIDIA ``Fit`` takes a device for a container's request only if the device has a time slice left,
-the memory the request takes of it and the cores it asks for (with more rules after those), and a
-request needs ``nums`` such devices: so a node with fewer devices passing those three rules cannot
+the memory the request takes of it and passes the core rules (``core_reason``: the cores it asks for,
+a whole card unused, compute left for a core-less request), with more rules after those, and a
+request needs ``nums`` such devices: so a node with fewer devices passing those rules cannot
 hold the pod, and the full fit (device scores, policy sort, walk) need not run to say so.
 
 The bound only ever says "cannot fit"; "may fit" still runs HAMi's fit. It is sound because:
 
 - every container is fitted on a usage at least the node's (init containers each on a copy of the
-  node, app containers one after another on the node), and the three rules only fail more often as
-  usage grows, so each container's request is checked against the node's usage as it stands;
+  node, app containers one after another on the node), and these rules only fail more often as
+  usage grows (a card whose used cores passed its total fails the first core rule), so each
+  container's request is checked against the node's usage as it stands;
 - the rules are a subset of NVIDIA's per-device rules, in HAMi's arithmetic (``memory_request``),
   and devices of other types counted as passing only weaken the bound;
 - NUMA binding and topology mode only narrow which passing devices are taken;
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from ..model import ContainerDeviceRequest, DeviceUsage
 from ..simulate import PodContext, Simulator
-from ..vendors.fit_loop import memory_request
+from ..vendors.fit_loop import core_reason, memory_request
 from ..vendors.nvidia import NvidiaVendor
 from ..vendors.nvidia_mig import MIG_MODE
 
@@ -45,13 +47,14 @@ class DeviceBound:
         for nums, request, memreq, cores in self.rules:
             passing = 0
             for dev in devices:
-                if dev.used >= dev.count or dev.totalcore - dev.usedcores < cores:
+                if dev.used >= dev.count:
                     continue
                 mem = memreq if memreq is not None else memory_request(request, dev)
-                if dev.totalmem - dev.usedmem >= mem:
-                    passing += 1
-                    if passing >= nums:
-                        break
+                if dev.totalmem - dev.usedmem < mem or core_reason(dev, cores):
+                    continue
+                passing += 1
+                if passing >= nums:
+                    break
             else:
                 return True
         return False

@@ -127,8 +127,10 @@ class _Fitter:
         self.terms = eq.terms
         self.index = index
 
-    def check(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
-        """("" or the reason, devices after placing, their signature)."""
+    def check(self, node: _Node, quick: bool = False) -> tuple[str, list[DeviceUsage] | None, tuple]:
+        """("" or the reason, devices after placing, their signature). ``quick``: the caller reads
+        only whether the pod fits, so a device usage the bound excludes answers no without HAMi's
+        fit (with a reason of its own, never memoised)."""
         terms = self.terms
         if terms.ports and node.ports and ports_conflict(terms.ports, node.ports):
             return PORTS_CONFLICT, None, node.sig
@@ -143,17 +145,15 @@ class _Fitter:
             return "", node.state.devices, node.sig
         cached = self.memo.get(node.sig)
         if cached is None:
+            if quick and self.bound is not None and self.bound.excludes(node.state.devices):
+                return BOUND_REASON, None, node.sig
             cached = self._evaluate(node)
             self.memo[node.sig] = cached
         return cached
 
     def probe(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
-        """``check`` for a scan that reads only whether the pod fits: a device usage the bound
-        excludes answers no (with a reason of its own, never memoised) without HAMi's fit."""
-        bound = self.bound
-        if bound is not None and node.sig not in self.memo and bound.excludes(node.state.devices):
-            return BOUND_REASON, None, node.sig
-        return self.check(node)
+        """``check`` for a scan that reads only whether the pod fits (``quick``)."""
+        return self.check(node, True)
 
     def _evaluate(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
         verdict = self.sim.evaluate(self.ctx, node.name, node.state)

@@ -156,7 +156,8 @@ class _GroupPacker:
         fitter = shape.fitter
         last = self.last
         if last is not None:
-            why, devices, sig = fitter.check(last)
+            # a used last node's reason is never shown (a new node follows): the quick check will do
+            why, devices, sig = fitter.check(last, bool(last.pods))
             if not why:
                 self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
                 return ""
@@ -197,7 +198,7 @@ class _GroupPacker:
             idx = (self.rr + step) % count
             if idx == last:
                 continue
-            why, devices, sig = shape.fitter.check(nodes[idx])
+            why, devices, sig = shape.fitter.probe(nodes[idx])
             if not why:
                 self._place(shape.fitter, idx, pid, devices, sig)
                 self.rr = (idx + 1) % count

@@ -20,13 +20,15 @@ from hami_sim.engine.estimate import (
     ScaleUpLimits,
     estimate,
 )
-from hami_sim.engine.simulate import Simulator
+from hami_sim.engine.hami_releases import PATCHES
+from hami_sim.engine.simulate import EngineConfig, Simulator
 from tests.factories import kube
 
 from .helpers import ca_pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
+RELEASES = tuple(PATCHES)  # every HAMi release the engine follows
 TAINT = {"key": "gpu", "value": "true", "effect": "NoSchedule"}
 
 # (cards, devmem, cpu millicores, memory, numa split) of the templates groups are made of
@@ -50,13 +52,17 @@ DEPLOYMENT = st.fixed_dictionaries(
         "cpu": st.sampled_from([250, 1000, 4000]),
         "replicas": st.integers(1, 9),
         "second": st.booleans(),  # a second container with its own card
-        "init": st.booleans(),  # an init container with a card
+        "init": st.sampled_from([None, None, 1000, 30000]),  # an init container's card (MiB)
         "zone": st.sampled_from([None, None, "a"]),  # nodeSelector on the zone
         "tolerates": st.booleans(),
         "uuid": st.sampled_from([False, False, False, True]),  # nvidia.com/use-gpuuuid
         "topology": st.sampled_from([None, None, None, None, "anti", "spread"]),
     }
 )
+
+
+def _simulator(release: str) -> Simulator:
+    return Simulator(EngineConfig(hami_release=release))
 
 
 def _template(k: int, g: dict) -> dict:
@@ -86,7 +92,7 @@ def _pod(k: int, d: dict) -> PendingPods:
     if d["second"]:
         spec["containers"].append(kube.container("side", gpu_count=1, gpumem=1000))
     if d["init"]:
-        spec["initContainers"] = [kube.container("init", gpu_count=1, gpumem=4000)]
+        spec["initContainers"] = [kube.container("init", gpu_count=1, gpumem=d["init"])]
     if d["zone"]:
         spec["nodeSelector"] = {ZONE: d["zone"]}
     if d["tolerates"]:
@@ -129,16 +135,17 @@ def _answer(result: EstimateResult) -> tuple:
     groups=st.lists(GROUP, min_size=1, max_size=6),
     deployments=st.lists(DEPLOYMENT, min_size=1, max_size=6),
     per_scale_up=st.sampled_from([0, 6]),
+    release=st.sampled_from(RELEASES),
 )
-def test_the_fast_estimate_answers_as_pod_by_pod_packing(groups, deployments, per_scale_up):
+def test_the_fast_estimate_answers_as_pod_by_pod_packing(groups, deployments, per_scale_up, release):
     templates = [_group(k, g) for k, g in enumerate(groups)]
     # several groups of one kind and zone: the same template but for names and UUIDs
     templates += [_group(len(groups) + k, g) for k, g in enumerate(groups[:2])]
     pods = [_pod(k, d) for k, d in enumerate(deployments)]
     limits = ScaleUpLimits(max_nodes_per_scale_up=per_scale_up, group_budget=0)
     expander = Expander(names=("least-waste",))
-    fast = estimate(Simulator(), pods, templates, expander, limits=limits)
-    exact = estimate(Simulator(), pods, templates, expander, limits=limits, fast=False)
+    fast = estimate(_simulator(release), pods, templates, expander, limits=limits)
+    exact = estimate(_simulator(release), pods, templates, expander, limits=limits, fast=False)
     assert _answer(fast) == _answer(exact)
 
 
@@ -151,13 +158,15 @@ USAGE = st.tuples(st.integers(0, 10), st.integers(0, 46068), st.integers(0, 100)
     deployment=DEPLOYMENT,
     policy=st.sampled_from(["binpack", "spread", "topology-aware", "mutex"]),
     numa_bind=st.booleans(),
+    release=st.sampled_from(RELEASES),
 )
-def test_the_quick_cannot_fit_never_refuses_a_pod_hami_places(usage, deployment, policy, numa_bind):
+def test_the_quick_cannot_fit_never_refuses_a_pod_hami_places(usage, deployment, policy, numa_bind, release):
     """The bound (``estimate/bound.py``) says "cannot fit" only where HAMi's fit fails too: any
-    usage of the cards, any request the bursts above make, under every GPU policy and NUMA binding."""
+    usage of the cards, any request the bursts above make, under every GPU policy and NUMA binding,
+    in every HAMi release followed."""
     from hami_sim.engine.estimate.bound import device_bound
 
-    sim = Simulator()
+    sim = _simulator(release)
     p = _pod(0, deployment).pod
     p["metadata"]["annotations"]["hami.io/gpu-scheduler-policy"] = policy
     if numa_bind:

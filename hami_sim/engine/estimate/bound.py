@@ -10,10 +10,11 @@ hold the pod, and the full fit (device scores, policy sort, walk) need not run t
 
 The bound only ever says "cannot fit"; "may fit" still runs HAMi's fit. It is sound because:
 
-- every container is fitted on a usage at least the node's (init containers each on a copy of the
-  node, app containers one after another on the node), and these rules only fail more often as
-  usage grows (a card whose used cores passed its total fails the first core rule), so each
-  container's request is checked against the node's usage as it stands;
+- every app container is fitted on a usage at least the node's (one after another on the node,
+  after the init containers when a HAMi release adds theirs up), and these rules only fail more
+  often as usage grows (a card whose used cores passed its total fails the first core rule), so
+  each app container's request is checked against the node's usage as it stands; init containers
+  are left out (HAMi 2.8 does not read them);
 - the rules are a subset of NVIDIA's per-device rules, in HAMi's arithmetic (``memory_request``),
   and devices of other types counted as passing only weaken the bound;
 - NUMA binding and topology mode only narrow which passing devices are taken;
@@ -66,7 +67,8 @@ def device_bound(sim: Simulator, ctx: PodContext, devices: list[DeviceUsage]) ->
     if any(dev.mode == MIG_MODE for dev in devices):
         return None
     rules: list[_Rule] = []
-    for container in ctx.pod.requests.containers:
+    requests = ctx.pod.requests
+    for container in requests.containers[requests.init_count :]:
         for vtype, request in container.items():
             if request.nums <= 0 or not isinstance(sim.vendors.get(vtype), NvidiaVendor):
                 continue

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from . import reasons as R
-from .hami_releases import INIT_APART, INIT_IGNORED, INIT_SUMMED
+from .hami_releases import INIT_IGNORED, INIT_SUMMED, HamiRules
 from .model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState, PodView
 from .policy import GpuPolicy, Weights, compute_device_scores, f32, node_score, sort_devices
 from .vendors.base import Vendor
@@ -27,6 +27,7 @@ Allocated = dict[str, list[list[ContainerDevice]]]
 
 
 _NO_REASONS: Mapping[str, str] = MappingProxyType({})
+_V2_10 = HamiRules()
 
 
 @dataclass(slots=True, frozen=True)
@@ -63,42 +64,62 @@ def fit_in_devices(
     out: list[ContainerDevice],
     device_reasons: dict[str, str],
     allocated: Allocated | None = None,
+    rules: HamiRules = _V2_10,
 ) -> str:
     """Fit one container on ``node`` (mutating its usage). Returns "" on success, else the reason.
 
     ``allocated`` (optional) holds the earlier containers' devices per vendor type; every vendor's
     Fit gets its own type's list (HAMi's ``allocated``), and this container's devices are appended
-    to it on success.
+    to it on success. ``rules``: the release's (``count_by_type``: what the count is checked against).
     """
     devices = node.devices
     compute_device_scores(devices, requests, weights, policy.typed_scores)
+    by_type = rules.count_by_type
     for vtype, request in requests.items():
+        if not by_type and request.nums > len(devices):  # before v2.10: every device of the node
+            return R.NODE_INSUFFICIENT_DEVICE
         sort_devices(devices, policy)
         vendor = vendors.get(vtype)
         if vendor is None:
             return R.DEVICE_TYPE_NOT_FOUND
         needle = vtype.lower()
         type_devices = [dev for dev in devices if needle in dev.type.lower()]
-        if request.nums > len(type_devices) and not vendor.is_mig_request(request, type_devices, pod):
+        if (
+            by_type
+            and request.nums > len(type_devices)
+            and not vendor.is_mig_request(request, type_devices, pod)
+        ):
             return R.NODE_INSUFFICIENT_DEVICE
         earlier = allocated.get(vtype, ()) if allocated is not None else ()
         outcome = vendor.fit(vendor.fit_devices(type_devices), request, pod, node, policy, earlier)
         if not outcome.ok:
             device_reasons.update(outcome.device_reasons)
             return outcome.reason
-        by_id = {dev.id: dev for dev in type_devices}
         placed: list[ContainerDevice] = []
-        for chosen in outcome.devices:
-            dev = by_id.get(chosen.uuid)
-            if dev is None:  # (no node name: verdicts are cached without it and shared by nodes)
-                return f'Device with UUID "{chosen.uuid}" not found on the node after Fit'
-            error = vendor.add_pod_usage(dev, chosen, pod)
-            if error:
-                return error
-            placed.append(vendor.placed(dev, chosen))
+        if error := _place(vendor, type_devices, outcome.devices, pod, placed):
+            return error
         out.extend(placed)
         if allocated is not None:
             allocated.setdefault(vtype, []).append(placed)
+    return ""
+
+
+def _place(
+    vendor: Vendor,
+    devices: list[DeviceUsage],
+    chosen_devices: Sequence[ContainerDevice],
+    pod: PodView,
+    placed: list[ContainerDevice],
+) -> str:
+    """``AddResourceUsage`` for each device the Fit chose (into ``placed``); an error text or ""."""
+    by_id = {dev.id: dev for dev in devices}
+    for chosen in chosen_devices:
+        dev = by_id.get(chosen.uuid)
+        if dev is None:  # (no node name: verdicts are cached without it and shared by nodes)
+            return f'Device with UUID "{chosen.uuid}" not found on the node after Fit'
+        if error := vendor.add_pod_usage(dev, chosen, pod):
+            return error
+        placed.append(vendor.placed(dev, chosen))
     return ""
 
 
@@ -151,7 +172,7 @@ def fit_pod(
     node_policy: str = "binpack",
     *,
     owned: bool = False,
-    init_containers: str = INIT_APART,
+    rules: HamiRules = _V2_10,
 ) -> PodFit:
     """Fit every container of ``pod`` on ``node`` without mutating ``node``.
 
@@ -160,10 +181,10 @@ def fit_pod(
     live states), so the app containers are placed on it directly instead of on a copy, and a fit
     that fails costs no copy at all; ``node`` is then reordered and mutated. A vendor that scores
     nodes reads the devices as they were before the pod, so such a pod still works on a copy.
-    ``init_containers``: how the release counts init containers (``HamiRules.init_containers``).
+    ``rules``: the release's (``init_containers``: how it counts init containers).
     """
     containers = pod.requests.containers
-    init_count, first_app = _init_split(pod.requests.init_count, init_containers)
+    init_count, first_app = _init_split(pod.requests.init_count, rules.init_containers)
     device_reasons: dict[str, str] = {}
     previous = tuple(node.devices)  # the node before the pod, in its own order (SnapshotDevice)
     peak: dict[str, list[int]] = {}
@@ -171,7 +192,7 @@ def fit_pod(
     chosen: list[tuple[ContainerDevice, ...]] = [() for _ in range(first_app - init_count)]
     init_allocs: Allocated = {}
     app_allocs: Allocated = {}
-    fit = _Fitting(pod, vendors, policy, weights, device_reasons, chosen)
+    fit = _Fitting(pod, vendors, policy, weights, device_reasons, chosen, rules)
     if init_count:
         _peak(previous, peak)
         failed = fit.init_containers(node, peak, init_allocs)
@@ -195,13 +216,7 @@ def fit_pod(
     else:
         usage_after = _apply_peak(previous, app, peak if init_count else _usage_of(previous, peak))
     _list_pod(usage_after, pod, vendors, pod_devices)
-    return PodFit(
-        True,
-        containers=tuple(chosen),
-        score_before=score_before,
-        vendor_score=vendor_score,
-        usage_after=usage_after,
-    )
+    return PodFit(True, "", tuple(chosen), score_before, vendor_score, usage_after)
 
 
 def _init_split(init_count: int, mode: str) -> tuple[int, int]:
@@ -227,7 +242,7 @@ class _Fitting:
     """One pod's containers being fitted: what every container's Fit shares (the pod, vendors,
     policies, the device reasons gathered) and the devices chosen so far, in container order."""
 
-    __slots__ = ("pod", "vendors", "policy", "weights", "device_reasons", "chosen")
+    __slots__ = ("pod", "vendors", "policy", "weights", "device_reasons", "chosen", "rules")
 
     def __init__(
         self,
@@ -237,6 +252,7 @@ class _Fitting:
         weights: Weights,
         device_reasons: dict[str, str],
         chosen: list[tuple[ContainerDevice, ...]],
+        rules: HamiRules,
     ) -> None:
         self.pod = pod
         self.vendors = vendors
@@ -244,6 +260,7 @@ class _Fitting:
         self.weights = weights
         self.device_reasons = device_reasons
         self.chosen = chosen
+        self.rules = rules
 
     def init_containers(
         self, node: NodeState, peak: dict[str, list[int]], allocs: Allocated
@@ -294,6 +311,7 @@ class _Fitting:
             picked,
             self.device_reasons,
             allocs,
+            self.rules,
         )
 
 

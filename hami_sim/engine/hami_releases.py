@@ -65,6 +65,9 @@ class HamiRules:
     typed_device_score: bool = True
     # Iluvatar's Fit walks the sorted devices from the last, as every backend (False: from the first)
     iluvatar_from_last: bool = True
+    # a request's device count is checked against the node's devices of its type, and a MIG request
+    # may take several instances of one GPU (False: against every device of the node)
+    count_by_type: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -103,6 +106,7 @@ class _Change:
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
+    "count_by_type": False,
     "typed_device_score": False,
     "iluvatar_from_last": False,
     "policy_combinations": False,
@@ -148,6 +152,16 @@ CHANGES: tuple[_Change, ...] = (
         1631,
         "Iluvatar's Fit walks the policy-sorted cards from the last, as the other backends do; before, "
         "it walked them from the first, so binpack and spread chose each other's card",
+    ),
+    _Change(
+        "2.10",
+        "count_by_type",
+        True,
+        2724,
+        "a container asking more devices than the node has of that type fails NodeInsufficientDevice "
+        "before any Fit (#2105), except a MIG request, which may take several instances of one GPU "
+        "(#2724); before, the count was checked against every device of the node, whatever its type, "
+        "and a MIG request for more instances than the node has GPUs failed",
     ),
     _Change(
         "2.10",

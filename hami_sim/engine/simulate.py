@@ -144,7 +144,7 @@ class Simulator:
         self.config = config or EngineConfig()
         # the release's rules, resolved once: nothing per node asks which release this is
         self.rules: HamiRules = self.config.hami_rules or rules_for(self.config.hami_release)
-        self._fit_pod = partial(fit_pod, init_containers=self.rules.init_containers)
+        self._fit_pod = partial(fit_pod, rules=self.rules)
         rules = self.rules
         self.vendors: dict[str, Vendor] = {v.common_word: v.under(rules) for v in self.config.vendors}
         self._vendor_list = list(self.vendors.values())

@@ -198,3 +198,19 @@ def test_an_unhealthy_hygon_card_is_skipped_only_under_v2_10(release, reason):
     card = usage("dcu-0", type="DCU", count=10, totalmem=16384, totalcore=100, health=False)
     outcome = for_release(release).fit(HygonVendor(), [card], (1, "DCU", 1024, 0, 10))
     assert (outcome.ok, outcome.reason) == (not reason, reason)
+
+
+@pytest.mark.parametrize(("release", "reason"), [("2.9", "NodeInsufficientDevice"), ("2.10", "")])
+def test_several_mig_instances_of_one_gpu_only_under_v2_10(release, reason):
+    """Three 1g instances asked of one MIG-mode A100: v2.10 takes them from its placements; v2.9
+    refuses the count against the node's one GPU before any Fit."""
+    from hami_sim.engine.fit import fit_pod
+    from hami_sim.engine.policy import DEFAULT_WEIGHTS
+
+    from .helpers import VENDORS, node_state, podview, policy, req
+    from .test_fit_rules import mig_dev
+
+    out = fit_pod(node_state(mig_dev()), podview(req(3, 4000)), VENDORS, policy("", {}), DEFAULT_WEIGHTS,
+                  rules=rules_for(release))  # fmt: skip
+    assert (out.ok, out.reason) == (not reason, reason)
+    assert "count_by_type" in {c.name for c in rule_differences("2.9", "2.10")}

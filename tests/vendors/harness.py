@@ -281,7 +281,7 @@ def fit_in_devices(
     allocated: dict[str, list[list[ContainerDevice]]] = {}
     weights = _weights(pod.annotations, rules)
     vendor_map = _vendor_map(vendors, rules)
-    reason = engine_fit_in_devices(state, reqs, pod, vendor_map, policy, weights, [], {}, allocated)
+    reason = engine_fit_in_devices(state, reqs, pod, vendor_map, policy, weights, [], {}, allocated, rules)
     return reason, allocated
 
 
@@ -312,8 +312,7 @@ def calc_score(
         scores = {uuid: dict(row) for uuid, row in ((pair_scores or {}).get(name) or {}).items()}
         state = NodeState(name, list(devices), scores, frozenset())
         policy = resolve_gpu_policy(annotations, gpu_policy, False, rules)
-        init = rules.init_containers
-        out[name] = fit_pod(state, pod, vendor_map, policy, weights, node_policy, init_containers=init)
+        out[name] = fit_pod(state, pod, vendor_map, policy, weights, node_policy, rules=rules)
     return out
 
 

@@ -14,13 +14,32 @@ __all__ = ["TaskRunTable", "RejectedObjectTable"]
 
 class TaskRunTable(tables.Table):
     started_at = tables.DateTimeColumn()
+    progress = tables.Column(orderable=False, empty_values=())
     counts = tables.Column(orderable=False)
 
     class Meta:
         model = TaskRun
         empty_text = "No task runs recorded yet (the Celery worker records each sync, drift check and prune)."
-        fields = ("task", "outcome", "started_at", "duration_ms", "counts", "error")
+        fields = ("task", "outcome", "started_at", "duration_ms", "progress", "counts", "error")
         attrs = ATTRS
+
+    def render_progress(self, record):
+        """A running task's stage and how far it is (the task writes it into its row as it goes)."""
+        progress = record.progress or {}
+        if record.outcome != TaskRun.Outcome.RUNNING or not progress.get("stage"):
+            return "—"
+        done, total = int(progress.get("done") or 0), progress.get("total")
+        if not total:
+            return format_html('<span class="task-progress">{} {}</span>', progress["stage"], f"{done:,}")
+        return format_html(
+            '<span class="task-progress">{} {} / {} ({}%) <progress value="{}" max="{}"></progress></span>',
+            progress["stage"],
+            f"{done:,}",
+            f"{int(total):,}",
+            done * 100 // int(total),
+            done,
+            int(total),
+        )
 
     def render_outcome(self, record):
         css = {"success": "v-fit", "failure": "v-no_fit"}.get(record.outcome, "v-unresolvable")

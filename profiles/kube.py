@@ -12,9 +12,12 @@ from pathlib import Path
 
 import orjson
 
+from hami_sim.runtime.progress import report
+
 __all__ = [
     "SourceError",
     "list_nodes",
+    "listed_total",
     "nodes_from_snapshot",
     "match_selector",
     "read_snapshot",
@@ -151,6 +154,16 @@ def list_nodes(
         client_.close()
 
 
+def listed_total(page: Mapping, seen: int) -> int | None:
+    """How many items a paginated list holds, once a page says so: ``seen`` when it is the last
+    page, ``seen`` plus the API server's ``remainingItemCount`` when given, else unknown."""
+    meta = page.get("metadata") or {}
+    if not meta.get("continue"):
+        return seen
+    remaining = meta.get("remainingItemCount")
+    return seen + int(remaining) if isinstance(remaining, int) else None
+
+
 def _list_pages(api, label_selector: str, page_size: int, timeout: float) -> list[dict]:
     """Every page of the node list, raw JSON decoded with orjson (the client's models are slow)."""
     nodes: list[dict] = []
@@ -163,6 +176,7 @@ def _list_pages(api, label_selector: str, page_size: int, timeout: float) -> lis
             kwargs["_continue"] = token
         page = orjson.loads(api.list_node(**kwargs).data)
         nodes.extend(page.get("items") or [])
+        report("list nodes", len(nodes), listed_total(page, len(nodes)))
         token = (page.get("metadata") or {}).get("continue") or None
         if not token:
             return nodes

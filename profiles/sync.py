@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from hami_sim.engine import reasons as R
 from hami_sim.runtime.bulk import copy_rows, gc_paused, instance_row, update_rows
+from hami_sim.runtime.progress import counted
 from hami_sim.runtime.rejects import bad_identity, note, object_name
 from hami_sim.runtime.storable import clean_json, clean_text, encode_checked
 
@@ -116,7 +117,7 @@ def sync_nodes(nodes: list[dict]) -> dict[str, int]:
     with transaction.atomic():
         _single_flight()
         existing = {inv.name: inv for inv in NodeInventory.objects.defer("labels", "annotations", "devices")}
-        for node in nodes:
+        for node in counted(nodes, "nodes"):
             read = _read_node(node, sources, snapshot, group_ids)
             if read is None:  # what names it cannot be stored: skipped (and noted)
                 continue

@@ -27,6 +27,7 @@ import yaml
 from django.db import transaction
 
 from hami_sim.project import safeyaml
+from hami_sim.runtime.progress import counted
 
 from .api.serializers import NestedDeviceProfileSerializer, NodeGroupSerializer, complete_rows
 from .choices import Vendor
@@ -171,10 +172,14 @@ def import_profiles(text: str) -> dict[str, int]:
     """Validate everything, then upsert groups by name and replace the profiles listed for each."""
     names: set[str] = set()
     labels_seen: dict[str, str] = {}
-    plans = [_plan_group(i, entry, names, labels_seen) for i, entry in enumerate(_load(text))]
+    entries = _load(text)
+    plans = [
+        _plan_group(i, entry, names, labels_seen)
+        for i, entry in counted(enumerate(entries), "check node groups", total=len(entries), every=10)
+    ]
     counts = {"created": 0, "updated": 0, "profiles": 0}
     with transaction.atomic(), profile_edit():  # one version per changed profile, none for an identical file
-        for serializer, profile_plans in plans:
+        for serializer, profile_plans in counted(plans, "import node groups", every=10):
             counts["updated" if serializer.instance is not None else "created"] += 1
             group = serializer.save()
             if profile_plans is not None:

@@ -14,7 +14,8 @@ on ``involvedObject.*`` and ``reason``), ``GET /api/v1/namespaces/<ns>/configmap
 changes are kept, as the subresource does; a MODIFIED event follows; ``patches`` records each
 ``(node, content type, body)``; ``patch_fail_status`` refuses every patch with that status).
 Failures come back as ``Status`` objects (``fail_status=403`` or ``500``; ``fail_after_pages`` to
-fail mid-list); ``delay`` makes every response slow. ``requests`` records each path+query, and a
+fail mid-list); ``delay`` makes every response slow; ``hold_pods_after_pages`` holds the pod list
+after that many pages (``held`` is set) until the test sets ``release``. ``requests`` records each path+query, and a
 wrong bearer token gets 401.
 
 Watches behave like kube-apiserver's: a chunked stream of ``{"type": ..., "object": ...}`` lines
@@ -133,6 +134,9 @@ class FakeKubeAPI:
         )
         self.fail_after_pages: int | None = None
         self.delay = 0.0
+        self.hold_pods_after_pages: int | None = None
+        self.held = threading.Event()
+        self.release = threading.Event()
         self.requests: list[str] = []
         self.patches: list[tuple[str, str, object]] = []
         self.patch_fail_status: int | None = None
@@ -324,6 +328,12 @@ class FakeKubeAPI:
         self._send(handler, code, body)
 
     def _list_pods(self, handler: BaseHTTPRequestHandler, query: dict) -> None:
+        pages_served = (
+            sum(1 for r in self.requests if r.startswith("/api/v1/pods?") and "watch=" not in r) - 1
+        )
+        if self.hold_pods_after_pages is not None and pages_served >= self.hold_pods_after_pages:
+            self.held.set()
+            self.release.wait(60)
         if self.fail_status and self.fail_after_pages is None:
             return self._send(handler, self.fail_status, status_object(self.fail_status, self.fail_message))
         pods = list(self.pods)

@@ -17,9 +17,11 @@ from typing import Any
 
 import orjson
 
+from hami_sim.runtime.progress import report
 from profiles.kube import (
     SourceError,
     api_client,
+    listed_total,
     match_selector,
     nodes_from_snapshot,
     read_snapshot,
@@ -137,6 +139,7 @@ def list_resource(
                 if match_selector((i.get("metadata") or {}).get("labels") or {}, label_selector)
             ]
         on_page(list(items))
+        report(f"list {resource}", len(items), len(items))
         return ""
 
     errors = _client_errors()
@@ -156,9 +159,12 @@ def list_resource(
         return orjson.loads(_lister(api_client_, resource)(**kwargs).data)
 
     try:
-        rv = ""
+        rv, seen = "", 0
         for page in _prefetched(fetch):
-            on_page(page.get("items") or [])
+            items = page.get("items") or []
+            on_page(items)
+            seen += len(items)
+            report(f"list {resource}", seen, listed_total(page, seen))
             rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
         return rv
     except errors as exc:

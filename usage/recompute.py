@@ -23,6 +23,7 @@ from hami_sim.engine.allocations import NodeUsage as EngineUsage
 from hami_sim.engine.allocations import PodAllocation as Allocation
 from hami_sim.engine.allocations import node_usage
 from hami_sim.runtime.bulk import copy_rows, gc_paused, update_rows
+from hami_sim.runtime.progress import counted
 
 from .models import NodeUsage, PodAllocation, UsageFinding, UsageState
 from .podrows import BATCH, digest, json_text, stored_allocations
@@ -114,7 +115,7 @@ def recompute(
     existing = {r.name: r for r in (rows if names is None else rows.filter(name__in=names))}
     plan = _UsagePlan(now, generation)
     findings = []
-    for name, devices in registered.items():
+    for name, devices in counted(registered.items(), "usage", total=len(registered)):
         node_pods = pods.get(name, [])
         usage = node_usage(devices, node_pods)
         findings.extend(_findings_for(name, usage, node_pods))

@@ -29,6 +29,9 @@ class TaskRun(models.Model):
     outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING, db_index=True)
     counts = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # How far a running task is: {"stage": ..., "done": n, "total": n or null}, written as it goes
+    # (``hami_sim.runtime.taskruns``) so the Task runs page can show a long sync moving.
+    progress = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "profiles_taskrun"  # created by profiles' first migration; kept when it moved here

@@ -379,4 +379,5 @@ class TaskRunSerializer(serializers.ModelSerializer):
             "outcome",
             "counts",
             "error",
+            "progress",
         ]

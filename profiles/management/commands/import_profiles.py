@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from hami_sim.runtime.progress import terminal_progress
 from profiles.yamlio import ProfileImportError, import_profiles
 
 
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
-            counts = import_profiles(text)
+            with terminal_progress(sys.stderr):  # bars on a terminal only
+                counts = import_profiles(text)
         except ProfileImportError as exc:
             raise CommandError(f"{path}: {exc}; nothing was changed") from None
         self.stdout.write(

@@ -1,11 +1,15 @@
-"""``manage.py sync_cluster``: one sync of Nodes and Pods in the foreground (snapshots, tests)."""
+"""``manage.py sync_cluster``: one sync of Nodes and Pods in the foreground (snapshots, tests), with a
+progress bar per stage on stderr when it is a terminal; the counts on stdout either way."""
 
 from __future__ import annotations
+
+import sys
 
 import orjson
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from hami_sim.runtime.progress import terminal_progress
 from profiles.kube import SourceError
 
 
@@ -27,7 +31,7 @@ class Command(BaseCommand):
         if not source:
             raise CommandError("no source: set KUBE_SOURCE or pass --source")
         try:
-            with rejections("sync_cluster") as rejected:
+            with rejections("sync_cluster") as rejected, terminal_progress(sys.stderr):  # bars on a terminal only
                 counts = sync_cluster(source, selector)
                 counts["rejected"] = rejected.summary()
         except SourceError as exc:

@@ -31,6 +31,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("Sessions", "sessions", ("sessions", "session")),
     NavItem("What-if", "what-if", ("what-if",)),
     NavItem("Task runs", "task-runs", ("task-runs",)),
+    NavItem("Diagnostics", "diagnostics", ("diagnostics",)),
     NavItem("API", "/api/docs/"),
 )
 

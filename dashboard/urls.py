@@ -12,6 +12,7 @@ app_name = "dashboard"
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("task-runs/", views.task_run_list, name="task-runs"),
+    path("diagnostics/", views.diagnostics, name="diagnostics"),
     path("", include("decisions.urls_pages")),
     path("", include("profiles.urls_pages")),
     path("", include("usage.urls_pages")),

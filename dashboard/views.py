@@ -1,4 +1,5 @@
-"""The dashboard's own pages: the overview (every app's state at a glance) and the task runs.
+"""The dashboard's own pages: the overview (every app's state at a glance), the task runs and the
+diagnostics (internal figures, off the overview).
 
 Every other page belongs to its app (``<app>/views.py``, wired in ``dashboard/urls.py``); the
 dashboard keeps the overview, the navigation (``dashboard/nav.py``) and the base templates. Figures
@@ -30,7 +31,7 @@ from usage import summary as usage_summary
 
 from .tables import RejectedObjectTable, TaskRunTable
 
-__all__ = ["overview", "task_run_list"]
+__all__ = ["overview", "task_run_list", "diagnostics"]
 
 #: The overview's time ranges (the charts' window) and auto-refresh periods, as Grafana offers them.
 RANGES = {"1h": 1, "6h": 6, "24h": 24, "7d": 168}
@@ -160,6 +161,12 @@ def task_run_list(request: HttpRequest) -> HttpResponse:
         template="dashboard/task_runs.html",
         extra={"rejected": rejected},
     )
+
+
+@dashboard_view
+def diagnostics(request: HttpRequest) -> HttpResponse:
+    """Internal figures (the extender caches of this process): for tuning, kept off the overview."""
+    return render(request, "dashboard/diagnostics.html")
 
 
 #: the newest rejected objects the task runs page lists

@@ -88,9 +88,10 @@ class CAEvent(models.Model):
     """A Kubernetes Event about a pending pod, from CA or the scheduler, with its parsed message."""
 
     class Reason(models.TextChoices):
-        TRIGGERED_SCALE_UP = "TriggeredScaleUp"
-        NOT_TRIGGER_SCALE_UP = "NotTriggerScaleUp"
-        FAILED_SCHEDULING = "FailedScheduling"
+        # labelled with the reason as Kubernetes writes it, the one spelling every page shows
+        TRIGGERED_SCALE_UP = "TriggeredScaleUp", "TriggeredScaleUp"
+        NOT_TRIGGER_SCALE_UP = "NotTriggerScaleUp", "NotTriggerScaleUp"
+        FAILED_SCHEDULING = "FailedScheduling", "FailedScheduling"
 
     event_uid = models.CharField(max_length=128, unique=True, help_text="Event metadata.uid")
     reason = models.CharField(max_length=32, choices=Reason.choices, db_index=True)

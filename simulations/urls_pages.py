@@ -9,5 +9,6 @@ from . import views
 urlpatterns = [
     path("sessions/", views.session_list, name="sessions"),
     path("sessions/<uuid:pk>/", views.session_detail, name="session"),
+    path("sessions/<uuid:pk>/placements/", views.session_place, name="session-place"),
     path("sessions/<uuid:pk>/<str:action>/", views.session_action, name="session-action"),
 ]

@@ -1,4 +1,5 @@
-"""The simulations app's pages: simulation sessions (list with a create form, page, checkpoint buttons).
+"""The simulations app's pages: simulation sessions (list with a create form, page, checkpoint buttons
+and a placement form).
 
 Reading follows the API's owner rule (``simulations.sessions``): a session's owner or an operator.
 Writing goes through the same functions as the API's verbs, logged in with the operators role.
@@ -20,15 +21,17 @@ from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 from hami_sim.project.permissions import Caller, caller_of
+from profiles.models import NodeGroup
+from profiles.nodetemplates import group_template
 
 from . import sessions
 from .filtersets import SessionFilterSet
-from .forms import SessionCreateForm
+from .forms import PlacementForm, SessionCreateForm
 from .models import SimulationSession
 from .sessions import SessionError
 from .tables import SessionPlacementTable, SessionTable
 
-__all__ = ["session_list", "session_detail", "session_action"]
+__all__ = ["session_list", "session_detail", "session_action", "session_place"]
 
 
 def _readable_sessions(caller: Caller):
@@ -107,6 +110,57 @@ def session_action(request: HttpRequest, pk, action: str) -> HttpResponse:
     return redirect("dashboard:session", pk=pk)
 
 
+def _placement_form(session: SimulationSession, data=None) -> PlacementForm:
+    return PlacementForm(
+        data,
+        initial={"revision": session.revision},
+        session_nodes=list(session.nodes.values_list("name", flat=True)),
+        groups=list(NodeGroup.objects.values_list("name", flat=True)),
+    )
+
+
+def _template_of(name: str) -> dict:
+    group = NodeGroup.objects.prefetch_related("profiles__devices").get(name=name)
+    return group_template(group)
+
+
+def _placed_message(body: dict) -> str:
+    cards = [
+        f"{d['uuid']} {d['usedmem']} MiB, {d['usedcores']}% cores"
+        for container in body["containers"]
+        for d in container
+    ]
+    where = f": {'; '.join(cards)}" if cards else " (no device asked)"
+    return (
+        f"placed {body['namespace']}/{body['name']} on {body['nodeName']}{where}, revision {body['revision']}"
+    )
+
+
+@require_POST
+def session_place(request: HttpRequest, pk) -> HttpResponse:
+    """Place a pod from the session's page, through the API's ``place_pod`` (its checks and
+    answers: a pod HAMi cannot fit is refused with HAMi's reason, nothing changed)."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(reverse("dashboard:session", args=[pk]), settings.LOGIN_URL)
+    if not request.user.has_perm("simulations.change_simulationsession"):
+        raise PermissionDenied("placing a pod needs the operators role")
+    session = get_object_or_404(SimulationSession, pk=pk)
+    form = _placement_form(session, request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("dashboard:session", pk=pk)
+    try:
+        status, body = sessions.place_pod(pk, form.body(_template_of), form.cleaned_data["revision"])
+    except SessionError as exc:
+        reason = exc.extra.get("reason")
+        messages.error(request, f"{exc.error}{f': {reason}' if reason else ''} (HTTP {exc.status})")
+    except NodeGroup.DoesNotExist:
+        messages.error(request, "that node group no longer exists")
+    else:
+        messages.success(request, _placed_message(body) + ("" if status == 201 else " (already placed)"))
+    return redirect("dashboard:session", pk=pk)
+
+
 @dashboard_view
 def session_detail(request: HttpRequest, pk) -> HttpResponse:
     session = get_object_or_404(SimulationSession, pk=pk)
@@ -124,6 +178,7 @@ def session_detail(request: HttpRequest, pk) -> HttpResponse:
         "expired": session.expires_at <= timezone.now(),
         "usage": figures.usage_bars(node_dicts) if any(n["devices"] for n in node_dicts) else None,
         "placements": paginate(request, SessionPlacementTable(session.placements.all()), per_page=50),
+        "place_form": _placement_form(session),
         "session_actions": [
             ("fork", "push a checkpoint"),
             ("revert", "restore the last checkpoint exactly and pop it"),

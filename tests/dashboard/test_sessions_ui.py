@@ -100,3 +100,40 @@ def test_a_login_without_the_operators_role_cannot_change_sessions(client, db):
     assert client.post(f"/sessions/{session.pk}/fork/", {"revision": "0"}).status_code == 403
     session.refresh_from_db()
     assert session.depth == 0
+
+
+@pytest.mark.parametrize(
+    "gpumem,node,message",
+    [
+        (
+            "12000",
+            "group:gpu-a10",
+            r"placed ml/train-0 on template-node-for-gpu-a10-\d+: GPU-\S+ 12000 MiB, 0% cores, revision 1",
+        ),
+        ("80000", "group:gpu-a10", r"pod does not fit: \d+/\d+ CardInsufficientMemory \(HTTP 422\)"),
+        ("12000", "node:nowhere", r"node: Select a valid choice"),
+    ],
+    ids=["placed", "does-not-fit", "unknown-node"],
+)
+def test_a_pod_placed_from_the_session_page(client, operator, demo_data, gpumem, node, message):
+    from simulations.forms import EXAMPLE_PLACEMENT_POD
+
+    session = SessionFactory(owner="user:operator")
+    client.force_login(operator)
+    pod = EXAMPLE_PLACEMENT_POD.replace('"12000"', f'"{gpumem}"')
+    response = client.post(f"/sessions/{session.pk}/placements/", {"pod": pod, "node": node, "revision": 0})
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{session.pk}/"
+    html = client.get(response["Location"]).content.decode()
+    assert re.search(message, html), html[html.find("message") : html.find("message") + 300]
+    session.refresh_from_db()
+    assert session.placements.count() == (1 if message.startswith("placed") else 0)
+
+
+def test_placing_needs_the_operators_role(client, demo_data):
+    reader = UserFactory(username="reader", is_staff=True)
+    session = SessionFactory(owner="user:reader")
+    client.force_login(reader)
+    assert 'id="place"' not in client.get(f"/sessions/{session.pk}/").content.decode()
+    response = client.post(f"/sessions/{session.pk}/placements/", {"pod": "{}", "node": "group:gpu-a10"})
+    assert response.status_code == 403
+    assert session.placements.count() == 0

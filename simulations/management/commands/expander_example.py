@@ -29,6 +29,11 @@ METHOD = "/grpcplugin.Expander/BestOptions"
 # bytes (nodeBytesMap = 3, podBytes = 5; CA >= 1.34.2, the only form CA >= 1.35 sends).
 WIRES = ["objects", "bytes"] if "podBytes" in pb.CAOption.DESCRIPTOR.fields_by_name else ["objects"]
 GPUMEM = 30000  # MiB: more than an A10G card (23028), less than an H100 (81559)
+#: each wire as the command says it: the request fields it fills and the CA releases that send them
+WIRE_WORDS = {
+    "objects": "nodeMap and pod, as CA 1.32 to 1.34 send",
+    "bytes": "nodeBytesMap and podBytes, as CA 1.35 and later send",
+}
 
 
 def _example_pod(i: int) -> dict:
@@ -126,5 +131,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"asked {opts['target']}: {len(EXAMPLE_PODS)} pods x {GPUMEM} MiB, options {', '.join(offered)}"
         )
+        self.stdout.write(f"wire: {WIRE_WORDS[opts['wire']]}")
         self.stdout.write(f"kept: {', '.join(kept) or '(none: no option places a pod)'}")
         self.stdout.write("each option's reason: the dashboard's Decisions page, caller expander")

@@ -49,9 +49,11 @@ browser-deps: $(RUNTIME_STAMP)
 	$(PIP) install -q "$$(grep -oE '^playwright==[^ ]+' requirements-dev.txt)"
 	@test -x "$(CHROMIUM)" || { echo "no Chromium at $(CHROMIUM): apt-get install -y chromium (or CHROMIUM=/path/to/chromium)" >&2; exit 1; }
 
-## The README's screenshots (docs/img/*.png) from a running demo: `DEMO_PORT=8001 make screenshots`.
+## Screenshots of a running demo: `DEMO_PORT=8001 make screenshots` writes them to var/screenshots/
+## (ignored by git); SCREENSHOTS_DIR=docs/img replaces the README's own, when that is the point.
+SCREENSHOTS_DIR ?= var/screenshots
 screenshots: browser-deps
-	CHROMIUM="$(CHROMIUM)" $(PY) scripts/screenshots.py
+	CHROMIUM="$(CHROMIUM)" $(PY) scripts/screenshots.py --out "$(SCREENSHOTS_DIR)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

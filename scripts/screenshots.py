@@ -3,9 +3,11 @@
     DEMO_PORT=8001 make demo                      # in one shell
     DEMO_PORT=8001 .venv/bin/python scripts/screenshots.py   # in another
 
-Writes ``docs/img/overview.png``, ``docs/img/pod.png`` (the pod that triggered a scale-up) and
-``docs/img/node.png`` (per-card usage: the node whose cards hold the most pods). Each is the top of
-its page at 1280 px, so the files stay small.
+Writes ``overview.png``, ``pod.png`` (the pod that triggered a scale-up) and ``node.png`` (per-card
+usage: the node whose cards hold the most pods) to ``--out``: ``var/screenshots/`` unless told, which
+git ignores, so taking screenshots never changes the tracked ``docs/img/*.png``; ``--out docs/img``
+(``SCREENSHOTS_DIR=docs/img make screenshots``) refreshes those on purpose. Each is the top of its
+page at 1280 px, so the files stay small.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def main() -> int:
     parser.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('DEMO_PORT', '8000')}")
     parser.add_argument("--user", default=os.environ.get("DEMO_ADMIN_USER", "admin"))
     parser.add_argument("--password", default=os.environ.get("DEMO_ADMIN_PASSWORD", "hami-sim-demo"))
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    parser.add_argument("--out", type=Path, default=ROOT / "var" / "screenshots")
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright

@@ -162,7 +162,8 @@ def test_what_if_example_estimates_and_explains_waste(client, staff, demo_data):
     assert response.status_code == 200
     assert 'id="estimate-answer"' in html and "CA would scale" in html
     assert "(capacity − requests) / capacity" in html
-    assert "(score " in html and "is the sum of all four wastes" in html
+    assert "least-waste score " in html and "= cpu + memory, of 2" in html  # the score CA compares
+    assert "(score " not in html
     assert "<sup>*</sup>" not in html  # the example requests cpu and memory: no footnote
 
 

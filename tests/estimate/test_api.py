@@ -358,3 +358,25 @@ def test_daemon_sets_and_allocatable_over_http(client):
     assert answer["options"][0]["nodeCount"] == 4
     status, answer = estimate(client, {**body, "daemonSets": "x"})
     assert status == 400 and "daemonSets" in answer["detail"]
+
+
+@pytest.mark.parametrize(
+    "expander,named,summed",
+    [
+        ("least-waste", "least-waste score", ("cpu", "memory")),
+        ("least-waste-gpu", "least-waste-gpu score", ("cpu", "memory", "gpuMemory", "gpuCores")),
+    ],
+)
+def test_the_explanation_names_what_each_waste_score_sums(client, expander, named, summed):
+    """A least-waste score is two shares added: the explanation says so and shows that sum, not the
+    sum of all four shares as "score"."""
+    import re
+
+    pods = [{"pod": owned(pod("w", gpumem=12000)), "count": 4}]
+    status, body = estimate(client, {"pods": pods, "nodeGroups": _expander_groups(), "expander": expander})
+    for option in body["options"]:
+        shown = re.search(rf"'{option['nodeGroup']}': .*?{named} ([0-9.]+) = ([^;)]+)", body["explanation"])
+        assert shown, body["explanation"]
+        assert float(shown.group(1)) == pytest.approx(sum(option["waste"][k] for k in summed), abs=1e-3)
+        assert shown.group(2).split(", of")[0] == " + ".join(summed)
+    assert "(score " not in body["explanation"]

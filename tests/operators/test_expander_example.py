@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from simulations.grpcexpander.server import build_server
-from simulations.management.commands.expander_example import WIRES
+from simulations.management.commands.expander_example import WIRE_WORDS, WIRES
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "profiles.yaml"
@@ -33,6 +33,7 @@ def test_example_asks_the_running_expander_and_leaves_a_decision(expander, wire)
     call_command("expander_example", "--target", expander, "--wire", wire, stdout=out)
     text = out.getvalue()
     assert "options gpu-a10, gpu-h100, gpu-l4" in text
+    assert f"wire: {WIRE_WORDS[wire]}\n" in text
     # 30000 MiB fits an H100 card, not an A10G; gpu-l4 has no device profile: kept, not judged
     assert "kept: gpu-h100, gpu-l4\n" in text
     recorder.flush(timeout=30)
@@ -44,3 +45,12 @@ def test_example_without_an_expander_says_where_it_looked():
     call_command("import_profiles", str(DEMO), stdout=StringIO())
     with pytest.raises(CommandError, match=r"^127\.0\.0\.1:1: UNAVAILABLE"):
         call_command("expander_example", "--target", "127.0.0.1:1")
+
+
+def test_the_readme_names_the_wire_the_example_sends_by_default():
+    """The README says which of CA's two request forms the command sends when not told."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    sentence = readme.split("manage.py expander_example`", 1)[1].split("prints the options", 1)[0]
+    fields = {"bytes": ("`nodeBytesMap`", "`podBytes`"), "objects": ("`nodeMap`", "`pod`")}[WIRES[-1]]
+    assert all(field in sentence.split("`--wire")[0] for field in fields), sentence
+    assert "CA 1.35 and later" in sentence

@@ -43,6 +43,43 @@ def test_screenshots_need_only_what_browser_deps_installs():
     assert "scripts/screenshots.py" in recipe
 
 
+def _tracked(path: str) -> list[str]:
+    run = subprocess.run(["git", "ls-files", path], cwd=ROOT, capture_output=True, text=True, check=True)
+    return run.stdout.split()
+
+
+def test_screenshots_leave_the_tracked_images_alone():
+    """`make screenshots` writes where git tracks nothing and ignores everything; only when asked
+    (SCREENSHOTS_DIR=docs/img) does it replace the README's images."""
+    recipe = dry_run("screenshots")
+    out = re.search(r'scripts/screenshots\.py --out "([^"]+)"', recipe).group(1)
+    assert out == "var/screenshots"
+    assert _tracked(out) == []
+    ignored = subprocess.run(["git", "check-ignore", "-q", f"{out}/overview.png"], cwd=ROOT)
+    assert ignored.returncode == 0
+    assert _tracked("docs/img")  # the images the README shows stay what was committed
+    asked = subprocess.run(
+        [
+            "make",
+            "-n",
+            "-o",
+            ".venv/.installed",
+            "-o",
+            ".venv/.runtime-installed",
+            "screenshots",
+            "SCREENSHOTS_DIR=docs/img",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert '--out "docs/img"' in asked
+    script = (ROOT / "scripts" / "screenshots.py").read_text()  # run alone, it writes there too
+    assert 'default=ROOT / "var" / "screenshots"' in script
+
+
 @pytest.mark.parametrize("doc", ["README.md", "docs/dashboard.md"])
 def test_docs_name_the_same_screenshot_command(doc):
     text = (ROOT / doc).read_text()

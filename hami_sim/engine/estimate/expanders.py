@@ -150,9 +150,21 @@ def _best(options: list[GroupOption], key: Callable[[GroupOption], float]) -> li
     return [o for o, v in zip(options, values, strict=True) if v == top]
 
 
-def _ca_waste(option: GroupOption) -> float:
+def ca_waste(option: GroupOption) -> float:
     """CA's least-waste score: unused cpu share + unused memory share (app containers' requests)."""
     return option.waste.cpu + option.waste.memory
+
+
+def gpu_waste(option: GroupOption) -> float:
+    """least-waste-gpu's score: CA's two shares plus the unused device memory and cores shares."""
+    return option.waste.score
+
+
+#: the waste expanders, each with its score (lower wins) and what the score sums, for the explanation
+WASTE_SCORES: dict[str, tuple[Callable[[GroupOption], float], str]] = {
+    "least-waste": (ca_waste, "cpu + memory, of 2"),
+    "least-waste-gpu": (gpu_waste, "cpu + memory + gpuMemory + gpuCores, of 4"),
+}
 
 
 def _priority(option: GroupOption, expander: Expander) -> int | None:
@@ -176,9 +188,9 @@ def expander_filter(
 ) -> list[GroupOption]:
     """One of CA's expander filters: the options it keeps (ties included)."""
     if name == "least-waste":
-        return _best(options, lambda o: -_ca_waste(o))
+        return _best(options, lambda o: -ca_waste(o))
     if name == "least-waste-gpu":
-        return _best(options, lambda o: -o.waste.score)
+        return _best(options, lambda o: -gpu_waste(o))
     if name == "most-pods":
         return _best(options, lambda o: len(o.scheduled))
     if name == "least-nodes":

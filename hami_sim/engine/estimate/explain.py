@@ -5,17 +5,28 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .expanders import Expander
+from .expanders import WASTE_SCORES, Expander
 from .results import GroupOption
 
 
-def _describe(option: GroupOption) -> str:
+def _scores(option: GroupOption, names: tuple[str, ...]) -> str:
+    """The score of each waste expander in the chain, named with what it sums: a least-waste score is
+    two shares added (0 to 2), never one share, so the reader is not left to guess which."""
+    scores = [
+        f"{name} score {score(option):.3f} = {summed}"
+        for name, (score, summed) in WASTE_SCORES.items()
+        if name in names
+    ]
+    return f" ({'; '.join(scores)})" if scores else ""
+
+
+def _describe(option: GroupOption, names: tuple[str, ...]) -> str:
     total = len(option.scheduled) + len(option.unschedulable)
     w = option.waste
     return (
         f"{option.node_group!r}: {option.node_count} new node(s) for {len(option.scheduled)}/{total} pod(s), "
-        f"waste cpu {w.cpu:.3f}, memory {w.memory:.3f}, gpuMemory {w.gpu_memory:.3f}, "
-        f"gpuCores {w.gpu_cores:.3f} (score {w.score:.3f})"
+        f"waste shares cpu {w.cpu:.3f}, memory {w.memory:.3f}, gpuMemory {w.gpu_memory:.3f}, "
+        f"gpuCores {w.gpu_cores:.3f}{_scores(option, names)}"
     )
 
 
@@ -37,7 +48,8 @@ def _explain(
     steps: list[str],
     candidates: list[str],
 ) -> str:
-    parts = [f"Expander {','.join(expander.names)} chose {_describe(chosen)}."]
+    names = tuple(expander.names)
+    parts = [f"Expander {','.join(names)} chose {_describe(chosen, names)}."]
     if len(viable) == 1:
         parts.append("It was the only node group that could schedule any pod.")
     else:
@@ -47,7 +59,7 @@ def _explain(
             parts.append(
                 f"CA picks at random among {', '.join(repr(c) for c in candidates)}; this answer takes {how}."
             )
-        others = [_describe(o) for o in viable if o is not chosen]
+        others = [_describe(o, names) for o in viable if o is not chosen]
         parts.append("Other options: " + "; ".join(others) + ".")
     if rejected:
         parts.append("Not options: " + "; ".join(_why_not(o) for o in rejected) + ".")

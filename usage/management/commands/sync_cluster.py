@@ -31,7 +31,10 @@ class Command(BaseCommand):
         if not source:
             raise CommandError("no source: set KUBE_SOURCE or pass --source")
         try:
-            with rejections("sync_cluster") as rejected, terminal_progress(sys.stderr):  # bars on a terminal only
+            with (
+                rejections("sync_cluster") as rejected,
+                terminal_progress(sys.stderr),
+            ):  # bars on a terminal only
                 counts = sync_cluster(source, selector)
                 counts["rejected"] = rejected.summary()
         except SourceError as exc:

@@ -6,17 +6,18 @@ wired to what the settings and the docs say.
 
 from __future__ import annotations
 
+import http.client
 import shutil
 import subprocess
 from urllib.parse import urlsplit
 
-import environ
+import orjson
 import pytest
 import yaml
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from hami_sim.project.api_settings import rest_framework
+from hami_sim.server.serve import start_server, stop_server
 from tests.deploy.conftest import DEPLOY, REPO
 from tests.deploy.test_manifests import _allowed
 from tests.factories.models import TokenFactory
@@ -63,19 +64,35 @@ def _web_labels(objects: list[dict]) -> dict:
 
 
 # -- reads need a login or a token -------------------------------------------------------------------------
-@pytest.mark.django_db
-def test_production_refuses_anonymous_reads_and_serves_a_token(production, settings, monkeypatch):
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_production_refuses_anonymous_reads_and_serves_a_token(production, server_database_url):
+    """The production ConfigMap's setting, given to the real server: an anonymous read is refused,
+    the same read with a token answers."""
     config = _config(production)
     assert config["API_REQUIRE_AUTH_FOR_READS"] == "true"
-    monkeypatch.setenv("API_REQUIRE_AUTH_FOR_READS", config["API_REQUIRE_AUTH_FOR_READS"])
-    settings.REST_FRAMEWORK = rest_framework(environ.Env())
-    client = Client()
-    for path in ("/api/v1/node-groups/", "/api/v1/decisions/"):
-        response = client.get(path)
-        assert response.status_code in (401, 403), path
-        assert "detail" in response.json()
     token = TokenFactory(user__username="reader")
-    assert client.get("/api/v1/node-groups/", HTTP_AUTHORIZATION=f"Token {token.key}").status_code == 200
+    env = {
+        "DATABASE_URL": server_database_url,
+        "HAMI_SIM_LISTENER": "all",
+        "LOG_LEVEL": "ERROR",
+        "API_REQUIRE_AUTH_FOR_READS": config["API_REQUIRE_AUTH_FOR_READS"],
+    }
+    proc, url = start_server(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def get(path: str, **headers: str) -> tuple[int, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=30)
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        return response.status, orjson.loads(response.read())
+
+    try:
+        for path in ("/api/v1/node-groups/", "/api/v1/decisions/"):
+            status, body = get(path)
+            assert status in (401, 403) and "detail" in body, path
+        assert get("/api/v1/node-groups/", Authorization=f"Token {token.key}")[0] == 200
+    finally:
+        stop_server(proc)
 
 
 @pytest.mark.parametrize(

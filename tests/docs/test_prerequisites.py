@@ -16,7 +16,8 @@ PROGRAMS = {
     ".venv/bin/python": "`.venv`",
     "make": "`make`",
 }
-BUILTINS = {"echo", "export", "cd", "test", "true"}
+#: the shell's builtins and the POSIX tools every machine with a shell and make has
+BUILTINS = {"echo", "export", "cd", "test", "true", "printf", "awk", "sed", "grep", "cat", "head", "tail"}
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _ASSIGNMENT = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s*)+")
 

@@ -45,7 +45,9 @@ class PodField(forms.CharField):
 
     def __init__(self, **kwargs) -> None:
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 16, "cols": 70, "spellcheck": "false"}))
-        kwargs.setdefault("max_length", 256 * 1024)  # bounds the parse work (libyaml, hami_sim.project.safeyaml)
+        kwargs.setdefault(
+            "max_length", 256 * 1024
+        )  # bounds the parse work (libyaml, hami_sim.project.safeyaml)
         kwargs.setdefault("help_text", "A Pod as YAML or JSON (kubectl get pod -o yaml works).")
         super().__init__(**kwargs)
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('decisions', '0005_verbose_names'),
+        ('decisions', '0006_judging_releases'),
     ]
 
     operations = [

@@ -112,6 +112,34 @@ def _run(answers: _Answers, phase: str, seconds: float, confirm: bool) -> None:
         time.sleep(0.5)
 
 
+def _until(check, what: str, confirm: bool = True, within: float = 90.0) -> None:
+    """Confirm the usage (the watcher's heartbeat) until ``check()`` holds: each phase starts when
+    the server shows what the phase is about, however slowly a busy machine gets there (a bound
+    for the suite, not a timed assertion)."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, f"never {what}"
+        if confirm:
+            _confirm()
+        time.sleep(0.2)
+
+
+def _probe(base: str) -> dict:
+    """One filter call of our own, beside the clients'."""
+    url = urlsplit(base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    try:
+        conn.request("POST", "/filter-simulation", BODY, {"Content-Type": "application/json"})
+        return orjson.loads(conn.getresponse().read())
+    finally:
+        conn.close()
+
+
+def _filters(answers: _Answers, phase: str) -> int:
+    with answers.lock:
+        return sum(1 for _, verb, _ in answers.got.get(phase, ()) if verb == "filter")
+
+
 def _filter(body: dict) -> tuple[list[str], dict]:
     return [n["metadata"]["name"] for n in (body["Nodes"] or {}).get("items", [])], body["FailedNodes"]
 
@@ -145,7 +173,8 @@ def test_filter_and_prioritize_keep_answering_while_postgres_is_down(server_behi
     proxy, base = server_behind_proxy
     _store_usage()
     answers, stop = _Answers(), threading.Event()
-    _run(answers, "warm", 1.5, confirm=True)  # the server's refresher reads the usage
+    healthy = ([FREE, TEMPLATE], {FULL: FULL_REASON})
+    _until(lambda: _filter(_probe(base)) == healthy, "read the usage")  # the server's refresher
     clients = [threading.Thread(target=_client, args=(base, answers, stop)) for _ in range(4)]
     for c in clients:
         c.start()
@@ -153,12 +182,14 @@ def test_filter_and_prioritize_keep_answering_while_postgres_is_down(server_behi
         _run(answers, "before", 2, confirm=True)
         proxy.cut()
         _run(answers, "down", STALE_SECONDS + 4, confirm=True)  # confirmed, but the server cannot see it
+        _until(lambda: _filter(_probe(base))[0] == [TEMPLATE], "went stale")
         answers.phase = "down, stale"
-        time.sleep(2)
+        _until(lambda: _filters(answers, "down, stale") >= 2, "answered while stale", confirm=False)
         proxy.restore()
-        _run(answers, "back", 3, confirm=True)
+        answers.phase = "back"
+        _until(lambda: _filter(_probe(base)) == healthy, "recovered")
         answers.phase = "after"
-        time.sleep(2)
+        _until(lambda: _filters(answers, "after") >= 2, "answered after the outage")
     finally:
         stop.set()
         for c in clients:

@@ -92,7 +92,8 @@ def test_410_gone_relists_and_catches_up(kube_api, source):
         kube_api.pods.append(hami_pod("unseen", "n1", [("GPU-n1-2", 7000, 30)]))
         kube_api.compact()
         assert eventually(lambda: card("n1", "GPU-n1-2") == (1, 7000, ("ml/unseen",)))
-        assert watcher.counts["relists"] >= 3
+        # the relist writes the card, then counts itself: wait for the count too, not the card alone
+        assert eventually(lambda: watcher.counts["relists"] >= 3)
         assert kube_api.wait_for_watches(2)  # watching again from the relist's version
         kube_api.add_pod(hami_pod("after", "n1", [("GPU-n1-3", 1000, 10)]))
         assert eventually(lambda: card("n1", "GPU-n1-3") == (1, 1000, ("ml/after",)))
@@ -108,7 +109,8 @@ def test_dropped_and_failing_watches_reconnect_with_backoff(kube_api, source):
         kube_api.watch_fail_status = 500
         kube_api.drop_watches()
         assert eventually(lambda: watcher.counts["errors"] >= 2)
-        assert "watch of" in UsageState.objects.get().error
+        # counted, then recorded: wait for the record itself
+        assert eventually(lambda: "watch of" in UsageState.objects.get().error)
         kube_api.add_pod(hami_pod("during", "n1", [("GPU-n1-0", 2000, 10)]))  # while the watch is down
         kube_api.watch_fail_status = None
         assert eventually(lambda: card("n1", "GPU-n1-0") == (1, 2000, ("ml/during",)))

@@ -68,6 +68,9 @@ class HamiRules:
     # a request's device count is checked against the node's devices of its type, and a MIG request
     # may take several instances of one GPU (False: against every device of the node)
     count_by_type: bool = True
+    # AMD cards are shared as vGPU slices from their registration (False: whole MI300X cards counted
+    # in capacity, the backend before v2.10)
+    amd_vgpu: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -106,6 +109,7 @@ class _Change:
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
+    "amd_vgpu": False,
     "count_by_type": False,
     "typed_device_score": False,
     "iluvatar_from_last": False,
@@ -162,6 +166,15 @@ CHANGES: tuple[_Change, ...] = (
         "before any Fit (#2105), except a MIG request, which may take several instances of one GPU "
         "(#2724); before, the count was checked against every device of the node, whatever its type, "
         "and a MIG request for more instances than the node has GPUs failed",
+    ),
+    _Change(
+        "2.10",
+        "amd_vgpu",
+        True,
+        2290,
+        "AMD cards are shared: the hami.io/node-amd-register registration lists each card's memory and "
+        "compute units, and amd.com/gpumem and amd.com/gpucores ask for a slice; before, capacity "
+        "amd.com/gpu counted whole MI300X cards and every container took whole cards",
     ),
     _Change(
         "2.10",

@@ -214,3 +214,18 @@ def test_several_mig_instances_of_one_gpu_only_under_v2_10(release, reason):
                   rules=rules_for(release))  # fmt: skip
     assert (out.ok, out.reason) == (not reason, reason)
     assert "count_by_type" in {c.name for c in rule_differences("2.9", "2.10")}
+
+
+def test_an_amd_node_counted_in_capacity_takes_whole_cards_only_before_v2_10():
+    """v2.9's AMD backend reads capacity amd.com/gpu (whole MI300X cards); v2.10's reads the vGPU
+    registration, which this node does not carry."""
+    amd_node = node("n", [], capacity={"amd.com/gpu": "2", "cpu": "8", "memory": "64Gi", "pods": "110"})
+    amd_node["metadata"]["annotations"] = {}
+    amd_pod = pod(containers=[container(resources={"limits": {"amd.com/gpu": "2"}})])
+    old = Simulator(EngineConfig(hami_release="2.9", cache_bytes=0))
+    [verdict] = old.filter_nodes(old.pod_context(amd_pod), [amd_node])
+    assert verdict.fits
+    assert sorted(d.uuid for c in verdict.device_fit.containers for d in c) == ["n-AMDGPU-0", "n-AMDGPU-1"]
+    new = Simulator(EngineConfig(hami_release="2.10", cache_bytes=0))
+    [verdict] = new.filter_nodes(new.pod_context(amd_pod), [amd_node])
+    assert not verdict.fits

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
+from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
+from .amd_cards import AmdCardsVendor
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
 from .fit_loop import Rejections, collected_count
 from .node_codecs import json_devices
@@ -92,6 +94,13 @@ class AmdVendor(Vendor):
 
     def node_reads(self) -> NodeReads:
         return NodeReads(registers=(AMD_REGISTER,), json_devices=True)
+
+    def under(self, rules: HamiRules) -> Vendor:
+        """Before v2.10 (``amd_vgpu`` off) HAMi's AMD backend gave whole cards from capacity
+        (``amd_cards``), configured by the same count and memory names."""
+        if rules.amd_vgpu:
+            return super().under(rules)
+        return AmdCardsVendor(self.config).under(rules)
 
     def node_devices(
         self, annotations: Mapping[str, str], node: Mapping

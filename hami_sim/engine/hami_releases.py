@@ -71,6 +71,10 @@ class HamiRules:
     # AMD cards are shared as vGPU slices from their registration (False: whole MI300X cards counted
     # in capacity, the backend before v2.10)
     amd_vgpu: bool = True
+    # the backends a release has: Vastai from v2.9, Biren from v2.10 (a pod asking for a resource
+    # no backend manages is no HAMi pod)
+    vastai_backend: bool = True
+    biren_backend: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -109,6 +113,8 @@ class _Change:
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
+    "vastai_backend": False,
+    "biren_backend": False,
     "amd_vgpu": False,
     "count_by_type": False,
     "typed_device_score": False,
@@ -151,6 +157,14 @@ CHANGES: tuple[_Change, ...] = (
     ),
     _Change(
         "2.9",
+        "vastai_backend",
+        True,
+        1645,
+        "the Vastai backend (vastaitech.com/va) exists; before, HAMi managed no Vastai device and a pod "
+        "asking for one was no HAMi pod",
+    ),
+    _Change(
+        "2.9",
         "iluvatar_from_last",
         True,
         1631,
@@ -175,6 +189,14 @@ CHANGES: tuple[_Change, ...] = (
         "AMD cards are shared: the hami.io/node-amd-register registration lists each card's memory and "
         "compute units, and amd.com/gpumem and amd.com/gpucores ask for a slice; before, capacity "
         "amd.com/gpu counted whole MI300X cards and every container took whole cards",
+    ),
+    _Change(
+        "2.10",
+        "biren_backend",
+        True,
+        1711,
+        "the Biren backend (birentech.com/gpu) exists; before, HAMi managed no Biren device and a pod "
+        "asking for one was no HAMi pod",
     ),
     _Change(
         "2.10",

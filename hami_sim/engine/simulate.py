@@ -146,8 +146,8 @@ class Simulator:
         self.rules: HamiRules = self.config.hami_rules or rules_for(self.config.hami_release)
         self._fit_pod = partial(fit_pod, rules=self.rules)
         rules = self.rules
-        followed = [v.under(rules) for v in self.config.vendors]  # (a release may swap a backend)
-        self.vendors: dict[str, Vendor] = {v.common_word: v for v in followed}
+        followed = [v.under(rules) for v in self.config.vendors]  # (a release may swap or lack one)
+        self.vendors: dict[str, Vendor] = {v.common_word: v for v in followed if v is not None}
         self._vendor_list = list(self.vendors.values())
         self.resolver = resolver
         budget = max(0, self.config.cache_bytes)

@@ -229,3 +229,16 @@ def test_an_amd_node_counted_in_capacity_takes_whole_cards_only_before_v2_10():
     new = Simulator(EngineConfig(hami_release="2.10", cache_bytes=0))
     [verdict] = new.filter_nodes(new.pod_context(amd_pod), [amd_node])
     assert not verdict.fits
+
+
+@pytest.mark.parametrize(
+    ("release", "biren", "vastai"), [("2.8", False, False), ("2.9", False, True), ("2.10", True, True)]
+)
+def test_a_release_has_only_the_backends_it_brought(release, biren, vastai):
+    """A pod asking for a resource no backend of the release manages is no HAMi pod: it fits a node
+    without such devices (v2.9 manages no Biren card; v2.8 no Vastai one either)."""
+    sim = Simulator(EngineConfig(hami_release=release, cache_bytes=0))
+    assert ("Biren" in sim.vendors, "Vastai" in sim.vendors) == (biren, vastai)
+    biren_pod = pod(containers=[container(resources={"limits": {"birentech.com/gpu": "1"}})])
+    [verdict] = sim.filter_nodes(sim.pod_context(biren_pod), [gpu_node("n", 1)])
+    assert verdict.fits is not biren

@@ -90,6 +90,13 @@ def for_release(release: str) -> Any:
     return _Release(rules_for(release))
 
 
+def _under(vendor: Vendor, rules: HamiRules) -> Vendor:
+    """``vendor`` as ``rules``' release has it (a table of a backend the release lacks is a bug)."""
+    twin = vendor.under(rules)
+    assert twin is not None, f"HAMi {rules.release} has no {vendor.common_word} backend"
+    return twin
+
+
 def _weights(annotations: Mapping[str, str], rules: HamiRules):
     return pod_weights(annotations) if rules.scoring_weights else pod_weights({})
 
@@ -153,7 +160,7 @@ def request_of(
     rules: HamiRules = V2_10,
 ) -> tuple:
     """``GenerateResourceRequests`` of one container (quantities as strings), as a tuple."""
-    req = vendor.under(rules).container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
+    req = _under(vendor, rules).container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
     if req is None or req.nums <= 0:
         return EMPTY
     return (req.nums, req.type, req.memreq, req.mem_percentage_req, req.coresreq)
@@ -190,7 +197,7 @@ def fit(
     ``pair_scores`` is what Go's ``NodeInfo`` carries besides the devices (NVIDIA's topology scores);
     a vendor that reads the node object's annotations gets them through ``registered`` devices.
     """
-    vendor = vendor.under(rules)
+    vendor = _under(vendor, rules)
     pod = pod_view(annotations)
     scores = {uuid: dict(row) for uuid, row in (pair_scores or {}).items()}
     state = NodeState("node", list(devices), scores, frozenset(cordoned))
@@ -223,7 +230,7 @@ def node_devices(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10)
     """``GetNodeDevices``; an inventory the engine refuses reads as no devices."""
     meta = node_obj.get("metadata") or {}
     try:
-        devices, _pairs = vendor.under(rules).node_devices(meta.get("annotations") or {}, node_obj)
+        devices, _pairs = _under(vendor, rules).node_devices(meta.get("annotations") or {}, node_obj)
     except InventoryError:
         return []
     return devices
@@ -238,7 +245,7 @@ def add_usage(
     rules: HamiRules = V2_10,
 ) -> str | None:
     """``AddResourceUsage(pod, device, containerDevice)``: mutates ``dev``; an error text or None."""
-    return vendor.under(rules).add_pod_usage(dev, chosen, pod_view(annotations))
+    return _under(vendor, rules).add_pod_usage(dev, chosen, pod_view(annotations))
 
 
 def score_node(
@@ -251,7 +258,7 @@ def score_node(
     rules: HamiRules = V2_10,
 ) -> float:
     """``ScoreNode(node, podDevices, previous, policy)``."""
-    return vendor.under(rules).score_node(pod_devices, previous, policy, pod_view(annotations))
+    return _under(vendor, rules).score_node(pod_devices, previous, policy, pod_view(annotations))
 
 
 def registered(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -> list[DeviceUsage]:
@@ -260,7 +267,8 @@ def registered(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -
 
 
 def _vendor_map(vendors: Sequence[Vendor], rules: HamiRules) -> dict[str, Vendor]:
-    return {v.common_word: v.under(rules) for v in vendors}
+    followed = (v.under(rules) for v in vendors)
+    return {v.common_word: v for v in followed if v is not None}
 
 
 def fit_in_devices(

@@ -95,7 +95,7 @@ class AmdVendor(Vendor):
     def node_reads(self) -> NodeReads:
         return NodeReads(registers=(AMD_REGISTER,), json_devices=True)
 
-    def under(self, rules: HamiRules) -> Vendor:
+    def under(self, rules: HamiRules) -> Vendor | None:
         """Before v2.10 (``amd_vgpu`` off) HAMi's AMD backend gave whole cards from capacity
         (``amd_cards``), configured by the same count and memory names."""
         if rules.amd_vgpu:

@@ -142,6 +142,8 @@ class Vendor(ABC):
 
     #: the HAMi release's rules this backend follows (``under``); v2.10.0's unless given
     release_rules: HamiRules = HamiRules()
+    #: the ``HamiRules`` field saying whether a release has this backend at all ("": every release)
+    exists_by: str = ""
     #: whether this backend's Fit skipped unhealthy devices before every backend's did (#2260):
     #: NVIDIA's and MetaX sGPU's (``fit_devices``)
     health_always_checked: bool = False
@@ -167,9 +169,12 @@ class Vendor(ABC):
             out.append(dev)
         return out
 
-    def under(self, rules: HamiRules) -> Vendor:
+    def under(self, rules: HamiRules) -> Vendor | None:
         """This backend following a release's ``rules``: itself when it already does, else a copy
-        (a simulator resolves its release once, so no Fit asks which release is in force)."""
+        (a simulator resolves its release once, so no Fit asks which release is in force); None
+        when the release has no such backend (``exists_by``)."""
+        if self.exists_by and not getattr(rules, self.exists_by):
+            return None
         if rules == self.release_rules:
             return self
         twin = copy.copy(self)

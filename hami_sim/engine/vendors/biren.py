@@ -45,6 +45,7 @@ RULES = FitRules(
 
 
 class BirenVendor(Vendor):
+    exists_by = "biren_backend"  # a backend only from the release that brought it
     common_word = BIREN
     config_class = BirenConfig
     resource_fields = ("resource_count_name",)

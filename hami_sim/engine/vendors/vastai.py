@@ -85,6 +85,7 @@ def best_combination(
 
 
 class VastaiVendor(Vendor):
+    exists_by = "vastai_backend"  # a backend only from the release that brought it
     common_word = VASTAI
     config_class = VastaiConfig
     resource_fields = ("resource_count_name",)

@@ -350,6 +350,10 @@ SECURE_PROXY_SSL_HEADER = (
 X_FRAME_OPTIONS = "DENY"
 # Throttle counters: shared by all replicas when CACHE_URL points at Redis, per process otherwise.
 CACHES = {"default": env.cache_url_config(secret("CACHE_URL", "locmemcache://hami-sim"))}
+# Redis behind the cache degrades instead of failing: an operation Redis cannot answer is answered
+# from process memory (hami_sim.project.cachefallback), and /readyz and /healthz say so.
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "hami_sim.project.cachefallback.FallbackRedisCache"
 
 # -- Hardening (docs/production.md "Threat model") ----------------------------------------------------
 # Client certificate identities (subject CN or DNS SAN, comma-separated) the extender listener

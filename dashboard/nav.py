@@ -30,6 +30,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("Drift", "drift", ("drift",)),
     NavItem("Sessions", "sessions", ("sessions", "session")),
     NavItem("What-if", "what-if", ("what-if",)),
+    NavItem("Upgrade", "upgrade", ("upgrade",)),
     NavItem("Task runs", "task-runs", ("task-runs",)),
     NavItem("Diagnostics", "diagnostics", ("diagnostics",)),
     NavItem("API", "/api/docs/"),

@@ -11,4 +11,5 @@ urlpatterns = [
     re_path(r"^pods/(?P<namespace>[^/]*)/(?P<name>.*)/$", views.pod, name="pod"),
     path("events/", views.event_list, name="events"),
     path("what-if/", views.what_if, name="what-if"),
+    path("upgrade/", views.upgrade_page, name="upgrade"),
 ]

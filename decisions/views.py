@@ -38,7 +38,7 @@ from .forms import EXAMPLE_POD, WhatIfForm
 from .models import CAEvent, Decision
 from .tables import CAEventTable, DecisionTable
 
-__all__ = ["decision_list", "decision_detail", "pod", "event_list", "what_if"]
+__all__ = ["decision_list", "decision_detail", "pod", "event_list", "what_if", "upgrade_page"]
 
 #: the columns a list of decisions never reads (each may be tens of KB)
 _HEAVY = ("nodes", "request", "policies")
@@ -242,3 +242,24 @@ def group_events(request: HttpRequest, group: NodeGroup) -> dict:
             "NotTriggerScaleUp since the events were synced."
         )
     return {"events": paginate(request, table, per_page=10, prefix="e-")}
+
+
+@dashboard_view
+def upgrade_page(request: HttpRequest) -> HttpResponse:
+    """What another HAMi release would change (``decisions.upgrade``): the release is a query
+    parameter (``?release=2.9``), checked as the API checks it; a bad one is said on the page."""
+    from hami_sim.engine.hami_releases import SUPPORTED_RELEASES, HamiReleaseError, parse_release
+
+    from .upgrade import compare
+
+    current = get_simulator().rules.release
+    others = [r for r in SUPPORTED_RELEASES if r != current]
+    asked = request.GET.get("release", "")
+    context: dict = {"current": current, "others": others, "asked": asked, "result": None, "error": ""}
+    if asked:
+        try:
+            context["result"] = compare(parse_release(asked))
+        except HamiReleaseError as exc:
+            context["error"] = str(exc)
+    status = 400 if context["error"] else 200
+    return render(request, "decisions/upgrade.html", context, status=status)

@@ -41,6 +41,7 @@ def test_api_root_lists_every_endpoint(client):
         "decisions",
         "ca-events",
         "autoscaler-status",
+        "upgrade",
     }
     for name, url in listed.items():
         assert url.endswith(f"/api/v1/{name}"), (name, url)

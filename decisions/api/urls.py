@@ -9,4 +9,5 @@ routes = [
     ("decisions", views.DecisionViewSet, "decision"),
     ("ca-events", views.CAEventViewSet, "caevent"),
     ("autoscaler-status", views.AutoscalerStatusViewSet, "autoscalerstatus"),
+    ("upgrade", views.UpgradeViewSet, "upgrade"),
 ]

@@ -20,6 +20,7 @@ from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bound import device_bound
 from .equivalences import _Equivalence
+from .fits import GroupFits
 
 BOUND_REASON = "too few devices with the memory, cores and time slices the pod asks for"
 
@@ -107,7 +108,19 @@ class _Fitter:
     """Fits one pod shape on nodes of one group: kube-scheduler's filters, then HAMi's device fit
     memoised by device-usage signature (the only part that depends on the devices)."""
 
-    __slots__ = ("sim", "ctx", "demand", "devices", "memo", "terms", "index", "pod", "bound")
+    __slots__ = (
+        "sim",
+        "ctx",
+        "demand",
+        "devices",
+        "memo",
+        "terms",
+        "index",
+        "pod",
+        "bound",
+        "fits",
+        "shared",
+    )
 
     def __init__(
         self,
@@ -115,8 +128,12 @@ class _Fitter:
         eq: _Equivalence,
         index: TopologyIndex | None,
         template_devices: list[DeviceUsage] | None = None,
+        fits: GroupFits | None = None,
     ) -> None:
         self.sim = sim
+        # the fits other groups of alike devices computed for this pod (fits.py)
+        self.fits = fits
+        self.shared = fits.memo(eq.ctx.key) if fits is not None and eq.ctx.uuid_blind else None
         # a quick "cannot fit" for the scans that need no reason (``probe``)
         self.bound = device_bound(sim, eq.ctx, template_devices) if template_devices else None
         self.pod = eq.pod
@@ -147,9 +164,21 @@ class _Fitter:
         if cached is None:
             if quick and self.bound is not None and self.bound.excludes(node.state.devices):
                 return BOUND_REASON, None, node.sig
-            cached = self._evaluate(node)
+            cached = self._fit(node)
             self.memo[node.sig] = cached
         return cached
+
+    def _fit(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+        """HAMi's fit on the node's devices, or the one another group computed on alike devices."""
+        shared, fits = self.shared, self.fits
+        if shared is None or fits is None:
+            return self._evaluate(node)
+        entry = shared.get(node.sig)
+        if entry is None:
+            fit = self._evaluate(node)
+            shared[node.sig] = (fit, fits.ids)
+            return fit
+        return fits.own(*entry)
 
     def probe(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """``check`` for a scan that reads only whether the pod fits (``quick``)."""

@@ -11,12 +11,13 @@ from ..predicates import Resources, node_capacity
 from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
 from ..simulate import Simulator
 from .equivalences import _Equivalence
+from .fits import GroupFits, SharedFits
 from .fitter import _Node
 from .inputs import GroupTemplate
 from .packing import _GroupPacker
 from .predicates import _SnapshotNode, _topology_index
 from .results import EstimatedNode, GroupOption, Waste
-from .sharing import SharedPacking, share_key
+from .sharing import SharedPacking, device_key, share_key
 from .template import _Template
 
 
@@ -68,12 +69,13 @@ class Budget:
     """The estimate's own time limit (a monotonic deadline) and the packings groups may share (None:
     every group packed alone, pod by pod: the reference the differential tests compare with)."""
 
-    __slots__ = ("deadline", "time_limit", "shared")
+    __slots__ = ("deadline", "time_limit", "shared", "fits")
 
     def __init__(self, time_limit: float, share: bool = True) -> None:
         self.time_limit = time_limit
         self.deadline = time.monotonic() + time_limit
         self.shared: dict[tuple, SharedPacking] | None = {} if share else None
+        self.fits: SharedFits | None = SharedFits() if share else None
 
     def out(self) -> bool:
         """The time limit has run out (a limit of 0: before the first group)."""
@@ -122,18 +124,39 @@ def _estimate_group(
         template.limit_reason = limit_source(group.size, similar, limits, template.limit)
     index = _topology_index(equivalences, template.daemon_terms, cluster)
     shared = budget.shared
-    key = (
-        share_key(sim, template, equivalences, template.limit)
-        if shared is not None and index is None
-        else None
-    )
+    devices = device_key(sim, template) if shared is not None else None
+    key = share_key(sim, template, equivalences, template.limit, devices) if index is None else None
     found = shared.get(key) if shared is not None and key is not None else None
     if found is not None:
         option = GroupOption(group.name, node_limit=template.limit, daemon_pods=template.daemons)
         _summarise(option, found.copy_for(template, option), template)
         return option
     ca = ca or ca_release(DEFAULT_VERSION)
-    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster, fast)
+    fits = _group_fits(budget, devices, template)
+    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster, fast, fits)
+    option = _pack(packer, group, equivalences, budget, ca)
+    if shared is not None and key is not None and not option.timed_out and not option.cut_short:
+        shared[key] = SharedPacking(template, option, packer.nodes)
+    return option
+
+
+def _group_fits(budget: Budget, devices: tuple | None, template: _Template) -> GroupFits | None:
+    """The group's view of the fits shared with groups of alike devices (None: fits of its own)."""
+    if budget.fits is None or devices is None:
+        return None
+    return GroupFits(budget.fits, devices, tuple(d.id for d in template.devices))
+
+
+def _pack(
+    packer: _GroupPacker,
+    group: GroupTemplate,
+    equivalences: list[_Equivalence],
+    budget: Budget,
+    ca: CARelease,
+) -> GroupOption:
+    """The group's binpacking, equivalence group by equivalence group in CA's order, until the
+    estimate's time limit (then the group is cut short: no option)."""
+    template = packer.template
     packer.option.node_limit = template.limit
     packer.option.daemon_pods = template.daemons
     for eq in template.order(equivalences, ca.order_by_pod_requests):
@@ -141,6 +164,4 @@ def _estimate_group(
             return cut_short(group, equivalences, budget.time_limit)
         packer.pack(eq)
     _summarise(packer.option, packer.nodes, template)
-    if shared is not None and key is not None and not packer.option.timed_out:
-        shared[key] = SharedPacking(template, packer.option, packer.nodes)
     return packer.option

@@ -13,6 +13,7 @@ from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .equivalences import _Equivalence
+from .fits import GroupFits
 from .fitter import _Fitter, _Node, _Shape
 from .predicates import _hostname_spread, _SnapshotNode, _static_reason
 from .results import GroupOption
@@ -50,6 +51,7 @@ class _GroupPacker:
         "cluster",
         "existing",
         "bound",
+        "fits",
     )
 
     def __init__(
@@ -61,8 +63,10 @@ class _GroupPacker:
         hostname_retry: bool = True,
         cluster: Sequence[_SnapshotNode] = (),
         bound: bool = True,
+        fits: GroupFits | None = None,
     ) -> None:
         self.sim = sim
+        self.fits = fits  # HAMi fits shared with groups of alike devices (fits.py)
         self.bound = bound  # the fitters' quick "cannot fit" (bound.py); False: HAMi's fit every time
         self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
         self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
@@ -120,7 +124,8 @@ class _GroupPacker:
             key += (eq.spec_key,)  # labels, ports, terms and scalars are the equivalence group's own
         shape = self.shapes.get(key)
         if shape is None:
-            fitter = _Fitter(self.sim, eq, self.index, self.template.devices if self.bound else None)
+            devices = self.template.devices if self.bound else None
+            fitter = _Fitter(self.sim, eq, self.index, devices, self.fits)
             shape = self.shapes[key] = _Shape(fitter)
         return shape
 

@@ -70,16 +70,35 @@ def _by_position(template: _Template) -> tuple:
     return cordoned, pairs
 
 
+def device_key(sim: Simulator, template: _Template) -> tuple | None:
+    """What a fit reads of the template's devices but their UUIDs (cordons and pair scores by
+    position), or None when a device's fit may read its UUID (``uuid_blind_devices``) or it holds
+    what no key can (vendor data)."""
+    if template.devices and not uuid_blind_devices(template.inventory, sim.vendors):
+        return None
+    key = (_devices_key(template.devices), _by_position(template), template.inventory.error)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def share_key(
-    sim: Simulator, template: _Template, equivalences: Sequence[_Equivalence], limit: int | None
+    sim: Simulator,
+    template: _Template,
+    equivalences: Sequence[_Equivalence],
+    limit: int | None,
+    devices: tuple | None,
 ) -> tuple | None:
-    """What the group's packing depends on, or None when it cannot be shared (see the module)."""
+    """What the group's packing depends on (``devices``: its ``device_key``), or None when it cannot
+    be shared (see the module)."""
+    if devices is None:
+        return None
     if template.devices:
         for eq in equivalences:
             if eq.ctx.pod.requests.has_requests and not eq.ctx.uuid_blind:
                 return None
-        if not uuid_blind_devices(template.inventory, sim.vendors):
-            return None
     statics = tuple(_static_reason(eq.pod, template.node) for eq in equivalences)
     key = (
         _resources_key(template.allocatable),
@@ -87,15 +106,13 @@ def share_key(
         _resources_key(template.fresh),
         tuple(template.daemons),
         tuple(sorted(template.ports)) if template.ports else (),
-        _devices_key(template.devices),
-        _by_position(template),
-        template.inventory.error,
+        devices,
         statics,
         limit,
     )
     try:
         hash(key)
-    except TypeError:  # a device field no key can hold (vendor data): pack the group alone
+    except TypeError:  # a resource no key can hold: pack the group alone
         return None
     return key
 

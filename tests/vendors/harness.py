@@ -22,9 +22,10 @@ Conventions, matching what the Go tests compare:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hami_sim.engine.fit import PodFit, fit_pod
@@ -47,6 +48,7 @@ from hami_sim.engine.vendors.base import FitOutcome, ResourceGetter, Vendor
 __all__ = [
     "EMPTY",
     "for_release",
+    "under_release",
     "usage",
     "cdev",
     "pod_view",
@@ -83,6 +85,25 @@ class _Release:
         if callable(fn) and "rules" in inspect.signature(fn).parameters:
             return functools.partial(fn, rules=self.rules)
         return fn
+
+
+#: the release ``under_release`` runs the default-rules calls under (innermost last)
+_OVERRIDE: list[HamiRules] = []
+
+
+@contextlib.contextmanager
+def under_release(release: str) -> Iterator[None]:
+    """Run a v2.10.0 table's test (which leaves ``rules`` at its default) under another release:
+    how ``tests/vendors/unchanged.py`` replays the cases whose Go text an older tag shares."""
+    _OVERRIDE.append(rules_for(release))
+    try:
+        yield
+    finally:
+        _OVERRIDE.pop()
+
+
+def _rules(rules: HamiRules) -> HamiRules:
+    return _OVERRIDE[-1] if _OVERRIDE and rules is V2_10 else rules
 
 
 def for_release(release: str) -> Any:
@@ -160,6 +181,7 @@ def request_of(
     rules: HamiRules = V2_10,
 ) -> tuple:
     """``GenerateResourceRequests`` of one container (quantities as strings), as a tuple."""
+    rules = _rules(rules)
     req = _under(vendor, rules).container_request(ResourceGetter(dict(limits or {}), dict(requests or {})))
     if req is None or req.nums <= 0:
         return EMPTY
@@ -197,6 +219,7 @@ def fit(
     ``pair_scores`` is what Go's ``NodeInfo`` carries besides the devices (NVIDIA's topology scores);
     a vendor that reads the node object's annotations gets them through ``registered`` devices.
     """
+    rules = _rules(rules)
     vendor = _under(vendor, rules)
     pod = pod_view(annotations)
     scores = {uuid: dict(row) for uuid, row in (pair_scores or {}).items()}
@@ -228,6 +251,7 @@ def node(
 
 def node_devices(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -> list[DeviceInfo]:
     """``GetNodeDevices``; an inventory the engine refuses reads as no devices."""
+    rules = _rules(rules)
     meta = node_obj.get("metadata") or {}
     try:
         devices, _pairs = _under(vendor, rules).node_devices(meta.get("annotations") or {}, node_obj)
@@ -245,6 +269,7 @@ def add_usage(
     rules: HamiRules = V2_10,
 ) -> str | None:
     """``AddResourceUsage(pod, device, containerDevice)``: mutates ``dev``; an error text or None."""
+    rules = _rules(rules)
     return _under(vendor, rules).add_pod_usage(dev, chosen, pod_view(annotations))
 
 
@@ -258,11 +283,13 @@ def score_node(
     rules: HamiRules = V2_10,
 ) -> float:
     """``ScoreNode(node, podDevices, previous, policy)``."""
+    rules = _rules(rules)
     return _under(vendor, rules).score_node(pod_devices, previous, policy, pod_view(annotations))
 
 
 def registered(vendor: Vendor, node_obj: Mapping, *, rules: HamiRules = V2_10) -> list[DeviceUsage]:
     """The node's devices of ``vendor`` as the scheduler's usage view (HAMi ``previous``)."""
+    rules = _rules(rules)
     return [DeviceUsage.from_info(info) for info in node_devices(vendor, node_obj, rules=rules)]
 
 
@@ -282,6 +309,7 @@ def fit_in_devices(
 ) -> tuple[str, dict[str, list[list[ContainerDevice]]]]:
     """``fitInDevices(node, requests, pod, nodeInfo, devinput, weights)`` for one container: the
     reason ("" = fits) and the devices per vendor type (Go's ``devinput``). Mutates ``devices``."""
+    rules = _rules(rules)
     pod = pod_view(annotations)
     state = NodeState("node-1", devices, {}, frozenset())
     policy = resolve_gpu_policy(pod.annotations, gpu_policy, False, rules)
@@ -310,6 +338,7 @@ def calc_score(
     ``containers`` holds one ``{type: request}`` per container, init containers first (Go's
     ``PodDeviceRequests``). Raises the engine's ``WeightsError`` for a bad weights annotation.
     """
+    rules = _rules(rules)
     annotations = dict(annotations or {})
     weights = _weights(annotations, rules)
     vendor_map = _vendor_map(vendors, rules)
@@ -329,6 +358,7 @@ def less(
 ) -> bool:
     """``DeviceUsageList{Policy}.Less(0, 1)`` for two devices given as (NUMA node, score): whether
     the first sorts before the second (sorting [second, first] stably puts it first)."""
+    rules = _rules(rules)
     a, b = usage("first", numa=first[0]), usage("second", numa=second[0])
     a.score, b.score = first[1], second[1]
     devices = [b, a]
@@ -343,6 +373,7 @@ def compute_score(
     rules: HamiRules = V2_10,
 ) -> float:
     """``DeviceListsScore{Device}.ComputeScore(requests)`` with the default weights."""
+    rules = _rules(rules)
     reqs = {key: _request(value) for key, value in requests.items()}
     policy = resolve_gpu_policy({}, "", False, rules)
     compute_device_scores([device], reqs, _weights({}, rules), policy.typed_scores)

@@ -217,8 +217,8 @@ def _differs(a: Outcome, b: Outcome) -> tuple[str, ...]:
     if a.fits != b.fits:
         changed.append("verdict")
     if a.fits and b.fits and (a.group, a.node) != (b.group, b.node):
-        changed.append("group")
-    if a.fits and b.fits and a.devices != b.devices:
+        changed.append("group")  # (another node's devices are other devices: not a change of its own)
+    elif a.fits and b.fits and a.devices != b.devices:
         changed.append("devices")
     return tuple(changed)
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.factories import container, extender_args, gpu, node, pod
 from tests.factories.models import NodeGroupFactory
-from tests.profiles.conftest import A10
+from tests.profiles.conftest import A10, H100
 
 pytestmark = [pytest.mark.django_db, pytest.mark.api]
 
@@ -46,8 +46,8 @@ def cluster(tmp_path, settings):
     with FakeKubeAPI() as api:
         source = f"kubeconfig:{api.write_kubeconfig(tmp_path / 'kubeconfig')}"
 
-        def sync(*pods: dict) -> None:
-            api.pods = list(pods)
+        def sync(*pods: dict, nodes: tuple = ()) -> None:
+            api.pods, api.nodes = list(pods), list(nodes)
             sync_cluster_inventory.apply(kwargs={"source": source}).get()
 
         yield sync
@@ -83,6 +83,30 @@ def test_a_pod_whose_init_container_outgrows_its_main_one_changes_with_the_init_
     assert [(r["rule"], r["pr"]) for r in change["rules"]] == [("init_containers", 1773)]
     assert change["together"] is False
     assert change["sentence"] == f"{INIT_RULE}: fits on a new gpu-a10 node under 2.10, not under 2.9"
+
+
+def test_a_pod_another_release_sends_to_another_group(client, cluster):
+    """Both groups hold it under 2.10 and binpack picks the fuller new node (the A10G); under 2.9 only
+    the H100's card holds the init and main containers' memory added up."""
+    NodeGroupFactory(name="gpu-h100", rows=[{**H100, "quantity": 1}])
+    cluster(pending("train", main=10000, init=20000))
+    [change] = _upgrade(client, "2.9").json()["changes"]
+    assert change["changed"] == ["group"]
+    assert (change["current"]["nodeGroup"], change["other"]["nodeGroup"]) == ("gpu-a10", "gpu-h100")
+    assert (
+        change["sentence"]
+        == f"{INIT_RULE}: goes to a new gpu-a10 node under 2.10, to a new gpu-h100 node under 2.9"
+    )
+
+
+def test_a_live_node_that_holds_the_pod_is_where_it_goes(client, cluster):
+    """A live node of the group with a free card: under 2.10 the pod goes there (no new node)."""
+    live = node("ip-10-0-0-1", ONE_CARD, labels={"eks.amazonaws.com/nodegroup": "gpu-a10"})
+    cluster(pending("train", main=10000, init=20000), nodes=(live,))
+    [change] = _upgrade(client, "2.9").json()["changes"]
+    assert (change["current"]["node"], change["current"]["nodeGroup"]) == ("ip-10-0-0-1", "gpu-a10")
+    assert change["current"]["devices"] == [["GPU-0"], ["GPU-0"]]
+    assert change["sentence"].endswith("fits on ip-10-0-0-1 (gpu-a10) under 2.10, not under 2.9")
 
 
 def test_under_2_8_the_init_container_takes_no_device(client, cluster):

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from hami_sim.engine.simulate import EngineConfig, Simulator
@@ -128,3 +129,13 @@ def get_simulator() -> Simulator:
     resolver_path = getattr(settings, "HAMI_INVENTORY_RESOLVER", "")
     resolver = import_string(resolver_path) if resolver_path else None
     return Simulator(engine_config(), resolver)
+
+
+def _rebuild(*, setting: str, **kwargs: Any) -> None:
+    """A changed ``HAMI_VERSION`` (tests, ``override_settings``) takes effect at the next answer:
+    the simulator follows one release, chosen when it is built."""
+    if setting == "HAMI_VERSION":
+        get_simulator.cache_clear()
+
+
+setting_changed.connect(_rebuild, dispatch_uid="hami_sim.runtime.simulator")

@@ -44,3 +44,17 @@ def test_two_cards_hold_the_pod_under_v2_9(client, settings):
     body = extender_args(BIG_INIT, [gpu_node("two-a10", 2)])
     answer = orjson.loads(client.post("/filter-simulation", body, content_type="application/json").content)
     assert [n["metadata"]["name"] for n in answer["Nodes"]["items"]] == ["two-a10"]
+
+
+def test_a_changed_release_takes_effect_at_the_next_answer(client, settings):
+    """The process's simulator is rebuilt when ``HAMI_VERSION`` changes (``override_settings``)."""
+    body = extender_args(BIG_INIT, [gpu_node("one-a10", 1)])
+
+    def post() -> dict:
+        return orjson.loads(client.post("/filter-simulation", body, content_type="application/json").content)
+
+    assert post()["FailedNodes"] in (None, {})
+    settings.HAMI_VERSION = "2.9"
+    assert post()["FailedNodes"] == {"one-a10": "1/1 CardInsufficientMemory"}
+    settings.HAMI_VERSION = "2.10"
+    assert post()["FailedNodes"] in (None, {})

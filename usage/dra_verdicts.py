@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hami_sim.engine.dra.explain import DraVerdict, judge
+from hami_sim.engine.dra.explain import DraVerdict, judge, placement_text
 from hami_sim.engine.dra.hamidra import HAMI_DRA_CLASS, claims_of_pod, hami_dra_class
 from hami_sim.engine.dra.objects import Claim, DeviceClass, DraError, parse_claim, parse_slice
 from profiles.dra_templates import dra_template_slices
@@ -39,6 +39,11 @@ class Target:
     name: str  # a node, or a node group
     kind: str  # "live node", "HAMi template", "clusterapi template"
     verdict: DraVerdict
+
+    @property
+    def devices(self) -> str:
+        """The devices given, as the pod page writes them: ``gpu-0 (memory 8000Mi, cores 30)``."""
+        return ", ".join(placement_text(p) for claim in self.verdict.placements for p in claim)
 
 
 def is_dra_pod(pod: Mapping) -> bool:

@@ -84,6 +84,8 @@ def check_port(demo: Demo) -> None:
 def _environment() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     os.environ.setdefault("KUBE_SOURCE", f"file://{DEMO_DIR / 'cluster-snapshot.json'}")
+    # The demo cluster holds HAMi-DRA objects (a DRA node, its slice, two pods with claims: docs/dra.md).
+    os.environ.setdefault("DRA_SYNC", "true")
     os.environ.setdefault("PYTHONPATH", str(BASE_DIR))
     # Unregistered nodes are flagged after a minute in the demo rather than ten.
     os.environ.setdefault("DRIFT_UNREGISTERED_GRACE_SECONDS", "60")

@@ -20,7 +20,7 @@ from hami_sim.engine.dra.objects import Claim, Device, DeviceClass, DeviceReques
 from hami_sim.engine.dra.pools import Pool, gather_pools
 from hami_sim.engine.dra.selectors import device_activation, selector_matches
 
-__all__ = ["DeviceReason", "DraVerdict", "explain", "judge"]
+__all__ = ["DeviceReason", "DraVerdict", "explain", "judge", "quantity_text", "placement_text"]
 
 _MIB = 1024 * 1024
 
@@ -44,13 +44,27 @@ class DraVerdict:
     error: str = ""
 
 
-def _amount(value: Fraction) -> str:
+def quantity_text(value: Fraction) -> str:
     """A quantity as Kubernetes writes it: whole MiB as ``Mi`` (memory in bytes reads badly)."""
     if value.denominator != 1:
         return f"{float(value):g}"
     if value and value.numerator % _MIB == 0:
         return f"{value.numerator // _MIB}Mi"
     return str(value.numerator)
+
+
+def placement_text(placement: Placement) -> str:
+    """``gpu-0`` for a whole device, ``gpu-0 (memory 8000Mi, cores 30)`` for a share of one."""
+    if not placement.consumed:
+        return placement.device
+    shares = ", ".join(
+        f"{name} {quantity_text(v)}" for name, v in sorted(placement.consumed.items(), key=_memory_first)
+    )
+    return f"{placement.device} ({shares})"
+
+
+def _memory_first(item: tuple[str, Fraction]) -> tuple[bool, str]:
+    return (item[0] != "memory", item[0])
 
 
 def _capacity_reason(request: DeviceRequest, device: Device, held: tuple) -> str:
@@ -63,7 +77,7 @@ def _capacity_reason(request: DeviceRequest, device: Device, held: tuple) -> str
     for name, capacity in device.capacity.items():
         used = sum((h.get(name, Fraction(0)) for h in held), Fraction(0))
         if wanted[name] + used > capacity.value:
-            return f"{name}: asks {_amount(wanted[name])}, {_amount(capacity.value - used)} of {_amount(capacity.value)} free"
+            return f"{name}: asks {quantity_text(wanted[name])}, {quantity_text(capacity.value - used)} of {quantity_text(capacity.value)} free"
     return "the request is not a value the device's request policy admits"
 
 

@@ -120,7 +120,11 @@ def load_profiles(demo: Demo) -> None:
         )
         return
     call_command("import_profiles", str(DEMO_DIR / "profiles.yaml"))
-    print("  demo node groups loaded: gpu-a10 (warm), gpu-h100 (cold-zero, profile), gpu-l4 (no profile)")
+    call_command("import_profiles", str(DEMO_DIR / "dra-profiles.yaml"))
+    print(
+        "  demo node groups loaded: gpu-a10 (warm), gpu-h100 (cold-zero, profile), gpu-l4 (no profile),"
+        " gpu-a10-dra (HAMi on DRA, clusterapi)"
+    )
 
 
 def create_admin(demo: Demo) -> None:

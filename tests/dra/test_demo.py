@@ -24,6 +24,7 @@ def demo(settings, client):
 
     settings.DRA_SYNC = True  # as make demo sets it
     import_profiles((DEMO / "profiles.yaml").read_text())
+    import_profiles((DEMO / "dra-profiles.yaml").read_text())
     sync_cluster_inventory.apply(kwargs={"source": f"file://{DEMO / 'cluster-snapshot.json'}"}).get()
     client.force_login(UserFactory(username="oncall", password="pw", is_staff=True))
     return client

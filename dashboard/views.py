@@ -26,7 +26,7 @@ from profiles import hami_install
 from profiles.filtersets import TaskRunFilterSet
 from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from profiles.tables import NodeGroupTable, node_groups
-from usage import blindspot
+from usage import blindspot, invisible
 from usage import summary as usage_summary
 
 from .tables import RejectedObjectTable, TaskRunTable
@@ -70,11 +70,11 @@ def _group_usage() -> list[tuple[str, usage_summary.Totals]]:
     return [(group, usage_summary.totals(nodes)) for group, nodes in sorted(members.items())]
 
 
-def _blind_rows(result, limit: int = 50) -> list[dict]:
-    return [
-        {"view": v, "banner": blindspot.banner(v), "age": int(result.ages.get(v.pod, 0))}
-        for v in result.invisible[:limit]
-    ]
+def _blind_groups(result, limit: int = 10) -> dict:
+    """The invisible pods, identical ones grouped, for the overview: the first ``limit`` rows and how
+    many more the full list (``/blind-spot/``) has."""
+    groups = invisible.grouped(invisible.invisible_rows(result))
+    return {"blind_groups": groups[:limit], "blind_more": max(0, len(groups) - limit)}
 
 
 def _charts(since, now) -> dict:
@@ -135,7 +135,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "sync_errors": _sync_errors(),
         "hami_release": hami_install.status(),
         "blind": blind,
-        "blind_rows": _blind_rows(blind) if blind is not None else [],
+        **(_blind_groups(blind) if blind is not None else {}),
         "status": AutoscalerStatus.objects.first(),
         "range": window,
         "ranges": list(RANGES),

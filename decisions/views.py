@@ -202,6 +202,8 @@ def _what_if(form: WhatIfForm) -> dict:
         verdict.node_group = verdict.node_group or name
     summary = recorder.summarize(ctx.pod, nodes, verdicts, caller="ui", seconds=0.0)
     recorder.record(ctx.pod, nodes, verdicts, caller="ui", spec=pod_obj)
+    grid = _grid_context(summary["nodes"], ctx.node_policy, kinds.FILTER)
+    _with_estimate_notes(grid["grid_nodes"], result.options)
     return {
         "result": result,
         "hami_release": sim.rules.release,
@@ -209,8 +211,30 @@ def _what_if(form: WhatIfForm) -> dict:
             o.node_count and not (o.requested_cpu and o.requested_memory) for o in result.options
         ),
         "request_text": describe_request(summary["request"]),
-        **_grid_context(summary["nodes"], ctx.node_policy, kinds.FILTER),
+        **grid,
     }
+
+
+def _with_estimate_notes(nodes: list[dict], options: list) -> None:
+    """Each template row of the grid says what the estimate above made of its group, so the one-pod
+    verdict and the table never tell two stories (a template that fits an empty node, of a group
+    whose max size allows no new node, reads "fits" and "no new node: max node group size ...")."""
+    by_group = {o.node_group: o for o in options}
+    for node in nodes:
+        option = by_group.get(node.get("group"))
+        if option is None:
+            continue
+        scheduled, left = len(option.scheduled), len(option.unschedulable)
+        if option.node_count:
+            note = f"the estimate: {option.node_count} new node(s) for {scheduled} pod(s)"
+        else:
+            note = "the estimate: no new node"
+        reasons = sorted(set(option.unschedulable.values()))
+        if left:
+            note += f", {left} pod(s) left: {reasons[0]}" + (
+                f" (and {len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ""
+            )
+        node["estimate_note"] = note
 
 
 @dashboard_view

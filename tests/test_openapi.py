@@ -36,6 +36,7 @@ def test_api_root_lists_every_endpoint(client):
         "node-inventories",
         "drift-findings",
         "task-runs",
+        "blind-spot",
         "sessions",
         "estimate",
         "decisions",
@@ -51,3 +52,11 @@ def test_schema_documents_the_session_list_and_the_one_error_shape(client):
     schema = yaml.safe_load(client.get("/api/schema/").content)
     assert "get" in schema["paths"]["/api/v1/sessions/"]
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
+
+
+def test_schema_documents_the_blind_spot_list(client):
+    """The pods upstream CA cannot see: a paginated GET with its filters, in the schema."""
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    path = next(p for p in schema["paths"] if p.rstrip("/") == "/api/v1/blind-spot")
+    names = {p["name"] for p in schema["paths"][path]["get"]["parameters"]}
+    assert {"node_group", "namespace", "q", "limit", "offset"} <= names

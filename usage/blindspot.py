@@ -38,6 +38,7 @@ from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.predicates import Resources
 from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import Simulator
+from hami_sim.pages.ages import human_age
 from hami_sim.project.conf import conf
 
 from .store import get_store
@@ -140,6 +141,10 @@ class GroupAnswer:
     estimate_nodes: int = 0
     estimate_left: int = 0  # pods the chosen group's new nodes still leave pending
     estimate_reason: str = ""
+
+    @property
+    def oldest_age(self) -> str:
+        return human_age(self.oldest_seconds)
 
 
 @dataclass

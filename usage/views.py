@@ -17,13 +17,17 @@ from profiles.models import DriftFinding, NodeGroup, NodeInventory
 from profiles.tables import DriftFindingTable
 
 from . import blindspot, summary
+from .api.serializers import BlindSpotFilterSerializer
+from .invisible import grouped, invisible_rows
 from .models import UsageFinding
 from .tables import NodeUsageTable
 
-__all__ = ["node_list", "node_detail", "dra_page"]
+__all__ = ["node_list", "node_detail", "dra_page", "blind_spot_list"]
 
 #: open pod allocation findings the drift list shows (the newest; the count of the rest is said)
 USAGE_FINDINGS_SHOWN = 100
+#: rows of identical pods the full blind-spot page shows (the REST list pages through every pod)
+BLIND_SPOT_ROWS = 200
 
 
 @dashboard_view
@@ -32,6 +36,28 @@ def node_list(request: HttpRequest) -> HttpResponse:
     return list_page(
         request, "Nodes", qs, NodeInventoryFilterSet, NodeUsageTable, "/api/v1/node-inventories/"
     )
+
+
+@dashboard_view
+def blind_spot_list(request: HttpRequest) -> HttpResponse:
+    """Every pod upstream CA cannot see (the overview shows the first groups), with the REST list's
+    filters and pages (``/api/v1/blind-spot``)."""
+    filters = BlindSpotFilterSerializer(data=request.GET)
+    valid = filters.is_valid()
+    report = blindspot.report_or_none()
+    rows = invisible_rows(report, **filters.validated_data) if report is not None and valid else []
+    context = {
+        "report": report,
+        "filters": filters.validated_data if valid else {},
+        "errors": [f"{k}: {v[0]}" for k, v in filters.errors.items()],
+        "count": len(rows),
+    }
+    groups = grouped(rows)
+    context["groups"], context["more_groups"] = (
+        groups[:BLIND_SPOT_ROWS],
+        max(0, len(groups) - BLIND_SPOT_ROWS),
+    )
+    return render(request, "usage/blind_spot.html", context, status=200 if valid else 400)
 
 
 def _inventory_or_redirect(name: str) -> NodeInventory | HttpResponse:

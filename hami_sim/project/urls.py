@@ -18,6 +18,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from decisions.api.urls import routes as decision_routes
 from profiles.api.urls import routes as profile_routes
 from simulations.api.urls import routes as simulation_routes
+from usage.api.urls import routes as usage_routes
 
 from . import benchviews, health, metrics
 from .rest import OptionalSlashRouter
@@ -32,7 +33,7 @@ def favicon(request):
 
 # The URLconf is the composition root: the one place that names every app's REST routes.
 router = OptionalSlashRouter()
-for prefix, viewset, basename in (*profile_routes, *simulation_routes, *decision_routes):
+for prefix, viewset, basename in (*profile_routes, *usage_routes, *simulation_routes, *decision_routes):
     router.register(prefix, viewset, basename=basename)
 
 urlpatterns = [

@@ -51,6 +51,7 @@ UNJUDGED_REASONS = (
     "catalog-unavailable",  # the node groups were never loaded (database unreachable)
     "unhealthy-device",  # the template (copied from a real node) lists unhealthy cards
     "unusable-template",  # the estimator refuses the template (e.g. an unparsable quantity)
+    "unusable-pod",  # the engine refuses a pod's spec or annotations (e.g. invalid scoring weights)
 )
 
 #: (placed, total, nodes used, gpu waste, reason when none placed, DaemonSet pods on each new node)

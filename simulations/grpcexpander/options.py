@@ -17,6 +17,9 @@ from google.protobuf.message import DecodeError
 from hami_sim.engine.cache import approx_size
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.hami_expander import OptionVerdict, Packed, packed
+from hami_sim.engine.names import pod_id
+from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.requests import PodError
 from hami_sim.engine.simulate import Simulator
 from hami_sim.project.conf import configured_ca_release
 from profiles.inventory import Catalog, GroupEntry, find_group
@@ -25,7 +28,7 @@ from .caches import CallCache
 from .deadline import NO_DEADLINE, Deadline
 from .protos import expander_pb2 as pb
 
-__all__ = ["MAX_NODE_COUNT", "evaluate"]
+__all__ = ["MAX_NODE_COUNT", "evaluate", "pod_problem"]
 
 MAX_NODE_COUNT = 1000  # CA's default --max-nodes-total is 0 (no limit); 1000 bounds one option's packing
 # (a larger option is judged on its first 1000 nodes, never dropped for its size)
@@ -128,12 +131,30 @@ def _pack_all(cache: CallCache, pending: Sequence[_Pending], deadline: Deadline)
 
 
 def _estimate_alone(cache: CallCache, item: _Pending, deadline: Deadline) -> Packed | None:
-    """One option's packing; None (the option unjudged) when the estimator refuses its template."""
+    """One option's packing; None (the option unjudged) when the estimator refuses it: because of
+    one of its pods (``unusable-pod``, naming the pod and what the engine refuses, e.g. an invalid
+    ``hami.io/device-scoring-weights`` annotation), else because of its template."""
     try:
         return _estimate(cache, item.pods, [item], deadline)[0]
     except EstimateError as exc:
-        item.verdict.cannot_judge("unusable-template", f"the estimator refuses the template: {exc}")
+        problem = pod_problem(cache.sim, item.pods)
+        if problem:
+            item.verdict.cannot_judge("unusable-pod", problem)
+        else:
+            item.verdict.cannot_judge("unusable-template", f"the estimator refuses the template: {exc}")
         return None
+
+
+def pod_problem(sim: Simulator, pods: Sequence[Mapping]) -> str:
+    """Why the engine cannot read one of ``pods`` (its spec or its annotations), naming the pod; ""
+    when every one parses. Asked only once an estimate failed: off the answering path's common case."""
+    for pod in pods:
+        try:
+            sim.pod_context(pod)
+        except (PodError, WeightsError) as exc:
+            meta = pod.get("metadata") or {}
+            return f"pod {meta.get('namespace') or 'default'}/{meta.get('name') or pod_id(pod)}: {exc}"
+    return ""
 
 
 def _never_loaded(groups: Catalog) -> bool:

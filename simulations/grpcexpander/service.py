@@ -29,8 +29,10 @@ from pathlib import Path
 import yaml
 
 from hami_sim.engine.hami_expander import RETURN_MODES, OptionVerdict, choose
+from hami_sim.engine.policy import WeightsError
+from hami_sim.engine.requests import PodError
 from hami_sim.engine.scaleup import daemon_set_pod
-from hami_sim.engine.simulate import Simulator
+from hami_sim.engine.simulate import PodContext, Simulator
 from hami_sim.project.conf import conf
 from hami_sim.runtime.simulator import get_simulator
 from profiles.inventory import catalog
@@ -68,13 +70,10 @@ def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float, w
     if not expander_answered.receivers or not verdicts:
         return
     try:
-        pod = next((v.first_pod for v in verdicts if v.first_pod), None) or {
-            "metadata": {"name": "expander-call", "namespace": ""},
-            "spec": {"containers": []},
-        }
+        pod = next((v.first_pod for v in verdicts if v.first_pod), None) or _NO_POD
         expander_answered.send_robust(
             sender=best_options,
-            ctx=sim.pod_context(pod),
+            ctx=_record_context(sim, pod),
             options=verdicts,
             seconds=seconds,
             wire=wire,
@@ -82,6 +81,23 @@ def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float, w
         )
     except Exception:
         log.exception("could not record an expander decision")
+
+
+_NO_POD = {"metadata": {"name": "expander-call", "namespace": ""}, "spec": {"containers": []}}
+
+
+def _record_context(sim: Simulator, pod: Mapping) -> PodContext:
+    """The record's pod: parsed, or, when the engine refuses it (an invalid scoring-weights
+    annotation: the option lines say so), its identity alone, so the call is still on record."""
+    try:
+        return sim.pod_context(pod)
+    except (PodError, WeightsError):
+        meta = pod.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        keep = ("name", "namespace", "uid", "ownerReferences")
+        return sim.pod_context(
+            {"metadata": {k: meta[k] for k in keep if k in meta}, "spec": {"containers": []}}
+        )
 
 
 def load_daemon_sets(path: str) -> tuple[dict, ...]:

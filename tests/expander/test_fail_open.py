@@ -28,6 +28,16 @@ GARBAGE = b"\x0a\xff\xff"  # a truncated length-delimited field: no Pod, no Node
 POD = pod_msg("p0", 12000).SerializeToString()
 
 
+def _bad_weights() -> bytes:
+    """A pod whose hami.io/device-scoring-weights annotation HAMi refuses (two weights of three)."""
+    pod = pod_msg("weighted", 12000)
+    pod.metadata.annotations["hami.io/device-scoring-weights"] = "slot=1,core=2"
+    return pod.SerializeToString()
+
+
+BAD_WEIGHTS = _bad_weights()
+
+
 @pytest.fixture
 def groups(db):
     NodeGroupFactory(name="gpu-a10", rows=[{**A10, "quantity": 4}])
@@ -56,6 +66,8 @@ CAUSES = [
     ("undecodable-pod", "gpu-a10", 1, [GARBAGE], TEMPLATES["gpu-a10"].SerializeToString()),
     ("unhealthy-device", "gpu-a10", 1, [POD], unhealthy_a10()),
     ("unusable-template", "gpu-a10", 1, [POD], unusable_a10()),
+    # the pod's own annotation is at fault, not the template: the reason names it
+    ("unusable-pod", "gpu-a10", 1, [BAD_WEIGHTS], TEMPLATES["gpu-a10"].SerializeToString()),
     ("bad-option", "gpu-a10", 0, [POD], TEMPLATES["gpu-a10"].SerializeToString()),
 ]
 
@@ -86,6 +98,11 @@ def test_a_lone_option_we_cannot_judge_is_kept_and_says_why(
     [line] = Decision.objects.get(caller="expander").nodes
     assert line["fits"] and line["unresolvable"], line
     assert line["reason"].startswith(f"kept, not judged ({cause}): "), line
+    if cause == "unusable-pod":  # the pod and its annotation named, the decision on record
+        assert line["reason"] == (
+            "kept, not judged (unusable-pod): pod ml/weighted: invalid hami.io/device-scoring-weights "
+            'annotation "slot=1,core=2": expected slot, core, and memory weights'
+        ), line
 
 
 @pytest.mark.parametrize(("cause", "group", "count", "pods", "template"), CAUSES, ids=[c[0] for c in CAUSES])

@@ -75,6 +75,9 @@ class HamiRules:
     # no backend manages is no HAMi pod)
     vastai_backend: bool = True
     biren_backend: bool = True
+    # an Ascend pod without huawei.com/vnpu-mode goes on vNPU-template and hami-core nodes alike
+    # (False: a request for part of a card must match the node's mode)
+    ascend_mode_agnostic: bool = True
     # "mutex" is a GPU policy: only unused cards, idle ones sorted last
     mutex_policy: bool = True
     # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
@@ -113,6 +116,7 @@ class _Change:
 _BASELINE: dict[str, Any] = {
     "init_containers": INIT_IGNORED,
     "scoring_weights": False,
+    "ascend_mode_agnostic": False,
     "vastai_backend": False,
     "biren_backend": False,
     "amd_vgpu": False,
@@ -197,6 +201,15 @@ CHANGES: tuple[_Change, ...] = (
         1711,
         "the Biren backend (birentech.com/gpu) exists; before, HAMi managed no Biren device and a pod "
         "asking for one was no HAMi pod",
+    ),
+    _Change(
+        "2.10",
+        "ascend_mode_agnostic",
+        True,
+        2035,
+        "an Ascend pod without huawei.com/vnpu-mode may land on a hami-core node too, and a hami-core "
+        "pod needs a hami-core node whatever it asks (#2029); before, only a request for part of a "
+        "card was gated, and both ways: ModeNotFit for a pod whose mode was not the node's",
     ),
     _Change(
         "2.10",

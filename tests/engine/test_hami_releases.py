@@ -242,3 +242,25 @@ def test_a_release_has_only_the_backends_it_brought(release, biren, vastai):
     biren_pod = pod(containers=[container(resources={"limits": {"birentech.com/gpu": "1"}})])
     [verdict] = sim.filter_nodes(sim.pod_context(biren_pod), [gpu_node("n", 1)])
     assert verdict.fits is not biren
+
+
+@pytest.mark.parametrize(
+    ("release", "annotations", "memreq", "reason"),
+    [
+        ("2.9", {}, 8738, "1/1 ModeNotFit"),  # part of a card, no mode: refused by a hami-core node
+        ("2.10", {}, 8738, ""),
+        ("2.9", {"huawei.com/vnpu-mode": "hami-core"}, 32768, ""),  # whole card: not gated before
+        ("2.10", {"huawei.com/vnpu-mode": "hami-core"}, 32768, ""),
+    ],
+)
+def test_the_ascend_mode_gate_of_each_release(release, annotations, memreq, reason):
+    from tests.vendors.hami_v2_10 import test_ascend as t
+    from tests.vendors.harness import for_release, usage
+
+    config = t.FIT_CHIPS[0]
+    vendor = t.AscendVendor(config)
+    devices = t.on_node(
+        vendor, [usage(type=config.common_word, **t.npu("dev-0", totalmem=32768))], t.CORE_NODE
+    )
+    outcome = for_release(release).fit(vendor, devices, (1, config.common_word, memreq, 0, 0), annotations)
+    assert (outcome.ok, outcome.reason) == (not reason, reason)

@@ -147,6 +147,18 @@ class AscendVendor(Vendor):
                 return bool(info[NODE_HAMI_CORE])
         return bool(self.config.hami_vnpu_core)
 
+    def _mode_not_fit(
+        self, devices: Sequence[DeviceUsage], request: ContainerDeviceRequest, hami_core: bool
+    ) -> bool:
+        """The node mode gate: v2.10 (#2029, #2035) gates hami-core pods only, anywhere; before, a
+        request for part of a card had to match the node's mode, both ways."""
+        node_hami_core = self._node_hami_core(devices)
+        if self.release_rules.ascend_mode_agnostic:
+            return hami_core and not node_hami_core
+        per_card = devices[0].totalmem if devices else 0
+        partial = 0 < request.memreq < per_card and request.nums > 0
+        return partial and hami_core != node_hami_core
+
     def _topology(self, devices: Sequence[DeviceUsage]) -> bool:
         """NetworkID topology: an Ascend910* chip whose every device carries ``custominfo.NetworkID``."""
         return self.common_word.startswith(ASCEND_910_PREFIX) and all(
@@ -165,7 +177,7 @@ class AscendVendor(Vendor):
         """v2.10 Ascend ``Fit``: soft-slicing mode check, the per-device loop, then 910C whole modules
         or NetworkID topology. ``hami.io/device-cordon`` is NVIDIA's only (not read here)."""
         hami_core = pod.annotations.get(VNPU_MODE) == VNPU_MODE_HAMI_CORE
-        if hami_core and not self._node_hami_core(devices):
+        if self._mode_not_fit(devices, request, hami_core):
             return FitOutcome(False, [], R.gen_reason({R.MODE_NOT_FIT: 1}, len(devices)))
         origin = request.nums
         pairs = self.common_word == ASCEND_910C and origin > 1

@@ -1,0 +1,63 @@
+"""HAMi v2.9.0 ``pkg/device/ascend/device_test.go`` ``TestDevices_Fit`` as data, under the v2.9
+rules: every configured chip (the same chips as v2.10.0's test) on the test's fifteen cases.
+
+Fourteen cases read as at v2.10.0 (the devices' health aside, which v2.9.0's Ascend Fit never
+read) and come from ``hami_v2_10/test_ascend.py``'s table; "legacy pod on hami-core reserved node"
+is v2.9.0's own: a pod without ``huawei.com/vnpu-mode`` asking for part of a card is refused by a
+node that runs hami-vnpu-core (v2.10.0 lets it in, #2035).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.vendors.hami_v2_10 import test_ascend as v2_10
+from tests.vendors.harness import under_release
+
+GO = "pkg/device/ascend/device_test.go"
+SAME = (
+    "fit success",
+    "fit fail: memory not enough",
+    "fit fail: core not enough",
+    "fit fail: type mismatch",
+    "fit fail: user assign use uuid mismatch",
+    "fit fail: user assign no use uuid match",
+    "fit fail: card overused",
+    "fit success: but core limit can't exceed 100",
+    "fit fail:  card exclusively",
+    "fit fail:  CardComputeUnitsExhausted",
+    "fit fail:  AllocatedCardsInsufficientRequest",
+    "fit success:  memory percentage",
+    "fit success. schedule by NetworkID",
+    "fit fail: hami-core pod on legacy node (ModeNotFit)",
+)
+LEGACY_ON_CORE = (
+    "fit fail: legacy pod on hami-core reserved node (ModeNotFit)",
+    [v2_10.npu("dev-0", totalmem=32768)],
+    (1, 8738, 0, 0),
+    {},
+    v2_10.CORE_NODE,
+    False,
+    [],
+    "1/1 ModeNotFit",
+)
+TABLE = [row for row in v2_10.FIT_TABLE if row[0] in SAME] + [LEGACY_ON_CORE]
+assert len(TABLE) == len(SAME) + 1
+
+
+def _cases():
+    seen: dict[str, int] = {}
+    for config in v2_10.FIT_CHIPS:
+        cw = config.common_word
+        seen[cw] = seen.get(cw, 0) + 1
+        label = cw if seen[cw] == 1 else f"{cw}#{seen[cw]}"
+        for row in TABLE:
+            yield pytest.param(config, *row, id=f"{GO}::TestDevices_Fit/{label}:{row[0]}")
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "devices", "req", "annos", "node_annos", "ok", "ids", "reason"), list(_cases())
+)
+def test_fit(config, name, devices, req, annos, node_annos, ok, ids, reason):
+    with under_release("2.9"):
+        v2_10.test_fit(config, name, devices, req, annos, node_annos, ok, ids, reason)

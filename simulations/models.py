@@ -33,6 +33,9 @@ class SimulationSession(models.Model):
     )
     revision = models.PositiveBigIntegerField(default=0, help_text="bumped by every successful mutation")
     depth = models.PositiveIntegerField(default=0, help_text="number of open checkpoints (forks)")
+    stored_bytes = models.PositiveBigIntegerField(
+        default=0, help_text="JSON its nodes, placements and checkpoints store (SESSION_MAX_BYTES bounds it)"
+    )
     ttl_seconds = models.PositiveIntegerField(default=900)
     hami_release = models.CharField(
         max_length=16,

@@ -110,6 +110,11 @@ class Conf:
     #: live sessions one identity may hold; each allowed client certificate identity (CA) has this
     #: many of ``session_max_live`` reserved, the other identities share the rest
     session_quota_per_identity: int = 200
+    #: live sessions one other identity (a user, a token, anonymous) may hold: well under the shared
+    #: pool, so a few identities cannot fill it
+    session_quota_per_user: int = 25
+    #: the JSON one session may store (its nodes, placements and checkpoints); a write past it is a 400
+    session_max_bytes: int = 8 << 20
     #: what the gRPC expander answers: ``most-placed`` (every option placing the most pods; ties go
     #: to CA's next expander) or ``least-gpu-waste`` (the single one of those with the least waste)
     expander_return: str = "most-placed"

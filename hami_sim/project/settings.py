@@ -385,5 +385,7 @@ for _name in (
     "SESSION_MAX_CHECKPOINT_ROWS",
     "SESSION_CREATE_PER_MINUTE",
     "SESSION_QUOTA_PER_IDENTITY",
+    "SESSION_QUOTA_PER_USER",
+    "SESSION_MAX_BYTES",
 ):
     globals()[_name] = env.int(_name, default=getattr(DEFAULTS, _name.lower()))

@@ -14,6 +14,7 @@ from hami_sim.project.permissions import Caller
 
 from ..models import SessionCheckpoint, SessionNode, SessionPlacement, SimulationSession
 from .access import SessionError, check_revision, live, retrying, touch
+from .admission import admit_bytes, json_bytes
 
 __all__ = ["MAX_DEPTH", "fork", "revert", "commit"]
 
@@ -44,10 +45,13 @@ def fork(session_id: object, if_match: int | None, *, caller: Caller | None = No
             raise SessionError(
                 409, f"{session.depth + 1} checkpoints of {rows} rows exceed {budget}: commit or revert first"
             )
-        SessionCheckpoint.objects.create(
-            session=session, depth=session.depth + 1, snapshot=_snapshot(session)
-        )
-        touch(session, depth=session.depth + 1)
+        snapshot = _snapshot(session)
+        size = json_bytes(snapshot)
+        after = admit_bytes(session, size)  # a checkpoint copies the session: it counts again
+        # what reverting or committing it gives back (the session's bytes before it, its own size)
+        snapshot.update(bytes_before=session.stored_bytes, size=size)
+        SessionCheckpoint.objects.create(session=session, depth=session.depth + 1, snapshot=snapshot)
+        touch(session, depth=session.depth + 1, stored_bytes=after)
         return {"depth": session.depth, "revision": session.revision}
 
 
@@ -67,7 +71,7 @@ def revert(session_id: object, if_match: int | None, *, caller: Caller | None = 
             SessionPlacement(session=session, **p) for p in snap["placements"]
         )
         checkpoint.delete()
-        touch(session, depth=session.depth - 1)
+        touch(session, depth=session.depth - 1, stored_bytes=int(snap.get("bytes_before") or 0))
         return {"depth": session.depth, "revision": session.revision}
 
 
@@ -78,6 +82,8 @@ def commit(session_id: object, if_match: int | None, *, caller: Caller | None = 
         check_revision(session, if_match)
         if session.depth == 0:
             raise SessionError(409, "no checkpoint to commit: fork first")
-        SessionCheckpoint.objects.filter(session=session, depth=session.depth).delete()
-        touch(session, depth=session.depth - 1)
+        checkpoints = SessionCheckpoint.objects.filter(session=session, depth=session.depth)
+        size = sum(int(s or 0) for s in checkpoints.values_list("snapshot__size", flat=True))
+        checkpoints.delete()
+        touch(session, depth=session.depth - 1, stored_bytes=admit_bytes(session, -size))
         return {"depth": session.depth, "revision": session.revision}

@@ -25,7 +25,7 @@ from usage.live import live_state
 
 from ..models import SessionNode, SessionPlacement
 from .access import SessionError, check_revision, live, placement_json, retrying, touch
-from .admission import check_session_size
+from .admission import admit_bytes, check_session_size, json_bytes
 from .stored import container_json, node_digest, node_state, stored_device
 
 __all__ = ["place_pod", "remove_placement"]
@@ -146,7 +146,11 @@ def place_pod(
         state, node_group = _starting_state(row, data, inventory, ctx.pod.requests.has_requests)
         after, containers = _fit_on(sim, ctx, data.node_name, state)
         delta = _delta(state.devices, after)
-        touch(session)
+        devices = [stored_device(d) for d in after]
+        growth = _placement_bytes(pod_uid, ctx.pod.namespace, ctx.pod.name, data.node_name, containers, delta)
+        if row is None:
+            growth += json_bytes(data.node_name, node_group, digest, devices, state.pair_scores)
+        touch(session, stored_bytes=admit_bytes(session, growth))
         if row is None:
             SessionNode.objects.create(
                 session=session,
@@ -154,13 +158,13 @@ def place_pod(
                 position=session.revision,
                 node_group=node_group,
                 digest=digest,
-                devices=[stored_device(d) for d in after],
+                devices=devices,
                 pair_scores=state.pair_scores,
                 cordoned=sorted(state.cordoned),
                 inventory_error=(inventory.error if inventory is not None else "")[:500],
             )
         elif delta:
-            row.devices = [stored_device(d) for d in after]
+            row.devices = devices
             row.save(update_fields=["devices"])
         placement = SessionPlacement.objects.create(
             session=session,
@@ -226,8 +230,23 @@ def remove_placement(
             row.devices = [_undo(d, placement.delta.get(d["uuid"])) for d in row.devices]
             row.save(update_fields=["devices"])
         placement.delete()
-        touch(session)
+        freed = _placement_bytes(
+            placement.pod_uid,
+            placement.namespace,
+            placement.name,
+            placement.node_name,
+            placement.containers,
+            placement.delta,
+        )
+        touch(session, stored_bytes=admit_bytes(session, -freed))
         return {"revision": session.revision}
+
+
+def _placement_bytes(
+    pod_uid: str, namespace: str, name: str, node: str, containers: object, delta: object
+) -> int:
+    """What one placement row stores, as ``SESSION_MAX_BYTES`` counts it."""
+    return json_bytes(pod_uid, namespace, name, node, containers, delta)
 
 
 def _undo(device: dict, change: list | None) -> dict:

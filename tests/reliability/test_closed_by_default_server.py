@@ -33,6 +33,7 @@ SETTINGS = {
     "LOG_LEVEL": "WARNING",
     "HAMI_SIM_THREADS": "2",
     "SESSION_QUOTA_PER_IDENTITY": "5",
+    "SESSION_QUOTA_PER_USER": "5",
     "SESSION_MAX_LIVE": "12",  # 5 kept for CA's one identity, 7 shared by everybody else
 }
 

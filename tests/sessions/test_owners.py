@@ -131,13 +131,12 @@ def test_the_owner_and_an_operator_may_do_everything(callers):
 
 def test_quota_per_identity_and_cas_reserved_share(callers, settings):
     settings.SESSION_QUOTA_PER_IDENTITY = 3
+    settings.SESSION_QUOTA_PER_USER = 3  # (users and tokens have their own, smaller quota by default)
     settings.SESSION_MAX_LIVE = 7  # 3 reserved for the one client identity, 4 shared by the rest
     settings.HAMI_SIM_CLIENT_IDENTITIES = "cluster-autoscaler"
     assert [callers["viewer"].create()[0] for _ in range(4)] == [201, 201, 201, 429]
     status, body = callers["viewer-token"].create()
-    assert (
-        status == 429 and "SESSION_QUOTA_PER_IDENTITY" in body["detail"] and "user:viewer" in body["detail"]
-    )
+    assert status == 429 and "SESSION_QUOTA_PER_USER" in body["detail"] and "user:viewer" in body["detail"]
     assert callers["other"].create()[0] == 201
     status, body = callers["other"].create()
     assert status == 429 and "share of SESSION_MAX_LIVE is 4" in body["detail"]

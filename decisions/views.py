@@ -15,13 +15,16 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from rest_framework.exceptions import APIException
 
 from hami_sim.engine.estimate import EstimateError, PendingPods, estimate, parse_expander
 from hami_sim.pages import figures
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 from hami_sim.pages.scores import with_score_bars
+from hami_sim.project.concurrency import ESTIMATES
 from hami_sim.project.conf import conf, configured_ca_release, judging_releases
+from hami_sim.project.permissions import caller_of
 from hami_sim.runtime.simulator import get_simulator
 from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import estimate_groups
@@ -241,12 +244,18 @@ def _with_estimate_notes(nodes: list[dict], options: list) -> None:
 def what_if(request: HttpRequest) -> HttpResponse:
     form = WhatIfForm(request.POST or None)
     context: dict = {"form": form, "example_pod": EXAMPLE_POD}
+    status = 200
     if request.method == "POST" and form.is_valid():
         try:
-            context.update(_what_if(form))
+            with ESTIMATES.slot(caller_of(request).identity):  # as POST /api/v1/estimate
+                context.update(_what_if(form))
         except EstimateError as exc:
             form.add_error("pod", str(exc))
-    status = 400 if request.method == "POST" and form.errors else 200
+        except APIException as busy:  # another estimate of yours, or the process's limit
+            form.add_error(None, str(busy.detail))
+            status = busy.status_code
+    if status == 200 and request.method == "POST" and form.errors:
+        status = 400
     return render(request, "decisions/what_if.html", context, status=status)
 
 

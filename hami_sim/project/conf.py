@@ -74,6 +74,9 @@ class Conf:
     max_answer_bytes: int = 16 * 1024 * 1024
     #: seconds one estimate may pack; the groups not packed by then are reported cut short
     estimate_time_limit_seconds: float = TIME_LIMIT_SECONDS
+    #: estimates (the API and the what-if page) one process runs at once, one per identity; keep it
+    #: under HAMI_SIM_THREADS so health checks and other users always find a thread
+    estimate_max_concurrent: int = 1
     #: how long the writer waits to fold a burst of CA calls into one write
     decision_flush_seconds: float = 0.5
     #: live usage older than this answers per ``usage_stale_policy`` (docs/usage.md)

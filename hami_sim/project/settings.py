@@ -305,6 +305,8 @@ KUBE_EVENTS_SOURCE = env.str(
 )  # default: KUBE_SOURCE
 # Live usage (docs/usage.md): a live node whose usage is older than USAGE_STALE_SECONDS answers per
 # USAGE_STALE_POLICY ("fail": the node fails the filter, so CA scales up rather than trusting old data)
+# Estimates one process runs at once (one per identity); more are refused 429/503 at once, never queued.
+ESTIMATE_MAX_CONCURRENT = env.int("ESTIMATE_MAX_CONCURRENT", default=DEFAULTS.estimate_max_concurrent)
 USAGE_STALE_SECONDS = env.int("USAGE_STALE_SECONDS", default=DEFAULTS.usage_stale_seconds)
 USAGE_STALE_POLICY = env.str(
     "USAGE_STALE_POLICY", default=DEFAULTS.usage_stale_policy

@@ -29,7 +29,9 @@ from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 from hami_sim.engine.requests import PodError
+from hami_sim.project.concurrency import ESTIMATES
 from hami_sim.project.conf import configured_ca_release
+from hami_sim.project.permissions import caller_of
 from hami_sim.project.rest import ApiError
 from hami_sim.runtime.bulk import gc_frozen, gc_paused
 from hami_sim.runtime.simulator import get_simulator
@@ -243,6 +245,11 @@ class EstimateViewSet(SimulationViewSet):
         summary="Estimate a scale-up (CA binpacking with HAMi device fit)",
     )
     def create(self, request):
+        # one estimate per identity and ESTIMATE_MAX_CONCURRENT per process, refused 429/503 at once
+        with ESTIMATES.slot(caller_of(request).identity):
+            return self._create(request)
+
+    def _create(self, request):
         # the collector is paused while the body is parsed and validated (millions of small objects,
         # no cycles); while packing it runs, but past the parsed request (frozen), so the worker's
         # other threads (extender calls) keep their cyclic collection through a long estimate

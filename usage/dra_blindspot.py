@@ -50,9 +50,11 @@ def dra_blind_spot(state: DraState | None = None) -> list[DraBlindSpot]:
         claims = pod_claims(pending.pod, state)
         if not claims.claims or claims.error:
             continue
-        if any(t.verdict.fits for t in live_verdicts(claims.claims, state)):
+        if any(t.verdict.fits for t in live_verdicts(pending.pod, claims.claims, state)):
             continue
-        verdicts = {(t.name, t.kind): t.verdict for t in group_verdicts(claims.claims, state, groups)}
+        verdicts = {
+            (t.name, t.kind): t.verdict for t in group_verdicts(pending.pod, claims.claims, state, groups)
+        }
         for group in groups:
             hami, capi = (
                 verdicts.get((group.name, "HAMi template")),

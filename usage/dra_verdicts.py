@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hami_sim.engine.dra.explain import DraVerdict, judge, placement_text
+from hami_sim.engine.dra.explain import DraVerdict, judge, placement_text, request_text
 from hami_sim.engine.dra.hamidra import HAMI_DRA_CLASS, claims_of_pod, hami_dra_class
 from hami_sim.engine.dra.objects import Claim, DeviceClass, DraError, parse_claim, parse_slice
+from hami_sim.engine.predicates import static_mismatch
 from profiles.dra_templates import dra_template_slices
 from profiles.models import NodeGroup, NodeInventory
+from profiles.nodetemplates import group_template
 
 from .dra import DraState
+from .models import NodeFacts
 
 __all__ = ["PodClaims", "Target", "pod_claims", "is_dra_pod", "live_verdicts", "group_verdicts", "dra_answer"]
 
@@ -99,39 +102,58 @@ def _classes(state: DraState) -> dict[str, DeviceClass]:
     return {HAMI_DRA_CLASS: hami_dra_class(), **state.classes}
 
 
-def _node(name: str, labels: Mapping[str, str]) -> dict:
-    return {"metadata": {"name": name, "labels": dict(labels)}}
+def _live_node(name: str, facts: Mapping | None, labels: Mapping | None) -> dict:
+    """A live node as its predicates read it: what CA reads of it (labels, taints), else its labels."""
+    if facts:
+        node = dict(facts)
+        node["metadata"] = {**(facts.get("metadata") or {}), "name": name}
+        return node
+    return {"metadata": {"name": name, "labels": dict(labels or {})}}
 
 
-def live_verdicts(claims: Sequence[Claim], state: DraState) -> list[Target]:
+def _judged(
+    pod: Mapping, node: Mapping, claims: Sequence[Claim], state: DraState, slices: Sequence
+) -> DraVerdict:
+    """The node's predicates first (node selector, required affinity, taints), then the allocator."""
+    mismatch = static_mismatch(pod, node)
+    if mismatch:
+        return DraVerdict(False, error=mismatch)
+    return judge(node, claims, _classes(state), slices, state.in_use)
+
+
+def live_verdicts(pod: Mapping, claims: Sequence[Claim], state: DraState) -> list[Target]:
     """Each node that publishes slices, judged with what other claims already hold."""
-    labels = dict(NodeInventory.objects.filter(name__in=state.nodes()).values_list("name", "labels"))
-    classes = _classes(state)
+    names = state.nodes()
+    facts = dict(NodeFacts.objects.filter(name__in=names).values_list("name", "node"))
+    labels = dict(NodeInventory.objects.filter(name__in=names).values_list("name", "labels"))
     return [
         Target(
-            node,
+            name,
             "live node",
-            judge(_node(node, labels.get(node) or {}), claims, classes, state.slices_of(node), state.in_use),
+            _judged(
+                pod, _live_node(name, facts.get(name), labels.get(name)), claims, state, state.slices_of(name)
+            ),
         )
-        for node in state.nodes()
+        for name in names
     ]
 
 
 def group_verdicts(
-    claims: Sequence[Claim], state: DraState, groups: Sequence[NodeGroup] | None = None
+    pod: Mapping, claims: Sequence[Claim], state: DraState, groups: Sequence[NodeGroup] | None = None
 ) -> list[Target]:
-    """Each node group with an NVIDIA profile, as a fresh node: under hami-sim's template slices
-    and, for a clusterapi group, under the slices CA's clusterapi provider builds."""
-    classes = _classes(state)
+    """Each node group with an NVIDIA profile, as a fresh node (its template Node's labels and taints):
+    under hami-sim's template slices and, for a clusterapi group, under the slices CA's clusterapi
+    provider builds. A fresh node holds no claim yet."""
+    fresh = DraState(classes=state.classes)
     targets = []
     for group in groups if groups is not None else NodeGroup.objects.prefetch_related("profiles__devices"):
         slices = dra_template_slices(group)
-        node = _node(slices["node"], group.labels or {})
+        node = group_template(group)
+        node["metadata"] = {**node.get("metadata", {}), "name": slices["node"]}
         for key, kind in (("hami", "HAMi template"), ("clusterapi", "clusterapi template")):
             if slices[key] is not None:
-                targets.append(
-                    Target(group.name, kind, judge(node, claims, classes, [parse_slice(slices[key])]))
-                )
+                verdict = _judged(pod, node, claims, fresh, [parse_slice(slices[key])])
+                targets.append(Target(group.name, kind, verdict))
     return targets
 
 
@@ -140,8 +162,14 @@ def dra_answer(pod: Mapping, state: DraState) -> dict:
     found = pod_claims(pod, state)
     if not found.source:
         return {}
-    answer: dict = {"claims": found, "live": [], "groups": []}
+    answer: dict = {
+        "claims": found,
+        "own": found.source == ITS_OWN,
+        "lines": [(c.name, [request_text(r) for r in c.requests]) for c in found.claims],
+        "live": [],
+        "groups": [],
+    }
     if found.claims and not found.error:
-        answer["live"] = live_verdicts(found.claims, state)
-        answer["groups"] = group_verdicts(found.claims, state)
+        answer["live"] = live_verdicts(pod, found.claims, state)
+        answer["groups"] = group_verdicts(pod, found.claims, state)
     return answer

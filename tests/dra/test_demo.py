@@ -50,3 +50,20 @@ def test_the_finetune_can_never_scale_gpu_a10_dra_from_zero(demo):
     blind = html[html.index('id="dra-blind-spot"') : html.index('id="dra-pending"')]
     assert '<a href="/pods/ml/finetune-dra/">ml/finetune-dra</a>' in blind and "gpu-a10-dra" in blind
     assert "notebook-dra" not in blind
+
+
+def test_node_predicates_and_a_device_shortfall_are_named(demo):
+    verdicts = _verdicts(demo, "finetune-dra")
+    # two A10Gs could each serve the claim's request, but it asks four
+    assert verdicts[("gpu-dra-1", "live node")].startswith(
+        "does not fit: request gpu asks 4 device(s); 2 of the node's can serve it"
+    )
+    # gpu-h100's nodes are tainted nvidia.com/gpu:NoSchedule and the pod does not tolerate it
+    assert verdicts[("gpu-h100", "HAMi template")].startswith("does not fit: node(s) had untolerated taint")
+
+
+def test_a_dra_pod_is_not_judged_by_the_device_plugin_views(demo):
+    html = demo.get("/pods/ml/finetune-dra/").content.decode()
+    views = html[html.index('id="views"') : html.index('id="dra"')]
+    assert "asks its devices through ResourceClaims" in views and "fits gpu-dra-1" not in views
+    assert "request gpu: 4 device(s) of class hami-core-gpu.project-hami.io, memory 10000Mi" in html

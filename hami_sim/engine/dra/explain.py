@@ -16,11 +16,19 @@ from typing import Any
 
 from hami_sim.engine.dra.allocator import InUse, Placement, allocate
 from hami_sim.engine.dra.capacity import consumed_by, fits_capacity, missing_capacity
-from hami_sim.engine.dra.objects import Claim, Device, DeviceClass, DeviceRequest, DraError
+from hami_sim.engine.dra.objects import ALL, Claim, Device, DeviceClass, DeviceRequest, DraError
 from hami_sim.engine.dra.pools import Pool, gather_pools
 from hami_sim.engine.dra.selectors import device_activation, selector_matches
 
-__all__ = ["DeviceReason", "DraVerdict", "explain", "judge", "quantity_text", "placement_text"]
+__all__ = [
+    "DeviceReason",
+    "DraVerdict",
+    "explain",
+    "judge",
+    "quantity_text",
+    "placement_text",
+    "request_text",
+]
 
 _MIB = 1024 * 1024
 
@@ -51,6 +59,16 @@ def quantity_text(value: Fraction) -> str:
     if value and value.numerator % _MIB == 0:
         return f"{value.numerator // _MIB}Mi"
     return str(value.numerator)
+
+
+def request_text(request: DeviceRequest) -> str:
+    """``gpu: 4 device(s) of class hami-core-gpu.project-hami.io, memory 10000Mi``."""
+    what = "all devices" if request.mode == ALL else f"{request.count} device(s)"
+    asks = "".join(
+        f", {name} {quantity_text(v)}"
+        for name, v in sorted((request.capacity or {}).items(), key=_memory_first)
+    )
+    return f"{request.name}: {what} of class {request.class_name}{asks}"
 
 
 def placement_text(placement: Placement) -> str:
@@ -201,4 +219,13 @@ def judge(
             for c in claims
             for r in c.requests
         )
-    return DraVerdict(False, reasons=reasons)
+    return DraVerdict(False, reasons=reasons, error=_shortfall(claims[failing], reasons))
+
+
+def _shortfall(claim: Claim, reasons: Sequence[DeviceReason]) -> str:
+    """When enough devices could each serve a request alone but not together, say how many it asks."""
+    for request in claim.requests:
+        servable = sum(1 for r in reasons if r.request == request.name and not r.reason)
+        if request.mode != ALL and 0 < servable < request.count:
+            return f"request {request.name} asks {request.count} device(s); {servable} of the node's can serve it"
+    return ""

@@ -2,18 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-
-@pytest.fixture
-def kube_api():
-    from tests.kubeapi import FakeKubeAPI
-
-    with FakeKubeAPI() as api:
-        yield api
+from tests.usage.conftest import kube_api, source  # noqa: F401 (the loopback API double and its kubeconfig)
 
 
-@pytest.fixture
-def source(kube_api, tmp_path, settings):
-    settings.KUBE_PAGE_SIZE = 2
-    settings.KUBE_REQUEST_TIMEOUT = 2.0
+@pytest.fixture(autouse=True)
+def _dra_sync(settings):
+    """The DRA app tests run with DRA_SYNC on, as a cluster moving to DRA would."""
     settings.DRA_SYNC = True
-    return f"kubeconfig:{kube_api.write_kubeconfig(tmp_path / 'kubeconfig')}"

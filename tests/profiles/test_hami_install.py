@@ -198,3 +198,19 @@ def test_a_file_snapshot_names_the_release_when_it_holds_the_workloads(tmp_path,
     )
     assert _sync(f"file://{path}")["hami_release"] == "2.9"
     assert HamiInstall.objects.get().version == "v2.9.0"
+
+
+def test_the_demo_cluster_runs_the_release_hami_sim_follows(client, settings):
+    """``make demo``'s snapshot holds HAMi's workloads at v2.10.0: the overview names the release and
+    raises nothing."""
+    from tests.dashboard.conftest import load_demo
+
+    settings.HAMI_VERSION = "2.10"
+    load_demo()
+    client.force_login(UserFactory(username="oncall", is_staff=True))
+    page = client.get("/").content.decode()
+    assert (
+        "HAMi in the cluster: v2.10.0 (Deployment hami-scheduler, container vgpu-scheduler-extender: image); "
+        "hami-sim follows HAMi 2.10 (HAMI_VERSION)"
+    ) in page
+    assert "hami-release-finding" not in page

@@ -106,6 +106,9 @@ class CARelease:
     # binpacking: once CA's limiter refuses a node, later equivalence groups try only the nodes
     # added so far (the answer is the same; CA just stops asking)
     stop_after_limit: bool = False
+    # --max-binpacking-time: once it has passed (checked after each node group), no further node
+    # group is binpacked and the expander chooses among the groups done; False: only logged
+    binpacking_time_stops: bool = False
     # --expander default
     default_expander: str = "random"
     # --enable-dynamic-resource-allocation: default on and any other value fatal at start
@@ -201,6 +204,14 @@ CHANGES: tuple[Change, ...] = (
         True,
         "cluster-autoscaler/config/flags/flags.go",
         "--enable-dynamic-resource-allocation defaults to true and false is fatal at start",
+    ),
+    Change(
+        (1, 35, 0),
+        "binpacking_time_stops",
+        True,
+        "cluster-autoscaler/processors/binpacking/time_limiter.go",
+        "past --max-binpacking-time no further node group is binpacked: the scale-up goes on with the "
+        "options computed so far (1.32 to 1.34 only log it)",
     ),
     Change(
         (1, 36, 0),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from hami_sim.engine.ca_releases import ca_release
 from hami_sim.engine.estimate import ClusterNode, GroupTemplate, PendingPods, ScaleUpLimits, estimate
 from hami_sim.engine.simulate import Simulator
 
@@ -182,9 +183,20 @@ def test_max_nodegroup_binpacking_duration(budget, ticks, nodes, timed_out):
         assert "max-nodegroup-binpacking-duration" in next(iter(option.unschedulable.values()))
 
 
-def test_max_binpacking_time_is_reported_not_enforced():
-    """CA 1.32's time limiter only logs when the whole binpacking runs over; every group is still
-    estimated, and the answer says it ran over."""
+@pytest.mark.parametrize(
+    ("version", "counts", "cut"),
+    [
+        ("1.32", [2, 2, 2], []),
+        ("1.34", [2, 2, 2], []),
+        ("1.35", [2, 0, 0], ["b", "c"]),
+        ("1.36", [2, 0, 0], ["b", "c"]),
+    ],
+)
+def test_max_binpacking_time_stops_binpacking_from_ca_1_35(version, counts, cut):
+    """CA 1.32 to 1.34's time limiter only logs when the whole binpacking runs over: every group is
+    still estimated. From 1.35 (processors/binpacking/time_limiter.go) it stops binpacking after the
+    group that ran over: the later groups are no options, and the expander chooses among the rest.
+    Either way the answer says it ran over."""
     now = [0.0]
 
     def clock() -> float:
@@ -193,6 +205,10 @@ def test_max_binpacking_time_is_reported_not_enforced():
 
     limits = ScaleUpLimits(total_budget=2.0, group_budget=0, clock=clock)
     groups = [GroupTemplate(n, ca_node(n, 1000, "5000Mi")) for n in ("a", "b", "c")]
-    result = estimate(Simulator(), [PendingPods(ca_pod("e", 500, 1000), 4)], groups, limits=limits)
-    assert [o.node_count for o in result.options] == [2, 2, 2]
-    assert result.binpacking_time_exceeded
+    pending = [PendingPods(ca_pod("e", 500, 1000), 4)]
+    result = estimate(Simulator(), pending, groups, limits=limits, ca=ca_release(version))
+    assert [o.node_count for o in result.options] == counts
+    assert [o.node_group for o in result.options if o.cut_short] == cut
+    for option in result.options[1:] if cut else ():
+        assert option.skipped.startswith("max-binpacking-time of 2 s exceeded")
+    assert result.chosen == "a" and result.binpacking_time_exceeded

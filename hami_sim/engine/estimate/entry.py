@@ -21,7 +21,7 @@ from ..simulate import Simulator
 from .chain import choose
 from .equivalences import _Equivalence, _group_pods, _parse_groups
 from .expanders import Expander
-from .group import Budget, _estimate_group, cut_short
+from .group import Budget, _estimate_group, cut_short, time_limit_reason
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     MAX_WORK,
@@ -78,12 +78,16 @@ def estimate(
         snapshot = [*snapshot, *extra]
         groups, limits = _count_upcoming(sim, groups, limits, upcoming)
     budget = Budget(time_limit, share=fast)
-    options = [
-        cut_short(group, equivalences, time_limit)
-        if budget.out()
-        else _pack_group(sim, group, groups, equivalences, limits, budget, snapshot, ca, fast)
-        for group in groups
-    ]
+    options = []
+    stop = ""
+    for group in groups:
+        if budget.out():
+            stop = stop or time_limit_reason(time_limit)
+        if stop:
+            options.append(cut_short(group, equivalences, stop))
+            continue
+        options.append(_pack_group(sim, group, groups, equivalences, limits, budget, snapshot, ca, fast))
+        stop = _binpacking_time_stop(limits, started, ca)
     seconds = limits.clock() - started
     result = _choose_and_plan(sim, options, groups, limits, expander or Expander())
     result.binpacking_seconds = seconds
@@ -93,6 +97,20 @@ def estimate(
         result.upcoming_scheduled = list(absorbed.placed)
     result.binpacking_time_exceeded = limits.total_budget > 0 and seconds > limits.total_budget
     return result
+
+
+def _binpacking_time_stop(limits: ScaleUpLimits, started: float, ca: CARelease) -> str:
+    """CA 1.35+'s binpacking limiter, asked after each node group: past --max-binpacking-time no
+    further group is binpacked. The reason the later groups are not options, or ""."""
+    if not ca.binpacking_time_stops or limits.total_budget <= 0:
+        return ""
+    elapsed = limits.clock() - started
+    if elapsed <= limits.total_budget:
+        return ""
+    return (
+        f"max-binpacking-time of {limits.total_budget:g} s exceeded after {elapsed:.3g} s: CA {ca.version} "
+        "binpacks no further node group (the groups binpacked before are the options)"
+    )
 
 
 def _check_work(equivalences: list[_Equivalence], groups: int, upcoming_nodes: int, max_work: int) -> None:

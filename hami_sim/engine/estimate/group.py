@@ -82,9 +82,9 @@ class Budget:
         return time.monotonic() >= self.deadline
 
 
-def cut_short(group: GroupTemplate, equivalences: list[_Equivalence], time_limit: float) -> GroupOption:
-    """The option of a group the time limit left unpacked: no option, every pod with the reason."""
-    return _skipped(GroupOption(group.name, cut_short=True), time_limit_reason(time_limit), equivalences)
+def cut_short(group: GroupTemplate, equivalences: list[_Equivalence], reason: str) -> GroupOption:
+    """The option of a group a time limit left unpacked: no option, every pod with the reason."""
+    return _skipped(GroupOption(group.name, cut_short=True), reason, equivalences)
 
 
 def _group_limit(group: GroupTemplate, similar: Sequence[GroupSize], limits: ScaleUpLimits) -> int | None:
@@ -161,7 +161,7 @@ def _pack(
     packer.option.daemon_pods = template.daemons
     for eq in template.order(equivalences, ca.order_by_pod_requests):
         if budget.out():
-            return cut_short(group, equivalences, budget.time_limit)
+            return cut_short(group, equivalences, time_limit_reason(budget.time_limit))
         packer.pack(eq)
     _summarise(packer.option, packer.nodes, template)
     return packer.option

@@ -774,3 +774,29 @@ def test_monitoring_renders_the_alerts_and_the_grafana_dashboard(rendered):
     assert json.loads(text) == json.loads((DEPLOY / "monitoring" / "grafana-dashboard.json").read_text())
     rule = _objects(rendered, "monitoring", "PrometheusRule")["hami-sim-operations"]
     assert rule["spec"] == yaml.safe_load((DEPLOY / "monitoring" / "prometheusrule.yaml").read_text())["spec"]
+
+
+def test_the_worker_may_read_hamis_workloads_for_the_release_they_run(rendered):
+    """The Celery worker's sync reads the HAMi release from the scheduler Deployment's and the device
+    plugin DaemonSet's images (``profiles.hami_install``): its role may get and list both, and nothing
+    more of the apps group."""
+    from profiles.hami_install import WORKLOADS
+
+    worker = _objects(rendered, "base", "Deployment")["hami-sim-worker"]["spec"]["template"]["spec"]
+    binding = _objects(rendered, "base", "ClusterRoleBinding")["hami-sim-reader"]
+    assert {
+        "kind": "ServiceAccount",
+        "name": worker["serviceAccountName"],
+        "namespace": "hami-sim",
+    } in binding["subjects"]
+    role = _objects(rendered, "base", "ClusterRole")[binding["roleRef"]["name"]]
+    apps = {
+        (r, v)
+        for rule in role["rules"]
+        if rule["apiGroups"] == ["apps"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+    kinds = {f"{kind.lower()}s" for kind, _component in WORKLOADS}
+    assert kinds == {"deployments", "daemonsets"}
+    assert apps == {(r, v) for r in kinds for v in ("get", "list")}

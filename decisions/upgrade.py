@@ -11,8 +11,9 @@ taken from the other (``dataclasses.replace`` on ``HamiRules``). When no single 
 the rules that differ change it together.
 
 The work is bounded: at most ``MAX_PODS`` pods are judged (pending pods first, oldest first, then
-the pods of the decisions of the last ``RECENT_HOURS``, newest first), and the answer says when
-there were more.
+the pods of the decisions of the last ``RECENT_HOURS``, newest first), fewer when judging them
+against every candidate node under every rule set would pass ``EVALUATION_BUDGET``; the answer says
+the cap and whether there were more pods.
 """
 
 from __future__ import annotations
@@ -37,11 +38,24 @@ from usage.models import PendingPod
 
 from .models import Decision
 
-__all__ = ["MAX_PODS", "RECENT_HOURS", "Outcome", "Subject", "Change", "Comparison", "compare", "subjects"]
+__all__ = [
+    "MAX_PODS",
+    "EVALUATION_BUDGET",
+    "RECENT_HOURS",
+    "Outcome",
+    "Subject",
+    "Change",
+    "Comparison",
+    "compare",
+    "subjects",
+]
 
 #: pods judged per comparison (each is judged once per release, and once per differing rule when
 #: its answer changes), so a page or an API call never holds a worker for long
 MAX_PODS = 100
+#: node evaluations one comparison may spend, counted as pods x candidate nodes x rule sets (both
+#: releases and each differing rule): on a cluster of many live nodes fewer pods are judged
+EVALUATION_BUDGET = 20000
 #: decisions last seen within this many hours are "recent"
 RECENT_HOURS = 24
 #: decision rows read to find the recent pods (distinct pods among them)
@@ -285,12 +299,15 @@ def compare(other: str, cap: int | None = None) -> Comparison:
     current_rules = get_simulator().rules
     other_rules = rules_for(other)
     differences = rule_differences(current_rules, other_rules)
+    candidates = _candidates()
+    per_pod = max(1, len(candidates.nodes)) * (2 + len(differences))
+    cap = max(1, min(cap, EVALUATION_BUDGET // per_pod))
     result = Comparison(current_rules.release, other_rules.release, differences, cap=cap)
     pods, result.capped = subjects(cap)
     if not differences:
         result.judged = len(pods)
         return result
-    judges = _Judges(current_rules, other_rules, _candidates())
+    judges = _Judges(current_rules, other_rules, candidates)
     for subject in pods:
         try:
             now = judges.outcome(current_rules, subject.pod)

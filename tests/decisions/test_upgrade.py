@@ -157,6 +157,18 @@ def test_the_work_is_capped_and_the_answer_says_so(client, cluster, monkeypatch)
     assert [c["pod"]["name"] for c in answer["changes"]] == ["a"]  # the oldest pending pod first
 
 
+def test_a_cluster_of_many_nodes_judges_fewer_pods(client, cluster, monkeypatch):
+    """The cap follows the work: pods x candidate nodes x rule sets stay within the budget."""
+    from decisions import upgrade
+    from hami_sim.engine.hami_releases import rule_differences
+
+    rule_sets = 2 + len(rule_differences("2.10", "2.9"))
+    monkeypatch.setattr(upgrade, "EVALUATION_BUDGET", 2 * rule_sets)  # one group's template: 2 pods
+    cluster(*(pending(f"p{i}", main=10000, init=20000) for i in range(3)))
+    answer = _upgrade(client, "2.9").json()
+    assert (answer["judged"], answer["cap"], answer["capped"]) == (2, 2, True)
+
+
 @pytest.mark.parametrize(
     ("release", "detail"),
     [

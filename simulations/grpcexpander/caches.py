@@ -110,8 +110,8 @@ class CallCache:
 
     def key(self, node_count: int, digest: bytes, template: Mapping) -> bytes:
         """What the packing depends on: the pods (``digest``, of a list ``pods`` decoded), nodeCount,
-        the DaemonSets, and the template up to names and ids (so equivalent groups of one instance
-        type share a packing)."""
+        the DaemonSets, the template up to names and ids (so equivalent groups of one instance type
+        share a packing) and the HAMi release's rules the simulator follows."""
         meta = template.get("metadata") or {}
         labels = meta.get("labels") or {}
         if not self.daemon_pods and not self.lists[digest][1]:
@@ -122,7 +122,7 @@ class CallCache:
         shape = [
             node_count, digest.hex(), labels, annotations, devices, inventory.error,
             repr(inventory.pair_scores), sorted(inventory.cordoned), template.get("spec"), template.get("status"),
-            self.daemon_key,
+            self.daemon_key, repr(self.sim.rules),
         ]  # fmt: skip
         return _digest(orjson.dumps(shape, default=repr))
 

@@ -37,3 +37,11 @@ def test_an_init_container_larger_than_the_main_one(groups, ask, settings, versi
     settings.HAMI_VERSION = version
     pods = [big_init_pod("p0")]
     assert sorted(ask([option("gpu-a10", 1, pods), option("gpu-h100", 1, pods)], ONE_A10)) == kept
+
+
+def test_a_changed_release_is_not_answered_from_an_earlier_packing(groups, ask, settings):  # noqa: F811
+    """The expander remembers packings between calls: the release is part of what they depend on."""
+    options = [option("gpu-a10", 1, [big_init_pod("p0")]), option("gpu-h100", 1, [big_init_pod("p0")])]
+    assert sorted(ask(options, ONE_A10)) == ["gpu-a10", "gpu-h100"]
+    settings.HAMI_VERSION = "2.9"
+    assert ask(options, ONE_A10) == ["gpu-h100"]

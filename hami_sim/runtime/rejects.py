@@ -23,6 +23,8 @@ from django.db.models import F
 from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily
 
+from hami_sim.project.metrics import DatabaseSeries
+
 from .storable import clean_text, text_needs_cleaning
 
 __all__ = [
@@ -160,8 +162,9 @@ def bad_identity(meta: object, *, named: bool = True) -> str | None:
     return None
 
 
-class RejectionCollector:
-    """``hami_sim_sync_rejected_objects_total{kind,reason}`` from the database, at scrape time."""
+class RejectionCollector(DatabaseSeries):
+    """``hami_sim_sync_rejected_objects_total{kind,reason}`` from the database, at scrape time (the
+    same in every replica: the web listener exports it, read with ``max by``)."""
 
     def collect(self):
         counter = CounterMetricFamily(
@@ -177,6 +180,3 @@ class RejectionCollector:
         except Exception as exc:  # a scrape must not fail because the database is away
             log.debug("rejection totals unavailable: %s", exc)
         yield counter
-
-    def describe(self):
-        return []  # never query the database at registration time

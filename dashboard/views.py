@@ -80,7 +80,9 @@ def _blind_groups(result, limit: int = 10) -> dict:
 def _charts(since, now) -> dict:
     """The decisions per hour by verdict and the top rejection reasons since ``since``, and the
     usage per node group."""
-    decisions = Decision.objects.defer("nodes", "request", "policies").filter(last_seen__gte=since)
+    decisions = Decision.objects.defer("nodes", "request", "policies", "pod_spec").filter(
+        last_seen__gte=since
+    )
     over_time = list(
         decisions.annotate(hour=TruncHour("last_seen"))
         .values_list("hour", "verdict")
@@ -104,7 +106,7 @@ def _charts(since, now) -> dict:
 
 
 def _totals() -> dict:
-    decisions = Decision.objects.defer("nodes", "request", "policies")
+    decisions = Decision.objects.defer("nodes", "request", "policies", "pod_spec")
     return {
         "decisions": decisions.count(),
         "asked": decisions.aggregate(n=Sum("count"))["n"] or 0,
@@ -119,7 +121,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     window = choice(request, "range", RANGES, "24h")
     refresh = choice(request, "refresh", REFRESH, "off")
-    recent = Decision.objects.defer("nodes", "request", "policies")
+    recent = Decision.objects.defer("nodes", "request", "policies", "pod_spec")
     blind = blindspot.report_or_none()
     context = {
         "totals": _totals(),

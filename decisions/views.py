@@ -44,7 +44,7 @@ from .tables import CAEventTable, DecisionTable
 __all__ = ["decision_list", "decision_detail", "pod", "event_list", "what_if", "upgrade_page"]
 
 #: the columns a list of decisions never reads (each may be tens of KB)
-_HEAVY = ("nodes", "request", "policies")
+_HEAVY = ("nodes", "request", "policies", "pod_spec")
 
 
 @dashboard_view

@@ -34,7 +34,7 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         qs = super().get_queryset()
-        return qs.defer("nodes", "request", "policies") if self.action == "list" else qs
+        return qs.defer("nodes", "request", "policies", "pod_spec") if self.action == "list" else qs
 
     def get_serializer_class(self):
         return DecisionListSerializer if self.action == "list" else DecisionSerializer

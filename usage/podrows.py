@@ -81,8 +81,11 @@ def _identity_problem(pod: object) -> str | None:
     if problem is not None:
         return problem
     assert isinstance(meta, Mapping)
-    if not meta.get("uid") and not meta.get("name"):
-        return "neither metadata.uid nor metadata.name"
+    if not meta.get("uid"):
+        if not meta.get("name"):
+            return "neither metadata.uid nor metadata.name"
+        if len(f"{meta.get('namespace') or 'default'}/{meta['name']}") > 100:  # what stands for its uid
+            return "no metadata.uid, and namespace/name is longer than the 100 characters a uid may have"
     spec = pod.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
         return "spec is not an object"

@@ -35,6 +35,11 @@ def _pending(name: str, **annotations: str) -> dict:
     return p
 
 
+def _without_uid(pod: dict) -> dict:
+    del pod["metadata"]["uid"]
+    return pod
+
+
 def _event(name: str, pod: str, message: str) -> dict:
     return {
         "kind": "Event",
@@ -72,6 +77,10 @@ CASES: dict[str, tuple[Callable[[FakeKubeAPI], None], tuple[str, str, str, str]]
     "pod name longer than Kubernetes allows": (
         lambda api: api.pods.append(_pending("p" * 300)),
         ("pod", f"ml/{'p' * 296}…", "bad-identity", "skipped"),
+    ),
+    "pod without a uid whose namespace/name is too long to stand for one": (
+        lambda api: api.pods.append(_without_uid(_pending("q" * 120))),
+        ("pod", f"ml/{'q' * 120}", "bad-identity", "skipped"),
     ),
     "NUL in a node label": (
         lambda api: api.nodes.append(_node("n-label", labels={"team": "a\x00b"})),
@@ -223,3 +232,44 @@ def _card(node: str, uuid: str) -> tuple | None:
     usage = NodeUsage.objects.filter(name=node).first()
     card = (usage.devices.get(uuid) or {}) if usage else {}
     return (card.get("used"), card.get("usedmem"), card.get("pods"))
+
+
+@pytest.mark.slow
+def test_a_write_the_database_refuses_is_skipped_not_retried_for_ever(tmp_path, settings, monkeypatch):
+    """Whatever else the database refuses for what one pod holds (here: it refuses the pod named
+    ``poison``), the watcher writes its batch event by event, skips that one, names it, and goes on;
+    before, it retried the same batch for ever and nothing later landed."""
+    from django.db import DataError, connections
+
+    import usage.cluster
+    from hami_sim.runtime.models import RejectedObject
+    from usage.cluster import ClusterWatcher
+
+    real = usage.cluster.apply_pending_events
+
+    def refusing(events, *args, **kwargs):
+        if any((pod.get("metadata") or {}).get("name") == "poison" for _kind, pod in events):
+            raise DataError("value the column cannot hold")
+        return real(events, *args, **kwargs)
+
+    monkeypatch.setattr(usage.cluster, "apply_pending_events", refusing)
+    settings.KUBE_PAGE_SIZE = 2
+    with FakeKubeAPI() as api:
+        _good_cluster(api)
+        source = f"kubeconfig:{api.write_kubeconfig(tmp_path / 'kubeconfig')}"
+        watcher = ClusterWatcher(source, watch_seconds=2, backoff_cap=0.3)
+        thread = threading.Thread(target=lambda: (watcher.run(), connections.close_all()), daemon=True)
+        thread.start()
+        try:
+            assert api.wait_for_watches(2)
+            api.add_pod(_pending("poison"))
+            api.add_pod(hami_pod("after", "n1", [("GPU-n1-0", 1000, 10)]))
+            assert _eventually(lambda: _card("n1", "GPU-n1-0") == (1, 1000, ["ml/after"]))
+            assert _eventually(
+                lambda: RejectedObject.objects.filter(
+                    name="ml/poison", reason="refused", action="skipped"
+                ).exists()
+            )
+        finally:
+            watcher.stop()
+            thread.join(timeout=15)

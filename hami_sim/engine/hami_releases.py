@@ -91,6 +91,9 @@ class HamiRules:
     # NVIDIA requests: gpumem-percentage 0 reads as unset, out-of-range values are clamped and
     # a memory request past int32 asks nothing (False: the values as written, wrapped to int32)
     nvidia_request_checks: bool = True
+    # Iluvatar, Cambricon, Mthreads, Hygon and MetaX sGPU refuse a request whose count, memory or
+    # cores do not fit int32 (False: the values narrowed to int32 as written, wrapping)
+    request_range_guards: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,7 @@ _BASELINE: dict[str, Any] = {
     "unhealthy_skipped": False,
     "insufficient_counts_devices": False,
     "nvidia_request_checks": False,
+    "request_range_guards": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -275,6 +279,18 @@ CHANGES: tuple[_Change, ...] = (
         "NVIDIA requests: gpumem-percentage 0 or below reads as unset, above 100 as 100 (#1997), and "
         "a memory request that does not fit int32 asks for nothing; before, the values counted as "
         "written (0% asked no memory, 150% more than the card)",
+    ),
+    _Change(
+        "2.10",
+        "request_range_guards",
+        True,
+        2388,
+        "Iluvatar, Cambricon and Mthreads (#2285), Hygon and MetaX sGPU (#2388) give no request for "
+        "a container whose memory is not a plain integer or does not fit int32 once scaled, and "
+        "Hygon, MetaX sGPU and Mthreads (#2134) none for a count or cores outside int32 or a count "
+        "of 0; before, the values were narrowed to int32 as written, so 16Gi of memory (read as "
+        "bytes) wrapped to 0 and asked neither memory nor the whole card, and a value that was not "
+        "an integer was ignored",
     ),
 )
 

@@ -22,7 +22,7 @@ from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
 from .fit_loop import FitRules, common_fit
 from .node_codecs import core_split_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
-from .request_rules import plain_memory_request
+from .request_rules import count_memory_core_request, plain_memory_request
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -73,8 +73,11 @@ class CambriconVendor(Vendor):
         ), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        # no vcore: a whole MLU's compute
-        return plain_memory_request(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
+        """No vcore: a whole MLU's compute. v2.10 refuses a memory that is not an integer within
+        int32 once scaled (#2285); before, it was narrowed as written (``request_range_guards``)."""
+        guarded = self.release_rules.request_range_guards
+        read = plain_memory_request if guarded else count_memory_core_request
+        return read(resources, MLU, self.config, memory_scale=MEMORY_UNIT, default_cores=100)
 
     def fit(
         self,

@@ -20,7 +20,7 @@ from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
 from .fit_loop import FitRules, common_fit
 from .node_codecs import legacy_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
-from .request_rules import MAX_INT32, resource_int, sliced_request
+from .request_rules import MAX_INT32, count_memory_core_request, resource_int, sliced_request
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -82,8 +82,12 @@ class HygonVendor(Vendor):
         return legacy_devices(annotations, DCU_REGISTER, DCU), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        """HAMi v2.10 ``GenerateResourceRequests`` with its range guards (None = no request)."""
+        """HAMi v2.10 ``GenerateResourceRequests`` with its range guards (None = no request); before
+        v2.10 (#2388) the values as written, narrowed to int32 (``request_range_guards``)."""
         c = self.config
+        if not self.release_rules.request_range_guards:
+            scale = c.memory_factor if c.memory_factor > 1 else 1
+            return count_memory_core_request(resources, DCU, c, memory_scale=scale, default_cores=100)
         present, nums = resource_int(resources, c.resource_count_name)
         if not present or nums is None or not 1 <= nums <= MAX_INT32:
             return None

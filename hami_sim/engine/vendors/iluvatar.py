@@ -22,7 +22,7 @@ from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
 from .fit_loop import FitRules, common_fit
 from .node_codecs import legacy_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, render_legacy
-from .request_rules import plain_memory_request
+from .request_rules import count_memory_core_request, plain_memory_request
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -70,7 +70,11 @@ class IluvatarVendor(Vendor):
         return legacy_devices(annotations, self.register_key, self.common_word), {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        return plain_memory_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
+        """v2.10 refuses a memory that is not an integer within int32 once scaled (#2285); before,
+        it was narrowed as written (``HamiRules.request_range_guards``)."""
+        if self.release_rules.request_range_guards:
+            return plain_memory_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
+        return count_memory_core_request(resources, self.common_word, self.config, memory_scale=MEMORY_UNIT)
 
     def fit(
         self,

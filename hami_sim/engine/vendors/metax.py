@@ -39,7 +39,7 @@ from .metax_sgpu import (
 from .metax_sgpu_rank import choose, neutral_score
 from .node_codecs import capacity_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
-from .request_rules import MAX_INT32, count_request, quantity_int
+from .request_rules import MAX_INT32, count_request, int32, int64, quantity_int
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -234,9 +234,12 @@ class MetaxSgpuVendor(Vendor):
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         """HAMi v2.10 ``GenerateResourceRequests`` (limits only). The count must be 1..MaxInt32, and an
         integer ``vcore`` or ``vmemory`` (in MiB) 0..MaxInt32, else the container asks nothing; a value
-        that is not an integer is ignored."""
+        that is not an integer is ignored. Before v2.10 (#2388) the values as written, narrowed to
+        int32 (``request_range_guards``)."""
         c = self.config
         limits = resources.limits  # MetaX sGPU reads limits only
+        if not self.release_rules.request_range_guards:
+            return _sgpu_request_as_written(c, limits)
         count = quantity_int(limits.get(c.resource_vcount_name))
         if count is None or not 1 <= count <= MAX_INT32:
             return None
@@ -286,6 +289,20 @@ class MetaxSgpuVendor(Vendor):
     ) -> float:
         """HAMi's "policy neutral" sGPU score: +-10000 x the online or topology-aware score."""
         return neutral_score(pod_devices, previous, policy, pod.annotations, self.config.topology_aware)
+
+
+def _sgpu_request_as_written(c: MetaxConfig, limits: Mapping[str, object]) -> ContainerDeviceRequest | None:
+    """v2.9's sGPU request: an integer count, vcore and vmemory narrowed to int32 as written; "no
+    memory" (the whole card) is decided before the narrowing, as HAMi does."""
+    count = quantity_int(limits.get(c.resource_vcount_name))
+    if count is None:
+        return None
+    core = quantity_int(limits.get(c.resource_vcore_name))
+    mem_raw = limits.get(c.resource_vmemory_name)
+    mem = vmemory_mib(mem_raw) if mem_raw is not None else None
+    mem = int64(mem) if mem is not None else 0
+    cores = int32(core) if core is not None else 100
+    return ContainerDeviceRequest(int32(count), METAX_SGPU, int32(mem), 100 if mem == 0 else 0, cores)
 
 
 def _bounded(value: int | None, default: int) -> int | None:

@@ -32,7 +32,7 @@ from .registry import (
     VendorDescriptor,
     capacity_renderer,
 )
-from .request_rules import MAX_INT32, go_div, resource_int, resource_int32
+from .request_rules import MAX_INT32, count_memory_core_request, go_div, resource_int, resource_int32
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -79,8 +79,13 @@ class MthreadsVendor(Vendor):
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         """HAMi v2.10 ``GenerateResourceRequests``: the count must be 1..MaxInt32 and a memory value an
         integer in 0..MaxInt32/512, else the container asks nothing; a core value that is not an
-        integer is ignored."""
+        integer is ignored. Before v2.10 (#2285, #2134) the values as written, narrowed to int32
+        (``request_range_guards``)."""
         c = self.config
+        if not self.release_rules.request_range_guards:
+            return count_memory_core_request(
+                resources, MTHREADS, c, memory_scale=MEMORY_UNIT, per_device=True
+            )
         present, nums = resource_int(resources, c.resource_count_name)
         if not present or nums is None or not 1 <= nums <= MAX_INT32:
             return None

@@ -18,6 +18,7 @@ __all__ = [
     "CountMemoryCoreConfig",
     "go_div",
     "int32",
+    "int64",
     "quantity_int",
     "resource_int",
     "resource_value",
@@ -99,6 +100,11 @@ def sliced_request(nums: int, vendor: str, memnum: int, corenum: int) -> Contain
     return ContainerDeviceRequest(nums, vendor, memnum, 100 if memnum == 0 else 0, corenum)
 
 
+def int64(value: int) -> int:
+    """Go's 64-bit ``int`` arithmetic (wraps)."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
 def count_memory_core_request(
     resources: ResourceGetter,
     vendor: str,
@@ -106,19 +112,35 @@ def count_memory_core_request(
     *,
     memory_scale: int = 1,
     default_cores: int = 0,
+    per_device: bool = False,
 ) -> ContainerDeviceRequest | None:
-    """The request of the count + memory + cores vendors (Cambricon, Hygon, Iluvatar): ``N`` devices
-    of ``memory x memory_scale`` MiB each (none: the whole card) and a cores percentage
+    """The request of the count + memory + cores vendors (Cambricon, Hygon, Iluvatar, Mthreads) as
+    written, without the range guards v2.10 added (#2285, #2388): ``N`` devices of
+    ``memory x memory_scale`` MiB each (none: the whole card) and a cores percentage
     (``default_cores`` when absent), all ``int32``; None when the container asks no count.
+
+    As in HAMi, "no memory" (the whole card) is decided on the scaled value before it is narrowed to
+    int32, so a memory past int32 (16Gi read as bytes) that wraps to 0 asks neither memory nor the
+    whole card; a memory or core value that is not an integer is ignored. ``per_device``: the
+    container's memory and cores are divided between its devices (Mthreads); a count that narrows to
+    0 is then no request (HAMi divides by zero there and the call fails).
 
     ``config`` carries ``resource_count_name``, ``resource_memory_name`` and ``resource_core_name``.
     """
     nums = requested_count(resources, config.resource_count_name)
     if nums is None:
         return None
-    memnum = resource_int32(resources, config.resource_memory_name, scale=memory_scale)
-    corenum = resource_int32(resources, config.resource_core_name, default=default_cores)
-    return sliced_request(nums, vendor, memnum, corenum)
+    mem = resource_value(resources, config.resource_memory_name)
+    memnum = int64(mem * memory_scale) if mem is not None else 0
+    cores = resource_value(resources, config.resource_core_name)
+    corenum = int32(cores) if cores is not None else default_cores
+    pct = 100 if memnum == 0 else 0
+    memreq = int32(memnum)
+    if per_device:
+        if nums == 0:
+            return None
+        memreq, corenum = int32(go_div(memreq, nums)), int32(go_div(corenum, nums))
+    return ContainerDeviceRequest(nums, vendor, memreq, pct, corenum)
 
 
 def plain_memory_request(

@@ -91,9 +91,12 @@ class HamiRules:
     # NVIDIA requests: gpumem-percentage 0 reads as unset, out-of-range values are clamped and
     # a memory request past int32 asks nothing (False: the values as written, wrapped to int32)
     nvidia_request_checks: bool = True
-    # Iluvatar, Cambricon, Mthreads, Hygon and MetaX sGPU refuse a request whose count, memory or
-    # cores do not fit int32 (False: the values narrowed to int32 as written, wrapping)
+    # Iluvatar, Cambricon, Mthreads, Hygon, MetaX sGPU and Ascend refuse a request whose count,
+    # memory or cores do not fit int32 (False: the values narrowed to int32 as written, wrapping)
     request_range_guards: bool = True
+    # Ascend's scheduler takes a container's memory as asked (False: a request without -core asks
+    # the vNPU template its memory rounds up to)
+    ascend_memory_as_asked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +114,14 @@ class _Change:
     since: str  # the release that brought it (and every later one keeps it)
     rule: str
     value: Any
-    pr: int
+    pr: int  # 0: the change came as a commit, not a pull request
     description: str
+    commit: str = ""
+
+    @property
+    def ref(self) -> str:
+        """``#2601``, or ``commit 7a9fbb76`` for a change that had no pull request."""
+        return f"#{self.pr}" if self.pr else f"commit {self.commit}"
 
 
 #: The value of every rule in v2.8.3, the oldest release followed.
@@ -134,6 +143,7 @@ _BASELINE: dict[str, Any] = {
     "insufficient_counts_devices": False,
     "nvidia_request_checks": False,
     "request_range_guards": False,
+    "ascend_memory_as_asked": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -285,12 +295,22 @@ CHANGES: tuple[_Change, ...] = (
         "request_range_guards",
         True,
         2388,
-        "Iluvatar, Cambricon and Mthreads (#2285), Hygon and MetaX sGPU (#2388) give no request for "
-        "a container whose memory is not a plain integer or does not fit int32 once scaled, and "
-        "Hygon, MetaX sGPU and Mthreads (#2134) none for a count or cores outside int32 or a count "
-        "of 0; before, the values were narrowed to int32 as written, so 16Gi of memory (read as "
+        "Iluvatar, Cambricon and Mthreads (#2285), Hygon and MetaX sGPU (#2388) and Ascend (#2601) "
+        "give no request for a container whose memory is not a plain integer (Ascend: is negative) "
+        "or does not fit int32 once scaled, and Hygon, MetaX sGPU, Ascend and Mthreads (#2134) none "
+        "for a count or cores outside int32 or a count of 0; before, the values were narrowed to int32 as written, so 16Gi of memory (read as "
         "bytes) wrapped to 0 and asked neither memory nor the whole card, and a value that was not "
         "an integer was ignored",
+    ),
+    _Change(
+        "2.10",
+        "ascend_memory_as_asked",
+        True,
+        0,
+        "Ascend's scheduler takes a container's memory as asked; before, a container asking memory "
+        "but no -core (hard slicing) asked the vNPU template the memory rounds up to (the whole card "
+        "past the largest template, no memory past the card)",
+        commit="7a9fbb76",
     ),
 )
 
@@ -340,6 +360,6 @@ def rule_differences(a: HamiRules | str, b: HamiRules | str) -> tuple[RuleChange
             continue
         steps = [c for c in CHANGES if c.rule == f.name and low < _order(c.since) <= high]
         steps = steps or [c for c in CHANGES if c.rule == f.name]  # a mixed rule set
-        text = "; ".join(f"v{c.since}: {c.description} (#{c.pr})" for c in steps)
+        text = "; ".join(f"v{c.since}: {c.description} ({c.ref})" for c in steps)
         out.append(RuleChange(f.name, text, steps[-1].pr))
     return tuple(out)

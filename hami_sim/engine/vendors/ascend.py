@@ -3,8 +3,9 @@
 Each ``vnpus:`` entry of the device config is its own vendor with ``commonWord`` = e.g.
 ``Ascend910B3``: JSON registration ``hami.io/node-register-<cw>``, requests ``huawei.com/<cw>``
 devices, ``huawei.com/<cw>-memory`` MiB (x ``memoryFactor``; none = 100 % of the NPU) and
-``huawei.com/<cw>-core`` (a percentage, read into ``Coresreq``). The scheduler takes the memory as
-written: rounding it up to a vNPU template is the admission webhook's (``trim_memory``).
+``huawei.com/<cw>-core`` (a percentage, read into ``Coresreq``), read by ``ascend_requests``: v2.10's
+scheduler takes the memory as written (rounding it up to a vNPU template is the admission
+webhook's), v2.9's rounded a hard-sliced request up to its template.
 
 Fit (v2.10): a pod annotated ``huawei.com/vnpu-mode: hami-core`` (soft slicing) needs a node whose
 ``hami-vnpu-core`` annotation is ``"true"`` (absent: the config's ``hamiVnpuCore``), else
@@ -26,19 +27,17 @@ largest NetworkID group (1.0 when all share one network), summed over containers
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
-from ..quantity import QuantityError, parse_quantity
 from .ascend_chips import DEFAULT_ASCEND_CONFIGS, AscendConfig, VnpuTemplate
+from .ascend_requests import ascend_request
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
 from .fit_loop import FitRules, Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
-from .request_rules import MAX_INT32
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -101,42 +100,8 @@ class AscendVendor(Vendor):
 
     # -- requests ----------------------------------------------------------------------------------
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
-        """v2.10 ``GenerateResourceRequests``: memory as asked (x ``memoryFactor``), cores from the
-        ``-core`` resource; out-of-range values give no request. Rounding the memory up to a vNPU
-        template is the admission webhook's job (``trim_memory``), not the scheduler's."""
-        c = self.config
-        nums = _quantity(resources, c.resource_name)
-        if nums is None or nums.denominator != 1:
-            return None
-        if nums <= 0 or nums > MAX_INT32:
-            return None
-        memnum = self._memory(resources)
-        if memnum is None:
-            return None
-        corenum = self._cores(resources)
-        if corenum is None:
-            return None
-        return ContainerDeviceRequest(int(nums), c.common_word, memnum, 100 if memnum == 0 else 0, corenum)
-
-    def _memory(self, resources: ResourceGetter) -> int | None:
-        """The ``-memory`` MiB x ``memoryFactor``: 0 when absent or not an integer, None (no request)
-        when negative or past int32."""
-        mem = _quantity(resources, self.config.resource_memory_name)
-        if mem is None or mem.denominator != 1:
-            return None if mem is not None and mem < 0 else 0
-        if mem < 0 or mem > MAX_INT32:
-            return None
-        value = int(mem) * max(self.config.memory_factor, 1)
-        return value if value <= MAX_INT32 else None
-
-    def _cores(self, resources: ResourceGetter) -> int | None:
-        """The ``-core`` percentage (Go's ``Value()``): 0 when absent, None (no request) outside
-        0..MaxInt32."""
-        cores = _quantity(resources, self.config.resource_core_name)
-        if cores is None:
-            return 0
-        value = _go_value(cores)
-        return value if 0 <= value <= MAX_INT32 else None
+        """``GenerateResourceRequests`` under the release's rules (``ascend_requests``)."""
+        return ascend_request(self.config, resources, self.release_rules)
 
     # -- fit -----------------------------------------------------------------------------------------
     def _node_hami_core(self, devices: Sequence[DeviceUsage]) -> bool:
@@ -261,25 +226,6 @@ class AscendVendor(Vendor):
                 continue
             score = f32(score + f32(f32(max(counts.values())) / f32(total)))
         return f32(score * NETWORK_WEIGHT)
-
-
-def _quantity(resources: ResourceGetter, name: str) -> Fraction | None:
-    """``limits[name]`` else ``requests[name]`` as an exact number; None when absent or unreadable."""
-    if not name:
-        return None
-    raw = resources.get(name)
-    if raw is None:
-        return None
-    try:
-        return parse_quantity(raw)
-    except QuantityError:
-        return None
-
-
-def _go_value(q: Fraction) -> int:
-    """Go ``Quantity.Value()``: the integer value, rounded away from zero."""
-    whole = abs(q.numerator) // q.denominator + (1 if abs(q.numerator) % q.denominator else 0)
-    return whole if q >= 0 else -whole
 
 
 def _device_reason(

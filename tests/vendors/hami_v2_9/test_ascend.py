@@ -5,14 +5,21 @@ Fourteen cases read as at v2.10.0 (the devices' health aside, which v2.9.0's Asc
 read) and come from ``hami_v2_10/test_ascend.py``'s table; "legacy pod on hami-core reserved node"
 is v2.9.0's own: a pod without ``huawei.com/vnpu-mode`` asking for part of a card is refused by a
 node that runs hami-vnpu-core (v2.10.0 lets it in, #2035).
+
+Also v2.9.0's ``Test_GenerateResourceRequestsFactor`` (its scheduler rounds a hard-sliced memory up
+to the vNPU template: 128 x 10 MiB asks vir02's 2184; v2.10.0 expects 1280),
+``Test_GenerateResourceRequests_VNPUCoreMode`` (a ``-core`` request keeps its memory as asked; the Go
+test compares memory, cores and type) and ``Test_GenerateResourceRequests``'s case with memory
+(8738 is vir08's size, so rounding keeps it).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from hami_sim.engine.vendors.ascend import AscendVendor
 from tests.vendors.hami_v2_10 import test_ascend as v2_10
-from tests.vendors.harness import under_release
+from tests.vendors.harness import for_release, under_release
 
 GO = "pkg/device/ascend/device_test.go"
 SAME = (
@@ -61,3 +68,26 @@ def _cases():
 def test_fit(config, name, devices, req, annos, node_annos, ok, ids, reason):
     with under_release("2.9"):
         v2_10.test_fit(config, name, devices, req, annos, node_annos, ok, ids, reason)
+
+
+REQUEST_GO = "pkg/device/ascend/device_test.go"
+FACTOR_LIMITS = v2_10.lim("Ascend910A", "1", "128")
+
+
+@pytest.mark.parametrize(
+    ("config", "limits", "requests", "want"),
+    [
+        pytest.param(v2_10.with_factor(10), FACTOR_LIMITS, FACTOR_LIMITS, (1, "Ascend910A", 2184, 0, 0),
+                     id=f"{REQUEST_GO}::Test_GenerateResourceRequestsFactor/factor 10"),
+        pytest.param(v2_10.with_factor(100), FACTOR_LIMITS, FACTOR_LIMITS, (1, "Ascend910A", 17476, 0, 0),
+                     id=f"{REQUEST_GO}::Test_GenerateResourceRequestsFactor/factor 100"),
+        pytest.param(v2_10.with_factor(0), FACTOR_LIMITS, FACTOR_LIMITS, (1, "Ascend910A", 2184, 0, 0),
+                     id=f"{REQUEST_GO}::Test_GenerateResourceRequestsFactor/factor 0"),
+        pytest.param(v2_10.B3_CORE, v2_10.lim("Ascend910B3", "1", "15360", "10"), {},
+                     (1, "Ascend910B3", 15360, 0, 10),
+                     id=f"{REQUEST_GO}::Test_GenerateResourceRequests_VNPUCoreMode/"
+                     "parse custom vNPU core and memory resources"),
+    ],
+)  # fmt: skip
+def test_generate_resource_requests(config, limits, requests, want):
+    assert for_release("2.9").request_of(AscendVendor(config), limits, requests) == want

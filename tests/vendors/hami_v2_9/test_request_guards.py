@@ -1,23 +1,27 @@
-"""The int32 request guards v2.10 added (``HamiRules.request_range_guards``; #2285, #2388, #2134).
+"""The int32 request guards v2.10 added (``HamiRules.request_range_guards``; #2285, #2388, #2134,
+#2601).
 
-v2.9.0's own ``Test_GenerateResourceRequests`` cases of Iluvatar, Cambricon, Mthreads, Hygon and
-MetaX sGPU read as at v2.10.0 and are replayed under the 2.9 rules (``test_unchanged.py``), so they
+v2.9.0's own ``Test_GenerateResourceRequests`` cases of Iluvatar, Cambricon, Mthreads, Hygon,
+MetaX sGPU and Ascend read as at v2.10.0 and are replayed under the 2.9 rules (``test_unchanged.py``), so they
 run through v2.9's request reading too. v2.9.0 has no case past int32: the rows here are the cases
 v2.10.0 added with its guards (named by their Go file, test and case at v2.10.0, where they give no
 request), each with the request v2.9.0's ``GenerateResourceRequests`` makes of the same container,
 read from its source at the tag: the value multiplied as a 64-bit int, "no memory" decided on it,
-then narrowed to int32.
+then narrowed to int32. Ascend's also round a memory asked without ``-core`` up to a vNPU template
+(``ascend_memory_as_asked``): past the card, to no memory, which reads as the whole card.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from hami_sim.engine.vendors.ascend import AscendVendor
 from hami_sim.engine.vendors.cambricon import CambriconConfig, CambriconVendor
 from hami_sim.engine.vendors.hygon import HygonConfig, HygonVendor
 from hami_sim.engine.vendors.iluvatar import IluvatarConfig, IluvatarVendor
 from hami_sim.engine.vendors.metax import MetaxSgpuVendor
 from hami_sim.engine.vendors.mthreads import MthreadsVendor
+from tests.vendors.hami_v2_10 import test_ascend as ascend
 from tests.vendors.harness import EMPTY, for_release, request_of, usage
 
 v2_9 = for_release("2.9")
@@ -35,6 +39,9 @@ MLU = {"cambricon.com/mlu": "1"}
 MTH = {"mthreads.com/vgpu": "1", "mthreads.com/sgpu-core": "1"}
 DCU = {"hygon.com/dcunum": "1"}
 SGPU = {"metax-tech.com/sgpu": "1"}
+B3 = AscendVendor(ascend.B3_OUT_OF_RANGE)  # 64 GiB NPUs, no vNPU template
+B3_TIMES_10 = AscendVendor(ascend.with_factor(10, ascend.B3_OUT_OF_RANGE))
+A910A_TIMES_10 = AscendVendor(ascend.with_factor(10))
 WRAP = -(2**32)  # what int32 narrowing takes off a value just past MaxInt32
 
 
@@ -84,6 +91,34 @@ GUARDED = [
                  (1, "Metax-SGPU", 0, 100, 2200000000 + WRAP),
                  id=case("metax/sdevice_test.go", "TestGenerateResourceRequests",
                          "oversized vcore exceeds int32 range")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", "16Gi", "10"), (1, "Ascend910B3", 0, 0, 10),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "memory in bytes exceeds int32 on soft-partitioning path")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", "16Gi"), (1, "Ascend910B3", 0, 100, 0),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "memory in bytes exceeds int32 range on trim path")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", "-1m"), (1, "Ascend910B3", 0, 100, 0),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "negative fractional memory request")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", "-100"), (1, "Ascend910B3", 65536, 0, 0),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "negative whole memory request")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "2200000000"), EMPTY,
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "oversized device count exceeds int32 range")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", core="-1"), (1, "Ascend910B3", 0, 100, -1),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "negative core request")),
+    pytest.param(B3, ascend.lim("Ascend910B3", "1", core="2200000000"), (1, "Ascend910B3", 0, 100, 2200000000 + WRAP),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_OutOfRangeValues",
+                         "oversized core request exceeds int32 range")),
+    pytest.param(B3_TIMES_10, ascend.lim("Ascend910B3", "1", "300000000", "10"),
+                 (1, "Ascend910B3", 3000000000 + WRAP, 0, 10),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_MemoryFactorOverflow",
+                         "scaled memory overflows on soft-partitioning path")),
+    pytest.param(A910A_TIMES_10, ascend.lim("Ascend910A", "1", "300000000"), (1, "Ascend910A", 0, 100, 0),
+                 id=case("ascend/device_test.go", "Test_GenerateResourceRequests_MemoryFactorOverflow",
+                         "scaled memory overflows int32 on trim path")),
 ]  # fmt: skip
 
 

@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast test-sqlite lint bench browser-deps screenshots clean protos ca-config
+.PHONY: install demo test test-fast test-sqlite lint bench browser-deps screenshots clean protos ca-config nginx-config
 
 $(STAMP): requirements-engine.txt requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ protos: $(STAMP)
 ## vendors (HAMI settings; a test fails when the committed files are stale).
 ca-config: $(RUNTIME_STAMP)
 	$(PY) manage.py ca_config
+
+## nginx's configuration of each listener (deploy/base/nginx/), written by hami_sim/server/nginx.py.
+nginx-config: $(RUNTIME_STAMP)
+	for listener in web extender; do \
+	  PYTHONPATH=. $(PY) -m hami_sim.server.nginx $$listener > deploy/base/nginx/$$listener.conf; done
 
 clean:
 	rm -rf var tests/artifacts

@@ -22,9 +22,9 @@ request thread by design.
 - ``ratio_large_profiles`` / ``ratio_large_profiles_cold``: the warm and cold cases with the
   production resolver (``profiles.inventory.resolve``) and five node groups in its catalog, one of
   them the templates' group (informational: the targets are set on the engine without it).
-- ``ratio_small``: latency of 1 pod x 1 node over real HTTP to the production server (gunicorn,
-  keep-alive) divided by the latency of a trivial endpoint on the same server returning a fixed 4 KB
-  JSON; the two requests alternate one by one and each round of pairs gives a ratio of medians.
+- ``ratio_small``: latency of 1 pod x 1 node over real HTTP to the production stack (nginx in front
+  of gunicorn, keep-alive) divided by the latency of a trivial endpoint on the same stack returning a
+  fixed 4 KB JSON; the two requests alternate one by one and each round of pairs gives a ratio of medians.
   Target: <= 1.3.
 - Memory per cached 8-GPU inventory: the byte-bounded memo's accounted bytes per entry, and what
   tracemalloc sees retained per inventory parsed into the memo.
@@ -39,7 +39,6 @@ import gc
 import http.client
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -374,23 +373,6 @@ def _with_node_groups() -> None:
     get_simulator.cache_clear()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start")
-
-
 _HEADERS = {"Content-Type": "application/json", "Connection": "keep-alive"}
 
 
@@ -405,7 +387,10 @@ def _one(conn: http.client.HTTPConnection, method: str, path: str, body: bytes |
 
 
 def bench_small(tmp: str, rounds: int = 20, pairs: int = 100) -> dict:
-    port = _free_port()
+    """Both calls through the production stack (``start_server``: nginx in front of gunicorn's gthread
+    worker, 1 worker x 2 threads), on one keep-alive connection."""
+    from hami_sim.server.serve import start_server, stop_server
+
     env = dict(
         os.environ,
         PYTHONPATH=str(ROOT),
@@ -413,29 +398,12 @@ def bench_small(tmp: str, rounds: int = 20, pairs: int = 100) -> dict:
         HAMI_SIM_BENCH_ENDPOINT="1",
         DATABASE_URL=os.environ.get("BENCH_DATABASE_URL", f"sqlite:///{tmp}/bench.db"),
         LOG_LEVEL="WARNING",
+        HAMI_SIM_THREADS="2",
     )
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "hami_sim.project.wsgi:application",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--worker-class",
-        "gthread",
-        "--workers",
-        "1",
-        "--threads",
-        "2",
-        "--keep-alive",
-        "30",
-        "--log-level",
-        "warning",
-    ]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    server, url = start_server(workers=1, env=env)
+    port = int(url.rsplit(":", 1)[1])
     try:
-        _wait(port)
         small = body_for([make_node(0)], make_pod())
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         for _ in range(300):  # warm up both
@@ -457,8 +425,7 @@ def bench_small(tmp: str, rounds: int = 20, pairs: int = 100) -> dict:
             "ratio_small": spread(ratios),
         }
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_server(server)
 
 
 def _print_cache_metrics() -> None:

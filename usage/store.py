@@ -261,7 +261,8 @@ def start_refresher(interval: float | None = None) -> threading.Thread:
     """Start (once per process) the thread that keeps the usage store and the profile catalog fresh,
     and mark both as fed: from then on the request path reads them and never the database.
 
-    Called by the production server's worker after it loaded the application (``hami_sim.server.worker``).
+    Called in each production server worker once it has loaded the application (``post_worker_init`` in
+    ``hami_sim/server/gunicorn_conf.py``).
     The first refresh runs here, before the worker takes requests, so a live node is known at once
     when the database is up; when it is down, live nodes answer per ``USAGE_STALE_POLICY``.
     """

@@ -5,7 +5,7 @@ start-up, not the first request).
 Closed by default: what production must not have is an *Error*, so ``manage.py check --deploy``
 exits non-zero on it (Django's own deploy checks are warnings, which exit 0): the demo key (Django's
 W009 accepts it, it is long and varied), ``DEBUG``, the demo listener ``all``, an extender listener
-without a client CA. A ``HAMI_SIM_LISTENER`` the code does not know is refused everywhere, by every
+that clients could reach without nginx (which verifies their certificates). A ``HAMI_SIM_LISTENER`` the code does not know is refused everywhere, by every
 ``check``, every command and the server's start (``start_problems``): before, ``Extender`` fell
 through every rule and served the admin and sessions to any certificate.
 """
@@ -54,8 +54,9 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
     No production process (``is_production``) starts with the built-in demo ``SECRET_KEY`` (anyone
     could forge sessions and CSRF tokens with it). ``extender`` and ``web`` are production
     listeners: they also refuse ``ALLOWED_HOSTS=*``; the extender
-    listener also refuses to start without a client CA (it would serve anyone who reaches it) or
-    without client identities to allow. ``all`` is the demo and development listener and starts
+    listener also refuses to start on anything but a unix socket (only the pod's nginx, which verifies
+    client certificates, reaches one; a TCP port would serve anyone who reaches it) or without client
+    identities to allow. ``all`` is the demo and development listener and starts
     with the defaults.
     """
     env = os.environ if environ is None else environ
@@ -77,11 +78,11 @@ def start_problems(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 def _extender_problems(env: Mapping[str, str]) -> list[str]:
-    """What the extender listener needs beyond the others: mTLS, an allow-list, known identity
-    fields and a server that passes the certificate on."""
+    """What the extender listener needs beyond the others: nginx's mTLS in front of it, an
+    allow-list and known identity fields."""
     problems = []
-    if not env.get("HAMI_SIM_TLS_CLIENT_CA"):
-        problems.append("the extender listener needs HAMI_SIM_TLS_CLIENT_CA (mTLS)")
+    if not behind_nginx(env):
+        problems.append(NOT_BEHIND_NGINX)
     if not conf().client_identities():
         problems.append("the extender listener needs HAMI_SIM_CLIENT_IDENTITIES (allowed CN/SAN)")
     unknown = conf().client_identity_fields() - IDENTITY_FIELDS.keys()
@@ -90,9 +91,18 @@ def _extender_problems(env: Mapping[str, str]) -> list[str]:
             f"HAMI_SIM_CLIENT_IDENTITY_FIELDS must name some of {', '.join(IDENTITY_FIELDS)}"
             + (f", not {', '.join(sorted(unknown))}" if unknown else "")
         )
-    if env.get("HAMI_SIM_SERVER") == "granian":
-        problems.append("granian cannot pass the client certificate on; the extender listener needs gunicorn")
     return problems
+
+
+NOT_BEHIND_NGINX = (
+    "the extender listener needs HAMI_SIM_BIND on a unix socket (unix:/path), which only nginx (mTLS) reaches"
+)
+
+
+def behind_nginx(environ: Mapping[str, str]) -> bool:
+    """The server binds a unix socket (the default), so only the pod's nginx reaches it."""
+    bind = environ.get("HAMI_SIM_BIND") or "unix:"
+    return bind.startswith("unix:")
 
 
 def is_production(environ: Mapping[str, str] | None = None) -> bool:
@@ -134,11 +144,12 @@ def check_secret_key(app_configs, **kwargs):
 @register(Tags.security, deploy=True)
 def check_listener(app_configs, **kwargs):
     listener = conf().hami_sim_listener
-    if listener == "extender" and not os.environ.get("HAMI_SIM_TLS_CLIENT_CA"):
+    if listener == "extender" and not behind_nginx(os.environ):
         return [
             Error(
-                "The extender listener runs without a client CA: any client that reaches it is served.",
-                hint="Set HAMI_SIM_TLS_CLIENT_CA to the CA that signed Cluster Autoscaler's client certificate.",
+                "The extender listener binds a TCP port: a client that reaches it skips nginx's mTLS.",
+                hint="Leave HAMI_SIM_BIND unset (or unix:/path): nginx verifies Cluster Autoscaler's "
+                "client certificate and proxies to the socket.",
                 id="hami_sim.E004",
             )
         ]

@@ -5,9 +5,11 @@ One home for the allow-list check that the extender verbs' authentication and pe
 endpoints (``hami_sim.project.middleware.ClientIdentityMiddleware``) and the session owner
 (``hami_sim.project.permissions.caller_of``) share. No DRF here: the middleware imports it.
 
-The names come from the TLS handshake: the server reads them from the verified peer certificate
-with ``certificate_identities`` (the one place a certificate is read as names) and puts them in the
-WSGI environ under ``IDENTITIES_KEY``, never from a client's header. Only the certificate's parts
+The certificate comes from the TLS handshake nginx made: nginx verifies it and passes it on
+(``X-Client-Cert``, which it always overwrites), ``hami_sim.project.proxied`` believes that header
+from nginx's unix socket only, and ``identities_from_pem`` reads it as names with
+``certificate_identities`` (the one place a certificate is read as names) into the WSGI environ under
+``IDENTITIES_KEY``, never from a client's own header. Only the certificate's parts
 ``HAMI_SIM_CLIENT_IDENTITY_FIELDS`` names count (the subject CN and DNS SANs by default: an email,
 URI or IP SAN ``cluster-autoscaler`` does not make a certificate CA's), and of those only the names
 on ``HAMI_SIM_CLIENT_IDENTITIES``.
@@ -18,6 +20,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import unquote
+
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 
 from .conf import Conf, conf
 
@@ -28,10 +35,12 @@ __all__ = [
     "ClientCertificate",
     "allowed_identities",
     "certificate_identities",
+    "decoded_certificate",
+    "identities_from_pem",
     "log_refused",
 ]
 
-#: the WSGI environ key the gunicorn worker fills (``hami_sim.server.worker.IDENTITIES_ENVIRON_KEY``)
+#: the WSGI environ key ``hami_sim.project.proxied`` fills from the certificate nginx passed on
 IDENTITIES_KEY = "hami_sim.client_identities"
 #: the refusal of a certificate (or none) on the extender listener
 NOT_ALLOWED = (
@@ -66,6 +75,41 @@ def certificate_identities(
 def _common_names(peercert: Mapping[str, object]) -> list[str]:
     subject: Iterable = peercert.get("subject") or ()  # type: ignore[assignment]
     return [value for rdn in subject for key, value in rdn if key == "commonName"]
+
+
+#: SAN types by the standard library's names for them in a decoded certificate
+_SAN_NAMES = {
+    x509.DNSName: "DNS",
+    x509.RFC822Name: "email",
+    x509.UniformResourceIdentifier: "URI",
+    x509.IPAddress: "IP Address",
+}
+
+
+@lru_cache(maxsize=64)  # CA presents the same certificate on every call: decode it once
+def decoded_certificate(escaped_pem: str) -> dict[str, tuple]:
+    """nginx's ``$ssl_client_escaped_cert`` (URL-encoded PEM) in the standard library's decoded form
+    (what ``SSLSocket.getpeercert()`` gives: ``subject`` as RDN tuples, ``subjectAltName`` as
+    ``(type, value)`` pairs), the parts ``certificate_identities`` reads; empty for something that
+    is not a certificate (nginx only sends one it verified)."""
+    try:
+        cert = x509.load_pem_x509_certificate(unquote(escaped_pem).encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
+        return {}
+    subject = tuple(
+        (("commonName", str(attr.value)),) for attr in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    )
+    try:
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        sans = x509.SubjectAlternativeName([])
+    alt = tuple((_SAN_NAMES[type(n)], str(n.value)) for n in sans if type(n) in _SAN_NAMES)
+    return {"subject": subject, "subjectAltName": alt}
+
+
+def identities_from_pem(escaped_pem: str) -> tuple[str, ...]:
+    """``certificate_identities`` of the certificate nginx passed on."""
+    return certificate_identities(decoded_certificate(escaped_pem))
 
 
 # (the conf it was read from, the allow-list): parsed once per settings change, not per request

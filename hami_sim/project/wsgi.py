@@ -1,11 +1,12 @@
-"""WSGI entry point (gunicorn)."""
+"""WSGI entry point (gunicorn), seeing each request as nginx received it (``proxied``)."""
 
 import os
 
 from django.core.wsgi import get_wsgi_application
 
+from hami_sim.project.proxied import from_nginx
 from hami_sim.runtime.localdirs import ensure_local_dirs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
-application = get_wsgi_application()
+application = from_nginx(get_wsgi_application())
 ensure_local_dirs()  # the SQLite folder and the filesystem broker, where the demo uses them

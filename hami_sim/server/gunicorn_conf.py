@@ -1,42 +1,41 @@
-"""gunicorn configuration for production: TLS, mTLS, worker sizing, multiprocess metrics, JSON logs.
+"""gunicorn configuration for production: the application behind nginx, worker sizing, multiprocess
+metrics, JSON logs.
 
-Everything comes from the environment so one image serves both listeners (extender and web):
+nginx (``hami_sim.server.nginx``, its own container in the pod) terminates TLS and mTLS and reads
+every request whole before gunicorn sees it; gunicorn binds a unix socket that only nginx reaches
+and runs the stock ``gthread`` worker. Everything comes from the environment so one image serves both
+listeners (extender and web):
 
 ==============================  ===========================================================
-``HAMI_SIM_BIND``               ``host:port`` (default ``0.0.0.0:8443`` with TLS, ``0.0.0.0:8000`` without)
-``HAMI_SIM_TLS_CERT``           server certificate chain (PEM); with ``HAMI_SIM_TLS_KEY`` turns TLS on
-``HAMI_SIM_TLS_KEY``            server private key (PEM)
-``HAMI_SIM_TLS_CLIENT_CA``      CA bundle for client certificates: turns **mTLS** on. A client
-                                without a certificate signed by it cannot complete the handshake.
+``HAMI_SIM_BIND``               where gunicorn listens: ``unix:/run/hami-sim/gunicorn.sock`` in
+                                the pods (the socket nginx proxies to); ``host:port`` for a
+                                plain HTTP listener without nginx (the certificate headers are
+                                then ignored, ``hami_sim.project.proxied``)
 ``HAMI_SIM_WORKERS``            worker processes (default: CPUs available to the process)
 ``HAMI_SIM_THREADS``            threads per worker (default 1: the extender is CPU-bound)
 ``HAMI_SIM_TIMEOUT``            worker timeout in seconds (default 60)
-``HAMI_SIM_REQUEST_TIMEOUT``    seconds a client has to send a whole request, head and body (default 10;
-                                then 408; ``HAMI_SIM_BODY_TIMEOUT`` is read when it is unset)
-``HAMI_SIM_HEADER_TIMEOUT``     seconds a client has to send a request's head (default 10; then 408)
 ``HAMI_SIM_METRICS_PORT``       serve every worker's metrics on plain HTTP on this port from the
                                 master (for the mTLS extender listener, which Prometheus cannot
-                                reach without a client certificate)
+                                reach without a client certificate), on ``HAMI_SIM_METRICS_HOST``
+                                (default ``0.0.0.0``)
 ``PROMETHEUS_MULTIPROC_DIR``    where workers share metric samples (set to a private temp dir if unset)
 ==============================  ===========================================================
 
-Why gunicorn (and not granian, which ``HAMI_SIM_SERVER=granian`` still offers): docs/production.md
-has the measurement. granian answered ~1.5-2 ms faster per call, but only gunicorn's master hooks
-give the mTLS listener a plain-HTTP metrics port and clean up dead workers' metric files, and
-granian reads PKCS#8 keys only. The gthread worker keeps connections alive: the sync worker closed
-them after each response, so every CA call paid a fresh TCP + mTLS handshake (~5x the latency).
+The gthread worker keeps nginx's upstream connections alive between requests (the sync worker
+would close each after one answer).
 """
 
 from __future__ import annotations
 
 import os
-import ssl
 import tempfile
 
 from hami_sim.project.logconfig import logging_config
 from hami_sim.server.serve import refuse_unsafe_start
 
-__all__ = ["settings_from_env"]
+__all__ = ["settings_from_env", "DEFAULT_BIND"]
+
+DEFAULT_BIND = "unix:/run/hami-sim/gunicorn.sock"
 
 
 def _cpus() -> int:
@@ -49,37 +48,25 @@ def _cpus() -> int:
 def settings_from_env(environ: os._Environ | dict | None = None) -> dict:
     """The gunicorn settings this environment asks for (pure, so tests and ``serve`` can use it)."""
     env = os.environ if environ is None else environ
-    cert, key, client_ca = (
-        env.get("HAMI_SIM_TLS_CERT", ""),
-        env.get("HAMI_SIM_TLS_KEY", ""),
-        env.get("HAMI_SIM_TLS_CLIENT_CA", ""),
-    )
-    if bool(cert) != bool(key):
-        raise SystemExit("HAMI_SIM_TLS_CERT and HAMI_SIM_TLS_KEY must be set together")
-    if client_ca and not cert:
-        raise SystemExit("HAMI_SIM_TLS_CLIENT_CA (mTLS) needs HAMI_SIM_TLS_CERT and HAMI_SIM_TLS_KEY")
-    out: dict = {
-        "bind": [env.get("HAMI_SIM_BIND") or ("0.0.0.0:8443" if cert else "0.0.0.0:8000")],
+    return {
+        "bind": [env.get("HAMI_SIM_BIND") or DEFAULT_BIND],
         "workers": int(env.get("HAMI_SIM_WORKERS") or _cpus()),
-        # gthread, not sync: sync workers close the connection after every response, so each CA
-        # call would pay a new TCP + mTLS handshake (measured: ~5x the latency, docs/production.md).
-        # Our gthread subclass reads request heads in the event loop (worker.py, front.py).
-        "worker_class": "hami_sim.server.worker.HardenedThreadWorker",
+        # gthread, not sync: sync workers close the connection after every response, so nginx
+        # would open a new one per request; nginx has read the whole request before it sends it.
+        "worker_class": "gthread",
         "threads": int(env.get("HAMI_SIM_THREADS") or 1),
         "timeout": int(env.get("HAMI_SIM_TIMEOUT") or 60),
         "graceful_timeout": 30,
-        "keepalive": 75,  # longer than the Go client's idle timeout so CA reuses connections
+        "keepalive": 75,  # longer than nginx's upstream keep-alive (60 s), so nginx closes first
         "max_requests": int(env.get("HAMI_SIM_MAX_REQUESTS") or 0),
         "max_requests_jitter": 100,
-        "limit_request_line": 8190,
-        "limit_request_fields": 100,
-        "limit_request_field_size": 16384,
+        # nginx bounds the request line, each field and the whole head (hami_sim.server.nginx.Limits)
+        # and refuses what is over them itself; gunicorn's own limits sit above nginx's, so a request
+        # nginx passed on is never refused again in another shape.
+        "limit_request_line": 0,
+        "limit_request_fields": 32768,
+        "limit_request_field_size": 0,
     }
-    if cert:
-        out.update({"certfile": cert, "keyfile": key})
-        if client_ca:
-            out.update({"ca_certs": client_ca, "cert_reqs": ssl.CERT_REQUIRED})
-    return out
 
 
 globals().update(settings_from_env())
@@ -90,20 +77,11 @@ accesslog = None  # our RequestIdMiddleware writes one JSON access line per requ
 errorlog = "-"
 control_socket_disable = True  # it would write to $HOME, which is read-only in the container
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
-# gunicorn's own lines (start, worker boot/exit, TLS handshake failures) as the same JSON lines.
+# gunicorn's own lines (start, worker boot/exit) as the same JSON lines.
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO").upper())
-# Certificates, keys and the client CA are read once at start; a rotated Secret needs a rollout.
-do_handshake_on_connect = True  # fail a client without a valid certificate at accept, not mid-request
 
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="hami-sim-metrics-")
-
-
-def ssl_context(conf, default_ssl_context_factory):
-    """TLS 1.2+ only; the default context already holds the cert, key, client CA and CERT_REQUIRED."""
-    context = default_ssl_context_factory()
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return context
 
 
 def on_starting(server) -> None:
@@ -122,7 +100,7 @@ def when_ready(server) -> None:
 
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-        host = server.cfg.bind[0].rpartition(":")[0].strip("[]") or "0.0.0.0"  # the listener's interface
+        host = os.environ.get("HAMI_SIM_METRICS_HOST") or "0.0.0.0"
         start_http_server(int(port), addr=host, registry=registry)
         server.log.info("worker metrics on http://%s:%s/metrics", host, port)
 
@@ -131,3 +109,11 @@ def child_exit(server, worker) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker) -> None:
+    """Live usage and the profile catalog are refreshed in the background: never read on the
+    request path (``usage.store.start_refresher``)."""
+    from usage.store import start_refresher
+
+    start_refresher()

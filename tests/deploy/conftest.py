@@ -1,4 +1,4 @@
-"""Fixtures for the production-serving tests: throwaway PKI and a real gunicorn on loopback."""
+"""Fixtures for the production-serving tests: throwaway PKI and a real nginx + gunicorn on loopback."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import orjson
 import pytest
 import trustme
 import yaml
-from cryptography.hazmat.primitives import serialization
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -30,14 +29,6 @@ class Pki:
         server = self.ca.issue_cert("127.0.0.1", "localhost", "hami-sim.hami-sim.svc")
         self.server_cert = self._write("server.crt", server.cert_chain_pems)
         self.server_key = self._write("server.key", [server.private_key_pem])
-        # granian reads PKCS#8 keys only (cert-manager: privateKey.encoding: PKCS8).
-        key = serialization.load_pem_private_key(server.private_key_pem.bytes(), password=None)
-        self.server_key_pkcs8 = str(directory / "server-pkcs8.key")
-        Path(self.server_key_pkcs8).write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
         self.ca_cert = self._write("ca.crt", [self.ca.cert_pem])
         self.client = self.ca.issue_cert("cluster-autoscaler.kube-system")
         self.client_pem = self._write("client.pem", [self.client.private_key_and_cert_chain_pem])

@@ -614,8 +614,9 @@ def test_web_container_allows_its_pod_ip_as_host_for_prometheus(rendered):
     assert "$(POD_IP)" in allowed["value"] and "$(ALLOWED_HOSTS)" in allowed["value"]
     assert names.index("POD_IP") < names.index("ALLOWED_HOSTS")
     assert container["envFrom"][0]["configMapRef"]["name"].startswith("hami-sim-config")
+    nginx = next(c for c in web["containers"] if c["name"] == "nginx")
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        headers = {h["name"]: h["value"] for h in container[probe]["httpGet"]["httpHeaders"]}
+        headers = {h["name"]: h["value"] for h in nginx[probe]["httpGet"]["httpHeaders"]}
         assert headers["Host"] == "localhost"  # kubelet probes by IP; localhost is an allowed host
 
 
@@ -715,10 +716,10 @@ def _probe_port(container: dict, probe: dict) -> int:
 
 @pytest.mark.parametrize("kustomization", ["base", "production"])
 def test_extender_pods_are_ready_on_their_own_listener_alone(rendered, kustomization):
-    """The pods behind Service ``hami-sim`` (CA's urlPrefix) run the extender listener and nothing of the
-    web Deployment, and every readiness probe there targets the extender listener's port: an unready
-    or stalled web listener cannot take them out of the Service (a pod is Ready only when all its
-    containers are)."""
+    """The pods behind Service ``hami-sim`` (CA's urlPrefix) run the extender listener (nginx in front of
+    gunicorn) and nothing of the web Deployment, and every readiness probe there targets the extender
+    pod's own nginx or application: an unready or stalled web listener cannot take them out of the
+    Service (a pod is Ready only when all its containers are)."""
     objects = rendered[kustomization]
     service = _objects(rendered, kustomization, "Service")["hami-sim"]
     extender_port = next(p for p in service["spec"]["ports"] if p["name"] == "extender")
@@ -729,16 +730,18 @@ def test_extender_pods_are_ready_on_their_own_listener_alone(rendered, kustomiza
     web_containers = {c["name"] for c in web_pod["spec"]["containers"]}
     assert "hami-sim-web" not in _pods_behind(objects, service["spec"]["selector"])
     for name, template in behind.items():
-        containers = template["spec"]["containers"]
-        assert [c["name"] for c in containers] == ["extender"], name
-        assert not web_containers & {c["name"] for c in containers}, name
-        (container,) = containers
-        env = {e["name"]: e.get("value") for e in container["env"]}
-        assert env["HAMI_SIM_LISTENER"] == "extender" and env["HAMI_SIM_TLS_CLIENT_CA"]
-        listener = next(p for p in container["ports"] if p["name"] == extender_port["targetPort"])
-        assert env["HAMI_SIM_BIND"].rsplit(":", 1)[1] == str(listener["containerPort"])
-        for probe in ("readinessProbe", "startupProbe"):
-            assert _probe_port(container, container[probe]) == listener["containerPort"], probe
+        containers = {c["name"]: c for c in template["spec"]["containers"]}
+        assert list(containers) == ["extender", "nginx"], name
+        assert not (web_containers - {"nginx"}) & set(containers), name
+        app, nginx = containers["extender"], containers["nginx"]
+        env = {e["name"]: e.get("value") for e in app["env"]}
+        assert env["HAMI_SIM_LISTENER"] == "extender" and env["HAMI_SIM_BIND"].startswith("unix:")
+        listener = next(p for p in nginx["ports"] if p["name"] == extender_port["targetPort"])
+        assert listener["containerPort"] == 8443
+        for container in (app, nginx):
+            for probe in ("readinessProbe", "startupProbe"):
+                port = _probe_port(container, container[probe])
+                assert port in {p["containerPort"] for p in container["ports"]}, (container["name"], probe)
     # the disruption budget and the NetworkPolicy that admit CA guard exactly these pods
     pdb = _objects(rendered, kustomization, "PodDisruptionBudget")["hami-sim-extender"]
     assert list(_pods_behind(objects, pdb["spec"]["selector"])) == ["hami-sim-extender"]

@@ -58,9 +58,15 @@ def test_check_deploy_flags_a_forgotten_secret_and_http_settings():
         assert check_id in out, check_id
 
 
-def test_check_deploy_flags_an_extender_listener_without_client_ca():
+def test_check_deploy_flags_an_extender_listener_that_clients_reach_without_nginx():
+    """nginx verifies CA's client certificate; a TCP port would let a client skip it."""
     result = _check_deploy(
-        {**PRODUCTION_ENV, "HAMI_SIM_LISTENER": "extender", "SECRET_KEY": secrets.token_urlsafe(64)}
+        {
+            **PRODUCTION_ENV,
+            "HAMI_SIM_LISTENER": "extender",
+            "HAMI_SIM_BIND": "0.0.0.0:8443",
+            "SECRET_KEY": secrets.token_urlsafe(64),
+        }
     )
     assert result.returncode != 0 and "hami_sim.E004" in result.stdout + result.stderr
 

@@ -79,7 +79,8 @@ PRODUCTION = {
         ({"DEBUG": "true"}, "hami_sim.E005"),
         ({"HAMI_SIM_LISTENER": "all"}, "hami_sim.E006"),
         ({"HAMI_SIM_LISTENER": "Extender"}, "hami_sim.E002"),
-        ({"HAMI_SIM_LISTENER": "extender"}, "hami_sim.E004"),  # no client CA
+        # a TCP port: clients would reach it without nginx's mTLS
+        ({"HAMI_SIM_LISTENER": "extender", "HAMI_SIM_BIND": "0.0.0.0:8443"}, "hami_sim.E004"),
     ],
 )
 def test_check_deploy_fails_on_what_production_must_not_have(change, error):

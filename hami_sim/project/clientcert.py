@@ -97,7 +97,8 @@ def decoded_certificate(escaped_pem: str) -> dict[str, tuple]:
     except (ValueError, UnicodeEncodeError):
         return {}
     subject = tuple(
-        (("commonName", str(attr.value)),) for attr in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        (("commonName", str(attr.value)),)
+        for attr in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     )
     try:
         sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

@@ -275,10 +275,10 @@ class ClientIdentityMiddleware:
 
     The TLS handshake proves the certificate was signed by the client CA; this proves it was issued
     *to Cluster Autoscaler*: its subject CN or one of its SAN values must be in
-    ``HAMI_SIM_CLIENT_IDENTITIES`` (``hami_sim.project.clientcert``). The names come from the peer certificate
-    the gunicorn worker put in the WSGI environ (``hami_sim/server/worker.py``), never from a header. A
-    request without them (a server that cannot pass the certificate on) is refused: the check fails
-    closed. Probes pass (kubelet has no certificate; it only ever reaches the TCP port). The extender
+    ``HAMI_SIM_CLIENT_IDENTITIES`` (``hami_sim.project.clientcert``). The names come from the certificate
+    nginx verified and passed on (``hami_sim.project.proxied``: believed from nginx's unix socket
+    only), never from a client's header. A request without them is refused: the check fails closed.
+    Probes pass (kubelet has no certificate; it reaches nginx's probe port). The extender
     verbs pass too: their DRF views apply the same allow-list as a permission class
     (``hami_sim.project.permissions.ExtenderClientCertificate``), answering in the extender's own shape.
     """

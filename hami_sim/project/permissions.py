@@ -85,8 +85,8 @@ class Caller:
 def caller_of(request) -> Caller:
     """The ``Caller`` of a Django or DRF request: certificate first, then session login, then token.
 
-    The certificate names come from the TLS handshake (``hami_sim.client_identities`` in the WSGI
-    environ, put there by the gunicorn worker), never from a header; only names on the allow-list
+    The certificate names come from the TLS handshake nginx made (``hami_sim.client_identities`` in
+    the WSGI environ, put there by ``hami_sim.project.proxied``), never from a client's header; only names on the allow-list
     (``HAMI_SIM_CLIENT_IDENTITIES``) count, the first of them in sorted order.
     """
     django_request = getattr(request, "_request", request)

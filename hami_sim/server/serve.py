@@ -239,7 +239,7 @@ def _accepts(bind: str) -> int:
 
 def refuse_unsafe_start() -> None:
     """Exit before binding when this listener's settings are unsafe (``hami_sim.project.checks.start_problems``:
-    a production listener with the demo key or ``ALLOWED_HOSTS=*``, an extender without mTLS)."""
+    a production listener with the demo key or ``ALLOWED_HOSTS=*``, an extender nginx is not in front of)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
     from hami_sim.project.checks import refuse_unsafe_start as refuse
 

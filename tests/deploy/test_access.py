@@ -150,7 +150,9 @@ def test_web_listener_serves_simulation_only_to_logged_in_users_or_tokens(client
 
 def test_extender_listener_hides_admin_rest_and_dashboard(client, settings):
     settings.HAMI_SIM_LISTENER = "extender"
-    client.defaults["hami_sim.client_identities"] = ("cluster-autoscaler",)  # as gunicorn's worker sets it
+    client.defaults["hami_sim.client_identities"] = (
+        "cluster-autoscaler",
+    )  # as hami_sim.project.proxied sets it
     for path in ("/admin/", "/api/v1/node-groups/", "/", "/api/schema/"):
         response = client.get(path)
         assert response.status_code == 404, path

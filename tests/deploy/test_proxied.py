@@ -9,12 +9,13 @@ another way in) has the same headers dropped unread.
 from __future__ import annotations
 
 import socket
+import ssl
 from urllib.parse import quote
 
 import pytest
 import trustme
 
-from hami_sim.project.clientcert import IDENTITIES_KEY, identities_from_pem
+from hami_sim.project.clientcert import IDENTITIES_KEY, decoded_certificate, identities_from_pem
 from hami_sim.project.proxied import apply
 
 CA = trustme.CA()
@@ -43,11 +44,8 @@ def test_the_headers_are_believed_from_nginxs_socket_only(sock):
     apply(environ)
     assert not {"HTTP_X_CLIENT_CERT", "HTTP_X_REAL_IP", "HTTP_X_FORWARDED_PROTO"} & set(environ)
     if sock.family == socket.AF_UNIX:
-        assert environ[IDENTITIES_KEY] == (
-            "cluster-autoscaler",
-            "cluster-autoscaler.kube-system",
-            "ca@example.com",
-        )
+        # the subject CN and the DNS SAN (HAMI_SIM_CLIENT_IDENTITY_FIELDS), not the email SAN
+        assert environ[IDENTITIES_KEY] == ("cluster-autoscaler", "cluster-autoscaler.kube-system")
         assert (environ["REMOTE_ADDR"], environ["wsgi.url_scheme"]) == ("10.1.2.3", "https")
     else:
         assert IDENTITIES_KEY not in environ
@@ -71,8 +69,18 @@ def test_nothing_else_claims_an_identity(what, environ):
     assert env["wsgi.url_scheme"] == "http"
 
 
-def test_a_certificate_is_parsed_once_per_text():
-    identities_from_pem.cache_clear()
+def test_a_certificate_is_decoded_as_the_standard_library_decodes_it(tmp_path):
+    """The same ``subject`` and ``subjectAltName`` as ``ssl`` gives ``certificate_identities``."""
+    pem = tmp_path / "client.pem"
+    pem.write_bytes(CLIENT.cert_chain_pems[0].bytes())
+    stdlib = ssl._ssl._test_decode_cert(str(pem))  # the decoder behind SSLSocket.getpeercert()
+    ours = decoded_certificate(ESCAPED)
+    assert [rdn for rdn in stdlib["subject"] if rdn[0][0] == "commonName"] == list(ours["subject"])
+    assert tuple(stdlib["subjectAltName"]) == ours["subjectAltName"]
+
+
+def test_a_certificate_is_decoded_once_per_text():
+    decoded_certificate.cache_clear()
     for _ in range(3):
         identities_from_pem(ESCAPED)
-    assert identities_from_pem.cache_info().hits == 2
+    assert decoded_certificate.cache_info().hits == 2

@@ -13,7 +13,7 @@ from tests.factories import extender_args, gpu, node, pod
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
-IDENTITIES = "hami_sim.client_identities"  # what gunicorn's worker puts in the WSGI environ
+IDENTITIES = "hami_sim.client_identities"  # what hami_sim.project.proxied puts in the WSGI environ
 VERBS = ["/filter-simulation", "/prioritize-simulation"]
 BODY = extender_args(pod("p", gpumem=1000, namespace="ml"), [node("n1", [gpu("GPU-1")])])
 

@@ -1,7 +1,7 @@
 """Sessions belong to the identity that made them; quotas per identity keep CA's share free.
 
-Callers as the listeners see them: Cluster Autoscaler's client certificate (the names the gunicorn
-worker puts in the WSGI environ after the mTLS handshake), a logged-in user with no permission, a
+Callers as the listeners see them: Cluster Autoscaler's client certificate (the names
+``hami_sim.project.proxied`` puts in the WSGI environ from the certificate nginx verified), a logged-in user with no permission, a
 token of such a user, and an operator (the ``operators`` group). All go through the real URL
 routing, middleware and views.
 """

@@ -180,6 +180,7 @@ def test_filter_and_prioritize_keep_answering_while_postgres_is_down(server_behi
         c.start()
     try:
         _run(answers, "before", 2, confirm=True)
+        _until(lambda: _filters(answers, "before") >= 2, "answered before the outage")
         proxy.cut()
         _run(answers, "down", STALE_SECONDS + 4, confirm=True)  # confirmed, but the server cannot see it
         _until(lambda: _filter(_probe(base))[0] == [TEMPLATE], "went stale")

@@ -11,6 +11,7 @@ __all__ = [
     "EXPANDER_WIRE_MISMATCH",
     "EXPANDER_REFUSED",
     "EXPANDER_INFLIGHT_BYTES",
+    "EXPANDER_CALLS",
 ]
 
 EXTENDER_REQUESTS = Counter(
@@ -48,5 +49,10 @@ EXPANDER_REFUSED = Counter(
 EXPANDER_INFLIGHT_BYTES = Gauge(
     "hami_sim_expander_inflight_bytes",
     "Request bytes the gRPC expander is working on (bounded by EXPANDER_MAX_INFLIGHT_BYTES)",
+    multiprocess_mode="livesum",
+)
+EXPANDER_CALLS = Gauge(
+    "hami_sim_expander_calls",
+    "gRPC expander calls in progress (receiving their request or being judged)",
     multiprocess_mode="livesum",
 )

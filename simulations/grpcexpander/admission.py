@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from ..metrics import EXPANDER_REFUSED
+from ..metrics import EXPANDER_CALLS, EXPANDER_REFUSED
 
 __all__ = ["Admission", "Refused", "CallInterceptor", "peer_of", "receive", "refuse", "REASONS"]
 
@@ -106,16 +106,19 @@ class Admission:
             if refusal is None:
                 self.calls += 1
                 self._peer_calls[peer] += 1
-        try:
-            if refusal is not None:
-                raise refusal
-            yield
-        finally:
+        if refusal is not None:
             with self._lock:
                 self.present -= 1
-                if refusal is None:
-                    self.calls -= 1
-                    self._release(self._peer_calls, peer)
+            raise refusal
+        EXPANDER_CALLS.inc()
+        try:
+            yield
+        finally:
+            EXPANDER_CALLS.dec()
+            with self._lock:
+                self.present -= 1
+                self.calls -= 1
+                self._release(self._peer_calls, peer)
 
     def _refusal(self, peer: str) -> Refused | None:
         if self.calls >= self.max_calls:
@@ -185,11 +188,20 @@ def receive(requests: Iterator[bytes], context, seconds: float) -> bytes:
             grpc.StatusCode.DEADLINE_EXCEEDED,
             f"the request did not arrive within {seconds:g} s (EXPANDER_RECEIVE_SECONDS)",
         )
-    if not ended:
+    if not ended and not _ends_soon(context):  # a client that half-closed without a message
         raise Refused("invalid", grpc.StatusCode.INVALID_ARGUMENT, "no request message")
     if context.time_remaining() <= 0:
         raise Refused("deadline", grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed")
     raise Refused("too_large", grpc.StatusCode.RESOURCE_EXHAUSTED, REASONS["too_large"])
+
+
+def _ends_soon(context, seconds: float = 0.5) -> bool:
+    """Whether grpc ends the call within ``seconds``: when it refuses a request over its receive
+    limit, the handler may see "no message" before it sees the call cancelled."""
+    ended = threading.Event()
+    if not context.add_callback(ended.set):
+        return True  # already over
+    return ended.wait(seconds) or not context.is_active()
 
 
 class CallInterceptor(grpc.ServerInterceptor):

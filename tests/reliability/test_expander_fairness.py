@@ -43,6 +43,10 @@ def refused(reason: str) -> float:
     return REGISTRY.get_sample_value("hami_sim_expander_refused_total", {"reason": reason}) or 0.0
 
 
+def in_progress() -> float:
+    return REGISTRY.get_sample_value("hami_sim_expander_calls") or 0.0
+
+
 def answered() -> float:
     return sum(
         REGISTRY.get_sample_value("hami_sim_expander_requests_total", {"wire": wire}) or 0.0
@@ -84,7 +88,9 @@ def test_two_slow_senders_do_not_keep_ca_out(groups, serve, connect, slow_calls,
     caplog.set_level(logging.WARNING, logger="hami_sim.expander")
     port = serve(workers=2)
     request = big_request(64 * 1024)
+    before = in_progress()
     slow = [slow_calls(port, f"127.0.0.{n}", request) for n in (2, 3)]
+    assert wait_for(lambda: in_progress() == before + 2)  # both admitted, still receiving
     channel = connect(port)
     for _ in range(3):
         assert isinstance(best_options(channel, request), list)  # an answer, not RESOURCE_EXHAUSTED
@@ -144,7 +150,7 @@ def test_a_peer_has_at_most_its_share_of_calls(groups, serve, connect, slow_call
     before = refused("peer_calls")
     calls = [slow_calls(port, "127.0.0.2", request) for _ in range(3)]
     assert wait_for(lambda: refused("peer_calls") == before + 1)
-    assert sum(call.ended.wait(0.1) for call in calls) == 1  # the third, ended at once
+    assert wait_for(lambda: sum(call.ended.is_set() for call in calls) == 1)  # the third, ended at once
     assert refusal_logged(caplog, "peer_calls")
     assert best_options(connect(port), request)
 
@@ -156,9 +162,10 @@ def test_calls_beyond_what_the_process_admits_are_counted(groups, serve, connect
     caplog.set_level(logging.WARNING, logger="hami_sim.expander")
     port = serve(workers=1)
     request = big_request(64 * 1024)
-    before = refused("calls")
+    before, calls = refused("calls"), in_progress()
     for n in range(2, 6):
         slow_calls(port, f"127.0.0.{n}", request)
+    assert wait_for(lambda: in_progress() == calls + 4)  # all four admitted, still receiving
     with pytest.raises(grpc.RpcError) as err:
         best_options(connect(port), request)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 from django.utils import timezone
 
-from hami_sim.engine.hami_expander import OptionVerdict
+from hami_sim.engine.hami_expander import OptionVerdict, unjudged_head
 from hami_sim.engine.requests import PodView
 from hami_sim.project.conf import judging_releases
 
@@ -69,25 +69,44 @@ def _unjudged(line: Mapping) -> bool:
     return bool(line.get("unjudged") or line.get("unresolvable"))
 
 
+def _fits(line: Mapping) -> bool:
+    """Kept after being judged: the option's pods fit (an option kept unjudged proves nothing)."""
+    return _kept(line) and not _unjudged(line)
+
+
 def _verdict(lines: Sequence[Mapping]) -> str:
-    """FIT when CA keeps an option, UNRESOLVABLE when no option could be judged, else NO_FIT."""
-    if any(_kept(line) for line in lines):
+    """FIT when CA keeps a judged option; UNRESOLVABLE when no option could be judged, or the only
+    ones kept were kept without being judged; else NO_FIT."""
+    if any(_fits(line) for line in lines):
         return Decision.Verdict.FIT
-    if lines and all(_unjudged(line) for line in lines):
+    if lines and (all(_unjudged(line) for line in lines) or any(_kept(line) for line in lines)):
         return Decision.Verdict.UNRESOLVABLE
     return Decision.Verdict.NO_FIT
 
 
-def _option_fields(lines: list[dict]) -> dict:
-    """The row's verdict, groups, counts and top reason (the commonest reason an option was dropped)."""
+def _top_reason(lines: list[dict]) -> str:
+    """What the list shows of the call: an option kept without being judged first ("kept, not
+    judged: <group>: ..."), so it never reads like one that fits; else the commonest reason an
+    option was dropped."""
+    unjudged = next((line for line in lines if _kept(line) and _unjudged(line)), None)
+    if unjudged is not None:
+        head = unjudged_head(True)
+        detail = str(unjudged["reason"]).removeprefix(head).removeprefix(": ")
+        return f"{head}: {unjudged['group'] or unjudged['name']}: {detail}"[:300]
     dropped = Counter(line["reason"][:300] for line in lines if not line["kept"] and line["reason"])
+    return dropped.most_common(1)[0][0] if dropped else ""
+
+
+def _option_fields(lines: list[dict]) -> dict:
+    """The row's verdict, groups, counts and top reason; ``fit_groups`` holds the options kept after
+    being judged (one kept unjudged is named in ``top_reason``, never among the fits)."""
     return {
         "verdict": _verdict(lines),
         "node_groups": sorted({line["group"] or line["name"] for line in lines}),
-        "fit_groups": sorted({line["group"] or line["name"] for line in lines if line["kept"]}),
+        "fit_groups": sorted({line["group"] or line["name"] for line in lines if _fits(line)}),
         "node_count": len(lines),
-        "fit_count": sum(1 for line in lines if line["kept"]),
-        "top_reason": dropped.most_common(1)[0][0] if dropped else "",
+        "fit_count": sum(1 for line in lines if _fits(line)),
+        "top_reason": _top_reason(lines),
         "nodes": lines,
     }
 
@@ -150,12 +169,27 @@ def _lines(decision) -> list[Mapping]:
     return [line for line in decision.nodes or [] if isinstance(line, Mapping)]
 
 
+def _group_of(line: Mapping) -> str:
+    return str(line.get("group") or line.get("name", ""))
+
+
+def _kept_words(lines: Sequence[Mapping]) -> str:
+    """ "gpu-h100; kept, not judged: gpu-l4": the options kept after judging, then those kept without
+    ("" when none was kept)."""
+    judged = [_group_of(line) for line in lines if _fits(line)]
+    unjudged = [_group_of(line) for line in lines if _kept(line) and _unjudged(line)]
+    words = ", ".join(judged)
+    if unjudged:
+        words += ("; " if words else "") + f"{unjudged_head(True)}: {', '.join(unjudged)}"
+    return words
+
+
 def answer(decision, events: Sequence = ()) -> str:
     """Which of CA's scale-up options hami-sim kept (each option's line says why)."""
     lines = _lines(decision)
-    kept = [str(line.get("group") or line.get("name", "")) for line in lines if _kept(line)]
+    kept = _kept_words(lines)
     head = (
-        f"The gRPC expander kept {', '.join(kept)}"
+        f"The gRPC expander kept {kept}"
         if kept
         else "The gRPC expander kept no option, so CA does not scale up in this loop"
     )
@@ -169,14 +203,20 @@ def answer(decision, events: Sequence = ()) -> str:
 
 
 def outcome(decision, events: Sequence = ()) -> tuple[str, str]:
-    """``(label, css)`` of the headline badge: the options kept, or none."""
-    kept = [str(line.get("group", "")) for line in _lines(decision) if _kept(line)]
-    return (f"expander kept {', '.join(kept)}", "v-fit") if kept else ("expander kept no option", "v-no_fit")
+    """``(label, css)`` of the headline badge: the options kept (those kept unjudged named apart), or none."""
+    lines = _lines(decision)
+    kept = _kept_words(lines)
+    if not kept:
+        return "expander kept no option", "v-no_fit"
+    return f"expander kept {kept}", "v-fit" if any(_fits(line) for line in lines) else "v-unresolvable"
 
 
 def option_badge(line: Mapping) -> dict:
-    """An option's row: kept or dropped, with its reason (an option has no node score)."""
+    """An option's row: kept, kept without being judged, or dropped, with its reason (an option has
+    no node score)."""
     reason = line.get("reason", "")
+    if _kept(line) and _unjudged(line):
+        return {"badge": unjudged_head(True), "badge_css": "v-unresolvable", "badge_note": reason}
     if _kept(line):
         return {"badge": "kept", "badge_css": "v-fit", "badge_note": reason}
     css = "v-unresolvable" if _unjudged(line) else "v-no_fit"

@@ -20,10 +20,13 @@ class Explanation:
     outcome: Callable[[Decision, Sequence], tuple[str, str]]
     #: ``node line -> {"badge", "badge_css", "badge_note", "scored"?}`` of its row on the page
     row: Callable[[Mapping], dict]
+    #: whether its lines are nodes with devices (the node group x device heatmap and table); an
+    #: expander call's lines are scale-up options, whose only "device" would be a made-up column
+    devices: bool = True
 
 
 FILTER = Explanation(explain.answer, explain.outcome, explain.node_badge)
-EXPANDER = Explanation(expander.answer, expander.outcome, expander.option_badge)
+EXPANDER = Explanation(expander.answer, expander.outcome, expander.option_badge, devices=False)
 
 _BY_CALLER = {Decision.Caller.EXPANDER: EXPANDER}
 

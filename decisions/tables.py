@@ -6,6 +6,7 @@ import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
 
+from hami_sim.engine.hami_expander import unjudged_head
 from profiles.tables import ATTRS, group_links
 
 from .models import CAEvent, Decision
@@ -44,7 +45,10 @@ class DecisionTable(tables.Table):
         return format_html('<span class="badge v-{}">{}</span>', record.verdict, record.get_verdict_display())
 
     def render_top_reason(self, record, value):
-        """A pod that fits has no failure reason to headline (some nodes' rejections are detail)."""
+        """A pod that fits has no failure reason to headline (some nodes' rejections are detail), but an
+        expander option kept without being judged is always named ("kept, not judged: ...")."""
+        if value.startswith(unjudged_head(True)):
+            return format_html('<span class="badge v-unresolvable unjudged">{}</span>', value)
         return "—" if record.verdict == Decision.Verdict.FIT else value
 
     def render_node_groups(self, value):

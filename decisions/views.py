@@ -144,7 +144,10 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "events": events,
         "others": paginate(request, DecisionTable(others), per_page=10, prefix="o-"),
         **_grid_context(decision.nodes or [], (decision.policies or {}).get("node"), explanation),
+        "devices": explanation.devices,
     }
+    if not explanation.devices:
+        context["grid"] = None  # no per-GPU heatmap for scale-up options: the options table says it all
     return render(request, "decisions/decision.html", context)
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "packed",
     "choose",
     "keep_options",
+    "unjudged_head",
 ]
 
 #: what the step answers: every option placing the most pods (ties go to CA's next expander), or
@@ -118,6 +119,12 @@ def packed(option: GroupOption) -> Packed:
     )
 
 
+def unjudged_head(kept: bool) -> str:
+    """How an option hami-sim could not judge reads wherever it appears (the decision lines and list,
+    the overview, the expander's answer, ``expander_example``): never like an option that fits."""
+    return "kept, not judged" if kept else "dropped, not judged"
+
+
 def choose(verdicts: Sequence[OptionVerdict], mode: str, unjudged: str = "keep") -> list[OptionVerdict]:
     """Mark and return (in the given order) the options to keep: of the judged ones, those placing
     the most pods (``most-placed``), or the one of those with the least GPU waste, earliest on ties
@@ -130,8 +137,7 @@ def choose(verdicts: Sequence[OptionVerdict], mode: str, unjudged: str = "keep")
     for v in verdicts:
         if v.unjudged:
             v.kept = keep
-            head = "kept, not judged" if keep else "dropped, not judged"
-            v.reason = f"{head} ({v.unjudged}): {v.reason}"
+            v.reason = f"{unjudged_head(keep)}: {v.unjudged}: {v.reason}"
         elif v.daemon_pods:
             v.reason += f" (after DaemonSet pods {', '.join(v.daemon_pods)} on each new node)"
     return [v for v in verdicts if v.kept]

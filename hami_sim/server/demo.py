@@ -283,7 +283,11 @@ def seed_expander_call(demo: Demo) -> None:
     except Exception as exc:  # the demo still serves everything else
         print(f"  expander example call failed: {exc}", file=sys.stderr)
         return
-    print(f"  expander asked once over gRPC (options {', '.join(offered)}): kept {', '.join(kept) or 'none'}")
+    from simulations.management.commands.expander_example import option_lines
+
+    print(f"  expander asked once over gRPC (options {', '.join(offered)}):")
+    for line in option_lines(offered, kept):
+        print(f"  {line}")
 
 
 def wait_worker(started: float, timeout: float = 60.0) -> bool:

@@ -141,6 +141,8 @@ def best_options(
             EXPANDER_UNJUDGED_OPTIONS.labels(reason=v.unjudged).inc()
             log.warning("expander could not judge option %r: %s", v.node_group, v.reason)
     _record(sim, verdicts, time.perf_counter() - started, wire)
+    # CA maps the answer back to its own options by node group id and reads nothing else of it, so
+    # ``debug`` carries hami-sim's verdict for the option ("kept: places ...", "kept, not judged: ...")
     return pb.BestOptionsResponse(
-        options=[pb.Option(nodeGroupId=v.node_group, nodeCount=v.node_count, debug=v.debug) for v in kept]
+        options=[pb.Option(nodeGroupId=v.node_group, nodeCount=v.node_count, debug=v.reason) for v in kept]
     )

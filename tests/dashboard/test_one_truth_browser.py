@@ -115,3 +115,34 @@ def test_the_overview_groups_identical_invisible_pods(demo_user):
         page.wait_for_url("**q=-08**")
         assert page.locator("#invisible-list tr.pod-group .pod-count").inner_text() == "1"
         page.screenshot(path=str(ARTIFACTS / "blind_spot_list.png"), full_page=True)
+
+
+def test_options_kept_without_judging_say_so_everywhere(demo_user):
+    """The demo's expander call (2 pods x 30000 MiB, one option per group): gpu-h100 is judged and
+    kept, gpu-l4 (no device profile) is kept without being judged. Neither the decisions list, the
+    overview nor the decision page lists gpu-l4 among the fits: each says "kept, not judged"."""
+    from decisions import recorder
+    from simulations.grpcexpander.protos import expander_pb2 as pb
+    from simulations.grpcexpander.service import best_options
+    from simulations.management.commands.expander_example import example_request
+
+    request, _offered = example_request()
+    best_options(pb.BestOptionsRequest.FromString(request))
+    recorder.flush(timeout=30)
+    unjudged = "kept, not judged: gpu-l4: no-device-profile: "
+
+    with _browser(demo_user, DESKTOP) as page:
+        for path, table in (("/decisions/?caller=expander", "table.table"), ("/", "#recent-decisions")):
+            page.goto(f"{demo_user.url}{path}")
+            row = page.locator(f"{table} tr", has_text="llm-serving-5b7c-")
+            cells = row.locator("td")
+            texts = [cells.nth(i).inner_text() for i in range(cells.count())]
+            assert any(t.startswith(unjudged) for t in texts), (path, texts)
+            assert "gpu-h100" in texts[3] and "gpu-l4" not in texts[3], (path, texts)  # Fits
+        row.locator("a.pod-link").click()
+        page.wait_for_selector("#outcome")
+        assert page.inner_text("#outcome") == "expander kept gpu-h100; kept, not judged: gpu-l4"
+        grid_row = page.locator("#grid-table tr", has_text="gpu-l4")
+        assert grid_row.locator(".badge").first.inner_text() == "kept, not judged"
+        assert "kept, not judged: no-device-profile: " in grid_row.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "expander_unjudged.png"), full_page=True)

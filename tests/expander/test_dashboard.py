@@ -38,7 +38,8 @@ def _option_rows(page: str) -> dict[str, str]:
     """Node group -> the text of its row in the decision page's per-group table."""
     table = page.split('id="grid-table"', 1)[1].split("</table>", 1)[0]
     rows = {}
-    for row in table.split("<tr>")[2:]:
+    for row in table.split("<tr")[2:]:
+        row = row.split(">", 1)[1]
         text = html.unescape(" ".join(part.split(">", 1)[-1] for part in row.split("<")))
         group = row.split("node-groups/", 1)[1].split("/", 1)[0] if "node-groups/" in row else ""
         rows[group] = " ".join(text.split())
@@ -58,19 +59,25 @@ def test_the_decision_page_shows_each_options_verdict_and_reason(groups, staff_c
     decision = Decision.objects.get(caller="expander")
     page = staff_client.get(f"/decisions/{decision.pk}/").content.decode()
     rows = _option_rows(page)
+    # one row per option (placed / total, new nodes used / offered, GPU waste), no per-GPU heatmap
     assert rows == {
-        "gpu-h100": "gpu-h100 template-node-for-gpu-h100-1 (expander) kept "
-        "kept: places 16/16 pod(s) on 1 of 2 new node(s), gpu waste 1.706",
-        "gpu-a10": "gpu-a10 template-node-for-gpu-a10-1 (expander) dropped places 8/16 pod(s); other options place 16",
-        "nowhere": "nowhere nowhere (expander) kept kept, not judged (no-template): "
-        "no template Node in the request and no node group of that id",
+        "gpu-h100": "gpu-h100 template-node-for-gpu-h100-1 kept "
+        "kept: places 16/16 pod(s) on 1 of 2 new node(s), gpu waste 1.706 16 / 16 1 / 2 1.706",
+        "gpu-a10": "gpu-a10 template-node-for-gpu-a10-1 dropped places 8/16 pod(s); other options place 16 "
+        "8 / 16 2 / 2 1.479",
+        "nowhere": "nowhere nowhere kept, not judged kept, not judged: no-template: "
+        "no template Node in the request and no node group of that id — — / 1 —",
     }
+    assert 'id="fig-grid' not in page and "Node group × device" not in html.unescape(page)
     text = html.unescape(page)
     assert "asked 1× by expander" in text
-    assert '<span class="badge v-fit" id="outcome">expander kept gpu-h100, nowhere</span>' in page
     assert (
-        "The gRPC expander kept gpu-h100, nowhere, of 3 scale-up option(s) CA offered (CA's request form: "
-        "bytes); 1 option(s) could not be judged and were kept" in text
+        '<span class="badge v-fit" id="outcome">expander kept gpu-h100; kept, not judged: nowhere</span>'
+        in page
+    )
+    assert (
+        "The gRPC expander kept gpu-h100; kept, not judged: nowhere, of 3 scale-up option(s) CA offered "
+        "(CA's request form: bytes); 1 option(s) could not be judged and were kept" in text
     )
 
 
@@ -82,9 +89,7 @@ def test_an_empty_answer_says_ca_does_not_scale_up(groups, staff_client):
     assert "expander kept no option" in page
     assert "kept no option, so CA does not scale up in this loop" in page
     row = _option_rows(page)["gpu-a10"]
-    assert row.startswith(
-        "gpu-a10 template-node-for-gpu-a10-1 (expander) dropped no pod fits a new node (2 pod(s):"
-    )
+    assert row.startswith("gpu-a10 template-node-for-gpu-a10-1 dropped no pod fits a new node (2 pod(s):")
 
 
 def test_the_node_group_page_shows_each_providers_ca_template_with_a_copy_button(groups, staff_client):
@@ -117,4 +122,8 @@ def test_an_expander_call_is_recorded_as_its_own_kind_and_folds_with_the_next_lo
     fields = ("kept", "unjudged", "node_count", "placed", "total")
     assert {k: lines["gpu-a10"][k] for k in fields} == dict(zip(fields, (True, "", 2, 8, 16), strict=True))
     assert lines["nowhere"]["kept"] and lines["nowhere"]["unjudged"] == "no-template"
-    assert decision.fit_groups == ["gpu-a10", "nowhere"] and decision.verdict == "fit"
+    # fit_groups holds what was judged and kept; the unjudged one is named apart, never as a fit
+    assert decision.fit_groups == ["gpu-a10"] and decision.verdict == "fit"
+    assert decision.top_reason == (
+        "kept, not judged: nowhere: no-template: no template Node in the request and no node group of that id"
+    )

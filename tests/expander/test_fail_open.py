@@ -97,10 +97,10 @@ def test_a_lone_option_we_cannot_judge_is_kept_and_says_why(
     assert unjudged(cause) == before + 1
     [line] = Decision.objects.get(caller="expander").nodes
     assert line["fits"] and line["unresolvable"], line
-    assert line["reason"].startswith(f"kept, not judged ({cause}): "), line
+    assert line["reason"].startswith(f"kept, not judged: {cause}: "), line
     if cause == "unusable-pod":  # the pod and its annotation named, the decision on record
         assert line["reason"] == (
-            "kept, not judged (unusable-pod): pod ml/weighted: invalid hami.io/device-scoring-weights "
+            "kept, not judged: unusable-pod: pod ml/weighted: invalid hami.io/device-scoring-weights "
             'annotation "slot=1,core=2": expected slot, core, and memory weights'
         ), line
 
@@ -112,7 +112,7 @@ def test_strict_mode_drops_it(groups, channel, settings, cause, group, count, po
     settings.EXPANDER_UNJUDGED = "drop"
     assert best_options(channel, request([(group, count, pods, template)])) == []
     [line] = Decision.objects.get(caller="expander").nodes
-    assert line["reason"].startswith(f"dropped, not judged ({cause}): "), line
+    assert line["reason"].startswith(f"dropped, not judged: {cause}: "), line
 
 
 def test_unjudged_options_are_kept_beside_the_best_and_proven_misfits_still_go(groups, channel):

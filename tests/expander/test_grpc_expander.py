@@ -298,7 +298,7 @@ def test_an_unusable_template_is_kept_alone_unjudged(groups, ask):
     assert ask([option("broken", 1, same), option("gpu-a10", 1, same)], templates) == ["broken", "gpu-a10"]
     lines = {n["group"]: n for n in Decision.objects.get(caller="expander").nodes}
     assert lines["broken"]["unresolvable"], lines["broken"]
-    assert lines["broken"]["reason"].startswith("kept, not judged (unusable-template):"), lines["broken"]
+    assert lines["broken"]["reason"].startswith("kept, not judged: unusable-template:"), lines["broken"]
     assert lines["gpu-a10"]["reason"].startswith("kept: places 2/2")
 
 

@@ -34,8 +34,12 @@ def test_example_asks_the_running_expander_and_leaves_a_decision(expander, wire)
     text = out.getvalue()
     assert "options gpu-a10, gpu-h100, gpu-l4" in text
     assert f"wire: {WIRE_WORDS[wire]}\n" in text
-    # 30000 MiB fits an H100 card, not an A10G; gpu-l4 has no device profile: kept, not judged
-    assert "kept: gpu-h100, gpu-l4\n" in text
+    # 30000 MiB fits an H100 card, not an A10G; gpu-l4 has no device profile: kept, not judged, and
+    # said so on every line that names it
+    assert "kept: gpu-h100; kept, not judged: gpu-l4\n" in text
+    assert "  gpu-a10: dropped (its reason: the dashboard's Decisions page, caller expander)\n" in text
+    assert "  gpu-h100: kept: places 2/2 pod(s) on 1 of 1 new node(s)" in text
+    assert "  gpu-l4: kept, not judged: no-device-profile: " in text
     recorder.flush(timeout=30)
     decision = Decision.objects.get(caller="expander")
     assert decision.pod_name.startswith("llm-serving-5b7c-")

@@ -17,12 +17,13 @@ import grpc
 from django.core.management.base import BaseCommand, CommandError
 from google.protobuf import json_format
 
+from hami_sim.engine.hami_expander import unjudged_head
 from profiles.models import NodeGroup
 from profiles.nodetemplates import group_template
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.protos import k8s_core_pb2 as core
 
-__all__ = ["EXAMPLE_PODS", "ask_expander", "example_request"]
+__all__ = ["EXAMPLE_PODS", "ask_expander", "example_request", "option_lines"]
 
 METHOD = "/grpcplugin.Expander/BestOptions"
 # CA's two wire generations: Node/Pod messages (nodeMap = 2, pod = 4; CA <= 1.34) and protobuf-encoded
@@ -93,15 +94,28 @@ def example_request(groups: list[str] | None = None, wire: str = WIRES[-1]) -> t
 
 def ask_expander(
     target: str, groups: list[str] | None = None, wire: str = WIRES[-1], timeout: float = 20.0
-) -> tuple[list[str], list[str]]:
-    """(offered, kept): one BestOptions call to ``target`` (plaintext) with the example pods."""
+) -> tuple[list[str], dict[str, str]]:
+    """(offered, kept): one BestOptions call to ``target`` (plaintext) with the example pods; ``kept``
+    maps each kept option's group to the expander's verdict on it (the answer's ``debug``)."""
     request, offered = example_request(groups, wire)
     if not offered:
         raise CommandError("no node groups to offer: import some first (manage.py import_profiles FILE)")
     with grpc.insecure_channel(target) as channel:
         stub = channel.unary_unary(METHOD, response_deserializer=pb.BestOptionsResponse.FromString)
         response = stub(request, timeout=timeout)
-    return offered, [o.nodeGroupId for o in response.options]
+    return offered, {o.nodeGroupId: o.debug for o in response.options}
+
+
+def option_lines(offered: list[str], kept: dict[str, str]) -> list[str]:
+    """One line per offered option: what the expander made of it. An option kept without being judged
+    says so ("kept, not judged: ..."): it is kept so that CA can still scale, not because it fits."""
+    lines = []
+    for group in offered:
+        if group not in kept:
+            lines.append(f"  {group}: dropped (its reason: the dashboard's Decisions page, caller expander)")
+        else:
+            lines.append(f"  {group}: {kept[group] or 'kept'}")
+    return lines
 
 
 class Command(BaseCommand):
@@ -132,5 +146,11 @@ class Command(BaseCommand):
             f"asked {opts['target']}: {len(EXAMPLE_PODS)} pods x {GPUMEM} MiB, options {', '.join(offered)}"
         )
         self.stdout.write(f"wire: {WIRE_WORDS[opts['wire']]}")
-        self.stdout.write(f"kept: {', '.join(kept) or '(none: no option places a pod)'}")
-        self.stdout.write("each option's reason: the dashboard's Decisions page, caller expander")
+        judged = [g for g, why in kept.items() if not why.startswith(unjudged_head(True))]
+        unjudged = [g for g in kept if g not in judged]
+        line = f"kept: {', '.join(judged) or '(none: no option places a pod)'}"
+        if unjudged:
+            line += f"; kept, not judged: {', '.join(unjudged)}"
+        self.stdout.write(line)
+        for text in option_lines(offered, kept):
+            self.stdout.write(text)

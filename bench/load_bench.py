@@ -1,13 +1,13 @@
 """Load benchmark of the production server. Prints figures; never asserts timings.
 
-Starts gunicorn (``hami_sim.server.serve.start_server``: 2 workers x 4 threads, i.e. ``gthread``) on
-loopback, then:
+Starts the production stack (``hami_sim.server.serve.start_server``: nginx in front of gunicorn, 2
+workers x 4 threads, i.e. ``gthread``) on loopback, then:
 
 1. **load**: 32 concurrent keep-alive clients for a bounded time, a CA-like mix of
    ``/filter-simulation`` (3 warm template nodes; fits, failures and unregistered nodes) and
    ``/prioritize-simulation``. Prints requests, errors, non-200s, p50/p90/p99/max latency and
    throughput. Every answer is compared byte for byte with the reference answer for its request.
-2. **memory**: RSS of the server (master + workers) after warm-up, then after 100,000 more requests
+2. **memory**: RSS of the server (gunicorn's master + workers; nginx apart) after warm-up, then after 100,000 more requests
    (``--requests``), and the growth. Pods carry unique uids so decision recording folds new rows.
 
 Run: ``PYTHONPATH=. .venv/bin/python bench/load_bench.py [--clients 32] [--seconds 20] [--requests 100000]``

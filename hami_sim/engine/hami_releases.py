@@ -71,6 +71,8 @@ class HamiRules:
     # AMD cards are shared as vGPU slices from their registration (False: whole MI300X cards counted
     # in capacity, the backend before v2.10)
     amd_vgpu: bool = True
+    # Enflame's vGCU backend gives DRS slices (False: whole GCUs shared by percentage)
+    enflame_drs: bool = True
     # the backends a release has: Vastai from v2.9, Biren from v2.10 (a pod asking for a resource
     # no backend manages is no HAMi pod)
     vastai_backend: bool = True
@@ -132,6 +134,7 @@ _BASELINE: dict[str, Any] = {
     "vastai_backend": False,
     "biren_backend": False,
     "amd_vgpu": False,
+    "enflame_drs": False,
     "count_by_type": False,
     "typed_device_score": False,
     "iluvatar_from_last": False,
@@ -207,6 +210,16 @@ CHANGES: tuple[_Change, ...] = (
         "AMD cards are shared: the hami.io/node-amd-register registration lists each card's memory and "
         "compute units, and amd.com/gpumem and amd.com/gpucores ask for a slice; before, capacity "
         "amd.com/gpu counted whole MI300X cards and every container took whole cards",
+    ),
+    _Change(
+        "2.10",
+        "enflame_drs",
+        True,
+        1872,
+        "Enflame vGCUs are DRS slices: the enflame.com/gcu-drs-capacity registration lists each "
+        "GCU's slices and profiles, and enflame.com/drs-gcu or memory and cores ask for a profile; "
+        "before, capacity enflame.com/gcu-count counted GCUs, each shared by percentage "
+        "(enflame.com/vgcu GCUs of enflame.com/vgcu-percentage each)",
     ),
     _Change(
         "2.10",

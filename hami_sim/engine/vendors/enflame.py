@@ -2,7 +2,7 @@
 
 - Whole GCUs: ``status.capacity[enflame.com/gcu]`` exclusive devices; ``enflame.com/gcu: N`` takes N
   idle GCUs (a used one is ``ExclusiveDeviceAllocateConflict``).
-- DRS (vGCU): ``EnflameDrsVendor`` below; its rules (the ``enflame.com/gcu-drs-capacity``
+- DRS (vGCU, v2.10): ``EnflameDrsVendor`` below (before v2.10, shared GCUs: ``enflame_shared``); its rules (the ``enflame.com/gcu-drs-capacity``
   registration, profile selection, the per-device checks and slice accounting) in ``enflame_drs.py``.
 """
 
@@ -29,12 +29,14 @@ from .enflame_drs import (
     quantity_value,
     select_profile,
 )
+from .enflame_shared import EnflameSharedVendor
 from .fit_loop import Rejections, collected_count
 from .node_codecs import capacity_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 from .request_rules import MAX_INT32, count_request, int32, resource_int
 
 if TYPE_CHECKING:
+    from ..hami_releases import HamiRules
     from ..model import PodView
     from ..policy import GpuPolicy
 
@@ -128,6 +130,13 @@ class EnflameDrsVendor(Vendor):
     allocated_annotation = "hami.io/enflame-vgpu-devices-allocated"  # SupportDevices: where PatchAnnotations writes the allocation
     config_class = EnflameConfig
     resource_fields = ("resource_drs_name", "resource_memory_name", "resource_core_name")
+
+    def under(self, rules: HamiRules) -> Vendor | None:
+        """Before v2.10 (``enflame_drs`` off) HAMi's Enflame backend shared whole GCUs by percentage
+        (``enflame_shared``)."""
+        if rules.enflame_drs:
+            return super().under(rules)
+        return EnflameSharedVendor().under(rules)
 
     def node_reads(self) -> NodeReads:
         """The DRS capacity annotation; the slices are named after the node."""

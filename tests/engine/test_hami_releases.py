@@ -264,3 +264,30 @@ def test_the_ascend_mode_gate_of_each_release(release, annotations, memreq, reas
     )
     outcome = for_release(release).fit(vendor, devices, (1, config.common_word, memreq, 0, 0), annotations)
     assert (outcome.ok, outcome.reason) == (not reason, reason)
+
+
+def test_an_enflame_node_counted_in_capacity_shares_gcus_only_before_v2_10():
+    """v2.9's Enflame backend reads capacity enflame.com/gcu-count (GCUs shared by percentage); a
+    container asking more than a GCU's share left is refused. v2.10's reads the DRS registration and
+    has no enflame.com/vgcu resource: the same pod asks HAMi for nothing."""
+    capacity = {"enflame.com/gcu-count": "2", "cpu": "8", "memory": "64Gi", "pods": "110"}
+    gcu_node = node("n", [], capacity=capacity)
+    gcu_node["metadata"]["annotations"] = {}
+
+    def asking(share: str) -> dict:
+        return pod(
+            containers=[
+                container(
+                    resources={"limits": {"enflame.com/vgcu": "1", "enflame.com/vgcu-percentage": share}}
+                )
+            ]
+        )
+
+    old = Simulator(EngineConfig(hami_release="2.9", cache_bytes=0))
+    [verdict] = old.filter_nodes(old.pod_context(asking("60")), [gcu_node])
+    assert verdict.fits
+    assert [(d.uuid, d.usedmem) for c in verdict.device_fit.containers for d in c] == [("n-enflame-1", 60)]
+    [verdict] = old.filter_nodes(old.pod_context(asking("101")), [gcu_node])
+    assert not verdict.fits
+    new = Simulator(EngineConfig(hami_release="2.10", cache_bytes=0))
+    assert not new.pod_context(asking("60")).pod.requests.has_requests

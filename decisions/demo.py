@@ -1,7 +1,10 @@
 """Demo decisions and CA events: three pods an engineer on call would ask about.
 
-- ``llm-inference`` (40000 MiB on one card): A10G cards are too small; the cold-zero ``gpu-h100``
-  group fits it from its profile, and CA reports ``TriggeredScaleUp`` of gpu-h100 0->1.
+- ``llm-inference`` (40000 MiB on one card): A10G cards are too small; the then cold-zero
+  ``gpu-h100`` group fits it from its profile, and CA reports ``TriggeredScaleUp`` of gpu-h100 0->1.
+  That is the demo's one scale-up of gpu-h100: the same loop had the 40 ``llm-train`` pods of
+  ``demo/cluster-snapshot.json`` pending, and by device count one new node held them all (8 run on
+  it; the 32 left are the pods upstream CA cannot see, ``usage.blindspot``).
 - ``giant-training`` (100000 MiB on one card): rejected everywhere with per-device reasons; CA
   reports ``NotTriggerScaleUp`` and the scheduler ``FailedScheduling``.
 - ``notebook`` (8000 MiB, 30% cores): fits an existing gpu-a10 node; no scale-up needed.

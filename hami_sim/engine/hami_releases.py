@@ -96,6 +96,9 @@ class HamiRules:
     # Iluvatar, Cambricon, Mthreads, Hygon, MetaX sGPU and Ascend refuse a request whose count,
     # memory or cores do not fit int32 (False: the values narrowed to int32 as written, wrapping)
     request_range_guards: bool = True
+    # an Ascend910C request of several NPUs takes whole 2-NPU modules, exactly as many as asked
+    # (False: only under NetworkID topology when more fit, whatever modules come out)
+    ascend_910c_modules: bool = True
     # Ascend's scheduler takes a container's memory as asked (False: a request without -core asks
     # the vNPU template its memory rounds up to)
     ascend_memory_as_asked: bool = True
@@ -147,6 +150,7 @@ _BASELINE: dict[str, Any] = {
     "nvidia_request_checks": False,
     "request_range_guards": False,
     "ascend_memory_as_asked": False,
+    "ascend_910c_modules": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -314,6 +318,17 @@ CHANGES: tuple[_Change, ...] = (
         "for a count or cores outside int32 or a count of 0; before, the values were narrowed to int32 as written, so 16Gi of memory (read as "
         "bytes) wrapped to 0 and asked neither memory nor the whole card, and a value that was not "
         "an integer was ignored",
+    ),
+    _Change(
+        "2.10",
+        "ascend_910c_modules",
+        True,
+        2369,
+        "an Ascend910C request of several NPUs takes whole 2-NPU modules and fails "
+        "(AllocatedCardsInsufficientRequest) unless exactly as many NPUs come out, with or without "
+        "NetworkID; before, modules were sought only on a NetworkID node where more NPUs fit than "
+        "asked, and the modules found were taken even when they held fewer NPUs (or one more); "
+        "otherwise any NPUs were taken, split modules included",
     ),
     _Change(
         "2.10",

@@ -17,7 +17,10 @@ used-up cores. ``hami.io/device-cordon`` is not read (NVIDIA's only in v2.10).
 Topology: on Ascend910* nodes whose every device carries ``custominfo.NetworkID``, Fit collects
 every fitting device and picks the largest same-network groups. Ascend910C requests of more than one
 NPU always take whole 2-NPU modules (with or without NetworkID) and fail unless exactly ``Nums`` NPUs
-come out (``AllocatedCardsInsufficientRequest`` counted over ``Nums``).
+come out (``AllocatedCardsInsufficientRequest`` counted over ``Nums``). Before v2.10 (#2369,
+``HamiRules.ascend_910c_modules`` off) modules were sought only under NetworkID topology when more
+NPUs than asked fit, and whatever whole modules came out were taken, too few or one too many;
+otherwise the NPUs were taken like any chip's.
 
 Node score (``ScoreNode``, Ascend910* chips only): for each container, the share of its NPUs in its
 largest NetworkID group (1.0 when all share one network), summed over containers and weighted x10
@@ -145,7 +148,8 @@ class AscendVendor(Vendor):
         if self._mode_not_fit(devices, request, hami_core):
             return FitOutcome(False, [], R.gen_reason({R.MODE_NOT_FIT: 1}, len(devices)))
         origin = request.nums
-        pairs = self.common_word == ASCEND_910C and origin > 1
+        is_910c = self.common_word == ASCEND_910C and origin > 1
+        pairs = is_910c and self.release_rules.ascend_910c_modules
         topology = self._topology(devices)
         collect_all = pairs or topology
         reject = Rejections()
@@ -155,6 +159,8 @@ class AscendVendor(Vendor):
         if pairs:
             return _fit_modules(collected, origin, reject)
         if topology and len(collected) >= origin:
+            if is_910c and len(collected) > origin:  # before v2.10: the modules found, however many
+                return FitOutcome(True, _best_modules(collected, origin), "", reject.device_reasons)
             chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
             return FitOutcome(True, chosen, "", reject.device_reasons)
         if collected:

@@ -19,7 +19,7 @@ import pytest
 
 from hami_sim.engine.vendors.ascend import AscendVendor
 from tests.vendors.hami_v2_10 import test_ascend as v2_10
-from tests.vendors.harness import for_release, under_release
+from tests.vendors.harness import fit_ids, for_release, under_release
 
 GO = "pkg/device/ascend/device_test.go"
 SAME = (
@@ -91,3 +91,35 @@ FACTOR_LIMITS = v2_10.lim("Ascend910A", "1", "128")
 )  # fmt: skip
 def test_generate_resource_requests(config, limits, requests, want):
     assert for_release("2.9").request_of(AscendVendor(config), limits, requests) == want
+
+
+# -- Ascend910C modules (#2369, ``HamiRules.ascend_910c_modules``) --------------------------------------
+def test_fit_910c_full_modules_only():
+    """v2.9.0's TestDevices_Fit_910C/fit success: Ascend910C topology-aware allocation (full modules
+    only): three NPUs on one network fit a 2-NPU request; the whole module {0, 1} is taken."""
+    with under_release("2.9"):
+        v2_10.test_fit_910c_full_modules_only()
+
+
+@pytest.mark.parametrize(
+    ("devices", "nums", "taken"),
+    [
+        # a NetworkID node where more NPUs fit than asked: the one whole module found, 2 of 4 NPUs
+        pytest.param(v2_10.pairing(0, 1, 2, 4, 6), 4, ["dev-1", "dev-0"], id="TestAscend910C_FitPartialAllocationBug"),
+        # exactly as many as asked: taken without looking for modules
+        pytest.param(v2_10.pairing(0, 2), 2, ["dev-2", "dev-0"], id="TestAscend910C_FitExactCountBypassBug"),
+        pytest.param(v2_10.pairing(0, 1), 2, ["dev-1", "dev-0"], id="TestAscend910C_FitFullPairSucceeds"),
+        # no NetworkID: the NPUs of any modules, walking from the last
+        pytest.param(v2_10.pairing(0, 2, net=False), 2, ["dev-2", "dev-0"],
+                     id="TestAscend910C_FitWithoutNetworkID_ValidatesPairing/split modules"),
+        pytest.param(v2_10.pairing(0, 1, net=False), 2, ["dev-1", "dev-0"],
+                     id="TestAscend910C_FitWithoutNetworkID_ValidatesPairing/one module"),
+        pytest.param(v2_10.pairing(0, 2, 4, 6, net=False), 4, ["dev-6", "dev-4", "dev-2", "dev-0"],
+                     id="TestComputeBestCombination910C_NoFullPairsReturnsEmpty"),
+    ],
+)  # fmt: skip
+def test_v2_10_pairing_cases_as_v2_9_answers_them(devices, nums, taken):
+    """v2.10.0's ``device_910c_pairing_test.go`` (added with #2369; v2.9.0 has no such test) with the
+    answer v2.9.0's Fit gives, read from its source: it fits, with these NPUs."""
+    out = for_release("2.9").fit(AscendVendor(v2_10.A910C), devices, (nums, "Ascend910C", 0, 0, 0))
+    assert out.ok and fit_ids(out) == taken

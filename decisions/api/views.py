@@ -114,6 +114,9 @@ class UpgradeViewSet(viewsets.GenericViewSet):
 
     serializer_class = UpgradeSerializer
     schema = _OneAnswer()
+    #: one computed answer, not a list of rows: bounded by the comparison's own cap on pods
+    #: (``decisions.upgrade``), so no page size applies
+    one_answer = True
     pagination_class = None
     filter_backends: list = []
 

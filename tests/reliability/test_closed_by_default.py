@@ -244,8 +244,8 @@ def test_every_list_api_has_a_capped_page_size(settings):
 
     settings.API_MAX_PAGE_SIZE = 7
     for prefix, viewset, _ in router.registry:
-        if not hasattr(viewset, "list"):
-            continue
+        if not hasattr(viewset, "list") or getattr(viewset, "one_answer", False):
+            continue  # a computed answer (the upgrade comparison) carries its own cap, tested with it
         paginator = viewset.pagination_class
         assert paginator is not None and issubclass(paginator, LimitOffsetPagination), prefix
         assert paginator().max_limit == 7

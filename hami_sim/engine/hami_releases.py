@@ -56,58 +56,45 @@ class HamiRules:
 
     release: str = DEFAULT_RELEASE
     init_containers: str = INIT_APART
-    # the pod's hami.io/device-scoring-weights annotation weighs the device score
-    scoring_weights: bool = True
-    # hami.io/gpu-scheduler-policy may chain binpack/spread/numa/topology-aware/mutex with commas
-    policy_combinations: bool = True
-    # a device's score counts each request of its own type as one slot (False: every request's
-    # count, whatever its type, and a percentage below 100 as no memory)
+    scoring_weights: bool = True  # hami.io/device-scoring-weights weighs the device score
+    policy_combinations: bool = True  # gpu-scheduler-policy may chain policies with commas
+    # a device's score counts only requests of its own type, one slot each (False: every request)
     typed_device_score: bool = True
-    # Iluvatar's Fit walks the sorted devices from the last, as every backend (False: from the first)
-    iluvatar_from_last: bool = True
-    # a request's device count is checked against the node's devices of its type, and a MIG request
-    # may take several instances of one GPU (False: against every device of the node)
+    iluvatar_from_last: bool = True  # Iluvatar walks the cards from the last (False: first)
+    # device counts are checked per type; a MIG request may take several instances of one GPU
     count_by_type: bool = True
-    # AMD cards are shared as vGPU slices from their registration (False: whole MI300X cards counted
-    # in capacity, the backend before v2.10)
+    # AMD cards are shared as vGPU slices (False: whole MI300X cards counted in capacity)
     amd_vgpu: bool = True
-    # Enflame's vGCU backend gives DRS slices (False: whole GCUs shared by percentage)
-    enflame_drs: bool = True
-    # the backends a release has: Vastai from v2.9, Biren from v2.10 (a pod asking for a resource
-    # no backend manages is no HAMi pod)
+    enflame_drs: bool = True  # Enflame vGCUs are DRS slices (False: GCUs shared by percentage)
+    # the backends a release has (a pod asking only for another release's is no HAMi pod)
     vastai_backend: bool = True
     biren_backend: bool = True
-    # an Ascend pod without huawei.com/vnpu-mode goes on vNPU-template and hami-core nodes alike
-    # (False: a request for part of a card must match the node's mode)
+    # an Ascend pod without huawei.com/vnpu-mode goes on any node (False: partial ones match modes)
     ascend_mode_agnostic: bool = True
-    # "mutex" is a GPU policy: only unused cards, idle ones sorted last
-    mutex_policy: bool = True
-    # without numa-bind, devices sort by score first and NUMA only breaks ties (False: NUMA first)
-    score_first_sort: bool = True
-    # NVIDIA's Fit skips the GPUs the node's hami.io/device-cordon annotation lists
-    device_cordon: bool = True
-    # every backend's Fit skips unhealthy devices (False: only NVIDIA's and MetaX sGPU's do)
-    unhealthy_skipped: bool = True
+    mutex_policy: bool = True  # "mutex" is a GPU policy: only unused cards
+    score_first_sort: bool = True  # without numa-bind, cards sort by score (False: NUMA first)
+    device_cordon: bool = True  # NVIDIA skips the GPUs hami.io/device-cordon lists
+    unhealthy_skipped: bool = True  # every backend skips unhealthy devices (False: NVIDIA, sGPU)
     # AllocatedCardsInsufficientRequest and NumaNotFit count the devices collected (False: 1)
     insufficient_counts_devices: bool = True
-    # NVIDIA requests: gpumem-percentage 0 reads as unset, out-of-range values are clamped and
-    # a memory request past int32 asks nothing (False: the values as written, wrapped to int32)
+    # NVIDIA requests: gpumem-percentage 0 is unset, out-of-range values clamped or refused
     nvidia_request_checks: bool = True
-    # Iluvatar, Cambricon, Mthreads, Hygon, MetaX sGPU and Ascend refuse a request whose count,
-    # memory or cores do not fit int32 (False: the values narrowed to int32 as written, wrapping)
+    # the other vendors refuse requests past int32 (False: the values narrowed as written)
     request_range_guards: bool = True
-    # an Ascend910C request of several NPUs takes whole 2-NPU modules, exactly as many as asked
-    # (False: only under NetworkID topology when more fit, whatever modules come out)
+    # Ascend910C requests of several NPUs take exactly as many NPUs, in whole 2-NPU modules
     ascend_910c_modules: bool = True
-    # Ascend's scheduler takes a container's memory as asked (False: a request without -core asks
-    # the vNPU template its memory rounds up to)
+    # under NetworkID topology, such a request looks for whole modules (False: network groups)
+    ascend_910c_pairs: bool = True
+    # Ascend's hami-vnpu-core soft slicing: -core, vnpu-mode and the node's mode are read
+    ascend_vnpu_core: bool = True
+    # Ascend memory is taken as asked (False: rounded up to a vNPU template without -core)
     ascend_memory_as_asked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class RuleChange:
     """A rule that differs between two releases: its :class:`HamiRules` field, what changed and the
-    HAMi pull request that changed it (the newest one, when it changed twice)."""
+    HAMi pull request that changed it (the newest one, when it changed twice; 0: a commit)."""
 
     name: str
     description: str
@@ -125,7 +112,6 @@ class _Change:
 
     @property
     def ref(self) -> str:
-        """``#2601``, or ``commit 7a9fbb76`` for a change that had no pull request."""
         return f"#{self.pr}" if self.pr else f"commit {self.commit}"
 
 
@@ -151,6 +137,8 @@ _BASELINE: dict[str, Any] = {
     "request_range_guards": False,
     "ascend_memory_as_asked": False,
     "ascend_910c_modules": False,
+    "ascend_910c_pairs": False,
+    "ascend_vnpu_core": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -318,6 +306,24 @@ CHANGES: tuple[_Change, ...] = (
         "for a count or cores outside int32 or a count of 0; before, the values were narrowed to int32 as written, so 16Gi of memory (read as "
         "bytes) wrapped to 0 and asked neither memory nor the whole card, and a value that was not "
         "an integer was ignored",
+    ),
+    _Change(
+        "2.9",
+        "ascend_vnpu_core",
+        True,
+        1771,
+        "Ascend soft slicing (hami-vnpu-core): the huawei.com/<chip>-core resource asks a share of "
+        "an NPU's cores and keeps the memory as asked, and a pod's huawei.com/vnpu-mode must match "
+        "the node's hami-vnpu-core mode (#1812); before, cores were not read, every memory was "
+        "rounded up to a vNPU template and neither mode was read",
+    ),
+    _Change(
+        "2.9",
+        "ascend_910c_pairs",
+        True,
+        1610,
+        "on a NetworkID node where more Ascend910C NPUs fit than asked, whole 2-NPU modules are "
+        "taken; before, the largest NetworkID groups, as for every 910 chip",
     ),
     _Change(
         "2.10",

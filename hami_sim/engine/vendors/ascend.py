@@ -20,7 +20,8 @@ NPU always take whole 2-NPU modules (with or without NetworkID) and fail unless 
 come out (``AllocatedCardsInsufficientRequest`` counted over ``Nums``). Before v2.10 (#2369,
 ``HamiRules.ascend_910c_modules`` off) modules were sought only under NetworkID topology when more
 NPUs than asked fit, and whatever whole modules came out were taken, too few or one too many;
-otherwise the NPUs were taken like any chip's.
+otherwise the NPUs were taken like any chip's; v2.8 (before #1610, ``ascend_910c_pairs``) never
+sought modules. v2.8 has no hami-vnpu-core either (``ascend_vnpu_core``): no mode gate, no ``-core``.
 
 Node score (``ScoreNode``, Ascend910* chips only): for each container, the share of its NPUs in its
 largest NetworkID group (1.0 when all share one network), summed over containers and weighted x10
@@ -115,6 +116,10 @@ class AscendVendor(Vendor):
                 return bool(info[NODE_HAMI_CORE])
         return bool(self.config.hami_vnpu_core)
 
+    def _hami_core(self, pod: PodView) -> bool:
+        """Whether the pod asks hami-core soft slicing; v2.8 has none (#1771, #1812), so it never does."""
+        return self.release_rules.ascend_vnpu_core and pod.annotations.get(VNPU_MODE) == VNPU_MODE_HAMI_CORE
+
     def _mode_not_fit(
         self, devices: Sequence[DeviceUsage], request: ContainerDeviceRequest, hami_core: bool
     ) -> bool:
@@ -144,12 +149,13 @@ class AscendVendor(Vendor):
     ) -> FitOutcome:
         """v2.10 Ascend ``Fit``: soft-slicing mode check, the per-device loop, then 910C whole modules
         or NetworkID topology. ``hami.io/device-cordon`` is NVIDIA's only (not read here)."""
-        hami_core = pod.annotations.get(VNPU_MODE) == VNPU_MODE_HAMI_CORE
-        if self._mode_not_fit(devices, request, hami_core):
+        rules = self.release_rules
+        hami_core = self._hami_core(pod)
+        if rules.ascend_vnpu_core and self._mode_not_fit(devices, request, hami_core):
             return FitOutcome(False, [], R.gen_reason({R.MODE_NOT_FIT: 1}, len(devices)))
         origin = request.nums
         is_910c = self.common_word == ASCEND_910C and origin > 1
-        pairs = is_910c and self.release_rules.ascend_910c_modules
+        pairs = is_910c and rules.ascend_910c_modules
         topology = self._topology(devices)
         collect_all = pairs or topology
         reject = Rejections()
@@ -159,10 +165,10 @@ class AscendVendor(Vendor):
         if pairs:
             return _fit_modules(collected, origin, reject)
         if topology and len(collected) >= origin:
-            if is_910c and len(collected) > origin:  # before v2.10: the modules found, however many
-                return FitOutcome(True, _best_modules(collected, origin), "", reject.device_reasons)
-            chosen = _best_network(collected, origin, {dev.id: dev for dev in devices})
-            return FitOutcome(True, chosen, "", reject.device_reasons)
+            modules = is_910c and rules.ascend_910c_pairs and len(collected) > origin  # v2.9
+            return FitOutcome(
+                True, _topology_pick(collected, origin, devices, modules), "", reject.device_reasons
+            )
         if collected:
             reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = collected_count(
                 self.release_rules, collected
@@ -284,6 +290,16 @@ def _best_network(
             if len(result) == origin:
                 return result
     return result
+
+
+def _topology_pick(
+    collected: list[ContainerDevice], origin: int, devices: list[DeviceUsage], modules: bool
+) -> list[ContainerDevice]:
+    """Under NetworkID topology: v2.9's 910C whole modules found (however many NPUs they hold), else
+    the largest NetworkID groups."""
+    if modules:
+        return _best_modules(collected, origin)
+    return _best_network(collected, origin, {dev.id: dev for dev in devices})
 
 
 def _fit_modules(collected: list[ContainerDevice], origin: int, reject: Rejections) -> FitOutcome:

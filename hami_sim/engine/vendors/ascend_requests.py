@@ -1,7 +1,7 @@
 """How HAMi's Ascend backend reads a container's request (``GenerateResourceRequests``), per release.
 
 ``huawei.com/<cw>`` NPUs, ``huawei.com/<cw>-memory`` MiB (x ``memoryFactor``; none = 100 % of the
-NPU) and ``huawei.com/<cw>-core`` (a percentage, read into ``Coresreq``). Two rules of the release
+NPU) and ``huawei.com/<cw>-core`` (a percentage, read into ``Coresreq``). Three rules of the release
 table apply (``HamiRules``):
 
 - ``request_range_guards`` (v2.10, #2601): a count outside 1..MaxInt32, a negative memory, a memory
@@ -9,7 +9,9 @@ table apply (``HamiRules``):
   before, the values were narrowed to int32 as written;
 - ``ascend_memory_as_asked`` (v2.10): the scheduler takes the memory as asked; before, a container
   that asks memory but no ``-core`` (hard slicing) asked the vNPU template the memory rounds up to
-  (``trimMemory``: the smallest template that holds it, else the whole card, else 0).
+  (``trimMemory``: the smallest template that holds it, else the whole card, else 0);
+- ``ascend_vnpu_core`` (v2.9, #1771): the ``-core`` resource is read; v2.8 reads no cores and
+  rounds every memory up to its template.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def ascend_request(
         memnum, corenum = _memory_as_written(config, resources), _cores_as_written(config, resources)
     asks_memory = quantity_int(resources.get(config.resource_memory_name)) is not None
     hard_sliced = resources.get(config.resource_core_name) is None
+    if not rules.ascend_vnpu_core:  # v2.8: no -core resource; every memory is a template's
+        corenum, hard_sliced = 0, True
     if asks_memory and hard_sliced and not rules.ascend_memory_as_asked:
         memnum = config.trim_memory(memnum)[0]
     pct = 100 if memnum == 0 else 0

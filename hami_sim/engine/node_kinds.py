@@ -23,7 +23,7 @@ from .annotations import DEVICE_CORDON, parse_cordon
 from .cache_entries import Entry, key_bytes, text_key_bytes
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError, positional
-from .templates import RebuiltDevices
+from .templates import RebuiltDevices, activate, deactivate
 from .vendors import Vendor
 
 __all__ = [
@@ -161,10 +161,26 @@ class NodeKinds:
 
 
 def parse_inventory(
-    annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
+    annotations: Mapping[str, str],
+    node: Mapping,
+    node_vendors: list[Vendor],
+    key: bytes,
+    entry: Entry,
+    templates: ByteLRU | None = None,
 ) -> Inventory:
     """Every vendor's devices on the node; the first vendor error when none registers any. A node
-    whose one registration is a remembered template's keeps it as such (``_rebuilt``)."""
+    whose one registration is a template of ``templates`` (the simulator's memo, in force while
+    decoding: the vendors' codecs read it) keeps it as such (``_rebuilt``)."""
+    token = activate(templates)
+    try:
+        return _parse_inventory(annotations, node, node_vendors, key, entry)
+    finally:
+        deactivate(token)
+
+
+def _parse_inventory(
+    annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
+) -> Inventory:
     rebuilt = _rebuilt(annotations, node_vendors) if DEVICE_CORDON not in annotations else None
     if rebuilt is not None:
         return _INVENTORY(rebuilt, {}, _NO_CORDON, None, "annotation", "", key, entry)

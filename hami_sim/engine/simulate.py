@@ -45,7 +45,7 @@ from .node_kinds import (
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import parse_pod
 from .sightings import ResolverState, SightedNodes, Sightings, names_of, sighted_inventories
-from .templates import clear_templates
+from .templates import new_templates
 from .vendors import Vendor, default_vendors
 
 __all__ = [
@@ -156,10 +156,10 @@ class Simulator:
         self.sightings = Sightings(budget // 4)
         self._resolver_state: ResolverState | None = getattr(resolver, "state", None)
         self._sighting = resolver is None or self._resolver_state is not None
-        self.cache = RegistrationCache(budget - 2 * small - budget // 4)
+        self.templates = new_templates(small)  # registrations alike but for UUIDs decode once
+        self.cache = RegistrationCache(budget - 3 * small - budget // 4)
         self._pods: ByteLRU[bytes, PodContext] = ByteLRU(small, name="pods")
-        # which vendors read a kind of node (``node_kinds``): saves a lookup per annotation key per node
-        self.kinds = NodeKinds(self._vendor_list, small)
+        self.kinds = NodeKinds(self._vendor_list, small)  # which vendors read a kind of node
         self._kind_of = self.kinds.plan  # (bound once: this runs for every node of every call)
 
     def clear_caches(self) -> None:
@@ -168,13 +168,13 @@ class Simulator:
         self.sightings.clear()
         self._pods.clear()
         self.kinds.clear()
-        clear_templates()
+        self.templates.clear()
 
     def cache_stats(self) -> dict[str, int]:
         """The simulator's caches together: entries, accounted bytes (at most ``config.cache_bytes``),
         hits, misses, evictions, entries refused. Per cache: ``cache.cache_metrics``."""
         total: dict[str, int] = {}
-        for lru in (self.cache.lru, self.sightings.lru, self._pods, self.kinds.lru):
+        for lru in (self.cache.lru, self.sightings.lru, self._pods, self.kinds.lru, self.templates):
             for name, value in lru.stats().items():
                 total[name] = total.get(name, 0) + value
         return total
@@ -259,7 +259,7 @@ class Simulator:
             inventory_id, key_size = key, key_bytes(key)
         else:
             inventory_id = unique_key()
-        inventory = parse_inventory(annotations, node, plan.vendors, inventory_id, Entry(key))
+        inventory = parse_inventory(annotations, node, plan.vendors, inventory_id, Entry(key), self.templates)
         return self.cache.add(inventory, key_size)
 
     def tag_inventory(self, inventory: Inventory, node_group: str, source: str | None = None) -> Inventory:

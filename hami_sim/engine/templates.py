@@ -8,6 +8,11 @@ entry's one ``id``) and the matches were its UUIDs in order, the JSON is the sam
 strings: its devices are rebuilt from the remembered fields (``rebuilt``), or kept as the template
 and the UUIDs, each device built when read (``known_registration``, ``RebuiltDevices``). ASCII only
 (no text orjson could refuse), a few KB per entry, a few hundred entries (groups x vendors).
+
+The memo is a simulator's (``Simulator.templates``, within its one budget): the simulator makes it
+the one in force around its one decode site (``activate``), since the vendors' codecs decode without
+a simulator. Outside that (a vendor decoding alone, a simulator whose budget is 0) nothing is
+remembered and nothing is rebuilt.
 """
 
 from __future__ import annotations
@@ -15,20 +20,25 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from operator import attrgetter
 from typing import Any, overload
 
-from .lru import ByteLRU, approx_size, cache_bytes_from_env
+from .lru import ByteLRU, approx_size
 from .model import DeviceInfo
 
 __all__ = [
     "RebuiltDevices",
     "RegistrationTemplate",
-    "clear_templates",
+    "activate",
+    "deactivate",
+    "new_templates",
     "known_registration",
     "rebuilt",
     "remember",
     "split_ids",
+    "using",
 ]
 
 
@@ -54,14 +64,16 @@ def known_registration(value: str, vendor: str) -> RebuiltDevices | None:
 
 def _template_of(key: tuple[str, ...], ids: list[str]) -> RegistrationTemplate | None:
     """The remembered template of this key, when it has as many devices as ``ids``."""
-    template = _TEMPLATES.get(key)
+    memo = _ACTIVE.get()
+    template = memo.get(key) if memo is not None else None
     return template if template is not None and len(ids) == len(template.fields) else None
 
 
 def split_ids(value: str, vendor: str) -> tuple[tuple[str, ...], list[str]] | None:
     """A registration as a template's key (the vendor and the text around each device's UUID) and
-    the UUIDs in order; None when it cannot be a template's (not ASCII, or too long)."""
-    if not value.isascii() or len(value) > _TEMPLATE_MAX_CHARS:
+    the UUIDs in order; None when it cannot be a template's (not ASCII, or too long) or no memo is
+    in force (``activate``)."""
+    if _ACTIVE.get() is None or not value.isascii() or len(value) > _TEMPLATE_MAX_CHARS:
         return None
     parts = _DEVICE_ID.split(value)
     return (vendor, *parts[0::2]), parts[1::2]
@@ -70,8 +82,11 @@ def split_ids(value: str, vendor: str) -> tuple[tuple[str, ...], list[str]] | No
 def remember(key: tuple[str, ...], devices: list[DeviceInfo], vendor: str) -> None:
     """Keep a registration of common entries as a template (if the LRU takes it), its devices
     pointing at it."""
+    memo = _ACTIVE.get()
+    if memo is None:
+        return
     template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)), vendor)
-    if _TEMPLATES.put(key, template, approx_size(key, template.fields) + 64):
+    if memo.put(key, template, approx_size(key, template.fields) + 64):
         for d in devices:
             d.template = template
 
@@ -162,7 +177,8 @@ def _constructor(
     exec("def build(ids):\n" + "\n".join(lines) + f"\n    return [{made}]\n", env)  # noqa: S102
     build: Callable[[list[str]], list[DeviceInfo]] = env["build"]
     per_device, base = _CONSTRUCTOR_BYTES
-    if _TEMPLATES.grow(key, base + per_device * len(template.fields), template):
+    memo = _ACTIVE.get()
+    if memo is not None and memo.grow(key, base + per_device * len(template.fields), template):
         template.build = build
     return build
 
@@ -176,14 +192,33 @@ assert tuple(f.name for f in dataclasses.fields(DeviceInfo))[1:9] == _TEMPLATE_N
 _TEMPLATE_FIELDS = attrgetter(*_TEMPLATE_NAMES)
 _TEMPLATE_MAX_CHARS = 16384
 #: what it buys: a cold CA call over 1,000 8-GPU templates of one group takes ~30 ms of CPU instead
-#: of ~89 ms with this memo alone off (``bench/filter_bench.py``'s cold case). One per process, sized
-#: from ``HAMI_SIM_CACHE_BYTES`` (a 64th of it, 2 MiB by default; ``0`` turns it off), since the
-#: vendors decode without a simulator.
-_TEMPLATES: ByteLRU[tuple[str, ...], RegistrationTemplate] = ByteLRU(
-    cache_bytes_from_env() // 64, name="registration templates"
+#: of ~89 ms with this memo alone off (``bench/filter_bench.py``'s cold case)
+_ACTIVE: ContextVar[ByteLRU[tuple[str, ...], RegistrationTemplate] | None] = ContextVar(
+    "registration templates", default=None
 )
 
 
-def clear_templates() -> None:
-    """Forget the remembered registrations (``Simulator.clear_caches``: every node new again)."""
-    _TEMPLATES.clear()
+def new_templates(budget: int) -> ByteLRU[tuple[str, ...], RegistrationTemplate]:
+    """A simulator's memo of registration templates, of ``budget`` bytes (``/metrics``' name)."""
+    return ByteLRU(budget, name="registration templates")
+
+
+def activate(memo: ByteLRU[tuple[str, ...], RegistrationTemplate] | None) -> Token:
+    """Make ``memo`` the one in force in this thread until ``deactivate`` (None: none; a memo of no
+    budget counts as none, so a simulator with caching off never splits a registration)."""
+    return _ACTIVE.set(memo if memo is not None and memo.max_bytes > 0 else None)
+
+
+def deactivate(token: Token) -> None:
+    """Restore the memo in force before ``activate`` returned ``token``."""
+    _ACTIVE.reset(token)
+
+
+@contextmanager
+def using(memo: ByteLRU[tuple[str, ...], RegistrationTemplate] | None) -> Iterator[None]:
+    """``memo`` in force within the block (decoding outside a simulator: tools and tests)."""
+    token = activate(memo)
+    try:
+        yield
+    finally:
+        deactivate(token)

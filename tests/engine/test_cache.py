@@ -346,3 +346,19 @@ def test_live_nodes_of_one_shape_share_a_verdict_only_at_equal_usage(other, shar
     assert (warm.cache.lru.hits > hits) == shared
     want = [_answer(v) for v in fresh.filter_nodes(fresh.pod_context(pod), nodes, live=live)]
     assert [_answer(first), _answer(second)] == want
+
+
+def test_caching_off_leaves_every_memo_of_the_process_empty():
+    """``cache_bytes=0``: a call remembers nothing anywhere (no memo of the simulator's, and no
+    process-wide one: the registration templates are the simulator's), and answers the same."""
+    from hami_sim.engine import lru
+
+    before = {id(memo): len(memo) for memo in list(lru._CACHES)}
+    sim = Simulator(EngineConfig(cache_bytes=0))
+    ctx = sim.pod_context(gpu_pod())
+    nodes = [gpu_node(f"template-node-for-gpu-a100-{i}") for i in range(3)]
+    assert [v.fits for v in sim.filter_nodes(ctx, nodes) + sim.filter_nodes(ctx, nodes)] == [True] * 6
+    memos = (sim.cache.lru, sim.sightings.lru, sim._pods, sim.kinds.lru, sim.templates)
+    assert [len(memo) for memo in memos] == [0] * len(memos)
+    after = {id(memo): len(memo) for memo in list(lru._CACHES)}
+    assert {k: n for k, n in after.items() if n != before.get(k, 0)} == {}

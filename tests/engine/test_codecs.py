@@ -21,7 +21,7 @@ from hami_sim.engine.annotations import (
 from hami_sim.engine.model import DeviceInfo, InventoryError, MigPlacement
 from hami_sim.engine.quantity import QuantityError, as_int64, parse_quantity
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.engine.templates import clear_templates
+from hami_sim.engine.templates import new_templates, using
 from hami_sim.engine.vendors.nvidia import NvidiaVendor
 
 REG = "hami.io/node-nvidia-register"
@@ -436,8 +436,8 @@ def test_registrations_differing_only_in_uuids_decode_as_if_read_alone(first, se
         except AnnotationError as exc:
             return str(exc)
 
-    clear_templates()
-    alone = decoded(second)
-    clear_templates()
-    assert decoded(first) == decoded(first)  # the second read of the first may use its template
-    assert decoded(second) == alone
+    with using(new_templates(1 << 20)):
+        alone = decoded(second)
+    with using(new_templates(1 << 20)):
+        assert decoded(first) == decoded(first)  # the second read of the first may use its template
+        assert decoded(second) == alone

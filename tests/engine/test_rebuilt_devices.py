@@ -10,7 +10,7 @@ import pytest
 
 from hami_sim.engine.annotations import decode_device_json
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.engine.templates import RebuiltDevices, clear_templates, known_registration
+from hami_sim.engine.templates import RebuiltDevices, known_registration, new_templates, using
 from hami_sim.engine.vendors.amd import AMD_REGISTER
 from hami_sim.engine.vendors.kunlun import XPU_REGISTER
 from hami_sim.engine.vendors.nvidia import NVIDIA_REGISTER
@@ -46,13 +46,11 @@ CASES = [
 
 @pytest.mark.parametrize(("key", "word", "card", "more", "rebuilt"), CASES)
 def test_a_registration_like_a_template_reads_as_decoded_alone(key, word, card, more, rebuilt):
-    sim = Simulator(EngineConfig(cache_bytes=1 << 22))
-    sim.clear_caches()
+    sim = Simulator(EngineConfig(cache_bytes=1 << 26))  # (a 64th of it holds templates)
     sim.annotation_inventory(_node("a", key, _entries("a", 4, card), **more))  # the template
     second = _node("b", key, _entries("b", 4, card), **more)
     inventory = sim.annotation_inventory(second)
     assert (type(inventory.devices) is RebuiltDevices) is rebuilt
-    clear_templates()
     alone = Simulator(EngineConfig(cache_bytes=0)).annotation_inventory(copy.deepcopy(second))
     assert type(alone.devices) is tuple  # decoded: no template known
     read = ("devices", "pair_scores", "cordoned", "source", "error")  # (``key`` is an identity)
@@ -62,13 +60,12 @@ def test_a_registration_like_a_template_reads_as_decoded_alone(key, word, card, 
 
 def test_rebuilt_devices_behave_as_the_tuple_they_build():
     value = orjson.dumps(_entries("t", 3, "NVIDIA A10")).decode()
-    clear_templates()
-    decode_device_json(value, "NVIDIA")  # remembered as a template
     other = value.replace('"t-', '"u-')
-    rebuilt = known_registration(other, "NVIDIA")
+    with using(new_templates(1 << 20)):
+        decode_device_json(value, "NVIDIA")  # remembered as a template
+        rebuilt = known_registration(other, "NVIDIA")
     assert rebuilt is not None
-    clear_templates()
-    built = tuple(decode_device_json(other, "NVIDIA"))
+    built = tuple(decode_device_json(other, "NVIDIA"))  # (no memo in force: decoded)
     assert len(rebuilt) == 3 and rebuilt.ids == ("u-0", "u-1", "u-2")
     assert rebuilt == built and tuple(rebuilt) == built
     assert rebuilt[0] == built[0] and rebuilt[-1] == built[-1] and rebuilt[1:] == built[1:]
@@ -80,10 +77,10 @@ def test_rebuilt_devices_behave_as_the_tuple_they_build():
 
 
 def test_an_empty_or_unknown_registration_is_not_rebuilt():
-    clear_templates()
-    decode_device_json("[]", "NVIDIA")
-    assert known_registration("[]", "NVIDIA") is None  # no device: the vendor says what is wrong
-    assert known_registration('[{"id":"x"}]', "NVIDIA") is None  # never seen
+    with using(new_templates(1 << 20)):
+        decode_device_json("[]", "NVIDIA")
+        assert known_registration("[]", "NVIDIA") is None  # no device: the vendor says what is wrong
+        assert known_registration('[{"id":"x"}]', "NVIDIA") is None  # never seen
 
 
 def test_only_an_annotation_reading_backend_may_declare_json_devices():

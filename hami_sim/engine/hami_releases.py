@@ -17,20 +17,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = [
-    "SUPPORTED_RELEASES",
-    "DEFAULT_RELEASE",
-    "PATCHES",
-    "INIT_IGNORED",
-    "INIT_SUMMED",
-    "INIT_APART",
-    "HamiReleaseError",
-    "HamiRules",
-    "RuleChange",
-    "CHANGES",
-    "parse_release",
-    "rules_for",
-    "rule_differences",
-]
+    "SUPPORTED_RELEASES", "DEFAULT_RELEASE", "PATCHES", "INIT_IGNORED", "INIT_SUMMED", "INIT_APART", "HamiReleaseError",
+    "HamiRules", "RuleChange", "CHANGES", "parse_release", "rules_for", "rule_differences"
+]  # fmt: skip
 
 SUPPORTED_RELEASES: tuple[str, ...] = ("2.8", "2.9", "2.10")
 DEFAULT_RELEASE = "2.10"
@@ -89,6 +78,7 @@ class HamiRules:
     ascend_vnpu_core: bool = True
     # Ascend memory is taken as asked (False: rounded up to a vNPU template without -core)
     ascend_memory_as_asked: bool = True
+    kunlun_uuid_selection: bool = True  # Kunlun reads the use/nouse UUID lists (False: ignored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +129,7 @@ _BASELINE: dict[str, Any] = {
     "ascend_910c_modules": False,
     "ascend_910c_pairs": False,
     "ascend_vnpu_core": False,
+    "kunlun_uuid_selection": False,
 }
 
 CHANGES: tuple[_Change, ...] = (
@@ -335,6 +326,14 @@ CHANGES: tuple[_Change, ...] = (
         "NetworkID; before, modules were sought only on a NetworkID node where more NPUs fit than "
         "asked, and the modules found were taken even when they held fewer NPUs (or one more); "
         "otherwise any NPUs were taken, split modules included",
+    ),
+    _Change(
+        "2.10",
+        "kunlun_uuid_selection",
+        True,
+        2577,
+        "Kunlunxin XPUs and vXPUs honour the hami.io/use-xpu-uuid, baidu.com/use-gpuuuid and nouse "
+        "lists (CardUuidMismatch); before, the lists were not read",
     ),
     _Change(
         "2.10",

@@ -87,15 +87,17 @@ def _select(
     fits: FitFn,
     full: bool,
     failure: Callable[[], dict[str, int]] = dict,
+    uuids: bool = True,
 ) -> FitOutcome:
     """HAMi's kunlun/vXPU Fit around ``graghSelect``: a device must pass both UUID selections (the
     ``hami.io`` and ``baidu.com`` lists) and ``fits``. On failure the reason is ``failure()``'s counts,
-    else the number of devices rejected by UUID, else one ``NumaNotFit``, over the node's devices."""
+    else the number of devices rejected by UUID, else one ``NumaNotFit``, over the node's devices.
+    ``uuids`` off (before v2.10, #2577, ``HamiRules.kunlun_uuid_selection``): the lists are not read."""
     annotations = pod.annotations
     mismatched: set[str] = set()
 
     def usable(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
-        if not all(check_uuid(annotations, dev.id, use, nouse) for use, nouse in UUID_KEYS):
+        if uuids and not all(check_uuid(annotations, dev.id, use, nouse) for use, nouse in UUID_KEYS):
             mismatched.add(dev.id)
             return False
         return fits(dev, req)
@@ -170,7 +172,8 @@ class KunlunVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return _select(devices, request, pod, _fits_xpu, full=True)
+        uuids = self.release_rules.kunlun_uuid_selection
+        return _select(devices, request, pod, _fits_xpu, full=True, uuids=uuids)
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
@@ -243,8 +246,9 @@ class KunlunVxpuVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
+        uuids = self.release_rules.kunlun_uuid_selection
         if not policy.mutex:
-            return _select(devices, request, pod, _fits_vxpu, full=False)
+            return _select(devices, request, pod, _fits_vxpu, full=False, uuids=uuids)
 
         def conflicts() -> dict[str, int]:
             # under mutex, every used card that would otherwise take the slice is a conflict
@@ -258,6 +262,7 @@ class KunlunVxpuVendor(Vendor):
             lambda d, r: d.used == 0 and _fits_vxpu(d, r),
             full=False,
             failure=conflicts,
+            uuids=uuids,
         )
 
 

@@ -70,3 +70,17 @@ def test_graph_select_vxpu(cards, nums, want):
 @pytest.mark.parametrize(("cur", "prev", "n", "want"), SCORE_NODE)
 def test_score_node(cur, prev, n, want):
     check_score_node(h, cur, prev, n, want)
+
+
+@pytest.mark.parametrize(
+    ("vendor", "vtype", "slots", "request_", "annotations", "chosen"),
+    [pytest.param(*p.values, id=f"{GO}@v2.10.0::{p.id}") for p in v2_10.UUID_CASES],
+)
+def test_v2_10_uuid_cases_are_not_read_under_v2_9(vendor, vtype, slots, request_, annotations, chosen):
+    """v2.10.0's UUID-selection cases (added with #2577; v2.9.0 has none): v2.9.0's Kunlun Fit never
+    reads the use/nouse lists, so each pod gets what it gets without them, never CardUuidMismatch."""
+    h = for_release("2.9")
+    board = v2_10.uuid_board(vtype, slots)
+    with_lists = h.fit(vendor, board, request_, annotations)
+    without = h.fit(vendor, v2_10.uuid_board(vtype, slots), request_, {})
+    assert with_lists.ok and [d.uuid for d in with_lists.devices] == [d.uuid for d in without.devices]

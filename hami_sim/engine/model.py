@@ -245,7 +245,7 @@ class PodRequests:
     FIT_READS: ClassVar[tuple[str, ...]] = ("containers", "init_count")
     NOT_READ: ClassVar[Mapping[str, str]] = {}
 
-    containers: tuple[dict[str, ContainerDeviceRequest], ...]
+    containers: tuple[Mapping[str, ContainerDeviceRequest], ...]  # read-only: a parsed pod is shared
     init_count: int
 
     @property
@@ -253,7 +253,7 @@ class PodRequests:
         return any(self.containers)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class PodView:
     """What the engine needs of a pod: identity, annotations and parsed device requests.
 
@@ -273,7 +273,7 @@ class PodView:
     name: str
     namespace: str
     uid: str
-    annotations: dict[str, str]
+    annotations: Mapping[str, str]  # read-only (``MappingProxyType``): a parsed pod is shared
     requests: PodRequests
     owner: str = ""
 

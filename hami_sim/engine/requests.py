@@ -7,6 +7,7 @@ not have decoded them), never an exception deeper in the engine.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from .model import ContainerDeviceRequest, PodRequests, PodView
 from .names import pod_id
@@ -47,8 +48,8 @@ def _string(value: object, where: str) -> str:
 
 def _container_requests(
     containers: Sequence, where: str, vendors: Sequence[Vendor]
-) -> list[dict[str, ContainerDeviceRequest]]:
-    out = []
+) -> list[Mapping[str, ContainerDeviceRequest]]:
+    out: list[Mapping[str, ContainerDeviceRequest]] = []
     for i, container in enumerate(containers):
         container = _mapping(container, f"{where}[{i}]")
         resources = _mapping(container.get("resources"), f"{where}[{i}].resources")
@@ -66,7 +67,7 @@ def _container_requests(
             req = vendor.container_request(getter)
             if req is not None and req.nums > 0:
                 per_vendor[req.type] = req
-        out.append(per_vendor)
+        out.append(MappingProxyType(per_vendor))
     return out
 
 
@@ -96,7 +97,7 @@ def parse_pod(pod: object, vendors: Sequence[Vendor]) -> PodView:
         name=_string(meta.get("name"), "pod.metadata.name"),
         namespace=_string(meta.get("namespace"), "pod.metadata.namespace") or "default",
         uid=_string(meta.get("uid"), "pod.metadata.uid"),
-        annotations=annotations,
+        annotations=MappingProxyType(annotations),
         requests=PodRequests(tuple(init + apps), len(init)),
         owner=owner,
     )

@@ -84,7 +84,7 @@ InventoryResolver = Callable[[Mapping, "Simulator"], Inventory]
 LiveHook = Callable[[str], "LiveUsageLike | str | None"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class PodContext:
     """A parsed pod plus the policies and weights in force for it; ``key`` is what a verdict for it
     depends on (``PodView.FIT_READS`` and the node policy). Shared between calls: never changed."""

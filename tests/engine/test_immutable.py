@@ -69,3 +69,19 @@ def test_the_walk_finds_a_writable_field():
         items: list
 
     assert _writable((Loose([1]),)) == ["verdict[0].items", "verdict[0].items (list)"]
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        gpu_pod(),
+        gpu_pod() | {"metadata": {"name": "p", "annotations": {"nvidia.com/use-gputype": "A100"}}},
+    ],
+)
+def test_no_field_of_a_cached_pod_context_can_be_written(pod):
+    """A parsed pod is handed to every call sending the same JSON: changing one (its annotations,
+    its requests) would change the answers of the next pod, so nothing in it can be written."""
+    sim = Simulator(EngineConfig(cache_bytes=1 << 26))  # (a pod's entry is a 64th of a 64th)
+    ctx = sim.pod_context(pod)
+    assert sim.pod_context(pod) is ctx  # handed out from the memo
+    assert _writable(ctx, "ctx") == []

@@ -13,6 +13,7 @@ another peer.
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
 import struct
@@ -90,10 +91,23 @@ class SlowCall:
         with self._lock:
             self.sock.sendall(data)
 
+    def _recv(self, n: int) -> bytes:
+        """Read under the same lock as ``_send``: one TLS connection may not be read and written
+        from two threads at once (OpenSSL's record state is shared; concurrent use corrupted a
+        record now and then: BAD_DECRYPT). Wait for data without the lock, so sends go on."""
+        while True:
+            with self._lock:
+                if self.sock.pending():
+                    return self.sock.recv(n)
+            readable, _, _ = select.select([self.sock], [], [], 0.05)
+            if readable:
+                with self._lock:
+                    return self.sock.recv(n)
+
     def _read_exact(self, n: int) -> bytes:
         data = b""
         while len(data) < n:
-            got = self.sock.recv(n - len(data))
+            got = self._recv(n - len(data))
             if not got:
                 raise ConnectionError("closed")
             data += got

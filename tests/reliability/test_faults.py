@@ -158,6 +158,10 @@ def _raw(url: str, payload: bytes, *, read: bool = True) -> bytes:
         return b"".join(chunks)
 
 
+#: the malformed request nginx answers without a status line (HTTP/0.9 has none)
+NO_STATUS_LINE = ("http-0.9",)
+
+
 def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database_url):
     """Broken HTTP below the application (what a confused proxy or a port scanner sends)."""
     proc, url, cleanup = start(child_database_url, workers=1, threads=2)
@@ -186,6 +190,10 @@ def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database
             )
             if status_line.startswith(b"HTTP/1.1 200"):  # the app saw a broken body: the extender says so
                 assert b"malformed extender args" in answer, (name, answer[-300:])
+            elif not answer:
+                pass  # nginx in front closed the connection without an answer: refused, no worker saw it
+            elif not status_line.startswith(b"HTTP/"):
+                assert name in NO_STATUS_LINE, (name, answer[:300])  # HTTP/0.9 has no status line
             else:
                 assert status_line.split()[1][:1] == b"4", (name, status_line)
             # and the next well-formed request gets the right answer

@@ -40,6 +40,9 @@ def _literal(name: str, value: str) -> bytes:
     return out
 
 
+_MAX_FRAME = 16384  # HTTP/2's default SETTINGS_MAX_FRAME_SIZE
+
+
 class SlowCall:
     """One BestOptions call whose request trickles in (``start`` opens it, ``send_some`` sends more)."""
 
@@ -81,8 +84,13 @@ class SlowCall:
         chunk = self.request[self.sent : self.sent + n]
         self.sent += len(chunk)
         last = self.sent >= len(self.request)
+        # frames of at most HTTP/2's default SETTINGS_MAX_FRAME_SIZE: a larger one is a protocol error
+        # until the server's own SETTINGS (which may allow more) have arrived, a race the server won
+        pieces = [chunk[i : i + _MAX_FRAME] for i in range(0, len(chunk), _MAX_FRAME)] or [b""]
         try:
-            self._send(_frame(DATA, END_STREAM if last else 0, STREAM, chunk))
+            for i, piece in enumerate(pieces):
+                end = last and i == len(pieces) - 1
+                self._send(_frame(DATA, END_STREAM if end else 0, STREAM, piece))
         except OSError:
             return False
         return True

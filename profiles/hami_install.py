@@ -24,7 +24,7 @@ import orjson
 from django.conf import settings
 from django.utils import timezone
 
-from .kube import SourceError, api_client, read_snapshot, status_message
+from .kube import SourceError, read_snapshot, reading
 
 __all__ = [
     "WORKLOADS",
@@ -211,15 +211,8 @@ def read_workloads(source: str, namespace: str, timeout: float = 30.0) -> list[d
     if source.startswith("file://"):
         return _from_snapshot(source, namespace)
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-    from urllib3.exceptions import HTTPError
 
-    try:
-        api = api_client(source)
-    except ConfigException as exc:
-        raise SourceError(f"cannot configure the Kubernetes client: {exc}") from None
-    try:
+    with reading(source) as api:
         apps = client.AppsV1Api(api)
         calls = {"Deployment": apps.list_namespaced_deployment, "DaemonSet": apps.list_namespaced_daemon_set}
         return [
@@ -227,15 +220,6 @@ def read_workloads(source: str, namespace: str, timeout: float = 30.0) -> list[d
             for kind, component in WORKLOADS
             for item in _list(calls[kind], namespace, kind, component, timeout)
         ]
-    except ApiException as exc:
-        detail = status_message(exc.body) or exc.reason
-        raise SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status) from None
-    except HTTPError as exc:
-        raise SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}") from None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise SourceError(f"Kubernetes API read failed: {exc}") from None
-    finally:
-        api.close()
 
 
 def detect(source: str, namespace: str, timeout: float = 30.0) -> Detection:

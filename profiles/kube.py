@@ -7,8 +7,10 @@ labels and annotations. Every failure becomes a ``SourceError`` whose text is wh
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -23,6 +25,9 @@ __all__ = [
     "read_snapshot",
     "api_client",
     "status_message",
+    "client_errors",
+    "source_error",
+    "reading",
 ]
 
 
@@ -122,6 +127,49 @@ def read_snapshot(source: str) -> object:
         raise SourceError(f"snapshot {path} is not JSON: {exc}") from None
 
 
+def client_errors() -> tuple[type[BaseException], ...]:
+    """What the ``kubernetes`` client raises for a failed read (the API's answer, its configuration,
+    the connection, the body)."""
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    return ApiException, ConfigException, HTTPError, OSError, orjson.JSONDecodeError
+
+
+def source_error(exc: BaseException) -> SourceError:
+    """One of ``client_errors()`` as the ``SourceError`` operators read (the one wording of each)."""
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    if isinstance(exc, ApiException):
+        detail = status_message(exc.body) or exc.reason
+        return SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status)
+    if isinstance(exc, ConfigException):
+        return SourceError(f"cannot configure the Kubernetes client: {exc}")
+    if isinstance(exc, HTTPError):
+        return SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}")
+    return SourceError(f"Kubernetes API read failed: {exc}")
+
+
+@contextmanager
+def reading(source: str) -> Iterator[Any]:
+    """An ApiClient for ``in-cluster`` or ``kubeconfig:`` ``source``, closed afterwards; every client
+    failure inside the block leaves it as a ``SourceError``."""
+    errors = client_errors()
+    try:
+        client_ = api_client(source)
+    except errors as exc:
+        raise source_error(exc) from None
+    try:
+        yield client_
+    except errors as exc:
+        raise source_error(exc) from None
+    finally:
+        client_.close()
+
+
 def list_nodes(
     source: str, label_selector: str = "", page_size: int = 500, timeout: float = 30.0
 ) -> list[dict]:
@@ -133,25 +181,9 @@ def list_nodes(
         return nodes
 
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-    from urllib3.exceptions import HTTPError
 
-    try:
-        client_ = api_client(source)
-    except ConfigException as exc:
-        raise SourceError(f"cannot configure the Kubernetes client: {exc}") from None
-    try:
+    with reading(source) as client_:
         return _list_pages(client.CoreV1Api(client_), label_selector, page_size, timeout)
-    except ApiException as exc:
-        detail = status_message(exc.body) or exc.reason
-        raise SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status) from None
-    except HTTPError as exc:
-        raise SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}") from None
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise SourceError(f"Kubernetes API read failed: {exc}") from None
-    finally:
-        client_.close()
 
 
 def listed_total(page: Mapping, seen: int) -> int | None:

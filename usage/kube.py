@@ -21,11 +21,12 @@ from hami_sim.runtime.progress import report
 from profiles.kube import (
     SourceError,
     api_client,
+    client_errors,
     listed_total,
     match_selector,
     nodes_from_snapshot,
     read_snapshot,
-    status_message,
+    source_error,
 )
 
 __all__ = [
@@ -59,29 +60,6 @@ def pods_from_snapshot(data: object) -> list[dict]:
 def _default_kind(data: object) -> str:
     """The kind of an item that names none: ``Pod`` in a ``PodList``, unknown elsewhere."""
     return "Pod" if isinstance(data, Mapping) and data.get("kind") == "PodList" else ""
-
-
-def _client_errors() -> tuple[type[BaseException], ...]:
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-    from urllib3.exceptions import HTTPError
-
-    return ApiException, ConfigException, HTTPError, OSError, orjson.JSONDecodeError
-
-
-def _source_error(exc: BaseException) -> SourceError:
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-    from urllib3.exceptions import HTTPError
-
-    if isinstance(exc, ApiException):
-        detail = status_message(exc.body) or exc.reason
-        return SourceError(f"Kubernetes API answered {exc.status}: {detail}", exc.status)
-    if isinstance(exc, ConfigException):
-        return SourceError(f"cannot configure the Kubernetes client: {exc}")
-    if isinstance(exc, HTTPError):
-        return SourceError(f"Kubernetes API unreachable: {exc.__class__.__name__}: {exc}")
-    return SourceError(f"Kubernetes API read failed: {exc}")
 
 
 #: the DRA resources (``resource.k8s.io/v1``): resource -> (kind, ResourceV1Api's list method)
@@ -142,11 +120,11 @@ def list_resource(
         report(f"list {resource}", len(items), len(items))
         return ""
 
-    errors = _client_errors()
+    errors = client_errors()
     try:
         api_client_ = api_client(source)
     except errors as exc:
-        raise _source_error(exc) from None
+        raise source_error(exc) from None
 
     def fetch(token: str | None) -> dict:
         kwargs: dict = {"limit": page_size, "_request_timeout": timeout, "_preload_content": False}
@@ -168,7 +146,7 @@ def list_resource(
             rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
         return rv
     except errors as exc:
-        raise _source_error(exc) from None
+        raise source_error(exc) from None
     finally:
         api_client_.close()
 
@@ -183,11 +161,11 @@ def patch_nodes_status(
 
     if source.startswith("file://"):
         raise SourceError("a file:// snapshot cannot be patched")
-    errors = _client_errors()
+    errors = client_errors()
     try:
         api_client_ = api_client(source)
     except errors as exc:
-        raise _source_error(exc) from None
+        raise source_error(exc) from None
     api = client.CoreV1Api(api_client_)
     failed: dict[str, str] = {}
     try:
@@ -195,7 +173,7 @@ def patch_nodes_status(
             try:
                 api.patch_node_status(name, ops, _request_timeout=timeout, _preload_content=False)
             except errors as exc:
-                failed[name] = str(_source_error(exc))
+                failed[name] = str(source_error(exc))
     finally:
         api_client_.close()
     return failed
@@ -261,11 +239,11 @@ def watch_resource(
     """
     from kubernetes import watch
 
-    errors = _client_errors()
+    errors = client_errors()
     try:
         api_client_ = api_client(source)
     except errors as exc:
-        raise _source_error(exc) from None
+        raise source_error(exc) from None
     # return_type=object keeps raw dicts (no model deserialisation) and still tracks resourceVersion
     watcher = watch.Watch(return_type=object)
     kwargs: dict = {
@@ -285,6 +263,6 @@ def watch_resource(
     except errors as exc:
         if getattr(exc, "status", None) == 410:
             raise WatchExpired(str(exc)) from None
-        raise _source_error(exc) from None
+        raise source_error(exc) from None
     finally:
         api_client_.close()

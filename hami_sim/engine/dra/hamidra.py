@@ -22,6 +22,7 @@ Two kinds of slices describe a node that does not exist yet (scale from zero):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,8 +59,9 @@ class GpuSpec:
     uuid: str = ""
 
 
+@functools.cache
 def hami_dra_class() -> DeviceClass:
-    """The DeviceClass HAMi-DRA's chart installs."""
+    """The DeviceClass HAMi-DRA's chart installs (frozen: parsed once, shared)."""
     return parse_class(
         {
             "metadata": {"name": HAMI_DRA_CLASS},

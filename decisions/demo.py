@@ -4,7 +4,11 @@
   ``gpu-h100`` group fits it from its profile, and CA reports ``TriggeredScaleUp`` of gpu-h100 0->1.
   That is the demo's one scale-up of gpu-h100: the same loop had the 40 ``llm-train`` pods of
   ``demo/cluster-snapshot.json`` pending, and by device count one new node held them all (8 run on
-  it; the 32 left are the pods upstream CA cannot see, ``usage.blindspot``).
+  it; the 32 left are the pods upstream CA cannot see, ``usage.blindspot``). CA writes its
+  ``TriggeredScaleUp`` event on every pod of the option it chose (``PodsTriggeredScaleUp`` is
+  ``bestOption.Pods`` in ``core/scaleup/orchestrator/orchestrator.go``, and
+  ``processors/status/eventing_scale_up_processor.go`` writes one event per pod, tag
+  ``cluster-autoscaler-1.36.1``), so each ``llm-train`` pod carries the same event.
 - ``giant-training`` (100000 MiB on one card): rejected everywhere with per-device reasons; CA
   reports ``NotTriggerScaleUp`` and the scheduler ``FailedScheduling``.
 - ``notebook`` (8000 MiB, 30% cores): fits an existing gpu-a10 node; no scale-up needed.
@@ -18,6 +22,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import orjson
+from django.conf import settings
 from django.utils import timezone
 
 from profiles.models import NodeGroup, NodeInventory
@@ -27,7 +32,13 @@ from simulations.api.views import run_filter
 from . import recorder
 from .models import AutoscalerStatus, CAEvent
 
-__all__ = ["DEMO_PODS", "seed", "demo_pod"]
+__all__ = ["DEMO_PODS", "H100_SCALE_UP", "seed", "demo_pod", "train_pods"]
+
+#: CA's TriggeredScaleUp message of the demo's one gpu-h100 scale-up (``ScaleUpInfo.String()``:
+#: ``{<group id> <current>-><new> (max: <max>)}``, processors/nodegroupset/nodegroup_set_processor.go)
+H100_SCALE_UP = "pod triggered scale-up: [{gpu-h100 0->1 (max: 4)}]"
+#: the Deployment whose 40 pods CA's gpu-h100 scale-up counted (demo/cluster-snapshot.json)
+TRAIN_REPLICASET = "llm-train-7d9f8c6b5"
 
 
 def demo_pod(name: str, uid: str, gpumem: int, cores: int | None = None, namespace: str = "ml") -> dict:
@@ -59,6 +70,17 @@ DEMO_PODS = {
     "giant-training": demo_pod("giant-training-0", "6f1c3b0e-0000-4000-8000-000000000002", 100000),
     "notebook": demo_pod("notebook-5c8b-q7z9m", "6f1c3b0e-0000-4000-8000-000000000003", 8000, 30),
 }
+
+
+def train_pods() -> list[dict]:
+    """The 40 ``llm-train`` pods of the demo snapshot (8 running on the node CA added, 32 pending)."""
+    snapshot = orjson.loads((settings.BASE_DIR / "demo" / "cluster-snapshot.json").read_bytes())
+    return [
+        item
+        for item in snapshot["items"]
+        if item["kind"] == "Pod"
+        and any(ref["name"] == TRAIN_REPLICASET for ref in item["metadata"].get("ownerReferences", []))
+    ]
 
 
 def _live_node(inv: NodeInventory) -> dict:
@@ -133,15 +155,10 @@ def seed() -> dict:
     _ask(pods["giant-training"], templates, 9)
     _ask(pods["notebook"], live or templates[:1], 2)
     recorder.flush(timeout=30)
-    _event(
-        "demo-ev-1",
-        "TriggeredScaleUp",
-        pods["llm-inference"],
-        "pod triggered scale-up: [{gpu-h100 0->1 (max: 4)}]",
-        1,
-        timedelta(minutes=4),
-        "cluster-autoscaler",
-    )
+    scaled = [pods["llm-inference"], *train_pods()]  # the pods of CA's chosen option: one event each
+    for i, pod in enumerate(scaled):
+        uid = "demo-ev-1" if i == 0 else f"demo-ev-train-{i:02d}"
+        _event(uid, "TriggeredScaleUp", pod, H100_SCALE_UP, 1, timedelta(minutes=4), "cluster-autoscaler")
     _event(
         "demo-ev-2",
         "FailedScheduling",
@@ -179,4 +196,4 @@ def seed() -> dict:
 
     parsed, error = parse_autoscaler_status(raw)
     AutoscalerStatus.objects.create(fetched_at=now, raw=raw, parsed=parsed, error=error, digest="demo")
-    return {"pods": len(pods), "events": 4}
+    return {"pods": len(pods), "events": 3 + len(scaled)}

@@ -181,6 +181,9 @@ def _pending_pod(request: HttpRequest, pending) -> HttpResponse:
         "banner": blindspot.banner(view) if invisible else "",
         "answer": result.groups.get(view.ca_node_group or "(no node group)") if invisible else None,
         "latest": latest,
+        # CA's events on the pod (a TriggeredScaleUp names the group CA grew while it was pending)
+        "events": CAEvent.objects.filter(pod_namespace=pending.namespace, pod_name=pending.name)[:10],
+        "events_query": urlencode({"pod_namespace": pending.namespace, "pod_name": pending.name}),
         "dra": dra_answer(pending.pod, dra_state()),
         "releases": judging_releases(),
     }

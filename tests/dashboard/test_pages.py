@@ -107,7 +107,7 @@ def test_events_page_filters(client, staff, demo_data):
     client.force_login(staff)
     html = client.get("/events/?reason=NotTriggerScaleUp").content.decode()
     assert "giant-training-0" in html and "llm-inference" not in html
-    assert CAEvent.objects.count() == 4
+    assert CAEvent.objects.count() == 44  # 41 TriggeredScaleUp (llm-inference and the 40 llm-train pods)
 
 
 POD_YAML = """

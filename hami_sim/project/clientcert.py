@@ -1,9 +1,11 @@
 """The client certificate identity: which allowed names a request's certificate carries.
 
-One home for the allow-list check that the extender verbs' authentication and permission classes
-(``hami_sim.project.authentication``, ``hami_sim.project.permissions``), the listener guard of the other simulation
-endpoints (``hami_sim.project.middleware.ClientIdentityMiddleware``) and the session owner
-(``hami_sim.project.permissions.caller_of``) share. No DRF here: the middleware imports it.
+One policy (``ClientCertificatePolicy``, the settings' one is ``client_policy()``) that the extender
+verbs' authentication and permission classes (``hami_sim.project.authentication``,
+``hami_sim.project.permissions``), the listener guard of the other simulation endpoints
+(``hami_sim.project.middleware.ClientIdentityMiddleware``) and the session owner
+(``hami_sim.project.permissions.caller_of``) share: the two refusing seams ask its ``refuses``, so
+they cannot disagree on who is Cluster Autoscaler. No DRF here: the middleware imports it.
 
 The certificate comes from the TLS handshake nginx made: nginx verifies it and passes it on
 (``X-Client-Cert``, which it always overwrites), ``hami_sim.project.proxied`` believes that header
@@ -18,7 +20,7 @@ on ``HAMI_SIM_CLIENT_IDENTITIES``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
@@ -33,7 +35,9 @@ __all__ = [
     "NOT_ALLOWED",
     "IDENTITY_FIELDS",
     "ClientCertificate",
+    "ClientCertificatePolicy",
     "allowed_identities",
+    "client_policy",
     "certificate_identities",
     "decoded_certificate",
     "identities_from_pem",
@@ -109,28 +113,71 @@ def decoded_certificate(escaped_pem: str) -> dict[str, tuple]:
 
 
 def identities_from_pem(escaped_pem: str) -> tuple[str, ...]:
-    """``certificate_identities`` of the certificate nginx passed on."""
-    return certificate_identities(decoded_certificate(escaped_pem))
+    """The names the certificate nginx passed on gives its holder under the policy in force."""
+    return client_policy().names(decoded_certificate(escaped_pem))
 
 
-# (the conf it was read from, the allow-list): parsed once per settings change, not per request
-_allow_list: tuple[Conf | None, frozenset[str]] = (None, frozenset())
+@dataclass(frozen=True, slots=True)
+class ClientCertificatePolicy:
+    """Which client certificates are Cluster Autoscaler's, in one place: the parts of a certificate
+    that name it (``fields``: ``HAMI_SIM_CLIENT_IDENTITY_FIELDS``), the names allowed (``allowed``:
+    ``HAMI_SIM_CLIENT_IDENTITIES``) and whether this listener demands one (``enforced``: the extender
+    listener). Both seams that refuse a caller, the extender verbs' permission class and the
+    middleware in front of the other simulation endpoints, ask ``refuses``; the authentication
+    class and ``caller_of`` name a caller by ``allowed_names``."""
+
+    allowed: frozenset[str]
+    fields: frozenset[str] = frozenset({"CN", "DNS"})
+    enforced: bool = True
+
+    def names(self, peercert: Mapping[str, object] | None) -> tuple[str, ...]:
+        """The names a verified certificate gives its holder under this policy's ``fields``."""
+        return certificate_identities(peercert, self.fields)
+
+    def allowed_names(self, presented: Iterable[str] | None) -> list[str]:
+        """The allowed names among a certificate's ``presented`` ones, sorted; [] for none."""
+        return sorted(self.allowed.intersection(presented)) if presented else []
+
+    def admits(self, peercert: Mapping[str, object] | None) -> list[str]:
+        """The allowed names a verified certificate carries under this policy, sorted."""
+        return self.allowed_names(self.names(peercert))
+
+    def refuses(self, meta: Mapping[str, object], admitted: Sequence[str] | None = None) -> bool:
+        """A request (``META``) this listener must refuse: the policy is enforced and the request's
+        certificate (as ``hami_sim.project.proxied`` read it) names no allowed identity. ``admitted``:
+        the allowed names an authenticator already read for this request (DRF's ``request.auth``),
+        read from ``meta`` when None. Logged."""
+        if admitted is None:
+            admitted = self.allowed_names(meta.get(IDENTITIES_KEY))  # type: ignore[arg-type]
+        if not self.enforced or admitted:
+            return False
+        log_refused(meta)
+        return True
 
 
-def _allowed() -> frozenset[str]:
-    global _allow_list
+# (the conf it was read from, its policy): built once per settings change, not per request
+_policy: tuple[Conf | None, ClientCertificatePolicy] = (None, ClientCertificatePolicy(frozenset()))
+
+
+def client_policy() -> ClientCertificatePolicy:
+    """The policy the settings in force describe."""
+    global _policy
     current = conf()
-    if _allow_list[0] is not current:
-        _allow_list = (current, current.client_identities())
-    return _allow_list[1]
+    if _policy[0] is not current:
+        _policy = (
+            current,
+            ClientCertificatePolicy(
+                allowed=current.client_identities(),
+                fields=current.client_identity_fields(),
+                enforced=current.hami_sim_listener == "extender",
+            ),
+        )
+    return _policy[1]
 
 
 def allowed_identities(meta: Mapping[str, object]) -> list[str]:
     """The allowed names a request's client certificate carries (``META``), sorted; [] for none."""
-    presented = meta.get(IDENTITIES_KEY)
-    if not presented:
-        return []
-    return sorted(_allowed().intersection(presented))  # type: ignore[arg-type]
+    return client_policy().allowed_names(meta.get(IDENTITIES_KEY))  # type: ignore[arg-type]
 
 
 def log_refused(meta: Mapping[str, object]) -> None:

@@ -39,7 +39,7 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 
 from . import logconfig as log_context
-from .clientcert import NOT_ALLOWED, allowed_identities, log_refused
+from .clientcert import NOT_ALLOWED, client_policy
 from .conf import LISTENERS, conf
 from .errorviews import (  # re-exported: settings and urls name them as hami_sim.project.middleware.*
     EXTENDER_VERB_PATH,
@@ -279,13 +279,13 @@ class ClientIdentityMiddleware:
     nginx verified and passed on (``hami_sim.project.proxied``: believed from nginx's unix socket
     only), never from a client's header. A request without them is refused: the check fails closed.
     Probes pass (kubelet has no certificate; it reaches nginx's probe port). The extender
-    verbs pass too: their DRF views apply the same allow-list as a permission class
+    verbs pass too: their DRF views ask the same policy (``client_policy().refuses``) in a permission class
     (``hami_sim.project.permissions.ExtenderClientCertificate``), answering in the extender's own shape.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self.enabled = conf().hami_sim_listener == "extender"
+        self.enabled = client_policy().enforced
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info
@@ -293,9 +293,8 @@ class ClientIdentityMiddleware:
             self.enabled
             and path not in _PROBE_PATHS
             and not EXTENDER_VERB_PATH.match(path)
-            and not allowed_identities(request.META)
+            and client_policy().refuses(request.META)
         ):
-            log_refused(request.META)
             return error_response(403, path, NOT_ALLOWED)
         return self.get_response(request)
 

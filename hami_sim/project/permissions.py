@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission, DjangoModelPermissions
 
-from .clientcert import NOT_ALLOWED, ClientCertificate, allowed_identities, log_refused
-from .conf import conf
+from .clientcert import NOT_ALLOWED, ClientCertificate, allowed_identities, client_policy
 from .middleware import token_user
 
 __all__ = [
@@ -41,8 +40,10 @@ class ModelWritePermissions(DjangoModelPermissions):
 class ExtenderClientCertificate(BasePermission):
     """On the extender listener, only a client certificate naming an allowed identity: the TLS
     handshake proves "signed by the client CA", this proves "issued to Cluster Autoscaler" (its CN
-    or a SAN value is in ``HAMI_SIM_CLIENT_IDENTITIES``; ``ClientCertificateAuthentication`` read
-    it). The other listeners let the verbs through (``ListenerMiddleware`` guards the web one).
+    or a DNS SAN is in ``HAMI_SIM_CLIENT_IDENTITIES``): ``client_policy().refuses`` of the names
+    ``ClientCertificateAuthentication`` read, the question ``ClientIdentityMiddleware`` asks for the
+    other simulation endpoints. The other
+    listeners let the verbs through (``ListenerMiddleware`` guards the web one).
 
     Refuses with ``PermissionDenied`` itself: DRF would turn a denial without a successful
     authenticator into a ``NotAuthenticated`` and lose the message that names the setting.
@@ -51,9 +52,9 @@ class ExtenderClientCertificate(BasePermission):
     message = NOT_ALLOWED
 
     def has_permission(self, request, view) -> bool:
-        if type(request.user) is ClientCertificate or conf().hami_sim_listener != "extender":
+        admitted = request.auth if type(request.user) is ClientCertificate else ()
+        if not client_policy().refuses(request._request.META, admitted):
             return True
-        log_refused(request._request.META)
         raise PermissionDenied(self.message)
 
 

@@ -17,8 +17,8 @@ from hami_sim.pages import figures, panels
 from hami_sim.pages.access import dashboard_view
 from hami_sim.pages.lists import list_page, paginate
 
-from .catemplate import PROVIDERS as CA_TEMPLATE_PROVIDERS
-from .catemplate import ca_template
+from .ca_template_tags import PROVIDERS as CA_TEMPLATE_PROVIDERS
+from .ca_template_tags import ca_template
 from .filtersets import DriftFindingFilterSet, NodeGroupFilterSet
 from .models import DeviceProfile, DriftFinding, NodeGroup
 from .profilediff import diff_versions

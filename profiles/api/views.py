@@ -105,7 +105,7 @@ class NodeGroupViewSet(viewsets.ModelViewSet):
         when it has no nodes, advertise HAMi's resources, labels and taints (scale-from-zero)."""
         from django.shortcuts import get_object_or_404
 
-        from ..catemplate import PROVIDERS, ca_template
+        from ..ca_template_tags import PROVIDERS, ca_template
 
         # not self.get_object(): the list filters would read ?provider= as NodeGroup.provider
         group = get_object_or_404(self.get_queryset(), name=name)

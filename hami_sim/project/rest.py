@@ -12,7 +12,7 @@ through ``exception_handler``, so a client reads one shape:
   (``reason`` on a 422, ``revision`` on a 412).
 
 The extender verbs keep Go's wire format instead, as CA's Go client reads them: their views set
-their own parser, renderer and exception handler (``simulations.api.wire``).
+their own parser, renderer and exception handler (``simulations.api.extender_wire``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Extender verbs: ``POST /filter-simulation`` and ``POST /prioritize-simulation`` (docs/architecture.md).
 
 DRF views, like every endpoint, with DRF's own extension points set for the extender protocol
-(``simulations.api.wire``): a parser that reads the bounded body into ``ExtenderArgs`` by Go's rules,
+(``simulations.api.extender_wire``): a parser that reads the bounded body into ``ExtenderArgs`` by Go's rules,
 a renderer that echoes the fitting nodes as sent, one fixed format (a client's ``Accept`` must not
 turn an answer into a 406), and an exception handler that keeps Go's wire format: 200 with ``Error``
 for request-level failures, 413 over the body limit, a JSON 405 naming the method for anything but
@@ -37,7 +37,7 @@ from usage.live import live_usage_reader
 from ..extender import ExtenderArgs, ExtenderArgsError, FilterResult, parse_extender_args
 from ..metrics import EXTENDER_LATENCY, EXTENDER_NODE_VERDICTS, EXTENDER_REQUESTS
 from ..signals import filter_answered
-from .wire import ExtenderArgsParser, ExtenderRenderer, FixedNegotiation, extender_exception_handler
+from .extender_wire import ExtenderArgsParser, ExtenderRenderer, FixedNegotiation, extender_exception_handler
 
 __all__ = [
     "ExtenderVerbView",

@@ -13,11 +13,11 @@ class DecisionsConfig(AppConfig):
         from hami_sim.pages.panels import Panel, register
         from simulations.signals import expander_answered, filter_answered
 
-        from .expander import observe_expander
+        from .expander_calls import observe_expander
         from .recorder import observe_filter
 
         filter_answered.connect(observe_filter, dispatch_uid="decisions.recorder.observe_filter")
-        expander_answered.connect(observe_expander, dispatch_uid="decisions.expander.observe_expander")
+        expander_answered.connect(observe_expander, dispatch_uid="decisions.expander_calls.observe_expander")
         # this app's sections on other apps' pages
         register(
             Panel(

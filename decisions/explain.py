@@ -3,7 +3,7 @@
 Example: "Scaled group gpu-a10 (0->1): the pod needs 12000 MiB and 30% cores on 1 card; gpu-a10 fits
 it on GPU 0 of template-node-for-gpu-a10-0; gpu-t4 cards have 15360 MiB but 1/1 CardInsufficientMemory."
 
-A gRPC expander call is another kind of decision and explains itself (``decisions.expander``);
+A gRPC expander call is another kind of decision and explains itself (``decisions.expander_calls``);
 ``decisions.kinds`` picks a decision's explanation. The request helpers here serve both.
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import expander, explain
+from . import expander_calls, explain
 from .models import Decision
 
 __all__ = ["Explanation", "FILTER", "EXPANDER", "explanation_of"]
@@ -26,7 +26,9 @@ class Explanation:
 
 
 FILTER = Explanation(explain.answer, explain.outcome, explain.node_badge)
-EXPANDER = Explanation(expander.answer, expander.outcome, expander.option_badge, devices=False)
+EXPANDER = Explanation(
+    expander_calls.answer, expander_calls.outcome, expander_calls.option_badge, devices=False
+)
 
 _BY_CALLER = {Decision.Caller.EXPANDER: EXPANDER}
 

@@ -78,7 +78,7 @@ def _write_safely(rows: Sequence[dict]) -> None:
 # -- what is queued: a question, whatever its kind ------------------------------------------------------
 class Question(Protocol):
     """One answer to record: a filter call (``FilterQuestion``) or a gRPC expander call
-    (``decisions.expander.ExpanderQuestion``). Each kind digests and summarises itself; the queue,
+    (``decisions.expander_calls.ExpanderQuestion``). Each kind digests and summarises itself; the queue,
     the folding and the writes are the same for every kind."""
 
     def digest(self, caller: str) -> str:

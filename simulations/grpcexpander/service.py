@@ -64,7 +64,7 @@ log = logging.getLogger("hami_sim.expander")
 
 
 def _record(sim: Simulator, verdicts: Sequence[OptionVerdict], seconds: float, wire: str) -> None:
-    """One decision record per call, an expander decision (``decisions.expander``): the call's first
+    """One decision record per call, an expander decision (``decisions.expander_calls``): the call's first
     pod, one line per option with its verdict and reason, and the wire generation CA used. Sent as
     ``expander_answered``; never fails the answer."""
     if not expander_answered.receivers or not verdicts:

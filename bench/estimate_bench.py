@@ -423,9 +423,6 @@ def post_estimate(label: str, body: bytes) -> tuple[float, float, int] | None:
     # decisions are written by a background thread after the answer, into a database this bench
     # does not migrate: off, so it logs no "no such table" (the timed request does not include them)
     os.environ.setdefault("DECISION_RECORDING", "off")
-    # t_ca_loop's answer (7,530 new nodes with their devices) is about 17 MB, past the default
-    # MAX_ANSWER_BYTES (16 MiB, a 413): the bench measures the packing and its encoding, so it allows 64 MiB
-    os.environ.setdefault("MAX_ANSWER_BYTES", str(64 << 20))
     try:
         import django
 

@@ -16,15 +16,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from hami_sim.engine.estimate import (
-    DIFFERENCES,
-    EstimateResult,
-    GroupOption,
-    GroupTemplate,
-    PendingPods,
-    ScaleUpLimits,
-    estimate,
-)
+from hami_sim.engine.estimate import GroupTemplate, PendingPods, ScaleUpLimits, estimate
 from hami_sim.engine.names import template_node_name
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.quantity import QuantityError, parse_quantity
@@ -38,9 +30,9 @@ from hami_sim.runtime.simulator import get_simulator
 
 from ..existing import place_on_live_nodes
 from ..extender import ExtenderArgs
-from ..sessions import device_json
 from ..signals import filter_answered
-from .base import SimulationViewSet, capped, check_answer_size, json_object
+from .base import SimulationViewSet, capped, json_object
+from .estimate_answer import PodIndex, result_json
 from .serializers import (
     MAX_PODS,
     ErrorSerializer,
@@ -53,101 +45,6 @@ __all__ = ["EstimateViewSet", "resolve_node_group", "MAX_PODS", "result_json", "
 
 log = logging.getLogger("hami_sim.estimate")
 MAX_RECORDED_PODS = 20  # distinct pods per estimate that get a decision record
-
-
-def _option_json(o: GroupOption) -> dict:
-    out = {
-        "nodeGroup": o.node_group,
-        "nodeCount": o.node_count,
-        "scheduledPods": o.scheduled,
-        "unschedulablePods": o.unschedulable,
-        "nodes": [
-            {
-                "name": n.name,
-                "pods": n.pods,
-                "devices": [device_json(d) for d in n.devices],
-                "requested": {
-                    "cpu": f"{n.requested.cpu}m",
-                    "memory": str(n.requested.memory),
-                    "pods": n.requested.pods,
-                },
-            }
-            for n in o.nodes
-        ],
-        "waste": {
-            "cpu": round(o.waste.cpu, 6),
-            "memory": round(o.waste.memory, 6),
-            "gpuMemory": round(o.waste.gpu_memory, 6),
-            "gpuCores": round(o.waste.gpu_cores, 6),
-        },
-        "nodeLimit": o.node_limit,
-    }
-    if o.daemon_pods:
-        out["daemonSetPods"] = o.daemon_pods
-    if o.skipped:
-        out["skipped"] = o.skipped
-    if o.timed_out:
-        out["timedOut"] = True
-    if o.on_existing:
-        out["onExistingNodes"] = o.on_existing
-    return out
-
-
-def _encoded_options(options: list[GroupOption]) -> list[orjson.Fragment]:
-    """Each option encoded on its own, refused (413) once they add up past ``MAX_ANSWER_BYTES``: built
-    whole, the answer of an estimate inside the work budget (10,000 pods x 100 groups, 117 MB) took a
-    web worker to 440 MiB before ``capped`` could refuse it. An option's JSON is kept as bytes."""
-    out, size = [], 0
-    for option in options:
-        body = orjson.dumps(_option_json(option))
-        size += len(body)
-        check_answer_size(size, at_least=True)
-        out.append(orjson.Fragment(body))
-    return out
-
-
-def result_json(result: EstimateResult) -> dict:
-    plan = result.scale_up
-    return {
-        "options": _encoded_options(result.options),
-        "chosen": result.chosen,
-        "explanation": result.explanation,
-        "candidates": result.candidates,
-        "scaleUp": None
-        if plan is None
-        else {
-            "nodeGroup": plan.node_group,
-            "estimatedNodes": plan.estimated,
-            "nodeCount": plan.node_count,
-            "cappedBy": plan.capped_by,
-            "groups": [{"nodeGroup": n, "currentSize": c, "newSize": s} for n, c, s in plan.groups],
-        },
-        "binpacking": {
-            "seconds": round(result.binpacking_seconds, 6),
-            "maxBinpackingTimeExceeded": result.binpacking_time_exceeded,
-            "timedOutGroups": [o.node_group for o in result.options if o.timed_out],
-            "cutShortGroups": [o.node_group for o in result.options if o.cut_short],
-        },
-        "differencesFromCA": list(DIFFERENCES),
-        "caVersion": result.ca_version,
-        **_upcoming_json(result),
-    }
-
-
-def _upcoming_json(result: EstimateResult) -> dict:
-    """``upcomingNodes`` (only when the request named some): each node and the pods it absorbed."""
-    if result.upcoming is None:
-        return {}
-    nodes = [
-        {
-            "name": n.name,
-            "nodeGroup": n.node_group,
-            "pods": n.pods,
-            "devices": [device_json(d) for d in n.devices],
-        }
-        for n in result.upcoming
-    ]
-    return {"upcomingNodes": {"scheduledPods": result.upcoming_scheduled, "nodes": nodes}}
 
 
 def _cluster_now() -> tuple[int, int, int, int]:
@@ -282,12 +179,13 @@ class EstimateViewSet(SimulationViewSet):
             time_limit=settings.ESTIMATE_TIME_LIMIT_SECONDS,
         )
         record_decisions(pods, groups)
-        out = result_json(result)
+        index = PodIndex(pods)  # every pod list of the answer counts in the request's pods
+        out = result_json(result, index)
         out["hamiVersion"] = get_simulator().rules.release  # the HAMi rules that judged every fit
         if existing is not None:
             out["existingNodes"] = {
                 "liveNodes": existing.live_nodes,
-                "scheduledPods": list(existing.placements),
+                "scheduledPods": index.runs(existing.placements),
                 "placements": [{"pod": p, "node": n} for p, n in existing.placements.items()],
             }
         return Response(capped(out))

@@ -195,21 +195,60 @@ class EstimateRequestSerializer(serializers.Serializer):
         return attrs
 
 
+RUNS_HELP = "runs [first, count] of the answer's pods (request positions), in placement order"
+
+
+def _runs(help_text: str = RUNS_HELP, **kwargs) -> serializers.ListField:
+    """A pod list as runs ``[first, count]`` of positions in the answer's ``pods``."""
+    run = serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2)
+    return serializers.ListField(child=run, help_text=help_text, **kwargs)
+
+
+class UnschedulableSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    pods = _runs("the pods that reason stops, as runs of the answer's pods")
+
+
+class EstimatedDeviceSerializer(serializers.Serializer):
+    used = serializers.IntegerField()
+    usedmem = serializers.IntegerField()
+    usedcores = serializers.IntegerField()
+    migInUse = serializers.ListField(child=serializers.DictField(), required=False)  # noqa: N815
+
+
+class EstimatedNodeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    pods = _runs("the node's pods as runs of the answer's pods, in placement order")
+    devices = EstimatedDeviceSerializer(
+        many=True,
+        help_text="each device's usage, in the order of the option's devices (any other field only "
+        "where it differs from the option's device)",
+    )
+    requested = serializers.DictField()
+
+
 class EstimateOptionSerializer(serializers.Serializer):
     nodeGroup = serializers.CharField()  # noqa: N815
     nodeCount = serializers.IntegerField()  # noqa: N815
-    scheduledPods = serializers.ListField(child=serializers.CharField())  # noqa: N815
-    unschedulablePods = serializers.DictField(child=serializers.CharField())  # noqa: N815
-    nodes = serializers.ListField(child=serializers.DictField())
+    scheduledPods = _runs()  # noqa: N815
+    unschedulablePods = UnschedulableSerializer(  # noqa: N815
+        many=True, help_text="one entry per reason, with the pods it stops"
+    )
+    devices = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="the new nodes' devices as the template has them (uuid, index, type, count, devmem, "
+        "devcore, numa, mode, health); each node lists only their usage",
+    )
+    nodes = EstimatedNodeSerializer(many=True)
     waste = serializers.DictField(child=serializers.FloatField())
     nodeLimit = serializers.IntegerField(allow_null=True, required=False)  # noqa: N815
     skipped = serializers.CharField(required=False, help_text="why CA would not consider the group")
     timedOut = serializers.BooleanField(required=False)  # noqa: N815
     onExistingNodes = serializers.DictField(  # noqa: N815
-        child=serializers.ListField(child=serializers.CharField()),
+        child=_runs(),
         required=False,
-        help_text="snapshot node -> the pending pods CA 1.33.1+'s hostname-spread retry put there "
-        "(CA counts each such node in nodeCount)",
+        help_text="snapshot node -> the pending pods (runs of the answer's pods) CA 1.33.1+'s "
+        "hostname-spread retry put there (CA counts each such node in nodeCount)",
     )
 
 
@@ -238,23 +277,28 @@ class BinpackingSerializer(serializers.Serializer):
 
 class ExistingNodesSerializer(serializers.Serializer):
     liveNodes = serializers.IntegerField()  # noqa: N815
-    scheduledPods = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    scheduledPods = _runs()  # noqa: N815
     placements = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
 
 
 class UpcomingNodeSerializer(serializers.Serializer):
     name = serializers.CharField()
     nodeGroup = serializers.CharField()  # noqa: N815
-    pods = serializers.ListField(child=serializers.CharField())
+    pods = _runs("the pods the node absorbed, as runs of the answer's pods")
     devices = serializers.ListField(child=serializers.DictField())
 
 
 class UpcomingNodesSerializer(serializers.Serializer):
-    scheduledPods = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    scheduledPods = _runs()  # noqa: N815
     nodes = UpcomingNodeSerializer(many=True)
 
 
 class EstimateSerializer(serializers.Serializer):
+    pods = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the request's pod ids in request order (``<id>#i`` for count replicas); every pod "
+        "list of the answer is runs [first, count] of positions in this list",
+    )
     options = EstimateOptionSerializer(many=True)
     existingNodes = ExistingNodesSerializer(required=False)  # noqa: N815
     upcomingNodes = UpcomingNodesSerializer(

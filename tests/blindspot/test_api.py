@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from tests.blindspot.test_demo import H100, demo  # noqa: F401  (the demo fixture)
+from tests.estimate.answers import unschedulable
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
@@ -78,7 +79,7 @@ def test_it_agrees_with_the_estimate_api(demo, client):  # noqa: F811
     _status, page = _get(client, "?limit=1")
     estimate = page["results"][0]["estimate"]
     assert (
-        (answer["chosen"], chosen["nodeCount"], len(chosen["unschedulablePods"]))
+        (answer["chosen"], chosen["nodeCount"], len(unschedulable(answer, chosen)))
         == (
             estimate["node_group"],
             estimate["new_nodes"],

@@ -16,6 +16,7 @@ import pytest
 from tests.dashboard.conftest import load_demo
 from tests.dashboard.test_browser import ARTIFACTS, CHROMIUM, _post
 from tests.dashboard.test_operator_browser import _browser
+from tests.estimate.answers import unschedulable
 from tests.factories.models import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -60,8 +61,8 @@ def test_what_if_the_estimate_api_and_the_blind_spot_agree(demo_user):
         {"pods": [{"pod": pod, "count": 32}], "nodeGroups": ["gpu-a10", "gpu-h100", "gpu-l4"]},
     )
     chosen = next(o for o in api["options"] if o["nodeGroup"] == api["chosen"])
-    assert (api["chosen"], chosen["nodeCount"], len(chosen["unschedulablePods"])) == ("gpu-h100", 3, 8)
-    assert set(chosen["unschedulablePods"].values()) == {LIMIT}
+    assert (api["chosen"], chosen["nodeCount"], len(unschedulable(api, chosen))) == ("gpu-h100", 3, 8)
+    assert set(unschedulable(api, chosen).values()) == {LIMIT}
 
     with _browser(demo_user, DESKTOP) as page:
         page.goto(f"{demo_user.url}/what-if/")

@@ -9,6 +9,8 @@ from tests.factories import extender_args, gpu, node, pod
 from tests.factories.models import A10G, NodeGroupFactory, NodeInventoryFactory
 from tests.sessions.conftest import a10_node
 
+from .answers import node_pods, scheduled, unschedulable
+
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
 
 
@@ -44,11 +46,11 @@ def test_a10_group_needs_the_nodes_hami_would_fill(client, mem, nodes, per_card)
     assert status == 200, body
     [option] = body["options"]
     assert option["nodeGroup"] == "a10" and option["nodeCount"] == nodes
-    assert option["unschedulablePods"] == {}
-    assert option["scheduledPods"] == [f"default/w#{i}" for i in range(16)]
+    assert unschedulable(body, option) == {}
+    assert scheduled(body, option) == [f"default/w#{i}" for i in range(16)]
     assert body["chosen"] == "a10"
     for n in option["nodes"]:
-        assert len(n["pods"]) == 2 * per_card
+        assert len(node_pods(body, n)) == 2 * per_card
         assert [(d["used"], d["usedmem"]) for d in n["devices"]] == [(per_card, per_card * mem)] * 2
     assert option["nodes"][0]["name"] == "template-node-for-a10-x-e-0"
     assert 0 < option["waste"]["gpuMemory"] < 1
@@ -58,7 +60,7 @@ def test_separate_pods_of_one_owner_pack_the_same(client):
     pods = [owned(pod(f"w{i}", uid=f"u{i}", gpumem=12000)) for i in range(16)]
     status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node())]})
     assert status == 200 and body["options"][0]["nodeCount"] == 8
-    assert body["options"][0]["scheduledPods"] == [f"u{i}" for i in range(16)]
+    assert scheduled(body, body["options"][0]) == [f"u{i}" for i in range(16)]
 
 
 def test_pod_that_fits_no_group(client):
@@ -66,11 +68,11 @@ def test_pod_that_fits_no_group(client):
     status, body = estimate(client, {"pods": pods, "nodeGroups": [group("a10", a10_node())]})
     assert status == 200
     [option] = body["options"]
-    assert option["unschedulablePods"] == {
+    assert unschedulable(body, option) == {
         "default/huge#0": "2/2 CardInsufficientMemory",
         "default/huge#1": "2/2 CardInsufficientMemory",
     }
-    assert option["scheduledPods"] == ["ok"] and option["nodeCount"] == 1
+    assert scheduled(body, option) == ["ok"] and option["nodeCount"] == 1
     status, body = estimate(
         client, {"pods": [pod("huge", gpumem=30000)], "nodeGroups": [group("a10", a10_node())]}
     )
@@ -87,7 +89,7 @@ def test_taint_without_toleration(client):
     body = {"pods": [pod("p", uid="p", gpumem=1000)], "nodeGroups": [group("tainted", tainted)]}
     status, answer = estimate(client, body)
     assert status == 200 and answer["chosen"] is None
-    assert answer["options"][0]["unschedulablePods"] == {
+    assert unschedulable(answer, answer["options"][0]) == {
         "p": "node(s) had untolerated taint {nvidia.com/gpu: present}"
     }
     tolerant = pod("p", uid="p", gpumem=1000)
@@ -105,10 +107,10 @@ def test_node_selector_picks_one_group(client):
     p["spec"]["nodeSelector"] = {"pool": "b"}
     status, body = estimate(client, {"pods": [p], "nodeGroups": [group("a", a), group("b", b)]})
     assert status == 200 and body["chosen"] == "b"
-    assert body["options"][0]["unschedulablePods"] == {
+    assert unschedulable(body, body["options"][0]) == {
         "sel": "node(s) didn't match Pod's node affinity/selector"
     }
-    assert body["options"][1]["scheduledPods"] == ["sel"]
+    assert scheduled(body, body["options"][1]) == ["sel"]
     assert "'a': no pod fits" in body["explanation"]
 
 
@@ -150,8 +152,8 @@ def test_expanders_choose_as_ca_would(client):
 
     limited = [{**groups[0], "maxNewNodes": 1}, groups[1]]
     status, body = estimate(client, {"pods": pods, "nodeGroups": limited, "expander": "most-pods"})
-    assert body["options"][0]["nodeCount"] == 1 and len(body["options"][0]["scheduledPods"]) == 2
-    assert body["options"][0]["unschedulablePods"]["default/w#2"].startswith("node limit reached")
+    assert body["options"][0]["nodeCount"] == 1 and len(scheduled(body, body["options"][0])) == 2
+    assert unschedulable(body, body["options"][0])["default/w#2"].startswith("node limit reached")
     assert body["chosen"] == "gpu-big"
 
     prio = {"10": ["^gpu-small$"], "50": [".*big.*"]}
@@ -181,8 +183,8 @@ def test_max_nodes_per_scale_up(client):
     [option] = answer["options"]
     assert (
         option["nodeCount"] == 3
-        and len(option["scheduledPods"]) == 6
-        and len(option["unschedulablePods"]) == 10
+        and len(scheduled(answer, option)) == 6
+        and len(unschedulable(answer, option)) == 10
     )
 
 
@@ -195,7 +197,7 @@ def test_cpu_memory_and_pod_count_limit_a_node(client):
         client, {"pods": [{"pod": owned(p), "count": 7}], "nodeGroups": [group("a10", tmpl)]}
     )
     assert body["options"][0]["nodeCount"] == 3  # 3 pods of 10 cpu on a 31 cpu node
-    assert [len(n["pods"]) for n in body["options"][0]["nodes"]] == [3, 3, 1]
+    assert [len(node_pods(body, n)) for n in body["options"][0]["nodes"]] == [3, 3, 1]
     tmpl["status"]["allocatable"]["pods"] = "2"
     status, body = estimate(
         client, {"pods": [{"pod": owned(p), "count": 4}], "nodeGroups": [group("a10", tmpl)]}
@@ -210,7 +212,7 @@ def test_named_group_from_the_database(client):
     assert status == 200, body
     [option] = body["options"]
     assert option["nodeCount"] == 5  # max_size caps the group: 5 nodes, 10 pods
-    assert len(option["scheduledPods"]) == 10
+    assert len(scheduled(body, option)) == 10
     status, body = estimate(client, {"pods": pods, "nodeGroups": [{"name": "gpu-a10g", "maxNewNodes": 8}]})
     assert body["options"][0]["nodeCount"] == 8
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["nope"]})
@@ -300,7 +302,7 @@ def test_a_warm_group_adds_max_size_minus_its_live_nodes(client):
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"], "maxNodesPerScaleUp": 0})
     assert status == 200, body
     [option] = body["options"]
-    assert (option["nodeCount"], option["nodeLimit"], len(option["scheduledPods"])) == (8, 8, 16)
+    assert (option["nodeCount"], option["nodeLimit"], len(scheduled(body, option))) == (8, 8, 16)
     assert body["scaleUp"]["groups"] == [{"nodeGroup": "gpu-a10g", "currentSize": 2, "newSize": 10}]
     assert body["differencesFromCA"]
     status, body = estimate(client, {"pods": pods, "nodeGroups": ["gpu-a10g"], "maxNodesTotal": 5})

@@ -7,6 +7,7 @@ import pytest
 
 from hami_sim.engine.ca_releases import DEFAULT_VERSION
 
+from .answers import scheduled
 from .helpers import ca_node, ca_pod
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -42,4 +43,4 @@ def test_the_estimate_follows_the_configured_release(client, settings, ca_versio
     out = orjson.loads(response.content)
     assert out["caVersion"] == ca_version
     [option] = out["options"]
-    assert (option["nodeCount"], len(option["scheduledPods"])) == (nodes, 12)
+    assert (option["nodeCount"], len(scheduled(out, option))) == (nodes, 12)

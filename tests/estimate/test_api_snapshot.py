@@ -7,6 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from .answers import ids, scheduled
 from .helpers import ca_node, ca_pod
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -69,9 +70,9 @@ def test_the_hostname_retry_places_on_the_snapshots_existing_nodes(
     status, out = _post(client, _body(snapshot))
     assert status == 200, out
     [option] = out["options"]
-    assert (option["nodeCount"], len(option["scheduledPods"])) == (nodes, 8)
+    assert (option["nodeCount"], len(scheduled(out, option))) == (nodes, 8)
     placed = option.get("onExistingNodes", {})
-    assert len(placed.get("oldnode", [])) == on_oldnode
+    assert len(ids(out, placed.get("oldnode", []))) == on_oldnode
     assert set(placed) <= {"oldnode"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from .answers import node_pods, scheduled
 from .helpers import ca_node, ca_pod, gpu_node
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -25,11 +26,11 @@ def test_upcoming_nodes_absorb_pods_before_the_estimate(client):
     assert status == 200, out
     upcoming = out["upcomingNodes"]
     assert [n["name"] for n in upcoming["nodes"]] == ["a10-upcoming-0", "a10-upcoming-1"]
-    assert [len(n["pods"]) for n in upcoming["nodes"]] == [2, 2]
-    assert upcoming["scheduledPods"] == [f"default/w#{i}" for i in range(4)]
+    assert [len(node_pods(out, n)) for n in upcoming["nodes"]] == [2, 2]
+    assert scheduled(out, upcoming) == [f"default/w#{i}" for i in range(4)]
     assert [d["usedmem"] for d in upcoming["nodes"][0]["devices"]] == [12000, 12000]
     [option] = out["options"]
-    assert option["nodeCount"] == 6 and len(option["scheduledPods"]) == 12
+    assert option["nodeCount"] == 6 and len(scheduled(out, option)) == 12
 
 
 def test_without_upcoming_nodes_the_answer_is_unchanged(client):

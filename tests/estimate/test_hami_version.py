@@ -14,6 +14,7 @@ import pytest
 
 from tests.factories import container
 
+from .answers import scheduled
 from .helpers import gpu_node
 
 pytestmark = [pytest.mark.api, pytest.mark.django_db]
@@ -33,5 +34,6 @@ def test_an_init_container_larger_than_the_main_one_on_a_full_card(client, setti
     settings.HAMI_VERSION = version
     response = client.post("/api/v1/estimate", orjson.dumps(_body()), content_type="application/json")
     assert response.status_code == 200, response.content
-    [option] = orjson.loads(response.content)["options"]
-    assert (option["nodeCount"], len(option["scheduledPods"])) == (nodes, 4)
+    answer = orjson.loads(response.content)
+    [option] = answer["options"]
+    assert (option["nodeCount"], len(scheduled(answer, option))) == (nodes, 4)

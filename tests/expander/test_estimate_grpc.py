@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from simulations.grpcexpander.convert import node_dict, pod_dict
+from tests.estimate.answers import scheduled
 from tests.expander.ca_clients import NEWEST, best_options, encode
 from tests.expander.test_grpc_expander import node_msg, pod_msg, warm_a10
 from tests.factories import gpu, node
@@ -41,9 +42,13 @@ def estimate(client, pods: int, gpumem: int, max_new: int, expander: str) -> tup
 def ca_with_hami_expander(client, channel, answer: dict, gpumem: int, max_new: int, pods: int) -> str | None:
     """CA's choice with ``--expander=grpc,least-waste``: the gRPC service keeps some of CA's options
     (those that schedule a pod); one kept is chosen, several go to least-waste."""
-    offered = [o for o in answer["options"] if o["scheduledPods"]]
+    offered = [o for o in answer["options"] if scheduled(answer, o)]
     options = [
-        (o["nodeGroup"], o["nodeCount"], [pod_msg(f"w-{i}", gpumem) for i in range(len(o["scheduledPods"]))])
+        (
+            o["nodeGroup"],
+            o["nodeCount"],
+            [pod_msg(f"w-{i}", gpumem) for i in range(len(scheduled(answer, o)))],
+        )
         for o in offered
     ]
     kept = best_options(channel, encode(NEWEST, options, TEMPLATES))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 
+from tests.estimate.answers import scheduled
 from tests.factories import extender_args, pod
 from tests.usage.conftest import gpu_node, hami_pod
 from tests.usage.test_watch import eventually, watching
@@ -177,8 +178,9 @@ def test_estimate_places_pods_on_live_nodes_first_when_asked(client, kube_api, s
         {"pod": "default/infer#1", "node": "ip-10-0-1-12"},
         {"pod": "default/infer#2", "node": "ip-10-0-1-12"},
     ]
+    assert data["existingNodes"]["scheduledPods"] == [[0, 3]]  # runs of the answer's pods
     option = data["options"][0]
-    assert option["nodeCount"] == 1 and sorted(option["scheduledPods"]) == [
+    assert option["nodeCount"] == 1 and sorted(scheduled(data, option)) == [
         "default/infer#3",
         "default/infer#4",
     ]

@@ -40,7 +40,7 @@ from __future__ import annotations
 from ..scaleup import ScaleUpLimits
 from .chain import choose
 from .entry import estimate
-from .equivalences import _group_pods
+from .equivalences import _group_pods, entry_ids
 from .expanders import EXPANDERS, Expander, expander_filter, parse_expander
 from .fitter import _Shape, _signature
 from .inputs import (
@@ -77,6 +77,7 @@ __all__ = [
     "choose",
     "expander_filter",
     "estimate",
+    "entry_ids",
     # for the tests that look inside: the equivalence grouping, the usage signature, the shape
     "_group_pods",
     "_signature",

@@ -30,6 +30,13 @@ class _Equivalence:
     terms: PodTerms  # host ports, required pod (anti-)affinity, topology spread
 
 
+def entry_ids(entry: PendingPods) -> list[str]:
+    """The ids a request's entry stands for: its pod's id, or ``<id>#0..n-1`` for ``count`` replicas
+    (the ids every answer names pods by)."""
+    base = pod_id(entry.pod)
+    return [base] if entry.count is None else [f"{base}#{i}" for i in range(entry.count)]
+
+
 def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
     """CA's equivalence groups (``equivalence.group_pods``) of the pending pods; checks the ids."""
     listed: list[tuple[Mapping, list[str]]] = []
@@ -38,8 +45,7 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
         pod = entry.pod
         if type(pod) is not dict and not isinstance(pod, Mapping):
             raise EstimateError(f"pods[{position}] must be a Pod object")
-        base = pod_id(pod)
-        ids = [base] if entry.count is None else [f"{base}#{i}" for i in range(entry.count)]
+        ids = entry_ids(entry)
         for pid in ids:
             if pid in seen:
                 raise EstimateError(f"duplicate pod id {pid!r}: give pods distinct metadata.uid or names")

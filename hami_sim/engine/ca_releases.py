@@ -1,11 +1,12 @@
 """The Cluster Autoscaler releases hami-sim follows, and what differs between them.
 
-CA must run at the cluster's Kubernetes minor version, so operators run every CA minor from 1.32 to
-the newest. ``CA_VERSION`` (a setting) names the one the cluster runs; this module turns it into a
+CA's README recommends the CA minor made for the cluster's Kubernetes minor, so operators run every
+CA minor from 1.32 to the newest. ``CA_VERSION`` (a setting) names the one the cluster runs; this module turns it into a
 :class:`CARelease` that says, for that exact release, which gRPC expander fields CA sends, whether
 its binpacking estimator retries the other new nodes after a hostname-spread failure, how it orders
 equivalence groups, its default expander, whether ``--enable-dynamic-resource-allocation`` is locked
-on and which scheduler-config apiVersion its ``--scheduler-config-file`` loader decodes.
+on, whether an empty expander answer is reported on the pods and which scheduler-config apiVersion
+its ``--scheduler-config-file`` loader decodes.
 
 Every fact is a :data:`CHANGES` row naming the CA release that introduced it and the file of
 ``kubernetes/autoscaler`` (tag ``cluster-autoscaler-<version>``) it was read from, so the table in
@@ -115,6 +116,10 @@ class CARelease:
     dra_locked_on: bool = False
     # --fastpath-binpacking-enabled exists (default false; hami-sim follows the full binpacking)
     fastpath_flag: bool = False
+    # an expander chain that leaves no option is logged at the default level ("Expander filtered out
+    # all options") and written on the pods as NotTriggerScaleUp; False: only the gRPC client's
+    # --v=4 line "GRPC returned nil bestOptions", and no event on the pods
+    empty_answer_reported: bool = False
     # what --scheduler-config-file must declare (utils/scheduler ConfigFromPath decodes with
     # kube-scheduler's scheme, whose only served version is v1 from Kubernetes 1.29 on)
     scheduler_api_version: str = "kubescheduler.config.k8s.io/v1"
@@ -129,7 +134,7 @@ class CARelease:
 
     @property
     def kubernetes(self) -> str:
-        """The Kubernetes minor this CA must run against (CA matches the cluster's minor)."""
+        """The Kubernetes minor this CA is made for (CA's README recommends matching the cluster's)."""
         return f"{self.major}.{self.minor}"
 
     @property
@@ -221,6 +226,15 @@ CHANGES: tuple[Change, ...] = (
         "--fastpath-binpacking-enabled (default false) may estimate one equivalence group "
         "arithmetically; hami-sim follows the default full binpacking",
     ),
+    Change(
+        (1, 36, 0),
+        "empty_answer_reported",
+        True,
+        "cluster-autoscaler/core/scaleup/orchestrator/orchestrator.go",
+        "an expander chain that leaves no option logs 'Expander filtered out all options' and marks "
+        "the pods 'expansion options filtered out and no longer considered' (NotTriggerScaleUp); "
+        "1.32 to 1.35 return no event and log only the gRPC client's --v=4 line",
+    ),
 )
 
 NEWEST = MINORS[-1]
@@ -246,7 +260,7 @@ def parse_ca_version(value: object) -> CARelease:
     if known is None:
         raise CAVersionError(
             f"Cluster Autoscaler {major}.{minor} is not supported: hami-sim follows CA {SUPPORTED} "
-            f"(CA runs at the cluster's Kubernetes minor version)"
+            f"(CA's README recommends the CA minor of the cluster's Kubernetes minor)"
         )
     patch = known.latest_patch if match[3] is None else int(match[3])
     if patch > known.latest_patch:

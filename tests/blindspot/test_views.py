@@ -1,5 +1,13 @@
 """CA's view of each pending pod (FilterOutSchedulable with the scheduler profile we ship: the device
-count only) against HAMi's view (v2.10.0's device fit with live usage): the invisible pods."""
+count only) against HAMi's view (v2.10.0's device fit with live usage): the invisible pods.
+
+CA's side follows ``cluster-autoscaler/core/podlistprocessor/filter_out_schedulable.go`` (tags
+``cluster-autoscaler-1.32.1`` and ``cluster-autoscaler-1.36.1``): before any scale-up, every pending
+pod that fits an existing or upcoming node in CA's simulation is dropped from it. The aggregate view
+is a necessary condition of HAMi's fit, never a stricter one: kubelet checks a pod's summed request
+against the node's advertised total (``pkg/kubelet/lifecycle/predicate.go``, kubernetes v1.32 to
+v1.35, after ``removeMissingExtendedResources`` drops names the node does not advertise), while HAMi
+checks each card."""
 
 from __future__ import annotations
 

@@ -60,6 +60,9 @@ def test_upstream_profile_ignores_every_hami_resource_but_the_device_counts():
 
 
 def test_extender_config_manages_every_hami_resource():
+    """``ignoredByScheduler: true`` on every name: kube-scheduler's ``buildExtenders``
+    (``pkg/scheduler/scheduler.go``, kubernetes v1.32 to v1.35) adds each such name to
+    ``NodeResourcesFit``'s ignored resources, so advertised totals never change its decisions."""
     (ext,) = _committed(EXTENDER_PATH)["extenders"]
     managed = {r["name"] for r in ext["managedResources"]}
     assert managed == set().union(*(v.resource_names() for v in build_vendors(settings.HAMI)))

@@ -1,6 +1,11 @@
 """``GET /api/v1/node-groups/<name>/ca-template?provider=``: each provider's output read back the way
-CA 1.32's provider code reads it (the parsing below restates aws_manager.go, azure_template.go and
-clusterapi_unstructured.go), so a cold group's template advertises HAMi's resources, labels, taints."""
+CA's provider code reads it, so a cold group's template advertises HAMi's resources, labels, taints.
+
+The parsing below restates ``cluster-autoscaler/cloudprovider/aws/aws_manager.go``,
+``cloudprovider/azure/azure_template.go`` (with the tag names of ``azure_util.go``) and
+``cloudprovider/clusterapi/clusterapi_unstructured.go`` (with the annotation keys of
+``clusterapi_utils.go``), the same at tags ``cluster-autoscaler-1.32.1`` and
+``cluster-autoscaler-1.36.1``; ``tests/docs/test_ca_claims.py`` holds the names as data."""
 
 from __future__ import annotations
 

@@ -1,6 +1,12 @@
 """The ca-template answer with aggregate capacity (``CA_AGGREGATE_CAPACITY``, deploy/capacity): a cold
 group's template carries the same device totals the watcher advertises on live nodes, so CA's profile,
-which then counts them, still scales it from zero."""
+which then counts them, still scales it from zero.
+
+clusterapi annotations name one GPU resource only; CA's ``InstanceCapacity``
+(``cluster-autoscaler/cloudprovider/clusterapi/clusterapi_unstructured.go``, tags
+``cluster-autoscaler-1.32.1`` and ``cluster-autoscaler-1.36.1``) also reads every resource of the
+infrastructure machine template's ``status.capacity``, the annotations winning where both set one:
+hence the answer's ``statusCapacity``."""
 
 from __future__ import annotations
 

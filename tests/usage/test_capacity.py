@@ -1,6 +1,10 @@
 """Aggregate capacity (``CA_AGGREGATE_CAPACITY``, deploy/capacity): the watcher advertises each HAMi
 node's summed device memory and cores on ``status.capacity`` through the real kubernetes client and
-the loopback API server, re-asserts them when kubelet drops them, and does nothing when the mode is off."""
+the loopback API server, re-asserts them when kubelet drops them, and does nothing when the mode is off.
+
+kubelet drops them on a start without its device-manager checkpoint: ``reconcileExtendedResource``
+(``pkg/kubelet/kubelet_node_status.go``, kubernetes v1.32 to v1.35) sets every extended resource's
+capacity to 0, patched ones included."""
 
 from __future__ import annotations
 

@@ -41,9 +41,9 @@ from ..metrics import EXPANDER_UNJUDGED_OPTIONS
 from ..signals import expander_answered
 from .caches import CallCache, ExpanderCaches, reset_caches
 from .deadline import NO_DEADLINE, CallAbandoned, Deadline
+from .grpc_wire import count_wire, wire_of
 from .options import evaluate
 from .protos import expander_pb2 as pb
-from .wire import count_wire, wire_of
 
 __all__ = [
     "RETURN_MODES",

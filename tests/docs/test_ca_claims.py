@@ -7,7 +7,7 @@ drift from CA nor from each other.
   it does (each of those tests names the file or its ``_test.go``). A doc sentence that cites a new file fails here until a
   test encodes it.
 - ``PROVIDERS``: the tag and annotation names each provider's template code reads, and the GPU label
-  it looks for: the renderer (``profiles/catemplate.py``) writes those names and the doc's table and
+  it looks for: the renderer (``profiles/ca_template_tags.py``) writes those names and the doc's table and
   GPU-label sentence say them.
 - the gRPC client's constants and what it does with an empty answer, release by release
   (``hami_sim.engine.ca_releases``): the doc says the same.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from hami_sim.engine.ca_releases import CHANGES, releases
-from profiles import catemplate
+from profiles import ca_template_tags
 from tests.docs.examples import REPO
 from tests.expander import ca_clients
 
@@ -107,7 +107,7 @@ PROVIDERS = (
     # aws_manager.go: extractAllocatableResourcesFromAsg, extractLabelsFromAsg, extractTaintsFromAsg
     Provider(
         "aws",
-        catemplate.AWS,
+        ca_template_tags.AWS,
         "k8s.io/cluster-autoscaler/node-template/resources/",
         "k8s.io/cluster-autoscaler/node-template/label/",
         "k8s.io/cluster-autoscaler/node-template/taint/",
@@ -117,7 +117,7 @@ PROVIDERS = (
     # AKSLabelKeyPrefixValue + "accelerator", set by azure_template.go on NVIDIA VM sizes
     Provider(
         "azure",
-        catemplate.AZURE,
+        ca_template_tags.AZURE,
         "k8s.io_cluster-autoscaler_node-template_resources_",
         "k8s.io_cluster-autoscaler_node-template_label_",
         "k8s.io_cluster-autoscaler_node-template_taint_",
@@ -126,7 +126,7 @@ PROVIDERS = (
     # clusterapi_utils.go cpuKey, memoryKey, maxPodsKey, gpuTypeKey, gpuCountKey, labelsKey, taintsKey
     Provider(
         "clusterapi",
-        catemplate.CAPI,
+        ca_template_tags.CAPI,
         "capacity.cluster-autoscaler.kubernetes.io/gpu-count",
         "capacity.cluster-autoscaler.kubernetes.io/labels",
         "capacity.cluster-autoscaler.kubernetes.io/taints",
@@ -143,8 +143,12 @@ GCE_GPU_LABEL = "cloud.google.com/gke-accelerator"  # gce_cloud_provider.go GPUL
 
 @pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.name)
 def test_the_renderer_writes_the_names_ca_reads(provider):
-    """Every tag or annotation ``profiles.catemplate`` renders is one CA's template code reads."""
-    render = {"aws": catemplate._aws, "azure": catemplate._azure, "clusterapi": catemplate._clusterapi}
+    """Every tag or annotation ``profiles.ca_template_tags`` renders is one CA's template code reads."""
+    render = {
+        "aws": ca_template_tags._aws,
+        "azure": ca_template_tags._azure,
+        "clusterapi": ca_template_tags._clusterapi,
+    }
     capacity = {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": "80"}
     taint = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     body = render[provider.name](capacity, {"node.kubernetes.io/instance-type": "p5"}, [taint], capacity)

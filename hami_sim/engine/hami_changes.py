@@ -60,6 +60,8 @@ BASELINE: dict[str, Any] = {
     "ascend_910c_pairs": False,
     "ascend_vnpu_core": False,
     "kunlun_uuid_selection": False,
+    "uuid_lists_both": False,
+    "type_lists_trimmed": False,
 }
 
 CHANGES: tuple[Change, ...] = (
@@ -274,5 +276,24 @@ CHANGES: tuple[Change, ...] = (
         "but no -core (hard slicing) asked the vNPU template the memory rounds up to (the whole card "
         "past the largest template, no memory past the card)",
         commit="7a9fbb76",
+    ),
+    Change(
+        "2.10",
+        "uuid_lists_both",
+        True,
+        2045,
+        "every backend's use and nouse UUID lists both apply (a device in both is refused, #1965), "
+        "their entries are trimmed and a blank list is no constraint; before, a present use list "
+        "alone decided (the nouse list unread), entries had to match as written and an empty use "
+        "list matched no device",
+    ),
+    Change(
+        "2.10",
+        "type_lists_trimmed",
+        True,
+        2435,
+        "NVIDIA's and Hygon's use and nouse card-type lists skip a blank value (#2045) and empty "
+        "entries, trimmed, and Hygon reads both lists; before, an empty entry matched every card "
+        "(an empty nouse-gputype refused them all) and Hygon read the use list alone when present",
     ),
 )

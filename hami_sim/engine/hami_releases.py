@@ -76,6 +76,12 @@ class HamiRules:
     # Ascend memory is taken as asked (False: rounded up to a vNPU template without -core)
     ascend_memory_as_asked: bool = True
     kunlun_uuid_selection: bool = True  # Kunlun reads the use/nouse UUID lists (False: ignored)
+    # a pod's use and nouse UUID lists both apply, trimmed, a blank one no constraint (False: the
+    # use list alone when present, entries as written, an empty one matching no device)
+    uuid_lists_both: bool = True
+    # NVIDIA's and Hygon's card-type lists skip blank values and empty entries, trimmed (False: an
+    # empty entry matches every card, entries as written; Hygon reads the use list alone when present)
+    type_lists_trimmed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

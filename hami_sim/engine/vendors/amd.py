@@ -18,7 +18,7 @@ from .. import reasons as R
 from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .amd_cards import AmdCardsVendor
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .fit_loop import Rejections, collected_count
 from .node_codecs import json_devices
 from .registry import (
@@ -32,6 +32,7 @@ from .registry import (
     render_json,
 )
 from .request_rules import MAX_INT32, go_div, quantity_int
+from .selection import UuidCheck
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -139,9 +140,10 @@ class AmdVendor(Vendor):
         reject = Rejections()
         counts, device_reasons = reject.counts, reject.device_reasons
         collected: list[ContainerDevice] = []
+        allows = uuid_check(self.release_rules)
 
         for dev in reversed(devices):
-            reason = _selection_reason(dev, request, annotations, policy)
+            reason = _selection_reason(dev, request, annotations, policy, allows)
             if reason is None:
                 reason, memreq, corereq = _slice(dev, request)
             if reason is not None:
@@ -159,14 +161,18 @@ class AmdVendor(Vendor):
 
 
 def _selection_reason(
-    dev: DeviceUsage, request: ContainerDeviceRequest, annotations: Mapping[str, str], policy: GpuPolicy
+    dev: DeviceUsage,
+    request: ContainerDeviceRequest,
+    annotations: Mapping[str, str],
+    policy: GpuPolicy,
+    allows: UuidCheck,
 ) -> str | None:
     """The first of AMD's card checks (health, type, UUID, slots, mutex) that rejects ``dev``."""
     if not dev.health:
         return R.CARD_NOT_HEALTH
     if request.type.lower() != AMD.lower() or not check_amd_type(annotations, dev.type):
         return R.CARD_TYPE_MISMATCH
-    if not check_uuid(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):
+    if not allows(annotations, dev.id, AMD_USE_UUID, AMD_NOUSE_UUID):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

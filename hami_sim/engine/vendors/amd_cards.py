@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .fit_loop import Rejections, collected_count
 from .node_codecs import capacity_devices
 from .request_rules import int32, quantity_int
+from .selection import UuidCheck
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -76,8 +77,9 @@ class AmdCardsVendor(Vendor):
         nums = request.nums
         reject = Rejections()
         collected: list[ContainerDevice] = []
+        allows = uuid_check(self.release_rules)
         for dev in reversed(devices):
-            why = _reason(dev, request, pod.annotations)
+            why = _reason(dev, request, pod.annotations, allows)
             if why:
                 reject(dev, why)
                 continue
@@ -93,10 +95,12 @@ class AmdCardsVendor(Vendor):
         return FitOutcome(False, collected, R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
 
-def _reason(dev: DeviceUsage, request: ContainerDeviceRequest, annotations: Mapping[str, str]) -> str:
+def _reason(
+    dev: DeviceUsage, request: ContainerDeviceRequest, annotations: Mapping[str, str], allows: UuidCheck
+) -> str:
     if request.type not in dev.type or request.type != AMDGPU:
         return R.CARD_TYPE_MISMATCH
-    if not check_uuid(annotations, dev.id, USE_UUID, NOUSE_UUID):
+    if not allows(annotations, dev.id, USE_UUID, NOUSE_UUID):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

@@ -31,17 +31,18 @@ largest NetworkID group (1.0 when all share one network), summed over containers
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
 from .ascend_chips import DEFAULT_ASCEND_CONFIGS, AscendConfig, VnpuTemplate
 from .ascend_requests import ascend_request
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .fit_loop import FitRules, Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, Row, VendorDescriptor, render_json
+from .selection import UuidCheck
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -188,7 +189,9 @@ class AscendVendor(Vendor):
         """The device loop, last device first: each device is rejected by its first failing check
         (health, type, UUID lists, split count, mutex, memory, cores against 100 in soft mode, whole
         card on a used NPU, cores used up), else collected; it stops at ``Nums`` unless collecting all."""
-        keys = (self.common_word, self.rules.use_uuid, self.rules.nouse_uuid)
+        keys = _Keys(
+            self.common_word, self.rules.use_uuid, self.rules.nouse_uuid, uuid_check(self.release_rules)
+        )
         nums = request.nums
         coresreq = min(request.coresreq, 100)
         collected: list[ContainerDevice] = []
@@ -240,12 +243,21 @@ class AscendVendor(Vendor):
         return f32(score * NETWORK_WEIGHT)
 
 
+class _Keys(NamedTuple):
+    """What a device is matched against: the request type and the UUID lists, as the release reads them."""
+
+    word: str
+    use_uuid: str
+    nouse_uuid: str
+    uuid_allows: UuidCheck
+
+
 def _device_reason(
     dev: DeviceUsage,
     request: ContainerDeviceRequest,
     pod: PodView,
     policy: GpuPolicy,
-    keys: tuple[str, str, str],
+    keys: _Keys,
     memreq: int,
     coresreq: int,
     total_core: int,
@@ -254,10 +266,9 @@ def _device_reason(
     hami-core pods: cores are then a percentage of the NPU)."""
     if not dev.health:
         return R.CARD_NOT_HEALTH
-    word, use_uuid, nouse_uuid = keys
-    if request.type != word:
+    if request.type != keys.word:
         return R.CARD_TYPE_MISMATCH
-    if not check_uuid(pod.annotations, dev.id, use_uuid, nouse_uuid):
+    if not keys.uuid_allows(pod.annotations, dev.id, keys.use_uuid, keys.nouse_uuid):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

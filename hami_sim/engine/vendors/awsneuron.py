@@ -26,7 +26,7 @@ from ..model import (
     InventoryError,
     NodeState,
 )
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .fit_loop import Rejections
 from .node_codecs import capacity_int, check_device_limit, synthesise
 from .reads import node_labels
@@ -41,6 +41,7 @@ from .registry import (
     first_extra,
 )
 from .request_rules import MAX_INT32, int32, resource_int
+from .selection import UuidCheck
 
 if TYPE_CHECKING:
     from ..model import PodView
@@ -230,8 +231,9 @@ class AwsNeuronVendor(Vendor):
             ]
             return FitOutcome(True, chosen, "")
         reject = Rejections()
+        allows = uuid_check(self.release_rules)
         for dev in reversed(devices):
-            why = _device_reason(dev, request, pod, policy)
+            why = _device_reason(dev, request, pod, policy, allows)
             if why:
                 reject(dev, why)
                 continue
@@ -242,13 +244,15 @@ class AwsNeuronVendor(Vendor):
         return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
 
-def _device_reason(dev: DeviceUsage, request: ContainerDeviceRequest, pod: PodView, policy: GpuPolicy) -> str:
+def _device_reason(
+    dev: DeviceUsage, request: ContainerDeviceRequest, pod: PodView, policy: GpuPolicy, allows: UuidCheck
+) -> str:
     """The first single-device check ``dev`` fails, "" when it takes the request."""
     if not dev.health:
         return R.CARD_NOT_HEALTH
     if request.type not in dev.type or request.type != AWS_NEURON:
         return R.CARD_TYPE_MISMATCH
-    if not check_uuid(pod.annotations, dev.id, AWS_USE_UUID, AWS_NOUSE_UUID):
+    if not allows(pod.annotations, dev.id, AWS_USE_UUID, AWS_NOUSE_UUID):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

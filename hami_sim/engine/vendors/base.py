@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from .reads import NodeReads
+from .selection import check_type, check_uuid, type_allows, uuid_check
 
 if TYPE_CHECKING:
     from ..allocations import NodeUsage, PodAllocation
@@ -32,6 +33,8 @@ __all__ = [
     "go_parse_bool",
     "check_uuid",
     "check_type",
+    "uuid_check",
+    "type_allows",
 ]
 
 #: HAMi's ``allocated``: per earlier container of the pod, the devices this vendor gave it
@@ -43,36 +46,6 @@ _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 def go_parse_bool(value: str | None) -> bool:
     """Go ``strconv.ParseBool`` true values; anything else (including errors) is false."""
     return value in _GO_TRUE
-
-
-def check_uuid(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
-    """``CheckUUID``: comma lists of exact IDs; an empty or blank value means no constraint."""
-    if use_key not in annotations and nouse_key not in annotations:
-        return True
-    use = annotations.get(use_key, "")
-    if use.strip() and dev_id not in {p.strip() for p in use.split(",")}:
-        return False
-    nouse = annotations.get(nouse_key, "")
-    return not (nouse.strip() and dev_id in {p.strip() for p in nouse.split(",")})
-
-
-def check_type(annotations: Mapping[str, str], card_type: str, use_key: str, nouse_key: str) -> bool:
-    """``device.CheckType``: upper-cased substring match of the card type against each listed entry.
-
-    A list constrains when its value is not blank; entries are trimmed and an empty entry matches
-    nothing, so a use list made only of commas (``","``) rejects every card, while ``""`` or ``"  "``
-    is no constraint.
-    """
-    upper = card_type.upper()
-
-    def listed(value: str) -> bool:
-        return any(entry and entry.upper() in upper for entry in (p.strip() for p in value.split(",")))
-
-    use = annotations.get(use_key)
-    if use is not None and use.strip() and not listed(use):
-        return False
-    nouse = annotations.get(nouse_key)
-    return not (nouse is not None and nouse.strip() and listed(nouse))
 
 
 @dataclass(slots=True)

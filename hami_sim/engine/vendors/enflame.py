@@ -34,6 +34,7 @@ from .fit_loop import Rejections, collected_count
 from .node_codecs import capacity_devices
 from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
 from .request_rules import MAX_INT32, count_request, int32, resource_int
+from .selection import uuid_check
 
 if TYPE_CHECKING:
     from ..hami_releases import HamiRules
@@ -187,8 +188,9 @@ class EnflameDrsVendor(Vendor):
         reject = Rejections()
         nums = request.nums
         collected: list[ContainerDevice] = []
+        allows = uuid_check(self.release_rules)
         for dev in reversed(devices):
-            why = drs_reason(dev, request, pod.annotations, policy.mutex, memory, cores)
+            why = drs_reason(dev, request, pod.annotations, policy.mutex, memory, cores, allows)
             if why:
                 reject(dev, why)
                 continue

@@ -22,7 +22,6 @@ import orjson
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, InventoryError
 from ..quantity import QuantityError, parse_quantity
-from .base import check_uuid
 from .reads import node_name
 from .registry import (
     CORES_PANEL,
@@ -35,6 +34,7 @@ from .registry import (
     first_extra,
 )
 from .request_rules import MAX_INT32, int32
+from .selection import UuidCheck
 
 __all__ = [
     "ENFLAME",
@@ -269,13 +269,15 @@ def drs_reason(
     mutex: bool,
     memory: int,
     cores: int,
+    allows: UuidCheck,
 ) -> str:
-    """The DRS Fit checks in v2.10's order; cores only count on a device that registers cores."""
+    """The DRS Fit checks in v2.10's order; cores only count on a device that registers cores;
+    ``allows``: the release's UUID-list check."""
     if not dev.health:
         return R.CARD_NOT_HEALTH
     if request.type != ENFLAME:
         return R.CARD_TYPE_MISMATCH
-    if not check_uuid(annotations, dev.id, ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID):
+    if not allows(annotations, dev.id, ENFLAME_USE_UUID, ENFLAME_NOUSE_UUID):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..hami_releases import HamiRules
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceUsage, NodeState
-from .base import FitOutcome, PriorDevices, check_type, check_uuid
+from .base import FitOutcome, PriorDevices, type_allows, uuid_check
 from .request_rules import go_div
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ __all__ = [
     "memory_request",
     "common_fit",
     "same_device_rule",
-    "check_uuid_exact",
     "collected_count",
 ]
 
@@ -44,16 +43,6 @@ def collected_count(release: HamiRules, collected: Sized) -> int:
     ``NumaNotFit``) for the devices it collected: each one (v2.10, #2238), else 1 for any (Go's
     ``len(tmpDevs)`` before: the number of device types collected)."""
     return len(collected) if release.insufficient_counts_devices else min(len(collected), 1)
-
-
-def check_uuid_exact(annotations: Mapping[str, str], dev_id: str, use_key: str, nouse_key: str) -> bool:
-    """A vendor's own ``checkUUID``: a present ``use`` list must name the device exactly (no trimming,
-    an empty value matches nothing); otherwise a present ``nouse`` list must not name it."""
-    if use_key in annotations:
-        return dev_id in annotations[use_key].split(",")
-    if nouse_key in annotations:
-        return dev_id not in annotations[nouse_key].split(",")
-    return True
 
 
 class Rejections:
@@ -110,6 +99,7 @@ class FitRules:
     nouse_uuid: str
     use_type: str = ""  # type-selection annotations (``device.CheckType``); "" = none
     nouse_type: str = ""
+    type_use_alone: bool = False  # before v2.10 a present use list alone decided the type (Hygon)
     check_memory_and_cores: bool = True  # False: count-only vendors (Biren, Vastai, Metax GPU, GCU)
     clamp_cores: bool = True  # cores above 100 are clamped (the NVIDIA-derived vendors)
     record_memory: bool = True  # False: the chosen device records 0 MiB (Biren/Vastai)
@@ -152,7 +142,7 @@ def common_fit(
     mutex = policy.mutex
 
     for dev in reversed(devices):
-        why = _device_reason(vendor, rules, dev, request, annotations, mutex)
+        why = _device_reason(vendor, rules, dev, request, annotations, mutex, release)
         if why:
             reject(dev, why)
             continue
@@ -193,16 +183,21 @@ def _device_reason(
     request: ContainerDeviceRequest,
     annotations: Mapping[str, str],
     mutex: bool,
+    release: HamiRules,
 ) -> str:
     """The checks before memory and cores: health (every v2.10 Fit on this loop skips an unhealthy
-    device first), type, UUID, split count, mutex ("" = passes)."""
+    device first), type, UUID, split count, mutex ("" = passes); the type and UUID lists read as
+    ``release`` reads them."""
     if not dev.health:
         return R.CARD_NOT_HEALTH
     if request.type != vendor or (
-        rules.use_type and not check_type(annotations, dev.type, rules.use_type, rules.nouse_type)
+        rules.use_type
+        and not type_allows(
+            release, annotations, dev.type, rules.use_type, rules.nouse_type, use_alone=rules.type_use_alone
+        )
     ):
         return R.CARD_TYPE_MISMATCH
-    if rules.use_uuid and not check_uuid(annotations, dev.id, rules.use_uuid, rules.nouse_uuid):
+    if rules.use_uuid and not uuid_check(release)(annotations, dev.id, rules.use_uuid, rules.nouse_uuid):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

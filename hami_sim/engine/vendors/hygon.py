@@ -46,7 +46,7 @@ class HygonConfig:
     memory_factor: int = 1
 
 
-RULES = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE)
+RULES = FitRules(DCU_USE_UUID, DCU_NOUSE_UUID, DCU_USE_TYPE, DCU_NOUSE_TYPE, type_use_alone=True)
 
 
 def _in_range(value: int) -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .kunlun_topology import FitFn, graph_select, kunlun_topology_score
 from .node_codecs import capacity_devices, json_devices
 from .registry import (
@@ -41,8 +41,10 @@ from .registry import (
     render_json,
 )
 from .request_rules import count_request, requested_count, resource_value
+from .selection import UuidCheck
 
 if TYPE_CHECKING:
+    from ..hami_releases import HamiRules
     from ..model import PodView
     from ..policy import GpuPolicy
 
@@ -87,17 +89,18 @@ def _select(
     fits: FitFn,
     full: bool,
     failure: Callable[[], dict[str, int]] = dict,
-    uuids: bool = True,
+    uuids: UuidCheck | None = None,
 ) -> FitOutcome:
     """HAMi's kunlun/vXPU Fit around ``graghSelect``: a device must pass both UUID selections (the
     ``hami.io`` and ``baidu.com`` lists) and ``fits``. On failure the reason is ``failure()``'s counts,
     else the number of devices rejected by UUID, else one ``NumaNotFit``, over the node's devices.
-    ``uuids`` off (before v2.10, #2577, ``HamiRules.kunlun_uuid_selection``): the lists are not read."""
+    ``uuids``: the release's UUID-list check; None (before v2.10, #2577,
+    ``HamiRules.kunlun_uuid_selection``): the lists are not read."""
     annotations = pod.annotations
     mismatched: set[str] = set()
 
     def usable(dev: DeviceUsage, req: ContainerDeviceRequest) -> bool:
-        if uuids and not all(check_uuid(annotations, dev.id, use, nouse) for use, nouse in UUID_KEYS):
+        if uuids is not None and not all(uuids(annotations, dev.id, use, nouse) for use, nouse in UUID_KEYS):
             mismatched.add(dev.id)
             return False
         return fits(dev, req)
@@ -172,8 +175,7 @@ class KunlunVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        uuids = self.release_rules.kunlun_uuid_selection
-        return _select(devices, request, pod, _fits_xpu, full=True, uuids=uuids)
+        return _select(devices, request, pod, _fits_xpu, full=True, uuids=_uuids(self.release_rules))
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
@@ -246,7 +248,7 @@ class KunlunVxpuVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        uuids = self.release_rules.kunlun_uuid_selection
+        uuids = _uuids(self.release_rules)
         if not policy.mutex:
             return _select(devices, request, pod, _fits_vxpu, full=False, uuids=uuids)
 
@@ -264,6 +266,11 @@ class KunlunVxpuVendor(Vendor):
             failure=conflicts,
             uuids=uuids,
         )
+
+
+def _uuids(release: HamiRules) -> UuidCheck | None:
+    """The UUID-list check Kunlunxin's Fit applies under ``release``; None: the lists are not read."""
+    return uuid_check(release) if release.kunlun_uuid_selection else None
 
 
 def _capacity(config: KunlunConfig, devices: Sequence[DeviceInfo]) -> dict[str, str]:

@@ -262,7 +262,7 @@ class MetaxSgpuVendor(Vendor):
     ) -> FitOutcome:
         """HAMi's sGPU Fit: every card is checked (``card_reason``), every fitting one collected, and
         the candidates prioritised by app class or MetaXLink zone (``choose``)."""
-        ask = SgpuAsk.of(request, pod, policy)
+        ask = SgpuAsk.of(request, pod, policy, self.release_rules)
         reject = Rejections()
         candidates: list[tuple[DeviceUsage, int]] = []
         for dev in reversed(devices):

@@ -29,12 +29,13 @@ import orjson
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, InventoryError
 from ..quantity import QuantityError, parse_quantity
-from .base import check_uuid
 from .fit_loop import core_reason
 from .registry import ProfileFields, Registration, RenderInput, Row, row_extra
 from .request_rules import go_div
+from .selection import UuidCheck, uuid_check
 
 if TYPE_CHECKING:
+    from ..hami_releases import HamiRules
     from ..model import PodView
     from ..policy import GpuPolicy
 
@@ -181,9 +182,12 @@ class SgpuAsk:
     app_class: str
     qos: str
     mutex: bool
+    uuid_allows: UuidCheck  # the release's UUID-list rule (``uuid_check``)
 
     @classmethod
-    def of(cls, request: ContainerDeviceRequest, pod: PodView, policy: GpuPolicy) -> SgpuAsk:
+    def of(
+        cls, request: ContainerDeviceRequest, pod: PodView, policy: GpuPolicy, release: HamiRules
+    ) -> SgpuAsk:
         annotations = pod.annotations
         return cls(
             request,
@@ -191,6 +195,7 @@ class SgpuAsk:
             annotations.get(APP_CLASS, ""),
             annotations.get(QOS_POLICY, ""),
             policy.mutex,
+            uuid_check(release),
         )
 
 
@@ -220,7 +225,7 @@ def _selection_reason(dev: DeviceUsage, ask: SgpuAsk) -> str:
         return CARD_APP_CLASS_MISMATCH
     if ask.app_class != ONLINE and not qos_ok(ask.qos, dev, ask.request):
         return CARD_QOS_POLICY_MISMATCH
-    if not check_uuid(ask.annotations, dev.id, METAX_USE_UUID, METAX_NOUSE_UUID):
+    if not ask.uuid_allows(ask.annotations, dev.id, METAX_USE_UUID, METAX_NOUSE_UUID):
         return R.CARD_UUID_MISMATCH
     if dev.count <= dev.used:
         return R.CARD_TIME_SLICING_EXHAUSTED

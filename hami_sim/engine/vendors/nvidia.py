@@ -33,9 +33,9 @@ from .base import (
     ResourceGetter,
     UuidIdentity,
     Vendor,
-    check_type,
-    check_uuid,
     go_parse_bool,
+    type_allows,
+    uuid_check,
 )
 from .fit_loop import Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
@@ -128,6 +128,7 @@ def _selection_reason(
     request: ContainerDeviceRequest,
     annotations: Mapping[str, str],
     cordoned: frozenset[str],
+    release: HamiRules,
 ) -> str:
     """The rules checked before the NUMA switch: health, cordon, request type, card type and mode."""
     if not dev.health:
@@ -137,7 +138,7 @@ def _selection_reason(
     vgpu_mode = annotations.get(ALLOCATE_MODE)
     if (
         request.type != NVIDIA
-        or not check_type(annotations, dev.type, GPU_IN_USE, GPU_NO_USE)
+        or not type_allows(release, annotations, dev.type, GPU_IN_USE, GPU_NO_USE)
         or (vgpu_mode is not None and dev.mode not in vgpu_mode)
     ):
         return R.CARD_TYPE_MISMATCH
@@ -250,7 +251,7 @@ class NvidiaVendor(Vendor):
         while i >= 0:
             dev = devices[i]
             i -= 1
-            why = _selection_reason(dev, request, pod.annotations, cordoned)
+            why = _selection_reason(dev, request, pod.annotations, cordoned, rules)
             if why:
                 walk.reject(dev, why)
                 continue
@@ -279,7 +280,7 @@ class NvidiaVendor(Vendor):
         mutex: bool,
     ) -> tuple[str, int]:
         """(the first failing rule after selection, "" when the device fits; the memory it would give)."""
-        if not check_uuid(annotations, dev.id, GPU_USE_UUID, GPU_NO_USE_UUID):
+        if not uuid_check(self.release_rules)(annotations, dev.id, GPU_USE_UUID, GPU_NO_USE_UUID):
             return R.CARD_UUID_MISMATCH, 0
         if dev.count <= dev.used:
             return R.CARD_TIME_SLICING_EXHAUSTED, 0

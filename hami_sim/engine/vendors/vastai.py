@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .. import reasons as R
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
-from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, check_uuid
+from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor, uuid_check
 from .fit_loop import Rejections, collected_count
 from .node_codecs import whole_devices
 from .registry import CUSTOMINFO_HELP, Backend, ProfileFields, VendorDescriptor, render_json
@@ -156,8 +156,8 @@ class VastaiVendor(Vendor):
                 return collected, True
         return collected, False
 
-    @staticmethod
     def _reason(
+        self,
         dev: DeviceUsage,
         request: ContainerDeviceRequest,
         annotations: Mapping[str, str],
@@ -168,7 +168,7 @@ class VastaiVendor(Vendor):
             return R.CARD_NOT_HEALTH
         if request.type != VASTAI:
             return R.CARD_TYPE_MISMATCH
-        if not check_uuid(annotations, dev.id, VASTAI_USE_UUID, VASTAI_NOUSE_UUID):
+        if not uuid_check(self.release_rules)(annotations, dev.id, VASTAI_USE_UUID, VASTAI_NOUSE_UUID):
             return R.CARD_UUID_MISMATCH
         if dev.count <= dev.used:
             return R.CARD_TIME_SLICING_EXHAUSTED

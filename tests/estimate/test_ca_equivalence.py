@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from hami_sim.engine.equivalence import MAX_GROUPS_PER_CONTROLLER, group_pods
+from hami_sim.engine.equivalence_groups import MAX_GROUPS_PER_CONTROLLER, group_pods
 from hami_sim.engine.estimate import GroupTemplate, PendingPods, estimate
 from hami_sim.engine.simulate import Simulator
 

@@ -4,7 +4,7 @@ A stateless extender answers every template node with zero device usage, so CA's
 one node holds far more GPU pods than it can. This module runs the whole binpacking in one call, the
 way CA's ``BinpackingNodeEstimator`` does:
 
-- pods form CA's equivalence groups (``equivalence.py``: same controller, labels and spec but for
+- pods form CA's equivalence groups (``equivalence_groups.py``: same controller, labels and spec but for
   projected volumes, env and hostname; annotations too, as HAMi reads them); groups are ordered by the
   share of the template they take (``cpu/allocatable cpu + memory/allocatable memory``, descending),
   ties by device memory requested (descending), then input order;

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..equivalence import PodGroup, group_pods
+from ..equivalence_groups import PodGroup, group_pods
 from ..interpod import PodTerms, pod_terms
 from ..names import pod_id
 from ..policy import WeightsError
@@ -38,7 +38,7 @@ def entry_ids(entry: PendingPods) -> list[str]:
 
 
 def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
-    """CA's equivalence groups (``equivalence.group_pods``) of the pending pods; checks the ids."""
+    """CA's equivalence groups (``equivalence_groups.group_pods``) of the pending pods; checks the ids."""
     listed: list[tuple[Mapping, list[str]]] = []
     seen: set[str] = set()
     for position, entry in enumerate(entries):

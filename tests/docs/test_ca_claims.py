@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hami_sim.engine.ca_releases import CHANGES, releases
+from hami_sim.engine.ca_releases import CHANGES, CAVersionError, parse_ca_version, releases
 from profiles import ca_template_tags
 from tests.docs.examples import REPO
 from tests.expander import ca_clients
@@ -188,6 +188,10 @@ def test_the_docs_template_table_names_what_ca_reads(provider):
 
 
 def test_the_docs_gpu_labels_are_the_ones_ca_looks_for():
+    """A node with its provider's GPU label and no GPU allocatable counts as not ready
+    (``processors/customresources/gpu_processor.go`` ``FilterOutNodesWithUnreadyResources``, tags
+    ``_EVERY``); azure's template code sets the label itself on NVIDIA VM sizes (``azure_template.go``
+    ``isNvidiaEnabledSKU``)."""
     sentence = FLAT.split("The label CA looks for:", 1)[1][:250]
     said = dict(re.findall(r"(aws|azure|clusterapi|gce) `([\w./-]+)`", sentence))
     want = {p.name: p.gpu_label for p in PROVIDERS} | {"gce": GCE_GPU_LABEL}
@@ -214,3 +218,29 @@ def test_the_doc_says_how_each_release_reports_an_empty_answer():
     assert f"CA 1.{silent[0]} to 1.{silent[-1]} say so only in the gRPC client's `--v=4` line" in FLAT
     assert f'CA 1.{reporting[0].minor} logs "Expander filtered out all options"' in FLAT
     assert '"expansion options filtered out and no longer considered"' in FLAT
+
+
+#: README.md, the same sentence at every tag of ``_EVERY``
+README_ADVICE = (
+    "We recommend using Cluster Autoscaler with the Kubernetes control plane (previously referred to "
+    "as master) version for which it was meant."
+)
+
+
+def test_the_version_advice_is_the_readmes_recommendation_not_a_rule():
+    assert "recommends the CA minor made for the cluster's Kubernetes minor" in FLAT
+    assert "without requiring it" in FLAT and "must run" not in FLAT
+    with pytest.raises(CAVersionError, match="recommends"):
+        parse_ca_version("1.31")
+    assert "must run" not in (REPO / "hami_sim/engine/ca_releases.py").read_text()
+
+
+#: ``core/scaledown/eligibility/eligibility.go`` ``ScaleDownDisabledKey`` (tags ``_EVERY``)
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+
+
+def test_the_scale_down_advice_names_cas_annotation():
+    advice = f"`{SCALE_DOWN_DISABLED}=true`"
+    assert advice in DOC
+    node_page = (REPO / "usage/templates/usage/node.html").read_text()
+    assert f"<code>{SCALE_DOWN_DISABLED}=true</code>" in node_page

@@ -13,8 +13,10 @@ of kubernetes/autoscaler), and :func:`encode` builds the request field by field 
   1.34.2 and later).
 
 The call itself is the same in every release: TLS with the ``--grpc-expander-cert`` file as the only
-root (``credentials.NewClientTLSFromFile``), a 5 s deadline (``gRPCTimeout``), a 128 MiB receive
-limit (``gRPCMaxRecvMsgSize``); an error keeps every option, an empty answer means no scale-up.
+root (``credentials.NewClientTLSFromFile``; an empty ``--grpc-expander-cert`` is fatal at start:
+"insecure connections not allowed"), a 5 s deadline (``gRPCTimeout``), a 128 MiB receive limit
+(``gRPCMaxRecvMsgSize``). What CA does with the answer is :func:`ca_takes` (``BestOptions`` and
+``transformAndSanitizeOptionsFromGRPC``, the same at 1.32.1, 1.34.5 and 1.36.1).
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ import grpc
 from simulations.grpcexpander.protos import expander_pb2 as pb
 from simulations.grpcexpander.protos import k8s_core_pb2 as core
 
-__all__ = ["CAClient", "RELEASES", "NEWEST", "OptionSpec", "encode", "best_options", "CA_TIMEOUT"]
+__all__ = [
+    "CAClient",
+    "RELEASES",
+    "NEWEST",
+    "OptionSpec",
+    "encode",
+    "best_options",
+    "answer",
+    "ca_takes",
+    "CA_TIMEOUT",
+]
 
 METHOD = "/grpcplugin.Expander/BestOptions"
 CA_TIMEOUT = 5.0  # gRPCTimeout
@@ -83,6 +95,28 @@ def best_options(channel: grpc.Channel, request: bytes, timeout: float = CA_TIME
     """One ``BestOptions`` call as CA makes it (5 s deadline); the node group ids of the answer."""
     stub = channel.unary_unary(METHOD, response_deserializer=pb.BestOptionsResponse.FromString)
     return [o.nodeGroupId for o in stub(request, timeout=timeout).options]
+
+
+def answer(channel: grpc.Channel, request: bytes) -> pb.BestOptionsResponse:
+    """One ``BestOptions`` call as CA makes it; the whole answer (ids, counts, debug)."""
+    stub = channel.unary_unary(METHOD, response_deserializer=pb.BestOptionsResponse.FromString)
+    return stub(request, timeout=CA_TIMEOUT)
+
+
+def ca_takes(sent: Sequence[OptionSpec], response: pb.BestOptionsResponse | None) -> list[OptionSpec]:
+    """The options CA goes on with after its call (``None``: the call failed).
+
+    A failed call keeps every option; an answer without options means none (no scale-up this loop);
+    otherwise each answered option is mapped back to CA's own by ``nodeGroupId`` (its ``nodeCount``,
+    pods and ``debug`` are never read), unknown ids are skipped, and when none is known CA keeps
+    every option."""
+    if response is None:
+        return list(sent)
+    if not response.options:
+        return []
+    own = {spec[0]: spec for spec in sent}  # nodeGroupIDOptionMap
+    taken = [own[o.nodeGroupId] for o in response.options if o.nodeGroupId in own]
+    return taken or list(sent)
 
 
 def secure_channel(port: int, root_pem: bytes, host: str = "localhost") -> grpc.Channel:

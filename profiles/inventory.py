@@ -78,8 +78,12 @@ class Snapshot:
     derived: weakref.WeakKeyDictionary[Simulator, dict] = field(default_factory=weakref.WeakKeyDictionary)
 
     def memo(self, simulator: Simulator) -> dict:
+        """The simulator's profile inventories of this snapshot (a new dict each time when the
+        store is switched off: ``hami_sim.engine.stores``)."""
         memo = self.derived.get(simulator)
         if memo is None:
+            if "profile inventories" in simulator.config.stores_off:
+                return {}
             memo = self.derived[simulator] = {}
         return memo
 

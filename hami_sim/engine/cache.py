@@ -217,8 +217,13 @@ def relabelled(shared: SharedFit, ids: tuple[str, ...]) -> CachedVerdict | None:
 class RegistrationCache:
     """The filter path's cache (see above): registrations by key, their verdicts, shapes."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, off: frozenset[str] = frozenset()) -> None:
         self.lru: ByteLRU[Hashable, Inventory | dict] = ByteLRU(budget, name="registrations")
+        # what an entry keeps besides its inventory, each switched off alone (``stores``: the A/B)
+        self._verdicts = "zero-usage verdicts" not in off
+        self._live = "live verdicts" not in off
+        self._tags = "group-tagged copies" not in off
+        self._shapes = "shape fits" not in off
 
     def inventory(self, key: Hashable) -> Inventory | None:
         """The registration's decoded inventory; raises ``TypeError`` for an unhashable key."""
@@ -252,7 +257,7 @@ class RegistrationCache:
     def remember(self, inventory: Inventory, pod_key: bytes, verdict: CachedVerdict) -> None:
         """Keep a zero-usage verdict in the registration's entry (the oldest of a full map leaves)."""
         entry = inventory.entry
-        if entry is None:
+        if entry is None or not self._verdicts:
             return
         verdicts = entry.verdicts
         size = verdict_bytes(verdict, True)  # (its UUIDs are the inventory's own strings)
@@ -277,7 +282,7 @@ class RegistrationCache:
         """Keep a live verdict beside (a weak reference to) the usage object it was computed on: the
         usage store hands out the same object until the node's usage changes."""
         entry = inventory.entry
-        if entry is None:
+        if entry is None or not self._live:
             return
         live = entry.live
         if live is None:
@@ -309,7 +314,7 @@ class RegistrationCache:
             inventory.key,
             entry,
         )
-        if entry is not None and self._charge(entry, tag_bytes(copy)):
+        if entry is not None and self._tags and self._charge(entry, tag_bytes(copy)):
             if entry.tagged is None:
                 entry.tagged = {}
             entry.tagged[(node_group, source)] = copy
@@ -324,6 +329,8 @@ class RegistrationCache:
 
     def share(self, sharing: Sharing, pod_key: bytes, verdict: CachedVerdict) -> None:
         """Keep ``verdict`` (on the node ``sharing`` names) for every registration of its shape."""
+        if not self._shapes:
+            return
         shared = shared_fit(verdict, sharing.ids)
         size = shared_bytes(shared)
         key = (_SHAPE_TAG, sharing.shape, sharing.usage)

@@ -45,7 +45,7 @@ from .node_kinds import (
 from .policy import GpuPolicy, Weights, f32, node_score, pod_weights, resolve_gpu_policy, resolve_node_policy
 from .requests import parse_pod
 from .sightings import ResolverState, SightedNodes, Sightings, names_of, sighted_inventories
-from .templates import new_templates
+from .stores import POD_KEY_MAX, budgets, new_store, off_from_env
 from .vendors import Vendor, default_vendors
 
 __all__ = [
@@ -72,6 +72,7 @@ class EngineConfig:
     cache_bytes: int = field(default_factory=cache_bytes_from_env)
     hami_release: str = DEFAULT_RELEASE  # "2.8", "2.9" or "2.10" (``hami_releases``)
     hami_rules: HamiRules | None = None  # other rules than the release's (one rule from another)
+    stores_off: frozenset[str] = field(default_factory=off_from_env)  # ``stores.NO_STORE_ENV`` (A/B)
 
 
 #: A node's inventory by another rule than its own registration (the profiles app: node groups). A
@@ -132,9 +133,6 @@ def _fit_reads(view: PodView) -> tuple:
     return tuple(parts)
 
 
-_POD_KEY_MAX = 16384  # pods up to this many bytes of JSON are remembered (``pod_context``)
-
-
 class Simulator:
     """HAMi's filter over nodes, with the filter path's one cache (``cache.RegistrationCache``) and
     a small memo of parsed pods and of which vendors read a kind of node (``cache_stats``). Safe to
@@ -150,16 +148,16 @@ class Simulator:
         self.vendors: dict[str, Vendor] = {v.common_word: v for v in followed if v is not None}
         self._vendor_list = list(self.vendors.values())
         self.resolver = resolver
-        budget = max(0, self.config.cache_bytes)
-        small = budget // 64  # parsed pods: saves parsing and a digest per call (ratio_small)
+        # one budget, split by ``stores.STORES`` (the expander's stores included: ``self.budgets``)
+        self.budgets = sizes = budgets(self.config.cache_bytes, self.config.stores_off)
         # nodes by their bytes: a node sent again is not decoded again (warm 1.49 -> 0.59, live 1.88 -> 0.76)
-        self.sightings = Sightings(budget // 4)
+        self.sightings = Sightings(sizes["node bytes"])
         self._resolver_state: ResolverState | None = getattr(resolver, "state", None)
         self._sighting = resolver is None or self._resolver_state is not None
-        self.templates = new_templates(small)  # registrations alike but for UUIDs decode once
-        self.cache = RegistrationCache(budget - 3 * small - budget // 4)
-        self._pods: ByteLRU[bytes, PodContext] = ByteLRU(small, name="pods")
-        self.kinds = NodeKinds(self._vendor_list, small)  # which vendors read a kind of node
+        self.templates = new_store("registration templates", sizes)  # alike but for UUIDs: decoded once
+        self.cache = RegistrationCache(sizes["registrations"], self.config.stores_off)
+        self._pods: ByteLRU[bytes, PodContext] = new_store("pods", sizes)  # parsing and a digest per call
+        self.kinds = NodeKinds(self._vendor_list, sizes["node kinds"])  # which vendors read a kind of node
         self._kind_of = self.kinds.plan  # (bound once: this runs for every node of every call)
 
     def clear_caches(self) -> None:
@@ -190,7 +188,7 @@ class Simulator:
             raw: bytes | None = orjson.dumps(pod)
         except (TypeError, orjson.JSONEncodeError):
             raw = None
-        if raw is None or len(raw) > _POD_KEY_MAX:
+        if raw is None or len(raw) > POD_KEY_MAX:
             return self._pod_context(pod)
         ctx = self._pods.get(raw)
         if ctx is None:

@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError
 from hami_sim.engine.cache import approx_size
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.hami_expander import OptionVerdict, Packed, packed
+from hami_sim.engine.model import Inventory
 from hami_sim.engine.names import pod_id
 from hami_sim.engine.policy import WeightsError
 from hami_sim.engine.requests import PodError
@@ -34,11 +35,9 @@ MAX_NODE_COUNT = 1000  # CA's default --max-nodes-total is 0 (no limit); 1000 bo
 # (a larger option is judged on its first 1000 nodes, never dropped for its size)
 
 
-def _template(sim: Simulator, template: Mapping | None, group: GroupEntry | None) -> Mapping | None:
-    """CA's template when it is registered; else CA's template completed from the group's profile."""
-    if template is not None and not sim.annotation_inventory(template).error:
-        return template
-    if group is None or group.template is None:
+def _template(template: Mapping | None, registered: bool, group: GroupEntry | None) -> Mapping | None:
+    """CA's template when it is ``registered``; else CA's template completed from the group's profile."""
+    if registered or group is None or group.template is None:
         return template
     if template is None:
         return group.template
@@ -68,7 +67,9 @@ class _Pending:
     node_count: int
     digest: bytes  # of the pods' bytes (``pods_digest``)
     pods: list[dict]
+    reads_labels: bool  # a pod reads node labels (the packing key keeps them all)
     template: Mapping
+    inventory: Inventory  # the template's, resolved once per option
     key: bytes = b""
 
 
@@ -84,7 +85,11 @@ def _estimate(
         group = item.verdict.node_group
         names[group] += 1
         name = group if names[group] == 1 else f"{group}#{names[group]}"
-        groups.append(GroupTemplate(name, item.template, item.node_count, daemon_pods=cache.daemon_pods))
+        groups.append(
+            GroupTemplate(
+                name, item.template, item.node_count, daemon_pods=cache.daemon_pods, inventory=item.inventory
+            )
+        )
     left = deadline.seconds()
     limits = {} if left is None else {"time_limit": max(left, 0.001)}
     try:
@@ -107,7 +112,7 @@ def _pack_all(cache: CallCache, pending: Sequence[_Pending], deadline: Deadline)
     todo: dict[bytes, list[_Pending]] = {}
     done: dict[bytes, Packed] = {}
     for item in pending:
-        item.key = cache.key(item.node_count, item.digest, item.template)
+        item.key = cache.key(item.node_count, item.digest, item.reads_labels, item.template, item.inventory)
         found = cache.shared.packed.get(item.key)
         if found is None:
             todo.setdefault(item.digest, []).append(item)
@@ -180,7 +185,7 @@ def _resolve(
     node_count = min(option.nodeCount, MAX_NODE_COUNT)
     raw_pods = option.podBytes or option.pod
     try:
-        digest, pods = cache.pods(raw_pods, deadline.check)
+        digest, pods, reads_labels = cache.pods(raw_pods, deadline.check)
     except (DecodeError, ValueError, TypeError) as exc:
         verdict.cannot_judge("undecodable-pod", f"a pod is no v1.Pod: {exc}")
         return verdict, None
@@ -190,10 +195,10 @@ def _resolve(
     except (DecodeError, ValueError, TypeError) as exc:
         verdict.cannot_judge("undecodable-template", f"the template is no v1.Node: {exc}")
         return verdict, None
-    template = _group_template(cache.sim, option.nodeGroupId, template, groups, verdict)
-    if template is None:
+    found = _group_template(cache.sim, option.nodeGroupId, template, groups, verdict)
+    if found is None:
         return verdict, None
-    return verdict, _Pending(verdict, node_count, digest, pods, template)
+    return verdict, _Pending(verdict, node_count, digest, pods, reads_labels, *found)
 
 
 def _well_formed(option: pb.Option, verdict: OptionVerdict) -> bool:
@@ -209,25 +214,34 @@ def _well_formed(option: pb.Option, verdict: OptionVerdict) -> bool:
 
 def _group_template(
     sim: Simulator, group_id: str, template: Mapping | None, groups: Catalog, verdict: OptionVerdict
-) -> Mapping | None:
-    """The template the option is packed on (None: the option is marked unjudged), with any doubt
-    it leaves on the verdict: an unregistered template of a group we do not know or that has no
-    device profile, or a template with an unhealthy device."""
+) -> tuple[Mapping, Inventory] | None:
+    """The template the option is packed on and its inventory, each resolved once (None: the option
+    is marked unjudged), with any doubt it leaves on the verdict: an unregistered template of a group
+    we do not know or that has no device profile, or a template with an unhealthy device."""
     group = find_group(group_id, template, groups)
-    if template is None or sim.annotation_inventory(template).error:  # no registration of its own
-        if group is None:
-            verdict.doubt = "catalog-unavailable" if _never_loaded(groups) else "unknown-group"
-        elif group.profile_node is None:
-            verdict.doubt = "no-device-profile"
-    template = _template(sim, template, group)
-    if template is None:
+    own = sim.annotation_inventory(template) if template is not None else None
+    registered = own is not None and not own.error
+    if not registered:  # no registration of its own
+        verdict.doubt = _unregistered_doubt(group, groups)
+    packed_on = _template(template, registered, group)
+    if packed_on is None:
         code = "catalog-unavailable" if _never_loaded(groups) else "no-template"
         verdict.cannot_judge(code, "no template Node in the request and no node group of that id")
         return None
-    verdict.template = template
-    if any(not d.health for d in sim.inventory(template).devices):
+    verdict.template = packed_on
+    # (without a resolver a template's inventory is its registration's, resolved just above)
+    same = own is not None and packed_on is template and sim.resolver is None
+    inventory = own if same else sim.inventory(packed_on)
+    if any(not d.health for d in inventory.devices):
         verdict.doubt = verdict.doubt or "unhealthy-device"
-    return template
+    return packed_on, inventory
+
+
+def _unregistered_doubt(group: GroupEntry | None, groups: Catalog) -> str:
+    """The doubt an unregistered template leaves: a group we do not know, or without a device profile."""
+    if group is None:
+        return "catalog-unavailable" if _never_loaded(groups) else "unknown-group"
+    return "no-device-profile" if group.profile_node is None else ""
 
 
 def evaluate(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..model import Inventory
 from ..scaleup import GroupSize
 
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
@@ -36,6 +37,7 @@ class GroupTemplate:
     max_size: int | None = None  # CA's MaxSize(); None = not known (only our limits apply)
     current_size: int = 0  # CA's TargetSize(): the group's live nodes
     daemon_pods: tuple[Mapping, ...] = ()  # pods of DaemonSets that would run on a fresh node
+    inventory: Inventory | None = None  # the template's, when the caller resolved it (else resolved here)
 
     @property
     def size(self) -> GroupSize:

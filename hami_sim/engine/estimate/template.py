@@ -54,7 +54,8 @@ class _Template:
         self.name = _template_name(group)
         self.node = group.template
         self.allocatable = node_allocatable(group.template)
-        self.inventory: Inventory = sim.inventory(group.template)
+        known = group.inventory
+        self.inventory: Inventory = known if known is not None else sim.inventory(group.template)
         self.devices: list[DeviceUsage] = (
             self.inventory.state(self.name).devices if not self.inventory.error else []
         )

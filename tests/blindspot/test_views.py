@@ -168,7 +168,10 @@ def test_placements_consume_count_slots_most_important_first():
 
 def test_drain_views_show_where_cas_scale_down_is_wrong():
     """Draining one full H100 node: CA's view moves its 8 pods to the other full node (72 free slots
-    by count); HAMi could place none of them."""
+    by count); HAMi could place none of them. CA's scale-down re-places a candidate's pods on the
+    other nodes with the scheduling simulation it scales up with (``simulator/cluster.go``
+    ``RemovalSimulator.findPlaceFor``: ``TrySchedulePods`` on every destination node but the removed
+    one, tags cluster-autoscaler-1.32.1 and cluster-autoscaler-1.36.1)."""
     a, b = live(SIM, h100_node("ip-a"), FULL), live(SIM, h100_node("ip-b"), FULL)
     pods = {"ip-a": [gpu_pod(f"run-{i}", 80000) for i in range(8)]}
     (drain,) = drain_views(SIM, [a, b], pods, COUNT_ONLY)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 import pytest
+import yaml
 
 from hami_sim.engine.ca_releases import CHANGES, CAVersionError, parse_ca_version, releases
 from profiles import ca_template_tags
@@ -244,3 +245,18 @@ def test_the_scale_down_advice_names_cas_annotation():
     assert advice in DOC
     node_page = (REPO / "usage/templates/usage/node.html").read_text()
     assert f"<code>{SCALE_DOWN_DISABLED}=true</code>" in node_page
+
+
+def _flags(component: str) -> list[str]:
+    patch = yaml.safe_load((REPO / "deploy" / component / "flags-patch.yaml").read_text())
+    return [op["value"] for op in patch]
+
+
+def test_the_docs_flag_list_is_what_the_component_appends():
+    """Step 5's "appends exactly these flags" block, and the extender Component sets no expander flag
+    ("What works with which CA": added by hand there)."""
+    block = DOC.split("appends exactly these flags to CA's `command`:", 1)[1].split("```", 2)[1]
+    assert block.split() == _flags("cluster-autoscaler")
+    extender = _flags("cluster-autoscaler-extender")
+    assert extender and not [f for f in extender if f.startswith(("--expander", "--grpc-expander"))]
+    assert "`deploy/cluster-autoscaler-extender` does not set them" in FLAT

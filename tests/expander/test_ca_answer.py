@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from simulations.grpcexpander.protos import expander_pb2 as pb
-from tests.expander.ca_clients import NEWEST, answer, ca_takes, encode
+from tests.expander.ca_clients import NEWEST, RELEASES, answer, ca_takes, encode
 from tests.expander.test_grpc_expander import TEMPLATES, groups, pods  # noqa: F401 (fixture)
 
 SENT = [("gpu-a10", 3, []), ("gpu-h100", 2, [])]
@@ -43,3 +43,12 @@ def test_the_expander_chooses_groups_and_ca_keeps_its_own_counts(groups, channel
     assert [o.nodeGroupId for o in response.options] == ["gpu-h100"]
     assert response.options[0].debug.startswith("kept")
     assert ca_takes(sent, response) == [sent[1]]
+
+
+def test_ca_1_34_2_and_later_1_34_sends_every_pod_and_template_twice():
+    """Why the docs warn that CA 1.34.2 to 1.34.x requests are about twice as large: both forms carry
+    the same encoded objects (a message field and a bytes field are the same bytes on the wire)."""
+    sent = [("gpu-h100", 2, pods(20, 40000)), ("gpu-a10", 3, pods(20, 40000))]
+    size = {str(client): len(encode(client, sent, TEMPLATES)) for client in RELEASES}
+    assert 1.9 < size["CA 1.34.5"] / size["CA 1.36.1"] < 2.1
+    assert 1.9 < size["CA 1.34.5"] / size["CA 1.32.7"] < 2.1

@@ -331,10 +331,17 @@ def test_the_record_names_the_wire_form_ca_used(groups, ask, client, wire):
     assert Decision.objects.get(caller="expander").policies["wire"] == wire
 
 
-def test_a_wire_form_other_than_ca_versions_is_answered_and_counted(groups, ask, settings):
+def test_a_wire_form_other_than_ca_versions_is_answered_and_counted(
+    groups, ask, settings, caplog, monkeypatch
+):
     """CA_VERSION says 1.32.7 (fields 2 and 4) but the request comes as CA 1.36 sends it: the
-    expander answers all the same, and counts the mismatch so the operator can fix CA_VERSION."""
+    expander answers all the same, and counts the mismatch (and warns once) so the operator can fix
+    CA_VERSION."""
     from prometheus_client import REGISTRY
+
+    from simulations.grpcexpander import grpc_wire
+
+    monkeypatch.setattr(grpc_wire, "_WARNED", set())
 
     def mismatches() -> float:
         labels = {"wire": "bytes", "expected": "objects"}
@@ -342,8 +349,12 @@ def test_a_wire_form_other_than_ca_versions_is_answered_and_counted(groups, ask,
 
     settings.CA_VERSION = "1.32.7"
     before = mismatches()
-    assert ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, NEWEST) == ["gpu-h100"]
-    assert mismatches() == before + 1
+    with caplog.at_level("WARNING", logger=grpc_wire.log.name):
+        for _ in range(2):
+            assert ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, NEWEST) == ["gpu-h100"]
+    assert mismatches() == before + 2
+    warned = [r for r in caplog.records if "wire form" in r.getMessage()]
+    assert len(warned) == 1 and "set CA_VERSION" in warned[0].getMessage()
     settings.CA_VERSION = "1.36.1"
     assert ask([option("gpu-h100", 1, pods(1, 40000))], TEMPLATES, NEWEST) == ["gpu-h100"]
-    assert mismatches() == before + 1
+    assert mismatches() == before + 2

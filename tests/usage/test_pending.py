@@ -1,5 +1,9 @@
 """Pending HAMi pods and what CA reads of live nodes, kept by the relist and the watch through the real
-kubernetes client against the loopback API server (FailedScheduling messages from the events)."""
+kubernetes client against the loopback API server (FailedScheduling messages from the events).
+
+CA considers a pending pod only once its ``PodScheduled`` condition is ``False`` with the reason
+``Unschedulable`` (``cluster-autoscaler/utils/kubernetes/listers.go``, tags cluster-autoscaler-1.32.1
+and cluster-autoscaler-1.36.1): the rows' ``unschedulable`` flag."""
 
 from __future__ import annotations
 

@@ -26,12 +26,13 @@ each shape keeps a sorted list of candidate nodes, from which a node that reject
 placement changes that node, so the round-robin scan does not walk over full nodes again and again
 (except for shapes with pod affinity or topology spread, which a placement elsewhere can make fit);
 device lists are treated as immutable and shared between nodes in the same state; pods without a
-controller (one equivalence group each, as in CA) share parsing with identical pods. That keeps
-10,000 pods well under a second.
+controller (one equivalence group each, as in CA) share parsing with identical pods; fresh nodes
+an equivalence group fills alone take its pods a node at a time (``bulk``). That keeps 10,000 pods
+well under a second.
 
 The package, in the order an estimate runs: ``inputs`` (what is asked) -> ``equivalences`` (pods
 parsed once per group) -> ``upcoming`` (pods absorbed by nodes being added) -> ``template``,
-``fitter``, ``predicates`` and ``packing`` (one node group's binpacking) -> ``expanders``, ``chain``
+``fitter``, ``predicates``, ``packing`` and ``bulk`` (one node group's binpacking) -> ``expanders``, ``chain``
 and ``explain`` (CA's expander chain and its sentence) -> ``results``; ``entry.estimate`` runs them.
 """
 

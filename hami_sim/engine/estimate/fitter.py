@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,6 +21,9 @@ from ..topology import TopologyIndex
 from .bound import device_bound
 from .equivalences import _Equivalence
 from .fits import GroupFits
+
+if TYPE_CHECKING:
+    from .bulk import FreshFill
 
 BOUND_REASON = "too few devices with the memory, cores and time slices the pod asks for"
 
@@ -211,10 +214,11 @@ class _Shape:
     over full nodes again and again. ``seen`` = how many of the group's nodes the list covers.
     """
 
-    __slots__ = ("fitter", "cands", "seen", "dynamic")
+    __slots__ = ("fitter", "cands", "seen", "dynamic", "fill")
 
     def __init__(self, fitter: _Fitter) -> None:
         self.fitter = fitter
+        self.fill: FreshFill | None = None  # how the shape fills a fresh node (bulk.py), once asked
         self.cands: list[int] = []
         self.seen = 0
         # pod affinity and topology spread: a node may start to fit after a placement elsewhere, so

@@ -12,6 +12,7 @@ from ..predicates import node_allocatable, pod_demand
 from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
+from .bulk import FreshFill, fill
 from .equivalences import _Equivalence
 from .fits import GroupFits
 from .fitter import _Fitter, _Node, _Shape
@@ -52,6 +53,7 @@ class _GroupPacker:
         "existing",
         "bound",
         "fits",
+        "bulk",
     )
 
     def __init__(
@@ -68,6 +70,9 @@ class _GroupPacker:
         self.sim = sim
         self.fits = fits  # HAMi fits shared with groups of alike devices (fits.py)
         self.bound = bound  # the fitters' quick "cannot fit" (bound.py); False: HAMi's fit every time
+        # fresh nodes filled a whole node at a time (bulk.py): only where a node's fit depends on
+        # nothing but the node (no affinity or spread), and not in the pod-by-pod reference
+        self.bulk = bound and index is None
         self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
         self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
         self.hostname_retry = hostname_retry  # CA >= 1.33.1 (ca_releases.CARelease.hostname_retry)
@@ -97,10 +102,13 @@ class _GroupPacker:
         retry = self.hostname_retry and self.index is not None and _hostname_spread(eq.pod)
         stop_reason = ""
         while placed < len(ids):
+            count = len(self.nodes)
             stop_reason = self._place_on_last_or_new(shape, ids[placed], retry)
             if stop_reason:
                 break
             placed += 1
+            if self.bulk and len(self.nodes) > count:  # a fresh node took the pod: fill it at once
+                placed += self._fill_fresh(shape, ids, placed)
         for pid in ids[placed:]:
             self.option.unschedulable[pid] = stop_reason
         self.option.scheduled.extend(ids[:placed])
@@ -183,11 +191,26 @@ class _GroupPacker:
         self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
         return ""
 
+    def _fill_fresh(self, shape: _Shape, ids: list[str], start: int) -> int:
+        """Bulk filling (bulk.py): the last node, fresh but for the pod just placed, takes as many of
+        ``ids[start:]`` as pod-by-pod placement would put there. Returns how many."""
+        plan = shape.fill
+        if plan is None:
+            plan = shape.fill = FreshFill(self.template.new_node(len(self.nodes)))
+        node = self.nodes[-1]
+        placed = fill(plan, shape.fitter, node, ids, start)
+        if placed:
+            self._changed(len(self.nodes) - 1)
+        return placed
+
     def _place(
         self, fitter: _Fitter, idx: int, pid: str, devices: list[DeviceUsage] | None, sig: tuple
     ) -> None:
         fitter.place(self.nodes[idx], pid, devices, sig)
-        # the node changed: shapes that gave up on it must look at it again
+        self._changed(idx)
+
+    def _changed(self, idx: int) -> None:
+        """Node ``idx`` took pods: the shapes that gave up on it must look at it again."""
         for shape in self.rejecters.pop(idx, ()):
             insort(shape.cands, idx)
 

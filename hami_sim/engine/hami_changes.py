@@ -62,6 +62,9 @@ BASELINE: dict[str, Any] = {
     "kunlun_uuid_selection": False,
     "uuid_lists_both": False,
     "type_lists_trimmed": False,
+    "graph_reason_over_devices": False,
+    "neuron_core_shapes": False,
+    "topology_zero_scores": False,
 }
 
 CHANGES: tuple[Change, ...] = (
@@ -295,5 +298,33 @@ CHANGES: tuple[Change, ...] = (
         "NVIDIA's and Hygon's use and nouse card-type lists skip a blank value (#2045) and empty "
         "entries, trimmed, and Hygon reads both lists; before, an empty entry matched every card "
         "(an empty nouse-gputype refused them all) and Hygon read the use list alone when present",
+    ),
+    Change(
+        "2.10",
+        "graph_reason_over_devices",
+        True,
+        2292,
+        "when Kunlunxin's XPU or vXPU board search or AWS Neuron's contiguous-device search finds "
+        "nothing, NumaNotFit counts over the node's devices (1/8 NumaNotFit); before, over the "
+        "number of reasons, so always 1/1",
+    ),
+    Change(
+        "2.10",
+        "neuron_core_shapes",
+        True,
+        2674,
+        "an aws.amazon.com/neuroncore request asks one device's cores when it fits one device, else "
+        "whole devices, and nothing when it is 0 or below, odd above the device's cores or past "
+        "int32; an aws.amazon.com/neuron count past int32 asks nothing; before, C cores asked C/2 "
+        "devices of 2 cores (3 cores: one device of 2) and C below 2 one core of one device",
+    ),
+    Change(
+        "2.10",
+        "topology_zero_scores",
+        True,
+        2160,
+        "topology-aware NVIDIA requests of several GPUs take the best-linked subset even when every "
+        "subset scores 0; before, only a subset scoring above 0 was taken, so with none the "
+        "container fitted holding no GPU",
     ),
 )

@@ -82,6 +82,12 @@ class HamiRules:
     # NVIDIA's and Hygon's card-type lists skip blank values and empty entries, trimmed (False: an
     # empty entry matches every card, entries as written; Hygon reads the use list alone when present)
     type_lists_trimmed: bool = True
+    # Kunlunxin's and AWS Neuron's failed board search counts over the node's devices (False: over 1)
+    graph_reason_over_devices: bool = True
+    # AWS Neuron core requests take whole-device shapes or none (False: C cores ask C/2 devices)
+    neuron_core_shapes: bool = True
+    # topology-aware NVIDIA picks a best subset even when every one scores 0 (False: none, it fits empty)
+    topology_zero_scores: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,14 +98,10 @@ DEFAULT_ASCEND_CONFIGS: tuple[AscendConfig, ...] = (
     AscendConfig(
         "Ascend910B4", "910B4", 32768, 32768, 20, _t(("vir05_1c_8g", 8192, 5), ("vir10_3c_16g", 16384, 10))
     ),
-    AscendConfig(
-        "Ascend910C",
-        "Ascend910",
-        65536,
-        65536,
-        20,
-        _t(("vir06_1c_16g", 16384, 6), ("vir12_3c_32g", 32768, 12)),
-    ),
+    # no templates: v2.9.0's chart gives 910C none, so its scheduler rounds a hard-sliced memory up
+    # to the whole NPU; v2.10.0's chart lists vir05_1c_16g and vir10_3c_32g for the admission
+    # webhook alone (its scheduler takes memory as asked and never reads them)
+    AscendConfig("Ascend910C", "Ascend910", 65536, 65536, 20),
     AscendConfig(
         "Ascend310P",
         "310P3",

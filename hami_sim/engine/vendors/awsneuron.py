@@ -188,6 +188,10 @@ class AwsNeuronVendor(Vendor):
         C (1..MaxInt32 x 2): one device's C cores when C fits a device, else C / cores-per-device
         whole devices (C must divide evenly). Anything else asks nothing."""
         c = self.config
+        if not self.release_rules.neuron_core_shapes:
+            return _request_before_shapes(
+                resources, c.resource_count_name, c.resource_core_name, c.cores_per_device
+            )
         present, nums = resource_int(resources, c.resource_count_name)
         if present:
             if nums is None or nums <= 0 or nums > MAX_INT32:
@@ -220,7 +224,9 @@ class AwsNeuronVendor(Vendor):
         if request.nums > 1:
             alloc = graph_select(devices, request.nums)
             if not alloc:
-                return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, len(devices)))
+                # before v2.10 (#2292) HAMi counted over the reasons: 1/1
+                over = len(devices) if self.release_rules.graph_reason_over_devices else 1
+                return FitOutcome(False, [], R.gen_reason({R.NUMA_NOT_FIT: 1}, over))
             by_index: dict[int, DeviceUsage] = {}
             for dev in devices:
                 by_index.setdefault(dev.index, dev)
@@ -242,6 +248,25 @@ class AwsNeuronVendor(Vendor):
                 True, [ContainerDevice(dev.index, dev.id, AWS_NEURON, 0, taken)], "", reject.device_reasons
             )
         return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
+
+
+def _request_before_shapes(
+    resources: ResourceGetter, count_name: str, core_name: str, cores_per_device: int
+) -> ContainerDeviceRequest | None:
+    """``GenerateResourceRequests`` before v2.10 (``HamiRules.neuron_core_shapes`` off): a count as
+    written (narrowed to int32); else C cores ask C/2 devices of 2 cores, C below 2 one device's
+    single core. A count or core value that is not an integer asks nothing."""
+    present, nums = resource_int(resources, count_name)
+    if present:
+        wanted = int32(nums) if nums is not None else 0
+        return (
+            ContainerDeviceRequest(wanted, AWS_NEURON, 0, 0, int32(cores_per_device)) if wanted > 0 else None
+        )
+    cores = resource_int(resources, core_name)[1]
+    if cores is None:
+        return None
+    wanted = int32(cores // 2) if cores >= 2 else 1
+    return ContainerDeviceRequest(wanted, AWS_NEURON, 0, 0, 2 if cores >= 2 else 1) if wanted > 0 else None
 
 
 def _device_reason(

@@ -90,12 +90,14 @@ def _select(
     full: bool,
     failure: Callable[[], dict[str, int]] = dict,
     uuids: UuidCheck | None = None,
+    over_devices: bool = True,
 ) -> FitOutcome:
     """HAMi's kunlun/vXPU Fit around ``graghSelect``: a device must pass both UUID selections (the
     ``hami.io`` and ``baidu.com`` lists) and ``fits``. On failure the reason is ``failure()``'s counts,
     else the number of devices rejected by UUID, else one ``NumaNotFit``, over the node's devices.
     ``uuids``: the release's UUID-list check; None (before v2.10, #2577,
-    ``HamiRules.kunlun_uuid_selection``): the lists are not read."""
+    ``HamiRules.kunlun_uuid_selection``): the lists are not read. ``over_devices`` off (before v2.10,
+    ``HamiRules.graph_reason_over_devices``): the reason counts over 1."""
     annotations = pod.annotations
     mismatched: set[str] = set()
 
@@ -112,7 +114,7 @@ def _select(
             counts = {R.CARD_UUID_MISMATCH: len(mismatched)}
         if not counts:
             counts = {R.NUMA_NOT_FIT: 1}
-        return FitOutcome(False, [], R.gen_reason(counts, len(devices)))
+        return FitOutcome(False, [], R.gen_reason(counts, len(devices) if over_devices else len(counts)))
     chosen: list[ContainerDevice] = []
     for idx in alloc:
         for dev in devices:
@@ -175,7 +177,9 @@ class KunlunVendor(Vendor):
         policy: GpuPolicy,
         allocated: PriorDevices = (),
     ) -> FitOutcome:
-        return _select(devices, request, pod, _fits_xpu, full=True, uuids=_uuids(self.release_rules))
+        rules = self.release_rules
+        over = rules.graph_reason_over_devices
+        return _select(devices, request, pod, _fits_xpu, full=True, uuids=_uuids(rules), over_devices=over)
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         dev.used += 1  # HAMi's kunlun AddResourceUsage only counts the user
@@ -249,8 +253,9 @@ class KunlunVxpuVendor(Vendor):
         allocated: PriorDevices = (),
     ) -> FitOutcome:
         uuids = _uuids(self.release_rules)
+        over = self.release_rules.graph_reason_over_devices
         if not policy.mutex:
-            return _select(devices, request, pod, _fits_vxpu, full=False, uuids=uuids)
+            return _select(devices, request, pod, _fits_vxpu, full=False, uuids=uuids, over_devices=over)
 
         def conflicts() -> dict[str, int]:
             # under mutex, every used card that would otherwise take the slice is a conflict
@@ -265,6 +270,7 @@ class KunlunVxpuVendor(Vendor):
             full=False,
             failure=conflicts,
             uuids=uuids,
+            over_devices=over,
         )
 
 

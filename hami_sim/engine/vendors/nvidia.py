@@ -300,8 +300,11 @@ class NvidiaVendor(Vendor):
         """After the walk: topology mode picks from what it collected; otherwise too few were found."""
         origin, collected, reject = walk.origin, walk.collected, walk.reject
         if topology and len(collected) >= origin:
+            zero_scores = self.release_rules.topology_zero_scores
             chosen = (
-                collected if len(collected) == origin else topology_pick(collected, origin, node.pair_scores)
+                collected
+                if len(collected) == origin
+                else topology_pick(collected, origin, node.pair_scores, zero_scores=zero_scores)
             )
             return FitOutcome(True, chosen, "", reject.device_reasons)
         if collected:

@@ -14,10 +14,13 @@ __all__ = ["topology_pick"]
 PairScores = Mapping[str, Mapping[str, int]]
 
 
-def topology_pick(collected: list[ContainerDevice], origin: int, scores: PairScores) -> list[ContainerDevice]:
+def topology_pick(
+    collected: list[ContainerDevice], origin: int, scores: PairScores, *, zero_scores: bool = True
+) -> list[ContainerDevice]:
     """``origin`` devices of ``collected``: one device goes where it links least to the rest (the
     well-linked ones stay for larger requests); several take the best-linked subset. A missing score
-    counts 0 (HAMi would crash)."""
+    counts 0 (HAMi would crash). ``zero_scores`` off (before v2.10, ``HamiRules.topology_zero_scores``):
+    only a subset scoring above 0 is taken, else none (the container then holds no GPU)."""
     if origin == 1:
         return [_least_linked(collected, scores)]
     best_combo: tuple[ContainerDevice, ...] = tuple(collected[:origin])
@@ -26,6 +29,8 @@ def topology_pick(collected: list[ContainerDevice], origin: int, scores: PairSco
         total = sum(_pair(scores, a, b) for a, b in combinations(combo, 2))
         if best_total is None or total > best_total:
             best_combo, best_total = combo, total
+    if not zero_scores and (best_total is None or best_total <= 0):
+        return []
     return list(best_combo)
 
 

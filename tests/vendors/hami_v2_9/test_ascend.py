@@ -20,6 +20,7 @@ import pytest
 from hami_sim.engine.vendors.ascend import AscendVendor
 from tests.vendors.hami_v2_10 import test_ascend as v2_10
 from tests.vendors.harness import fit_ids, for_release, under_release
+from tests.vendors.helpers import BY_WORD
 
 GO = "pkg/device/ascend/device_test.go"
 SAME = (
@@ -123,3 +124,18 @@ def test_v2_10_pairing_cases_as_v2_9_answers_them(devices, nums, taken):
     answer v2.9.0's Fit gives, read from its source: it fits, with these NPUs."""
     out = for_release("2.9").fit(AscendVendor(v2_10.A910C), devices, (nums, "Ascend910C", 0, 0, 0))
     assert out.ok and fit_ids(out) == taken
+
+
+# -- Ascend910C's default config has no vNPU template (v2.9.0's Helm chart lists none) -------------------
+@pytest.mark.parametrize(
+    ("release", "memory", "want"),
+    [
+        # hard slicing under 2.9: no template holds it, so the whole NPU's allocatable memory
+        pytest.param("2.9", "16384", (1, "Ascend910C", 65536, 0, 0), id="2.9 16384 MiB asks the whole NPU"),
+        pytest.param("2.9", "70000", (1, "Ascend910C", 0, 100, 0), id="2.9 past the card asks no memory"),
+        pytest.param("2.10", "16384", (1, "Ascend910C", 16384, 0, 0), id="2.10 takes the memory as asked"),
+    ],
+)
+def test_910c_default_config_rounds_to_the_whole_npu(release, memory, want):
+    limits = {"huawei.com/Ascend910C": "1", "huawei.com/Ascend910C-memory": memory}
+    assert for_release(release).request_of(BY_WORD["Ascend910C"], limits) == want

@@ -104,8 +104,10 @@ class DatabaseCollector(DatabaseSeries):
 
 
 class CacheCollector:
-    """The engine's caches of this process, per cache (``registrations``: the filter path's one
-    cache; ``pods``, ``node kinds``): ``hami_sim_cache_<fact>{cache=...}``. Per process: with several
+    """The stores of this process, per store of ``hami_sim.engine.stores.STORES`` with a share of
+    the one budget (``registrations``, ``node bytes``, ``pods``, ``node kinds``, ``registration
+    templates``, the gRPC expander's ``expander pods``, ``expander nodes`` and ``expander
+    packings``): ``hami_sim_cache_<fact>{cache=...}``. Per process: with several
     workers each scrape reports the worker that answered it."""
 
     GAUGES = {

@@ -88,3 +88,15 @@ def test_an_option_template_is_resolved_once_per_call(why, template, resolutions
     (verdict,) = evaluate(cache, request, catalog.current())
     assert verdict.placed == 3, verdict.reason
     assert sum(sim.resolved.values()) == resolutions, sim.resolved
+
+
+@pytest.mark.api
+def test_the_expanders_stores_are_in_metrics_by_name(client):
+    """Counted in the simulator's one budget, reported beside its stores (counters as counters)."""
+    sim = Simulator(EngineConfig(cache_bytes=1 << 22))
+    kept = ExpanderCaches(sim.budgets)  # (the metrics see live stores only)
+    body = client.get("/metrics").content.decode()
+    for name in ("expander pods", "expander nodes", "expander packings"):
+        assert f'hami_sim_cache_bytes{{cache="{name}"}}' in body
+        assert f'hami_sim_cache_hits_total{{cache="{name}"}}' in body
+    assert kept.packed.max_bytes > 0

@@ -1,4 +1,11 @@
-"""CA/scheduler event messages and CA's status ConfigMap become structure (raw text kept)."""
+"""CA/scheduler event messages and CA's status ConfigMap become structure (raw text kept).
+
+CA's pod events, as ``cluster-autoscaler/processors/status/eventing_scale_up_processor.go`` writes
+them (tags cluster-autoscaler-1.32.1 and cluster-autoscaler-1.36.1): ``TriggeredScaleUp`` "pod
+triggered scale-up: %v" of the ``ScaleUpInfo`` list (each ``{<group> <current>-><new> (max: <max>)}``,
+``processors/nodegroupset/nodegroup_set_processor.go``) on every pod of the chosen option, and
+``NotTriggerScaleUp`` "pod didn't trigger scale-up: " with ``ReasonsMessage``'s "<count> <reason>"
+list, comma separated."""
 
 from __future__ import annotations
 
@@ -128,3 +135,15 @@ def test_reason_counts_round_trip(reasons):
     text = ", ".join(f"{n} {r}" for n, r in reasons)
     parsed = parse_not_trigger_scale_up(f"pod didn't trigger scale-up: {text}")
     assert parsed["reasons"] == [{"count": n, "reason": r.rstrip(".")} for n, r in reasons]
+
+
+def test_ca_1_36_reports_an_empty_expander_answer_on_the_pods():
+    """CA 1.36 marks the pods of a loop whose expander chain left no option with
+    ``ExpansionOptionsFilteredOutReason`` (``core/scaleup/orchestrator/rejectedreasons.go``), one count
+    per node group that was an option (docs/cluster-autoscaler.md, "Empty means no scale-up")."""
+    message = "pod didn't trigger scale-up: 2 expansion options filtered out and no longer considered"
+    parsed, groups = parse_event_message("NotTriggerScaleUp", message)
+    assert parsed["reasons"] == [
+        {"count": 2, "reason": "expansion options filtered out and no longer considered"}
+    ]
+    assert groups == []

@@ -60,7 +60,8 @@ def test_upstream_profile_ignores_every_hami_resource_but_the_device_counts():
 
 
 def test_extender_config_manages_every_hami_resource():
-    """``ignoredByScheduler: true`` on every name: kube-scheduler's ``buildExtenders``
+    """``ignoredByScheduler: true`` on every name, as HAMi's own chart lists them
+    (``charts/hami/templates/_helpers.tpl``, HAMi v2.10.0): kube-scheduler's ``buildExtenders``
     (``pkg/scheduler/scheduler.go``, kubernetes v1.32 to v1.35) adds each such name to
     ``NodeResourcesFit``'s ignored resources, so advertised totals never change its decisions."""
     (ext,) = _committed(EXTENDER_PATH)["extenders"]

@@ -42,7 +42,11 @@ class Source:
 _EVERY = ("cluster-autoscaler-1.32.1", "cluster-autoscaler-1.34.5", "cluster-autoscaler-1.36.1")
 _KUBE = ("kubernetes v1.32", "kubernetes v1.35")
 SOURCES = (
-    Source("expander/grpcplugin/grpc_client.go", _EVERY, ("tests/expander/ca_clients.py",)),
+    Source(
+        "expander/grpcplugin/grpc_client.go",
+        _EVERY,
+        ("tests/expander/ca_clients.py", "tests/expander/test_ca_answer.py"),
+    ),
     Source(
         "estimator/binpacking_estimator.go",
         _EVERY,
@@ -206,6 +210,8 @@ def test_the_doc_says_cas_grpc_call_as_ca_clients_restates_it():
     assert f"CA's {ca_clients.CA_TIMEOUT:g} s deadline" in FLAT
     assert f"after CA's {ca_clients.CA_TIMEOUT:g} s timeout CA keeps every option" in FLAT
     assert 'credentials.NewClientTLSFromFile(--grpc-expander-cert, "")' in DOC
+    # createGRPCClient: an empty --grpc-expander-cert is fatal ("insecure connections not allowed")
+    assert "Upstream CA refuses plaintext: it requires `--grpc-expander-cert`" in FLAT
 
 
 def test_the_doc_says_how_each_release_reports_an_empty_answer():

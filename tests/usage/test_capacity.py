@@ -132,3 +132,16 @@ def test_without_the_rbac_the_watcher_keeps_syncing_and_counts_the_error(kube_ap
         get_store().refresh(force=True)
         assert get_store().get("n1") is not None  # usage still synced
     assert advertised(kube_api, "n1") == {}
+
+
+def test_the_docs_say_the_watchers_node_sync_period():
+    """docs/cluster-autoscaler.md: the watcher patches the values back "within its node sync period
+    (2 s by default)" after kubelet zeroes them."""
+    from dataclasses import fields
+
+    from tests.docs.examples import REPO
+    from usage.cluster import ClusterWatcher
+
+    (period,) = [f.default for f in fields(ClusterWatcher) if f.name == "node_sync_seconds"]
+    doc = " ".join((REPO / "docs" / "cluster-autoscaler.md").read_text().split())
+    assert f"within its node sync period ({period:g} s by default)" in doc

@@ -266,3 +266,14 @@ def test_the_docs_flag_list_is_what_the_component_appends():
     extender = _flags("cluster-autoscaler-extender")
     assert extender and not [f for f in extender if f.startswith(("--expander", "--grpc-expander"))]
     assert "`deploy/cluster-autoscaler-extender` does not set them" in FLAT
+
+
+def test_the_docs_fail_open_list_is_the_expanders():
+    """Every code an option can be kept "not judged" for is named in the doc's fail-open paragraph,
+    and that paragraph names no other."""
+    from hami_sim.engine.hami_expander import UNJUDGED_REASONS
+
+    paragraph = FLAT.split("an option hami-sim cannot judge is **kept** (fail open)", 1)[1]
+    paragraph = paragraph.split("Each is kept beside the judged winners", 1)[0]
+    named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", paragraph))
+    assert named == set(UNJUDGED_REASONS)

@@ -175,7 +175,7 @@ def render_registration(
     devices = render_devices(group, vendor, rows)
     pair = render_pair_scores(group, vendor, scores or {}, len(devices)) if spec.pair_scores else {}
     data = RenderInput(devices, rows, pair, instance_type)
-    return spec.render(engine, data, count_resource(engine))
+    return spec.render(engine, data, count_resource(engine, spec))
 
 
 def render_pair_scores(

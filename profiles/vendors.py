@@ -67,8 +67,18 @@ def spec_for(vendor: str) -> ProfileFields:
 
 
 def engine_vendor(vendor: str) -> Any:
-    """The configured engine vendor (resource names and register keys as settings say)."""
-    return get_simulator().vendors[vendor]
+    """The configured engine vendor (resource names and register keys as settings say), as the HAMi
+    release hami-sim follows has it: a release may give the profile's backend another CommonWord
+    (AMD's whole cards before v2.10, ``AMDGPU``), and a backend the release lacks (Biren before
+    v2.10) is the configured one, whose registration no backend of that release reads."""
+    sim = get_simulator()
+    found = sim.vendors.get(vendor)
+    if found is not None:
+        return found
+    configured = next((v for v in sim.config.vendors if v.common_word == vendor), None)
+    if configured is None:
+        raise KeyError(vendor)
+    return configured.under(sim.rules) or configured
 
 
 _BASE_DEFAULTS = {
@@ -197,9 +207,10 @@ def profile_errors(vendor: str, rows: list[Mapping]) -> str:
     return ""
 
 
-def count_resource(vendor_obj: Vendor) -> str:
-    """The pod resource that counts a vendor's devices (what a device plugin advertises)."""
-    return _count_resource(vendor_obj, spec_for(vendor_obj.common_word))
+def count_resource(vendor_obj: Vendor, spec: ProfileFields | None = None) -> str:
+    """The pod resource that counts a vendor's devices (what a device plugin advertises); ``spec``:
+    the profile's fields when the vendor is another release's backend of that profile."""
+    return _count_resource(vendor_obj, spec or spec_for(vendor_obj.common_word))
 
 
 def registration_source(vendor: str) -> str:

@@ -28,6 +28,8 @@ from .registry import (
     Backend,
     CapacityPanel,
     ProfileFields,
+    Registration,
+    RenderInput,
     VendorDescriptor,
     render_json,
 )
@@ -201,12 +203,23 @@ def _slice(dev: DeviceUsage, request: ContainerDeviceRequest) -> tuple[str | Non
     return None, memreq, corereq
 
 
+def _render(vendor: Vendor, data: RenderInput, count_name: str) -> Registration:
+    """The registration for the release's AMD backend: v2.10's JSON annotation (with the slots in
+    capacity), or before v2.10 (``AmdCardsVendor``) the whole cards alone, counted in capacity as
+    AMD's device plugin advertises them."""
+    if isinstance(vendor, AmdCardsVendor):
+        out = Registration()
+        out.capacity[count_name] = str(len(data.devices))
+        return out
+    return render_json(vendor, data, count_name)
+
+
 PROFILE = ProfileFields(
     label="AMD GPU",
     panels=(MEMORY_PANEL, CapacityPanel("compute units", "devcore", "usedcores"), SLOTS_PANEL),
     codec="json",
     help="hami.io/node-amd-register JSON; devcore = compute units",
-    render=render_json,
+    render=_render,
     extras={"custominfo": CUSTOMINFO_HELP},
 )
 

@@ -138,7 +138,10 @@ PROVIDERS = (
         "cluster-api/accelerator",
     ),
 )
-#: clusterapi_utils.go: every annotation key CA reads for a template's capacity
+#: clusterapi_utils.go: the annotation keys CA reads for a template's capacity, labels and taints at
+#: every tag of ``_EVERY`` (1.33 adds ``dra-driver`` and 1.35 ``csi-driver``, which the ca-template
+#: answer does not write; docs/dra.md covers the first). With no infrastructure template CA uses the
+#: annotations alone, maxPods defaulting to 110 (clusterapi_unstructured.go ``InstanceCapacity``).
 CLUSTERAPI_KEYS = {
     "capacity.cluster-autoscaler.kubernetes.io/" + k
     for k in ("cpu", "memory", "ephemeral-disk", "gpu-type", "gpu-count", "maxPods", "labels", "taints")
@@ -277,3 +280,17 @@ def test_the_docs_fail_open_list_is_the_expanders():
     paragraph = paragraph.split("Each is kept beside the judged winners", 1)[0]
     named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", paragraph))
     assert named == set(UNJUDGED_REASONS)
+
+
+#: kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0: Chart.yaml ``version``, values.yaml
+#: ``image.tag``, and _helpers.tpl's default name (``printf "%s-%s" .Values.cloudProvider .Chart.Name``)
+CHART = {"version": "9.59.0", "image": "v1.35.0", "default_name": "<cloudProvider>-cluster-autoscaler"}
+
+
+def test_the_docs_chart_facts_are_the_pinned_charts():
+    from tests.deploy.test_helm_values import CHART_VERSION
+
+    assert CHART["version"] == CHART_VERSION
+    assert f"(read at chart version {CHART['version']})" in FLAT
+    assert f"Chart {CHART['version']} runs CA `{CHART['image']}` unless `image.tag` says otherwise" in FLAT
+    assert f"the chart's default name is `{CHART['default_name']}`" in FLAT

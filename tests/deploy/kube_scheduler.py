@@ -2,7 +2,9 @@
 loads ``--scheduler-config-file`` (``utils/scheduler/scheduler.go`` ``ConfigFromPath``: the
 scheduler scheme's strict decoder, v1 defaulting, then kube-scheduler's
 ``ValidateKubeSchedulerConfiguration``; then ``simulator/framework/handle.go`` refuses any number
-of profiles but one and builds the framework from CA's in-tree registry).
+of profiles but one and builds the framework from CA's in-tree registry and ``Profiles[0]`` alone:
+the file's ``extenders`` are decoded and validated but never called, the same at tags
+cluster-autoscaler-1.32.7 and cluster-autoscaler-1.36.1).
 
 Ported rules (kubernetes v1.32, ``pkg/scheduler/apis/config/validation`` and
 ``staging/src/k8s.io/kube-scheduler/config/v1``): the v1 group and kind; strict fields (unknown

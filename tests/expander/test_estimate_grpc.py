@@ -92,5 +92,8 @@ def test_grpc_least_waste_answers_as_ca_with_hami_sims_expander(
     ],
 )
 def test_expanders_it_cannot_run_are_a_clear_400(client, expander, message):
+    """CA's price expander asks the cloud provider for node prices (``cloudProvider.Pricing()`` and
+    ``NodePrice`` in ``cluster-autoscaler/expander/price/price.go``, tag cluster-autoscaler-1.36.1),
+    which no hami-sim node group carries; a repeated name is refused as CA's expander factory does."""
     status, answer = estimate(client, 2, 12000, 1, expander)
     assert status == 400 and message in orjson.dumps(answer).decode(), answer

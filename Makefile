@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) bench/estimate_bench.py
 	$(PY) bench/expander_bench.py
 	$(PY) bench/dra_bench.py
+	$(PY) bench/upgrade_bench.py
 
 ## Regenerate the gRPC expander's Python modules from our own .proto files (committed).
 PROTOS := simulations/grpcexpander/protos

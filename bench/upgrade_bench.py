@@ -1,0 +1,163 @@
+"""Benchmark of the upgrade comparison (``decisions.upgrade.compare``). Never run by tests.
+
+The comparison judges each pod under the release hami-sim follows and under another one, and, for a
+pod whose answer changes, once more per rule that differs (which rule changes it). This bench stores
+1,000 pending pods (five shapes of one or two NVIDIA GPUs; one pod in ten has an init container
+larger than its main container, so its answer changes between 2.10 and 2.9) and five node groups
+(2x A10G, 4x A10G, 8x A100, 4x H100 and 8x L4 templates from device profiles) in the database of
+``DATABASE_URL`` (default ``postgres://postgres@127.0.0.1:5432/hami_sim_upgrade_bench``, created and
+migrated first), then times, best of 3:
+
+- ``plain``: judging every pod once under the current release (``decisions.upgrade.judge``: the
+  candidates read once, then each pod against every group's template), as one release's answer costs;
+- ``upgrade``: ``compare("2.9")`` over the same pods (its pod cap and evaluation budget raised so all
+  1,000 are judged), candidates and pod reads included.
+
+It prints both, the ratio ``upgrade / plain`` and the target: the comparison is at most
+``2 + changed share x differing rules`` judgments per pod, so with one pod in ten changing under
+about 25 differing rules the target is a ratio under 6 and ``upgrade`` under 5 s.
+
+Run: ``make bench`` (or ``PYTHONPATH=. .venv/bin/python bench/upgrade_bench.py [--pods 1000]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GROUPS = (  # (name, device type, MiB, cards)
+    ("a10g-2", "NVIDIA A10G", 23028, 2),
+    ("a10g-4", "NVIDIA A10G", 23028, 4),
+    ("a100-8", "NVIDIA A100-SXM4-80GB", 81920, 8),
+    ("h100-4", "NVIDIA H100 80GB HBM3", 81559, 4),
+    ("l4-8", "NVIDIA L4", 23034, 8),
+)
+SHAPES = ((1, 4000, 10), (1, 10000, 20), (2, 20000, 50), (1, 2000, 0), (1, 30000, 30))  # gpus, MiB, cores
+TARGET_RATIO = 6.0
+TARGET_SECONDS = 5.0
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_upgrade_bench")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
+    _create_database(os.environ["DATABASE_URL"])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    import django
+
+    django.setup()
+
+
+def _create_database(url: str) -> None:
+    if not url.startswith("postgres"):
+        return
+    import environ
+    import psycopg
+
+    cfg = environ.Env.db_url_config(url)
+    admin = f"host={cfg['HOST'] or '127.0.0.1'} port={cfg['PORT'] or 5432} user={cfg['USER'] or 'postgres'} dbname=postgres"
+    if cfg.get("PASSWORD"):
+        admin += f" password={cfg['PASSWORD']}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
+            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+
+
+def _container(name: str, gpus: int, mem: int, cores: int) -> dict:
+    limits = {"nvidia.com/gpu": str(gpus), "nvidia.com/gpumem": str(mem), "nvidia.com/gpucores": str(cores)}
+    return {"name": name, "image": "x", "resources": {"limits": limits}}
+
+
+def _pod(i: int) -> dict:
+    gpus, mem, cores = SHAPES[i % len(SHAPES)]
+    spec: dict = {"containers": [_container("main", gpus, mem, cores)]}
+    if i % 10 == 0:  # an init container larger than the main one: 2.9 adds the two up on one card
+        spec["initContainers"] = [_container("init", 1, 22000, 0)]
+    return {
+        "metadata": {"name": f"p-{i}", "namespace": "bench", "uid": f"uid-{i}", "annotations": {}},
+        "spec": spec,
+    }
+
+
+def _store(pods: int) -> None:
+    from django.utils import timezone
+
+    from profiles.models import DeviceProfile, NodeGroup
+    from profiles.services import save_profile
+    from usage.models import PendingPod
+
+    PendingPod.objects.all().delete()
+    NodeGroup.objects.all().delete()
+    for name, gpu_type, devmem, cards in GROUPS:
+        group = NodeGroup.objects.create(name=name, match_labels={"pool": name}, max_size=100)
+        row = {"type": gpu_type, "devmem": devmem, "devcore": 100, "count": 10, "numa": 0}
+        row.update({"mode": "hami-core", "mig_profiles": [], "quantity": cards})
+        save_profile(DeviceProfile(node_group=group, vendor="NVIDIA"), rows=[row])
+    now = timezone.now()
+    PendingPod.objects.bulk_create(
+        PendingPod(
+            uid=f"uid-{i}",
+            namespace="bench",
+            name=f"p-{i}",
+            pod=_pod(i),
+            created_at=now,
+            unschedulable=True,
+            observed_at=now,
+        )
+        for i in range(pods)
+    )
+
+
+def _best(fn, runs: int = 3) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=1000)
+    args = parser.parse_args()
+    _setup_django()
+    from django.test import override_settings
+
+    from decisions import upgrade
+    from hami_sim.runtime.simulator import get_simulator
+    from usage.models import PendingPod
+
+    with override_settings(HAMI_VERSION="2.10"):
+        get_simulator.cache_clear()
+        _store(args.pods)
+        upgrade.EVALUATION_BUDGET = 10**9  # judge every pod: the bench times 1,000, not the cap
+
+        def plain() -> int:
+            candidates = upgrade._candidates()
+            sim = get_simulator()
+            pods = PendingPod.objects.order_by("created_at", "pk").values_list("pod", flat=True)
+            return sum(upgrade.judge(sim, pod, candidates).fits for pod in pods)
+
+        t_plain, fitting = _best(plain)
+        t_upgrade, result = _best(lambda: upgrade.compare("2.9", cap=args.pods))
+    ratio = t_upgrade / t_plain if t_plain else float("inf")
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.pods} pending pods over {len(GROUPS)} node groups")
+    print(f"plain judge (2.10 once): {t_plain:.2f} s, {fitting} pods fit")
+    print(
+        f"upgrade compare (2.10 vs 2.9): {t_upgrade:.2f} s for {result.judged} pods judged, "
+        f"{len(result.changes)} changed, {len(result.differences)} differing rules "
+        f"(target < {TARGET_SECONDS:.0f} s)"
+    )
+    print(f"ratio upgrade / plain: {ratio:.2f} (target < {TARGET_RATIO:.0f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -22,6 +22,8 @@ from django.utils import timezone
 from hami_sim.engine.allocations import NodeUsage as EngineUsage
 from hami_sim.engine.allocations import PodAllocation as Allocation
 from hami_sim.engine.allocations import node_usage
+from hami_sim.engine.hami_releases import rules_for
+from hami_sim.project.conf import configured_hami_release
 from hami_sim.runtime.bulk import copy_rows, gc_paused, update_rows
 from hami_sim.runtime.progress import counted
 
@@ -115,9 +117,10 @@ def recompute(
     existing = {r.name: r for r in (rows if names is None else rows.filter(name__in=names))}
     plan = _UsagePlan(now, generation)
     findings = []
+    release = rules_for(configured_hami_release())  # how the cluster's HAMi reads MIG allocations
     for name, devices in counted(registered.items(), "usage", total=len(registered)):
         node_pods = pods.get(name, [])
-        usage = node_usage(devices, node_pods)
+        usage = node_usage(devices, node_pods, release)
         findings.extend(_findings_for(name, usage, node_pods))
         plan.add(name, existing.get(name), _usage_json(usage), len(node_pods))
     plan.write()

@@ -22,10 +22,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .hami_releases import HamiRules
 from .model import MigPlacement, NodeState
 from .pod_devices import AllocationError, ContainerDevice, decode_container_devices, decode_pod_devices
 from .vendors import reservation_rules
 from .vendors.nvidia_mig import MigAllocation
+from .vendors.nvidia_mig_templates import base_uuid
 
 __all__ = [
     "ASSIGNED_NODE",
@@ -246,30 +248,37 @@ def _reserved(annotations: Mapping[str, str]) -> tuple[MigAllocation, ...]:
 
 
 # -- nodes -----------------------------------------------------------------------------------------
-def node_usage(registered: Mapping[str, str], pods: Iterable[PodAllocation]) -> NodeUsage:
-    """``getNodesUsage`` for one node: ``registered`` is device UUID -> mode, ``pods`` its pods.
+def node_usage(
+    registered: Mapping[str, str], pods: Iterable[PodAllocation], release: HamiRules | None = None
+) -> NodeUsage:
+    """``getNodesUsage`` for one node: ``registered`` is device UUID -> mode, ``pods`` its pods,
+    ``release`` the rules of the HAMi release counting (v2.10.0's by default).
 
     Each pod device adds its slots (at least one), memory and cores to the registered device with
-    that UUID; a UUID the node does not register is listed in ``unknown``. Then each backend's
-    reservation rule counts what the pod reserves (NVIDIA: MIG placements go to the device they name,
-    and HAMi marks a device unhealthy where they disagree with its mode).
+    that UUID (before v2.10.0, the UUID before a ``[`` MIG suffix); a UUID the node does not register
+    is listed in ``unknown``. Then each backend's reservation rule counts what the pod reserves
+    (NVIDIA: MIG placements or suffixes mark the device they name, and HAMi marks a device unhealthy
+    where they disagree with its mode).
     """
     usage = NodeUsage({uuid: DeviceUse() for uuid in registered})
-    rules = reservation_rules()
+    rules = reservation_rules(release)
+    suffixed = release is not None and not release.mig_profiles
     for pod in pods:
         if pod.error:
             continue
-        _add_devices(usage, pod)
+        _add_devices(usage, pod, suffixed)
         for rule in rules:
             rule.count(usage, pod, registered)
     return usage
 
 
-def _add_devices(usage: NodeUsage, pod: PodAllocation) -> None:
-    """One pod's devices added to the registered devices they name (else listed as unknown)."""
+def _add_devices(usage: NodeUsage, pod: PodAllocation, suffixed: bool = False) -> None:
+    """One pod's devices added to the registered devices they name (else listed as unknown);
+    ``suffixed``: a UUID names the device before its MIG suffix (v2.8.3, v2.9.0)."""
     info = dict(pod.pod_info) if pod.pod_info else None
     for _vendor, dev in pod.devices:
-        use = usage.devices.get(dev.uuid)
+        uuid = base_uuid(dev.uuid) if suffixed else dev.uuid
+        use = usage.devices.get(uuid)
         if use is None:
             usage.unknown.append((pod.key, dev.uuid))
             continue

@@ -65,6 +65,7 @@ BASELINE: dict[str, Any] = {
     "graph_reason_over_devices": False,
     "neuron_core_shapes": False,
     "topology_zero_scores": False,
+    "mig_profiles": False,
 }
 
 CHANGES: tuple[Change, ...] = (
@@ -326,5 +327,18 @@ CHANGES: tuple[Change, ...] = (
         "topology-aware NVIDIA requests of several GPUs take the best-linked subset even when every "
         "subset scores 0; before, only a subset scoring above 0 was taken, so with none the "
         "container fitted holding no GPU",
+    ),
+    Change(
+        "2.10",
+        "mig_profiles",
+        True,
+        2378,
+        "a MIG-mode GPU offers the profiles its registration lists (migProfiles), each instance taking "
+        "a free slice placement, and a pod's placements are kept in hami.io/vgpu-mig-allocations; "
+        "before, a MIG GPU followed one geometry of the scheduler config's knownMigGeometries for its "
+        "model (the first whose template fits the first instance), every later instance took a free "
+        "slot of that geometry, a refusal read CardNotFoundCustomFilterRule, and an allocated "
+        "instance was named by a [geometry-position] suffix on the GPU UUID of the allocation "
+        "annotation, which live usage read back",
     ),
 )

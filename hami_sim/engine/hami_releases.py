@@ -88,6 +88,8 @@ class HamiRules:
     neuron_core_shapes: bool = True
     # topology-aware NVIDIA picks a best subset even when every one scores 0 (False: none, it fits empty)
     topology_zero_scores: bool = True
+    # MIG GPUs give registered profiles at free placements (False: config geometries, UUID suffixes)
+    mig_profiles: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ Production sets ``DATABASE_URL`` (PostgreSQL), ``CELERY_BROKER_URL`` (Redis) and
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -186,19 +187,17 @@ HAMI = {
 }
 
 
-def _json_object_env(name: str) -> dict:
-    """An optional environment variable holding a JSON object; anything else stops start-up."""
+def _json_object_env(name: str, kind: type = dict, what: str = "a JSON object of vendor blocks") -> Any:
+    """An optional environment variable holding a JSON ``kind`` (``what``); anything else stops start-up."""
     raw = env.str(name, default="").strip()
     if not raw:
-        return {}
+        return kind()
     try:
         value = json.loads(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise ImproperlyConfigured(
-            f"{name} must be a JSON object of vendor blocks, got {type(value).__name__}"
-        )
+    if not isinstance(value, kind):
+        raise ImproperlyConfigured(f"{name} must be {what}, got {type(value).__name__}")
     return value
 
 
@@ -206,6 +205,12 @@ def _json_object_env(name: str) -> dict:
 # "hygon.com/dcunum"}}'. Validated when the apps are ready (``hami_sim.project.apps``), so an unknown vendor,
 # chip or field stops start-up (ImproperlyConfigured) instead of failing the first extender request.
 HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
+# NVIDIA's knownMigGeometries, the Helm chart's block as JSON: [{"models": ["A100-SXM4-40GB"],
+# "allowedGeometries": [[{"name": "1g.5gb", "memory": 5120, "core": 14, "count": 7}]]}]. Read only under
+# HAMI_VERSION 2.9 and 2.8, whose MIG GPUs follow these geometries (v2.10 reads each GPU's migProfiles).
+HAMI["NVIDIA"]["knownMigGeometries"] = _json_object_env(
+    "HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES", list, "a JSON list of knownMigGeometries entries"
+)
 
 REST_FRAMEWORK = rest_framework(env)
 

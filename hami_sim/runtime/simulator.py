@@ -90,7 +90,10 @@ def _chip_configs(desc: VendorDescriptor, chips: object) -> list[Any]:
 
 def _configs(desc: VendorDescriptor, hami: Mapping, overrides: Mapping) -> list[Any]:
     if desc.settings_block and desc.from_settings is not None:
-        return [desc.from_settings(hami[desc.settings_block])]
+        try:
+            return [desc.from_settings(hami[desc.settings_block])]
+        except (ValueError, TypeError) as exc:  # a value of the wrong shape (NVIDIA's knownMigGeometries)
+            raise ImproperlyConfigured(f'HAMI["{desc.settings_block}"]: {exc}') from None
     if desc.per_chip:
         return _chip_configs(desc, overrides.get(desc.block))
     where = f'HAMI["VENDORS"]["{desc.block}"]'

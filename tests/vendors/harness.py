@@ -59,6 +59,8 @@ __all__ = [
     "node_devices",
     "node",
     "add_usage",
+    "placed",
+    "mig_rules",
     "score_node",
     "registered",
     "gen_reason",
@@ -271,6 +273,18 @@ def add_usage(
     """``AddResourceUsage(pod, device, containerDevice)``: mutates ``dev``; an error text or None."""
     rules = _rules(rules)
     return _under(vendor, rules).add_pod_usage(dev, chosen, pod_view(annotations))
+
+
+def placed(
+    vendor: Vendor, dev: DeviceUsage, chosen: ContainerDevice, *, rules: HamiRules = V2_10
+) -> ContainerDevice:
+    """Go's container device after ``AddResourceUsage`` rewrote it (call after ``add_usage``)."""
+    return _under(vendor, _rules(rules)).placed(dev, chosen)
+
+
+def mig_rules(vendor: Vendor, *, rules: HamiRules = V2_10) -> Any:
+    """NVIDIA's MIG rules under the release (``NvidiaVendor.mig``): Go's private MIG helpers."""
+    return _under(vendor, _rules(rules)).mig
 
 
 def score_node(

@@ -76,7 +76,7 @@ def _renamed(params: Iterable, test: str, leave_out: tuple[str, ...] = ()) -> li
 
 
 def fit_in_certain_cases() -> list:
-    # "mode is mig": v2.9.0 carves MIG instances from a template list (not followed)
+    # "mode is mig": its device holds a MIG template slot (``mig_templates.py``, one geometry given)
     return _renamed(v2_10.FIT_IN_CERTAIN, "Test_fitInCertainDevice", ("mode is mig",))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..hami_releases import HamiRules
 from . import (
     amd,
     ascend,
@@ -104,6 +105,7 @@ _REGISTRY: dict[str, VendorDescriptor] = {}
 _ORDERED: list[VendorDescriptor] = []
 _PROFILES: dict[str, ProfileFields] = {}
 _RESERVATIONS: list[Reservations] = []
+_RESERVING: list[Vendor] = []  # the backends declaring one (``reservation_rules`` under a release)
 
 
 def register(desc: VendorDescriptor) -> None:
@@ -122,11 +124,13 @@ def _reindex() -> None:
     _ORDERED[:] = sorted(_REGISTRY.values(), key=lambda d: d.order)
     _PROFILES.clear()
     rules: dict[int, Reservations] = {}
+    _RESERVING.clear()
     for desc in _ORDERED:
         _PROFILES.update(desc.profiles())
         for vendor in desc.build():
             if vendor.reservations is not None:
                 rules.setdefault(id(vendor.reservations), vendor.reservations)
+                _RESERVING.append(vendor)
     _RESERVATIONS[:] = rules.values()
 
 
@@ -191,10 +195,19 @@ def pod_info_annotations(vendors: Iterable[Vendor] | None = None) -> frozenset[s
     return frozenset(key for v in chosen for key in v.pod_info_annotations)
 
 
-def reservation_rules() -> tuple[Reservations, ...]:
+def reservation_rules(rules: HamiRules | None = None) -> tuple[Reservations, ...]:
     """Every registered backend's ``Vendor.reservations`` rule, once each, in registration order:
-    what live usage decodes and counts beside the allocated annotations (NVIDIA's MIG placements)."""
-    return tuple(_RESERVATIONS)
+    what live usage decodes and counts beside the allocated annotations (NVIDIA's MIG placements);
+    under ``rules``' release when given (before v2.10.0, NVIDIA's MIG UUID suffixes)."""
+    if rules is None:
+        return tuple(_RESERVATIONS)
+    chosen: dict[int, Reservations] = {}
+    for vendor in _RESERVING:
+        twin = vendor.under(rules)
+        rule = twin.release_reservations() if twin is not None else None
+        if rule is not None:
+            chosen.setdefault(id(rule), rule)
+    return tuple(chosen.values())
 
 
 # HAMi's registration order is each descriptor's ``order`` (v2.10.0 ``InitDevicesWithConfig`` in

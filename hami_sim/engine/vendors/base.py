@@ -142,6 +142,10 @@ class Vendor(ABC):
             out.append(dev)
         return out
 
+    def release_reservations(self) -> Reservations | None:
+        """``reservations`` as this backend's release counts them (NVIDIA: its release's MIG rules)."""
+        return self.reservations
+
     def under(self, rules: HamiRules) -> Vendor | None:
         """This backend following a release's ``rules``: itself when it already does, else a copy
         (a simulator resolves its release once, so no Fit asks which release is in force); None

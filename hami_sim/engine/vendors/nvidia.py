@@ -30,6 +30,7 @@ from .base import (
     FitOutcome,
     NodeReads,
     PriorDevices,
+    Reservations,
     ResourceGetter,
     UuidIdentity,
     Vendor,
@@ -39,7 +40,8 @@ from .base import (
 )
 from .fit_loop import Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
-from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, mig_fits, placed, take_slot
+from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, PROFILE_MIG, ProfileMig
+from .nvidia_mig_templates import MigGeometries, TemplateMig, geometries_from_settings
 from .nvidia_requests import checked_request, request_as_written
 from .nvidia_topology import topology_pick
 from .registry import (
@@ -89,6 +91,8 @@ class NvidiaConfig:
     default_memory: int = 0
     default_cores: int = 0
     memory_factor: int = 1
+    # ``knownMigGeometries``: what a MIG GPU may be split into before v2.10.0 (``mig_profiles``)
+    known_mig_geometries: tuple[MigGeometries, ...] = ()
 
 
 class _Walk:
@@ -292,8 +296,10 @@ class NvidiaVendor(Vendor):
         why = core_reason(dev, coresreq)
         if why:
             return why, memreq
-        if dev.mode == MIG_MODE and not mig_fits(dev, memreq, walk.collected):
-            return R.CARD_MIG_TOPOLOGY_INFEASIBLE, memreq
+        if dev.mode == MIG_MODE:
+            mig = self.mig
+            if not mig.fits(dev, memreq, request.memreq, walk.collected):
+                return mig.refusal, memreq
         return "", memreq
 
     def _finish(self, walk: _Walk, devices: list[DeviceUsage], node: NodeState, topology: bool) -> FitOutcome:
@@ -311,13 +317,25 @@ class NvidiaVendor(Vendor):
             reject.counts[R.ALLOCATED_CARDS_INSUFFICIENT_REQUEST] = walk.collected_count()
         return FitOutcome(False, [], R.gen_reason(reject.counts, len(devices)), reject.device_reasons)
 
+    @property
+    def mig(self) -> ProfileMig | TemplateMig:
+        """The release's MIG rules (``HamiRules.mig_profiles``): v2.10.0's registered profiles and
+        placements (``nvidia_mig``), or before it the config's geometries (``nvidia_mig_templates``)."""
+        if self.release_rules.mig_profiles:
+            return PROFILE_MIG
+        return TemplateMig(self.config.known_mig_geometries)
+
+    def release_reservations(self) -> Reservations:
+        """What live usage counts beside the allocation under this release (``mig``)."""
+        return self.mig.reservations
+
     def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
-        """On a MIG device: the profile and slot ``add_usage`` took last, with its memory and cores."""
-        return placed(dev, chosen)
+        """On a MIG device: the instance ``add_usage`` placed last, with its memory and cores."""
+        return self.mig.placed(dev, chosen) if dev.mode == MIG_MODE else chosen
 
     def add_usage(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
         if dev.mode == MIG_MODE:
-            return take_slot(dev, chosen)
+            return self.mig.take(dev, chosen)
         dev.used += 1
         dev.usedmem += chosen.usedmem
         dev.usedcores += chosen.usedcores
@@ -334,6 +352,7 @@ def config_from_settings(block: Mapping[str, Any]) -> NvidiaConfig:
         default_memory=block["defaultMemory"],
         default_cores=block["defaultCores"],
         memory_factor=block["memoryFactor"],
+        known_mig_geometries=geometries_from_settings(block.get("knownMigGeometries")),
     )
 
 

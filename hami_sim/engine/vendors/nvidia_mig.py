@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from .. import reasons as R
 from ..model import ContainerDevice, DeviceUsage, MigPlacement, MigProfile
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ __all__ = [
     "MigAllocation",
     "MigAllocationError",
     "MigReservations",
+    "PROFILE_MIG",
+    "ProfileMig",
     "choose_mig_slot",
     "decode_mig_allocations",
     "mig_fits",
@@ -236,3 +239,26 @@ def _leftover(
 
 #: the one instance NVIDIA's backend declares (stateless)
 MIG_RESERVATIONS = MigReservations()
+
+
+class ProfileMig:
+    """The MIG rules of v2.10.0 as ``NvidiaVendor.mig`` answers them (the release-chosen
+    counterpart of ``nvidia_mig_templates.TemplateMig``)."""
+
+    __slots__ = ()
+
+    refusal = R.CARD_MIG_TOPOLOGY_INFEASIBLE
+    reservations = MIG_RESERVATIONS
+
+    def fits(self, dev: DeviceUsage, memreq: int, written: int, collected: list[ContainerDevice]) -> bool:
+        """Fit's MIG check on the memory the request resolved to (``written`` is not read)."""
+        return mig_fits(dev, memreq, collected)
+
+    def take(self, dev: DeviceUsage, chosen: ContainerDevice) -> str | None:
+        return take_slot(dev, chosen)
+
+    def placed(self, dev: DeviceUsage, chosen: ContainerDevice) -> ContainerDevice:
+        return placed(dev, chosen)
+
+
+PROFILE_MIG = ProfileMig()

@@ -8,10 +8,9 @@ its unhealthy-card case), ``TestGenerateResourceRequests`` and its ``_MemoryFact
 Not ported: admission, bind and device-plugin tests (``Test_MutateAdmission*``,
 ``Test_PatchAnnotations``, ``TestLockNode``, ``TestReleaseNodeLock``, ``TestNodeCleanUp``,
 ``Test_FilterDeviceToRegister``, ``Test_InitNvidiaDevice``, ``TestParseConfig``, ``TestCheckHealth``),
-``TestFitQuota`` (the simulation ignores ResourceQuota), the MIG tests (``TestMigNeedsReset``,
-``TestCustomFilterRule_Mig*``, ``TestAddResourceUsage_MigNonReset*``, ``TestGetNodeDevices_MigTemplate``:
-v2.9.0 carves MIG instances from a per-GPU template list, a model the engine does not follow) and
-Go-library helpers.
+``TestFitQuota`` (the simulation ignores ResourceQuota) and Go-library helpers. The MIG tests
+(``TestMigNeedsReset``, ``TestCustomFilterRule_Mig*``, ``TestAddResourceUsage_MigNonReset*``,
+``TestGetNodeDevices_MigTemplate``, ``TestDevices_AddResourceUsage``) are ``test_nvidia_mig.py``'s.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """HAMi v2.9.0 ``pkg/scheduler/score_test.go`` (the NVIDIA cases) as data, under the 2.9 rules.
 
 Ported (``tests/vendors/score_tables.py``): ``Test_calcScore`` (15 cases; the two Kunlun ones
-belong to Kunlun's table), ``Test_fitInCertainDevice`` (10 cases; "mode is mig" is not: v2.9.0 carves
-MIG instances from a per-GPU template list, which the engine does not follow), ``Test_fitInDevices``
+belong to Kunlun's table), ``Test_fitInCertainDevice`` (10 cases; "mode is mig", whose device holds a MIG template slot, is
+``test_nvidia_mig.py``'s), ``Test_fitInDevices``
 (3) and ``Test_Nvidia_GPU_Topology`` (2).
 """
 

@@ -247,7 +247,7 @@ def realistic_pods(n: int) -> list[dict]:
 
 def time_realistic(n: int, repeat: int = 3) -> tuple[float, int, list[int]]:
     """Best-of time for ``realistic_pods(n)`` over the 5 groups; equivalence groups and node counts."""
-    from hami_sim.engine.estimate import _group_pods  # noqa: PLC0415 - informational count only
+    from hami_sim.engine.estimate import group_pending_pods  # noqa: PLC0415 - informational count only
 
     batch = [PendingPods(p) for p in realistic_pods(n)]
     groups = [GroupTemplate(g[0], group_template(*g)) for g in GROUPS]
@@ -259,7 +259,7 @@ def time_realistic(n: int, repeat: int = 3) -> tuple[float, int, list[int]]:
         result = estimate(sim, batch, groups)
         best = min(best, time.perf_counter() - started)
         counts = [o.node_count for o in result.options]
-    return best, len(_group_pods(batch)), counts
+    return best, len(group_pending_pods(batch)), counts
 
 
 # (GPU type, devmem MiB) of the CA-loop case: five GPU types

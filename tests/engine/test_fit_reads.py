@@ -50,13 +50,14 @@ PLACED = {
 
 @pytest.mark.parametrize("name", DeviceUsage.PLACEMENT_CHANGES)
 def test_the_estimators_usage_signature_tells_every_placement_change_apart(name):
-    from hami_sim.engine.estimate import _signature
+    from hami_sim.engine.estimate import device_signature
 
     fresh = DeviceUsage("GPU-0", 0, 10, 81920, 100, "NVIDIA A100", 0, "", True, "NVIDIA")
     placed = dataclasses.replace(fresh, **{name: PLACED[name]})
-    assert _signature([fresh]) != _signature([placed])  # no shared verdict across the change
-    assert _signature([placed]) == _signature([copy.deepcopy(placed)])  # equal content, one verdict
-    assert isinstance(hash(_signature([placed])), int)  # usable as the memo's key
+    assert device_signature([fresh]) != device_signature([placed])  # no shared verdict across the change
+    # equal content, one verdict
+    assert device_signature([placed]) == device_signature([copy.deepcopy(placed)])
+    assert isinstance(hash(device_signature([placed])), int)  # usable as the memo's key
 
 
 def test_keys_are_derived_from_the_declarations():

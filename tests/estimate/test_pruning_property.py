@@ -79,12 +79,12 @@ def test_candidate_lists_never_change_a_placement(groups, other_zone):
     )
     fast = _packed(entries, cluster)
     with pytest.MonkeyPatch.context() as mp:
-        original = engine._Shape.__init__
+        original = engine.Shape.__init__
 
         def scan_everything(self, fitter):
             original(self, fitter)
             self.dynamic = True
 
-        mp.setattr(engine._Shape, "__init__", scan_everything)
+        mp.setattr(engine.Shape, "__init__", scan_everything)
         slow = _packed(entries, cluster)
     assert fast == slow

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hami_sim.engine.estimate import GroupTemplate, PendingPods, _group_pods, estimate
+from hami_sim.engine.estimate import GroupTemplate, PendingPods, estimate, group_pending_pods
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.predicates import Resources, insufficient, node_allocatable, pod_demand
 from hami_sim.engine.simulate import PodContext, Simulator
@@ -111,7 +111,7 @@ def reference(sim: Simulator, entries: list[PendingPods], template: dict, limit:
     ignored = sim.managed_resources()  # NodeResourcesFit's ignoredResources under HAMi
     groups = [
         _Group(g.ids, g.order, sim.pod_context(g.pod), pod_demand(g.pod, ignored))
-        for g in _group_pods(entries)
+        for g in group_pending_pods(entries)
     ]
     for g in sorted(groups, key=lambda g: (-ref.share(g), -ref.devmem(g), g.order)):
         ref.pack(g)

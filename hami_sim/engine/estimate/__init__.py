@@ -33,7 +33,8 @@ well under a second.
 The package, in the order an estimate runs: ``inputs`` (what is asked) -> ``equivalences`` (pods
 parsed once per group) -> ``upcoming`` (pods absorbed by nodes being added) -> ``template``,
 ``fitter``, ``predicates``, ``packing`` and ``bulk`` (one node group's binpacking) -> ``expanders``, ``chain``
-and ``explain`` (CA's expander chain and its sentence) -> ``results``; ``entry.estimate`` runs them.
+and ``explain`` (CA's expander chain and its sentence) -> ``results``; ``entry.estimate`` runs them. Each module's ``__all__`` is what the others may import
+from it; a leading underscore is private to its module (``tests/estimate/test_internal_api.py``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ from __future__ import annotations
 from ..scaleup import ScaleUpLimits
 from .chain import choose
 from .entry import estimate
-from .equivalences import _group_pods, entry_ids
+from .equivalences import entry_ids, group_pending_pods
 from .expanders import EXPANDERS, Expander, expander_filter, parse_expander
-from .fitter import _Shape, _signature
+from .fitter import Shape, device_signature
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     MAX_WORK,
@@ -80,7 +81,7 @@ __all__ = [
     "estimate",
     "entry_ids",
     # for the tests that look inside: the equivalence grouping, the usage signature, the shape
-    "_group_pods",
-    "_signature",
-    "_Shape",
+    "group_pending_pods",
+    "device_signature",
+    "Shape",
 ]

@@ -31,6 +31,8 @@ from ..vendors.fit_loop import core_reason, memory_request
 from ..vendors.nvidia import NvidiaVendor
 from ..vendors.nvidia_mig import MIG_MODE
 
+__all__ = ["device_bound"]
+
 # (devices needed, the request, MiB per device or None when it depends on the card, cores per device)
 _Rule = tuple[int, ContainerDeviceRequest, int | None, int]
 

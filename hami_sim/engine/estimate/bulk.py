@@ -15,7 +15,9 @@ estimate), and never in the reference packing (``estimate(fast=False)``).
 from __future__ import annotations
 
 from ..model import DeviceUsage, NodeState
-from .fitter import _Fitter, _Node
+from .fitter import Fitter, PackedNode
+
+__all__ = ["FreshFill", "fill"]
 
 
 class FreshFill:
@@ -24,12 +26,12 @@ class FreshFill:
 
     __slots__ = ("node", "steps", "complete")
 
-    def __init__(self, fresh: _Node) -> None:
+    def __init__(self, fresh: PackedNode) -> None:
         self.node = fresh  # the scratch copy of the template the pods are placed on
         self.steps: list[tuple[list[DeviceUsage], tuple]] = []
         self.complete = False
 
-    def extend(self, fitter: _Fitter, count: int) -> None:
+    def extend(self, fitter: Fitter, count: int) -> None:
         """Work out the states of the first ``count`` pods (fewer when the node holds fewer)."""
         node = self.node
         while not self.complete and len(self.steps) < count:
@@ -41,7 +43,7 @@ class FreshFill:
             self.steps.append((node.state.devices, node.sig))
 
 
-def fill(plan: FreshFill, fitter: _Fitter, node: _Node, ids: list[str], start: int) -> int:
+def fill(plan: FreshFill, fitter: Fitter, node: PackedNode, ids: list[str], start: int) -> int:
     """Place ``ids[start:]`` on ``node``, a fresh node holding the shape's first pod, as far as the
     shape fills it; returns how many were placed (0 when the node is not in the state the plan
     expects, so the caller goes on pod by pod)."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import random
 
-from .expanders import Expander, _pick, expander_filter
-from .explain import _explain, _why_not
+from .expanders import Expander, expander_filter, pick_option
+from .explain import chain_explanation, why_not
 from .results import GroupOption
+
+__all__ = ["choose"]
 
 
 def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption | None, list[str], str]:
@@ -16,7 +18,7 @@ def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption 
     viable = [o for o in options if _viable(o)]
     rejected = [o for o in options if not _viable(o)]
     if not viable:
-        detail = "; ".join(_why_not(o) for o in rejected) or "no node groups given"
+        detail = "; ".join(why_not(o) for o in rejected) or "no node groups given"
         return None, [], f"No node group can schedule any pending pod. {detail}."
     rng = random.Random(expander.seed) if expander.seed is not None else None
     remaining, candidates, steps = _run_chain(viable, expander, rng)
@@ -24,9 +26,9 @@ def choose(options: list[GroupOption], expander: Expander) -> tuple[GroupOption 
         return None, [], f"Expander {','.join(expander.names)} kept no option: " + "; ".join(steps) + "."
     if len(remaining) > 1:  # CA's fallback strategy: random among the rest
         candidates = [o.node_group for o in remaining]
-        remaining = [_pick(remaining, rng)]
+        remaining = [pick_option(remaining, rng)]
     chosen = remaining[0]
-    return chosen, candidates, _explain(chosen, viable, rejected, expander, steps, candidates)
+    return chosen, candidates, chain_explanation(chosen, viable, rejected, expander, steps, candidates)
 
 
 def _viable(option: GroupOption) -> bool:

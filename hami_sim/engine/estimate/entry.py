@@ -19,9 +19,9 @@ from ..scaleup import (
 )
 from ..simulate import Simulator
 from .chain import choose
-from .equivalences import _Equivalence, _group_pods, _parse_groups
+from .equivalences import Equivalence, group_pending_pods, parse_groups
 from .expanders import Expander
-from .group import Budget, _estimate_group, cut_short, time_limit_reason
+from .group import Budget, cut_short, estimate_group, time_limit_reason
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
     MAX_WORK,
@@ -32,10 +32,12 @@ from .inputs import (
     PendingPods,
     UpcomingNodes,
 )
-from .predicates import _snapshot, _SnapshotNode
+from .predicates import SnapshotNode, cluster_snapshot
 from .results import EstimateResult, GroupOption
-from .template import _Template
-from .upcoming import _absorb_upcoming, _count_upcoming, _upcoming_result
+from .template import TemplateNode
+from .upcoming import absorb_upcoming, count_upcoming, upcoming_result
+
+__all__ = ["estimate"]
 
 
 def estimate(
@@ -67,16 +69,16 @@ def estimate(
     ca = ca or ca_release(DEFAULT_VERSION)
     limits = limits or ScaleUpLimits(max_nodes_per_scale_up=max_nodes_per_scale_up)
     started = limits.clock()
-    equivalences = _parse_groups(sim, _group_pods(pods))
-    snapshot = _snapshot(cluster)
+    equivalences = parse_groups(sim, group_pending_pods(pods))
+    snapshot = cluster_snapshot(cluster)
     _check_groups(groups)
     groups = [_sanitized(g) for g in groups]
     _check_work(equivalences, len(groups), sum(u.count for u in upcoming), max_work)
     absorbed = None
     if upcoming:
-        absorbed, equivalences, extra = _absorb_upcoming(sim, equivalences, groups, upcoming, snapshot)
+        absorbed, equivalences, extra = absorb_upcoming(sim, equivalences, groups, upcoming, snapshot)
         snapshot = [*snapshot, *extra]
-        groups, limits = _count_upcoming(sim, groups, limits, upcoming)
+        groups, limits = count_upcoming(sim, groups, limits, upcoming)
     budget = Budget(time_limit, share=fast)
     options = []
     stop = ""
@@ -93,7 +95,7 @@ def estimate(
     result.binpacking_seconds = seconds
     result.ca_version = ca.version
     if absorbed is not None:
-        result.upcoming = _upcoming_result(absorbed)
+        result.upcoming = upcoming_result(absorbed)
         result.upcoming_scheduled = list(absorbed.placed)
     result.binpacking_time_exceeded = limits.total_budget > 0 and seconds > limits.total_budget
     return result
@@ -113,7 +115,7 @@ def _binpacking_time_stop(limits: ScaleUpLimits, started: float, ca: CARelease) 
     )
 
 
-def _check_work(equivalences: list[_Equivalence], groups: int, upcoming_nodes: int, max_work: int) -> None:
+def _check_work(equivalences: list[Equivalence], groups: int, upcoming_nodes: int, max_work: int) -> None:
     """Refuse, before any packing, a request of more pod x (group or upcoming node) placements than
     ``max_work``: one request may not occupy a worker without bound."""
     work = sum(len(eq.ids) for eq in equivalences) * (groups + upcoming_nodes)
@@ -128,17 +130,17 @@ def _pack_group(
     sim: Simulator,
     group: GroupTemplate,
     groups: Sequence[GroupTemplate],
-    equivalences: list[_Equivalence],
+    equivalences: list[Equivalence],
     limits: ScaleUpLimits,
     budget: Budget,
-    snapshot: Sequence[_SnapshotNode],
+    snapshot: Sequence[SnapshotNode],
     ca: CARelease,
     fast: bool,
 ) -> GroupOption:
     """One group's option, its node limit shared with the groups CA's balancing treats as similar."""
     similar = [g.size for g in _similar(group, groups, limits)]
     try:
-        return _estimate_group(sim, group, equivalences, limits, similar, budget, snapshot, ca, fast)
+        return estimate_group(sim, group, equivalences, limits, similar, budget, snapshot, ca, fast)
     except PodError as exc:  # a template with unparseable status quantities
         raise EstimateError(f"node group {group.name!r}: {exc}") from None
 
@@ -198,7 +200,7 @@ def _plan(
     """CA's steps after the expander: cap by maxNodesTotal and the resource limits, then balance."""
     by_name = {g.name: g for g in groups}
     group = by_name[chosen.node_group]
-    devices = _Template(sim, group, None).devices
+    devices = TemplateNode(sim, group, None).devices
     count, capped = cap_new_nodes(chosen.node_count, group.template, len(devices), limits)
     plan = ScaleUpPlan(chosen.node_group, chosen.node_count, count, capped)
     targets = [group]

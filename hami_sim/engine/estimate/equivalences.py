@@ -15,9 +15,11 @@ from ..requests import PodError
 from ..simulate import PodContext, Simulator
 from .inputs import EstimateError, PendingPods
 
+__all__ = ["Equivalence", "entry_ids", "group_pending_pods", "parse_groups"]
+
 
 @dataclass(slots=True, frozen=True)
-class _Equivalence:
+class Equivalence:
     """An equivalence group, parsed: its pod's context and resource demand."""
 
     pod: Mapping
@@ -37,7 +39,7 @@ def entry_ids(entry: PendingPods) -> list[str]:
     return [base] if entry.count is None else [f"{base}#{i}" for i in range(entry.count)]
 
 
-def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
+def group_pending_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
     """CA's equivalence groups (``equivalence_groups.group_pods``) of the pending pods; checks the ids."""
     listed: list[tuple[Mapping, list[str]]] = []
     seen: set[str] = set()
@@ -57,10 +59,10 @@ def _group_pods(entries: Sequence[PendingPods]) -> list[PodGroup]:
         raise EstimateError(f"pods: {exc}") from None
 
 
-def _parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[_Equivalence]:
+def parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[Equivalence]:
     """Each group's pod context and demand (equal keys parsed once); groups of no pods dropped."""
     parsed: dict[bytes, tuple[PodContext, Resources, Resources, PodTerms]] = {}
-    out: list[_Equivalence] = []
+    out: list[Equivalence] = []
     managed = sim.managed_resources()
     for group in grouped:
         try:
@@ -81,6 +83,6 @@ def _parse_groups(sim: Simulator, grouped: list[PodGroup]) -> list[_Equivalence]
         if group.ids:
             ctx, demand, containers, terms = cached
             out.append(
-                _Equivalence(group.pod, group.ids, group.order, ctx, demand, containers, group.key, terms)
+                Equivalence(group.pod, group.ids, group.order, ctx, demand, containers, group.key, terms)
             )
     return out

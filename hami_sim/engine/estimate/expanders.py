@@ -15,6 +15,8 @@ from ..hami_expander import RETURN_MODES, keep_options
 from .inputs import EstimateError
 from .results import GroupOption
 
+__all__ = ["EXPANDERS", "Expander", "WASTE_SCORES", "expander_filter", "parse_expander", "pick_option"]
+
 # CA's names and meaning; ``least-waste-gpu`` is ours (least-waste plus device memory and cores)
 EXPANDERS = ("least-waste", "least-waste-gpu", "most-pods", "least-nodes", "priority", "random", "grpc")
 # CA's price expander ranks by the cloud provider's node prices; node groups here carry no price
@@ -196,12 +198,12 @@ def expander_filter(
     if name == "least-nodes":
         return _best(options, lambda o: -o.node_count)
     if name == "random":
-        return [_pick(options, rng)]
+        return [pick_option(options, rng)]
     if name == "grpc":
         return keep_options(options, expander.grpc_mode)
     return _by_priority(options, expander)
 
 
-def _pick(options: list[GroupOption], rng: random.Random | None) -> GroupOption:
+def pick_option(options: list[GroupOption], rng: random.Random | None) -> GroupOption:
     """CA picks at random; we answer the first (request order) unless a seed is given."""
     return options[rng.randrange(len(options))] if rng is not None else options[0]

@@ -8,6 +8,8 @@ from collections import Counter
 from .expanders import WASTE_SCORES, Expander
 from .results import GroupOption
 
+__all__ = ["chain_explanation", "why_not"]
+
 
 def _scores(option: GroupOption, names: tuple[str, ...]) -> str:
     """The score of each waste expander in the chain, named with what it sums: a least-waste score is
@@ -30,7 +32,7 @@ def _describe(option: GroupOption, names: tuple[str, ...]) -> str:
     )
 
 
-def _why_not(option: GroupOption) -> str:
+def why_not(option: GroupOption) -> str:
     if option.skipped:
         return f"{option.node_group!r}: skipped ({option.skipped})"
     reasons = Counter(option.unschedulable.values())
@@ -40,7 +42,7 @@ def _why_not(option: GroupOption) -> str:
     return f"{option.node_group!r}: no pod fits ({count} pod(s): {reason})"
 
 
-def _explain(
+def chain_explanation(
     chosen: GroupOption,
     viable: list[GroupOption],
     rejected: list[GroupOption],
@@ -62,7 +64,7 @@ def _explain(
         others = [_describe(o, names) for o in viable if o is not chosen]
         parts.append("Other options: " + "; ".join(others) + ".")
     if rejected:
-        parts.append("Not options: " + "; ".join(_why_not(o) for o in rejected) + ".")
+        parts.append("Not options: " + "; ".join(why_not(o) for o in rejected) + ".")
     unsched = len(chosen.unschedulable)
     if unsched:
         parts.append(f"{unsched} pod(s) stay pending even with this scale-up.")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from ..model import DeviceUsage
 
-# (reason, devices after placing or None, their signature): what ``_Fitter`` memoises
+__all__ = ["GroupFits", "SharedFits"]
+
+# (reason, devices after placing or None, their signature): what ``Fitter`` memoises
 Fit = tuple[str, list[DeviceUsage] | None, tuple]
 
 

@@ -19,16 +19,18 @@ from ..predicates import Resources, insufficient
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bound import device_bound
-from .equivalences import _Equivalence
+from .equivalences import Equivalence
 from .fits import GroupFits
 
 if TYPE_CHECKING:
     from .bulk import FreshFill
 
+__all__ = ["Fitter", "PackedNode", "Shape", "device_signature"]
+
 BOUND_REASON = "too few devices with the memory, cores and time slices the pod asks for"
 
 
-class _Node:
+class PackedNode:
     __slots__ = ("name", "state", "sig", "free", "pods", "ports", "topo")
 
     def __init__(self, name: str, state: NodeState, sig: tuple, free: Resources, ports: set | None) -> None:
@@ -87,7 +89,7 @@ _PLAIN_FIELDS = attrgetter(*_PLAIN_NAMES)
 _OTHER_FIELDS = attrgetter(*_OTHER_NAMES)
 
 
-def _signature(devices: list[DeviceUsage]) -> tuple:
+def device_signature(devices: list[DeviceUsage]) -> tuple:
     """Everything Fit reads that placements change (``DeviceUsage.PLACEMENT_CHANGES``: usage
     numbers, MIG placements, ``custom_info``, the pods on a device), one entry per device.
 
@@ -107,7 +109,7 @@ def _signature(devices: list[DeviceUsage]) -> tuple:
     return tuple(out)
 
 
-class _Fitter:
+class Fitter:
     """Fits one pod shape on nodes of one group: kube-scheduler's filters, then HAMi's device fit
     memoised by device-usage signature (the only part that depends on the devices)."""
 
@@ -128,7 +130,7 @@ class _Fitter:
     def __init__(
         self,
         sim: Simulator,
-        eq: _Equivalence,
+        eq: Equivalence,
         index: TopologyIndex | None,
         template_devices: list[DeviceUsage] | None = None,
         fits: GroupFits | None = None,
@@ -147,7 +149,7 @@ class _Fitter:
         self.terms = eq.terms
         self.index = index
 
-    def check(self, node: _Node, quick: bool = False) -> tuple[str, list[DeviceUsage] | None, tuple]:
+    def check(self, node: PackedNode, quick: bool = False) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """("" or the reason, devices after placing, their signature). ``quick``: the caller reads
         only whether the pod fits, so a device usage the bound excludes answers no without HAMi's
         fit (with a reason of its own, never memoised)."""
@@ -171,7 +173,7 @@ class _Fitter:
             self.memo[node.sig] = cached
         return cached
 
-    def _fit(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+    def _fit(self, node: PackedNode) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """HAMi's fit on the node's devices, or the one another group computed on alike devices."""
         shared, fits = self.shared, self.fits
         if shared is None or fits is None:
@@ -183,18 +185,18 @@ class _Fitter:
             return fit
         return fits.own(*entry)
 
-    def probe(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+    def probe(self, node: PackedNode) -> tuple[str, list[DeviceUsage] | None, tuple]:
         """``check`` for a scan that reads only whether the pod fits (``quick``)."""
         return self.check(node, True)
 
-    def _evaluate(self, node: _Node) -> tuple[str, list[DeviceUsage] | None, tuple]:
+    def _evaluate(self, node: PackedNode) -> tuple[str, list[DeviceUsage] | None, tuple]:
         verdict = self.sim.evaluate(self.ctx, node.name, node.state)
         if verdict.fits and verdict.fit is not None and verdict.fit.usage_after is not None:
             after = list(verdict.fit.usage_after)
-            return "", after, _signature(after)
+            return "", after, device_signature(after)
         return verdict.reason or "pod does not fit", None, node.sig
 
-    def place(self, node: _Node, pid: str, devices: list[DeviceUsage] | None, sig: tuple) -> None:
+    def place(self, node: PackedNode, pid: str, devices: list[DeviceUsage] | None, sig: tuple) -> None:
         node.free.take(self.demand)
         node.pods.append(pid)
         if self.terms.ports:
@@ -206,7 +208,7 @@ class _Fitter:
             node.sig = sig
 
 
-class _Shape:
+class Shape:
     """Pods that fit identically (same parsed request, policies and resource demand).
 
     They share one fit memo and one sorted list of candidate node indices: a node that rejected the
@@ -216,7 +218,7 @@ class _Shape:
 
     __slots__ = ("fitter", "cands", "seen", "dynamic", "fill")
 
-    def __init__(self, fitter: _Fitter) -> None:
+    def __init__(self, fitter: Fitter) -> None:
         self.fitter = fitter
         self.fill: FreshFill | None = None  # how the shape fills a fresh node (bulk.py), once asked
         self.cands: list[int] = []

@@ -10,15 +10,17 @@ from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from ..predicates import Resources, node_capacity
 from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
 from ..simulate import Simulator
-from .equivalences import _Equivalence
+from .equivalences import Equivalence
 from .fits import GroupFits, SharedFits
-from .fitter import _Node
+from .fitter import PackedNode
 from .inputs import GroupTemplate
-from .packing import _GroupPacker
-from .predicates import _SnapshotNode, _topology_index
+from .packing import GroupPacker
+from .predicates import SnapshotNode, topology_index
 from .results import EstimatedNode, GroupOption, Waste
 from .sharing import SharedPacking, device_key, share_key
-from .template import _Template
+from .template import TemplateNode
+
+__all__ = ["Budget", "cut_short", "estimate_group", "time_limit_reason"]
 
 
 def time_limit_reason(time_limit: float) -> str:
@@ -29,7 +31,7 @@ def time_limit_reason(time_limit: float) -> str:
     )
 
 
-def _summarise(option: GroupOption, nodes: list[_Node], template: _Template) -> None:
+def _summarise(option: GroupOption, nodes: list[PackedNode], template: TemplateNode) -> None:
     """The used nodes with their pods and devices, and the group's waste (least-waste's score)."""
     allocatable = template.allocatable
     used = [node for node in nodes if node.pods]
@@ -82,7 +84,7 @@ class Budget:
         return time.monotonic() >= self.deadline
 
 
-def cut_short(group: GroupTemplate, equivalences: list[_Equivalence], reason: str) -> GroupOption:
+def cut_short(group: GroupTemplate, equivalences: list[Equivalence], reason: str) -> GroupOption:
     """The option of a group a time limit left unpacked: no option, every pod with the reason."""
     return _skipped(GroupOption(group.name, cut_short=True), reason, equivalences)
 
@@ -96,7 +98,7 @@ def _group_limit(group: GroupTemplate, similar: Sequence[GroupSize], limits: Sca
     return limit
 
 
-def _skipped(option: GroupOption, reason: str, equivalences: list[_Equivalence]) -> GroupOption:
+def _skipped(option: GroupOption, reason: str, equivalences: list[Equivalence]) -> GroupOption:
     option.skipped = reason
     for eq in equivalences:
         for pid in eq.ids:
@@ -104,25 +106,25 @@ def _skipped(option: GroupOption, reason: str, equivalences: list[_Equivalence])
     return option
 
 
-def _estimate_group(
+def estimate_group(
     sim: Simulator,
     group: GroupTemplate,
-    equivalences: list[_Equivalence],
+    equivalences: list[Equivalence],
     limits: ScaleUpLimits,
     similar: Sequence[GroupSize],
     budget: Budget,
-    cluster: Sequence[_SnapshotNode] = (),
+    cluster: Sequence[SnapshotNode] = (),
     ca: CARelease | None = None,
     fast: bool = True,
 ) -> GroupOption:
-    template = _Template(sim, group, None)
+    template = TemplateNode(sim, group, None)
     skipped = skip_reason(group.size, group.template, len(template.devices), limits)
     if skipped:
         return _skipped(GroupOption(group.name), skipped, equivalences)
     template.limit = _group_limit(group, similar, limits)
     if template.limit is not None:
         template.limit_reason = limit_source(group.size, similar, limits, template.limit)
-    index = _topology_index(equivalences, template.daemon_terms, cluster)
+    index = topology_index(equivalences, template.daemon_terms, cluster)
     shared = budget.shared
     devices = device_key(sim, template) if shared is not None else None
     key = share_key(sim, template, equivalences, template.limit, devices) if index is None else None
@@ -133,14 +135,14 @@ def _estimate_group(
         return option
     ca = ca or ca_release(DEFAULT_VERSION)
     fits = _group_fits(budget, devices, template)
-    packer = _GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster, fast, fits)
+    packer = GroupPacker(sim, template, limits, index, ca.hostname_retry, cluster, fast, fits)
     option = _pack(packer, group, equivalences, budget, ca)
     if shared is not None and key is not None and not option.timed_out and not option.cut_short:
         shared[key] = SharedPacking(template, option, packer.nodes)
     return option
 
 
-def _group_fits(budget: Budget, devices: tuple | None, template: _Template) -> GroupFits | None:
+def _group_fits(budget: Budget, devices: tuple | None, template: TemplateNode) -> GroupFits | None:
     """The group's view of the fits shared with groups of alike devices (None: fits of its own)."""
     if budget.fits is None or devices is None:
         return None
@@ -148,9 +150,9 @@ def _group_fits(budget: Budget, devices: tuple | None, template: _Template) -> G
 
 
 def _pack(
-    packer: _GroupPacker,
+    packer: GroupPacker,
     group: GroupTemplate,
-    equivalences: list[_Equivalence],
+    equivalences: list[Equivalence],
     budget: Budget,
     ca: CARelease,
 ) -> GroupOption:

@@ -12,6 +12,17 @@ from dataclasses import dataclass
 from ..model import Inventory
 from ..scaleup import GroupSize
 
+__all__ = [
+    "ClusterNode",
+    "DEFAULT_MAX_NODES_PER_SCALE_UP",
+    "EstimateError",
+    "GroupTemplate",
+    "MAX_WORK",
+    "PendingPods",
+    "TIME_LIMIT_SECONDS",
+    "UpcomingNodes",
+]
+
 DEFAULT_MAX_NODES_PER_SCALE_UP = 1000
 
 

@@ -13,12 +13,14 @@ from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bulk import FreshFill, fill
-from .equivalences import _Equivalence
+from .equivalences import Equivalence
 from .fits import GroupFits
-from .fitter import _Fitter, _Node, _Shape
-from .predicates import _hostname_spread, _SnapshotNode, _static_reason
+from .fitter import Fitter, PackedNode, Shape
+from .predicates import SnapshotNode, hostname_spread, static_reason
 from .results import GroupOption
-from .template import _Template
+from .template import TemplateNode
+
+__all__ = ["GroupPacker", "limit_reason"]
 
 
 def limit_reason(limit: int | None, group: str, source: str) -> str:
@@ -27,7 +29,7 @@ def limit_reason(limit: int | None, group: str, source: str) -> str:
     return f"node limit reached: at most {limit} new node(s) for node group {group} ({source})"
 
 
-class _GroupPacker:
+class GroupPacker:
     """CA's binpacking estimator for one node group, one equivalence group at a time.
 
     State carried from one equivalence group to the next: the nodes added so far, the last added one,
@@ -59,11 +61,11 @@ class _GroupPacker:
     def __init__(
         self,
         sim: Simulator,
-        template: _Template,
+        template: TemplateNode,
         limits: ScaleUpLimits,
         index: TopologyIndex | None = None,
         hostname_retry: bool = True,
-        cluster: Sequence[_SnapshotNode] = (),
+        cluster: Sequence[SnapshotNode] = (),
         bound: bool = True,
         fits: GroupFits | None = None,
     ) -> None:
@@ -74,22 +76,22 @@ class _GroupPacker:
         # nothing but the node (no affinity or spread), and not in the pod-by-pod reference
         self.bulk = bound and index is None
         self.cluster = cluster  # the snapshot's other nodes, at the same positions in ``index``
-        self.existing: list[tuple[_Node, Mapping]] | None = None  # retry targets, built on first use
+        self.existing: list[tuple[PackedNode, Mapping]] | None = None  # retry targets, built on first use
         self.hostname_retry = hostname_retry  # CA >= 1.33.1 (ca_releases.CARelease.hostname_retry)
         self.template = template
         self.index = index  # the snapshot for affinity and spread (None: no pod needs it)
         self.option = GroupOption(template.group)
-        self.nodes: list[_Node] = []
-        self.last: _Node | None = None
+        self.nodes: list[PackedNode] = []
+        self.last: PackedNode | None = None
         self.rr = 0
-        self.shapes: dict[tuple, _Shape] = {}
-        self.rejecters: dict[int, list[_Shape]] = {}  # node index -> shapes that dropped it
-        self.static: dict[bytes, str] = {}  # spec key -> _static_reason
+        self.shapes: dict[tuple, Shape] = {}
+        self.rejecters: dict[int, list[Shape]] = {}  # node index -> shapes that dropped it
+        self.static: dict[bytes, str] = {}  # spec key -> static_reason
         # CA's limiter asks the clock before each new node: no node after the group's budget
         self.clock = limits.clock
         self.deadline = limits.clock() + limits.group_budget if limits.group_budget > 0 else None
 
-    def pack(self, eq: _Equivalence) -> None:
+    def pack(self, eq: Equivalence) -> None:
         """Place the group's pods: on the nodes so far (step 1), then on the last or new nodes (2)."""
         ids = eq.ids
         reason = self._unschedulable(eq)
@@ -99,7 +101,7 @@ class _GroupPacker:
             return
         shape = self._shape(eq)
         placed = self._fill_existing(shape, ids)
-        retry = self.hostname_retry and self.index is not None and _hostname_spread(eq.pod)
+        retry = self.hostname_retry and self.index is not None and hostname_spread(eq.pod)
         stop_reason = ""
         while placed < len(ids):
             count = len(self.nodes)
@@ -115,17 +117,17 @@ class _GroupPacker:
         self.option.requested_cpu += placed * eq.containers.cpu
         self.option.requested_memory += placed * eq.containers.memory
 
-    def _unschedulable(self, eq: _Equivalence) -> str:
+    def _unschedulable(self, eq: Equivalence) -> str:
         """Why no node of the group can ever hold the pod (selectors, taints; no devices), or ""."""
         reason = self.static.get(eq.spec_key)
         if reason is None:
-            reason = self.static[eq.spec_key] = _static_reason(eq.pod, self.template.node)
+            reason = self.static[eq.spec_key] = static_reason(eq.pod, self.template.node)
         inventory = self.template.inventory
         if not reason and inventory.error and eq.ctx.pod.requests.has_requests:
             reason = inventory.error
         return reason
 
-    def _shape(self, eq: _Equivalence) -> _Shape:
+    def _shape(self, eq: Equivalence) -> Shape:
         d = eq.demand
         key: tuple = (eq.ctx.key, d.cpu, d.memory, d.ephemeral, d.pods)
         if self.index is not None or eq.terms.ports or d.scalars:
@@ -133,11 +135,11 @@ class _GroupPacker:
         shape = self.shapes.get(key)
         if shape is None:
             devices = self.template.devices if self.bound else None
-            fitter = _Fitter(self.sim, eq, self.index, devices, self.fits)
-            shape = self.shapes[key] = _Shape(fitter)
+            fitter = Fitter(self.sim, eq, self.index, devices, self.fits)
+            shape = self.shapes[key] = Shape(fitter)
         return shape
 
-    def _new_node(self) -> _Node:
+    def _new_node(self) -> PackedNode:
         """Add a node to the snapshot (CA's ``addNewNodeToSnapshot``), with its DaemonSet pods."""
         node = self.last = self.template.new_node(len(self.nodes))
         self.nodes.append(node)
@@ -148,7 +150,7 @@ class _GroupPacker:
                 self.index.add_pod(node.topo, terms)
         return node
 
-    def _fill_existing(self, shape: _Shape, ids: list[str]) -> int:
+    def _fill_existing(self, shape: Shape, ids: list[str]) -> int:
         """Step 1: the nodes added so far, round-robin from the node after the last match, until a
         pod fits none. Returns how many of ``ids`` were placed."""
         i = 0
@@ -162,7 +164,7 @@ class _GroupPacker:
             i += 1
         return i
 
-    def _place_on_last_or_new(self, shape: _Shape, pid: str, retry: bool = False) -> str:
+    def _place_on_last_or_new(self, shape: Shape, pid: str, retry: bool = False) -> str:
         """Step 2 for one pod: the last added node, else (``retry``: when the last node failed it on
         topology spread) the other new nodes, else a new node. "" when placed, else why the
         equivalence group stops (an empty node cannot hold the pod, or the node limit)."""
@@ -191,7 +193,7 @@ class _GroupPacker:
         self._place(fitter, len(self.nodes) - 1, pid, devices, sig)
         return ""
 
-    def _fill_fresh(self, shape: _Shape, ids: list[str], start: int) -> int:
+    def _fill_fresh(self, shape: Shape, ids: list[str], start: int) -> int:
         """Bulk filling (bulk.py): the last node, fresh but for the pod just placed, takes as many of
         ``ids[start:]`` as pod-by-pod placement would put there. Returns how many."""
         plan = shape.fill
@@ -204,7 +206,7 @@ class _GroupPacker:
         return placed
 
     def _place(
-        self, fitter: _Fitter, idx: int, pid: str, devices: list[DeviceUsage] | None, sig: tuple
+        self, fitter: Fitter, idx: int, pid: str, devices: list[DeviceUsage] | None, sig: tuple
     ) -> None:
         fitter.place(self.nodes[idx], pid, devices, sig)
         self._changed(idx)
@@ -214,7 +216,7 @@ class _GroupPacker:
         for shape in self.rejecters.pop(idx, ()):
             insort(shape.cands, idx)
 
-    def _retry_others(self, shape: _Shape, pid: str) -> bool:
+    def _retry_others(self, shape: Shape, pid: str) -> bool:
         """CA's hostname-topology retry (``binpacking_estimator.go``, CA 1.33.1+): the pod failed
         the last new node on a spread constraint, so before adding a node try every other new node,
         round-robin from the position the scans share; a hostname spread's minimum may have risen
@@ -233,7 +235,7 @@ class _GroupPacker:
                 return True
         return self._retry_existing(shape, pid)
 
-    def _retry_existing(self, shape: _Shape, pid: str) -> bool:
+    def _retry_existing(self, shape: Shape, pid: str) -> bool:
         """The retry's other half: CA's filter skips only the last new node, so the snapshot's
         existing nodes are tried too (after the new ones here; CA's order is its snapshot's). A pod
         that asks for HAMi devices never fits one: their devices are not modelled here."""
@@ -243,7 +245,7 @@ class _GroupPacker:
         if self.existing is None:
             self.existing = self._existing_nodes()
         for node, raw in self.existing:
-            if _static_reason(fitter.pod, raw):
+            if static_reason(fitter.pod, raw):
                 continue
             why, devices, sig = fitter.check(node)
             if not why:
@@ -252,7 +254,7 @@ class _GroupPacker:
                 return True
         return False
 
-    def _existing_nodes(self) -> list[tuple[_Node, Mapping]]:
+    def _existing_nodes(self) -> list[tuple[PackedNode, Mapping]]:
         """The snapshot's existing nodes as binpacking targets: allocatable less their pods."""
         out = []
         ignored = self.sim.managed_resources()
@@ -266,13 +268,13 @@ class _GroupPacker:
                 ports |= pod_terms(pod).ports
             meta = entry.node.get("metadata")
             name = str(meta.get("name") if isinstance(meta, Mapping) else "") or f"cluster-node-{idx}"
-            node = _Node(name, NodeState(name, []), (), free, ports or None)
+            node = PackedNode(name, NodeState(name, []), (), free, ports or None)
             node.topo = idx
             out.append((node, entry.node))
         return out
 
     def _find(
-        self, shape: _Shape, start: int
+        self, shape: Shape, start: int
     ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
         """CA's FitsAnyNodeMatching: the first fitting node at or after ``start``, wrapping around."""
         nodes = self.nodes
@@ -297,7 +299,7 @@ class _GroupPacker:
         return None
 
     def _scan(
-        self, shape: _Shape, start: int
+        self, shape: Shape, start: int
     ) -> tuple[int, tuple[str, list[DeviceUsage] | None, tuple]] | None:
         """``_find`` for shapes whose fit depends on other nodes: every node, every time."""
         nodes = self.nodes

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
 from ..predicates import node_problem, static_mismatch, unschedulable
 from ..topology import TopologyIndex
-from .equivalences import _Equivalence
+from .equivalences import Equivalence
 from .inputs import ClusterNode, EstimateError
 
+__all__ = ["SnapshotNode", "cluster_snapshot", "hostname_spread", "static_reason", "topology_index"]
 
-def _hostname_spread(pod: Mapping) -> bool:
+
+def hostname_spread(pod: Mapping) -> bool:
     """CA's ``isPodUsingHostNameTopologyKey``: any topology spread constraint (whenUnsatisfiable of
     either kind) keyed on ``kubernetes.io/hostname``."""
     spec = pod.get("spec")
@@ -24,21 +26,21 @@ def _hostname_spread(pod: Mapping) -> bool:
     return any(isinstance(c, Mapping) and c.get("topologyKey") == HOSTNAME_LABEL for c in constraints)
 
 
-def _static_reason(pod: Mapping, node: Mapping) -> str:
+def static_reason(pod: Mapping, node: Mapping) -> str:
     """The filters that depend only on the pod and the node (selectors, node affinity, taints,
     NodeUnschedulable on a cordoned template): kube-scheduler's reason, or "" when they pass."""
     return static_mismatch(pod, node) or unschedulable(pod, node)
 
 
 @dataclass(slots=True, frozen=True)
-class _SnapshotNode:
+class SnapshotNode:
     node: Mapping
     labels: Mapping[str, str]
     pods: tuple[PodTerms, ...]
     raw_pods: tuple[Mapping, ...] | None = None  # an existing node's pods (None: an upcoming node)
 
 
-def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
+def cluster_snapshot(cluster: Sequence[ClusterNode]) -> list[SnapshotNode]:
     out = []
     for i, entry in enumerate(cluster):
         problem = node_problem(entry.node)
@@ -47,7 +49,7 @@ def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
         meta = entry.node.get("metadata")
         labels = meta.get("labels") if isinstance(meta, Mapping) else None
         out.append(
-            _SnapshotNode(
+            SnapshotNode(
                 entry.node,
                 labels or {},
                 tuple(pod_terms(p) for p in entry.pods if isinstance(p, Mapping)),
@@ -57,8 +59,8 @@ def _snapshot(cluster: Sequence[ClusterNode]) -> list[_SnapshotNode]:
     return out
 
 
-def _topology_index(
-    equivalences: list[_Equivalence], daemon_terms: Sequence[PodTerms], cluster: Sequence[_SnapshotNode]
+def topology_index(
+    equivalences: list[Equivalence], daemon_terms: Sequence[PodTerms], cluster: Sequence[SnapshotNode]
 ) -> TopologyIndex | None:
     """The snapshot the affinity and spread filters count in, or None when no pod has such a term
     (pending, DaemonSet or already in the snapshot): then the filters cannot fail and cost nothing."""

@@ -10,6 +10,8 @@ from ..model import DeviceUsage
 from ..predicates import Resources
 from ..scaleup import ScaleUpPlan
 
+__all__ = ["DIFFERENCES", "EstimateResult", "EstimatedNode", "GroupOption", "UpcomingNode", "Waste"]
+
 # Where the estimate departs from CA on purpose (the response lists them; docs/sessions.md too)
 DIFFERENCES = (
     "HAMi device fit (with usage carried from pod to pod) is checked on top of CA's predicates",

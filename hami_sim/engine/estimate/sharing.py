@@ -21,12 +21,14 @@ from ..cache import uuid_blind_devices
 from ..model import DeviceUsage, NodeState
 from ..predicates import Resources, node_capacity
 from ..simulate import Simulator
-from .equivalences import _Equivalence
-from .fitter import _Node, _signature
+from .equivalences import Equivalence
+from .fitter import PackedNode, device_signature
 from .packing import limit_reason
-from .predicates import _static_reason
+from .predicates import static_reason
 from .results import GroupOption
-from .template import _Template
+from .template import TemplateNode
+
+__all__ = ["SharedPacking", "device_key", "share_key"]
 
 
 def _resources_key(res: Resources) -> tuple:
@@ -36,7 +38,7 @@ def _resources_key(res: Resources) -> tuple:
 
 def _devices_key(devices: Sequence[DeviceUsage]) -> tuple:
     """The devices as a fit reads them, but for their UUIDs (their positions stand for them)."""
-    usage = _signature(list(devices))
+    usage = device_signature(list(devices))
     return tuple(
         (
             d.index,
@@ -55,7 +57,7 @@ def _devices_key(devices: Sequence[DeviceUsage]) -> tuple:
     )
 
 
-def _by_position(template: _Template) -> tuple:
+def _by_position(template: TemplateNode) -> tuple:
     """The cordoned devices and topology pair scores with each UUID as its device's position."""
     inventory = template.inventory
     at = {d.id: i for i, d in enumerate(template.devices)}
@@ -70,7 +72,7 @@ def _by_position(template: _Template) -> tuple:
     return cordoned, pairs
 
 
-def device_key(sim: Simulator, template: _Template) -> tuple | None:
+def device_key(sim: Simulator, template: TemplateNode) -> tuple | None:
     """What a fit reads of the template's devices but their UUIDs (cordons and pair scores by
     position), or None when a device's fit may read its UUID (``uuid_blind_devices``) or it holds
     what no key can (vendor data)."""
@@ -86,8 +88,8 @@ def device_key(sim: Simulator, template: _Template) -> tuple | None:
 
 def share_key(
     sim: Simulator,
-    template: _Template,
-    equivalences: Sequence[_Equivalence],
+    template: TemplateNode,
+    equivalences: Sequence[Equivalence],
     limit: int | None,
     devices: tuple | None,
 ) -> tuple | None:
@@ -99,7 +101,7 @@ def share_key(
         for eq in equivalences:
             if eq.ctx.pod.requests.has_requests and not eq.ctx.uuid_blind:
                 return None
-    statics = tuple(_static_reason(eq.pod, template.node) for eq in equivalences)
+    statics = tuple(static_reason(eq.pod, template.node) for eq in equivalences)
     key = (
         _resources_key(template.allocatable),
         _resources_key(node_capacity(template.node)),
@@ -122,12 +124,12 @@ class SharedPacking:
 
     __slots__ = ("template", "option", "nodes")
 
-    def __init__(self, template: _Template, option: GroupOption, nodes: list[_Node]) -> None:
+    def __init__(self, template: TemplateNode, option: GroupOption, nodes: list[PackedNode]) -> None:
         self.template = template
         self.option = option
         self.nodes = nodes
 
-    def copy_for(self, template: _Template, option: GroupOption) -> list[_Node]:
+    def copy_for(self, template: TemplateNode, option: GroupOption) -> list[PackedNode]:
         """Fill ``option`` (the other group's, empty) from this packing; its new nodes, named after its
         template and holding its devices' UUIDs."""
         source = self.option
@@ -155,7 +157,7 @@ class _Relabel:
 
     __slots__ = ("source", "target", "ids", "done")
 
-    def __init__(self, source: _Template, target: _Template) -> None:
+    def __init__(self, source: TemplateNode, target: TemplateNode) -> None:
         self.source = source.devices
         self.target = target.devices
         self.ids: Mapping[str, str] = {

@@ -10,12 +10,14 @@ from ..model import DeviceUsage, NodeState
 from ..names import estimated_node_name, pod_id, template_node_name
 from ..predicates import Resources, insufficient, node_allocatable, pod_demand, static_mismatch
 from ..simulate import Inventory, Simulator
-from .equivalences import _Equivalence
-from .fitter import _Node, _signature
+from .equivalences import Equivalence
+from .fitter import PackedNode, device_signature
 from .inputs import GroupTemplate
 
+__all__ = ["TemplateNode"]
 
-def _device_memory(eq: _Equivalence, devmem: int) -> int:
+
+def _device_memory(eq: Equivalence, devmem: int) -> int:
     total = 0
     for requests in eq.ctx.pod.requests.containers:
         for req in requests.values():
@@ -30,7 +32,7 @@ def _template_name(group: GroupTemplate) -> str:
     return name if isinstance(name, str) and name else template_node_name(group.name, None)
 
 
-class _Template:
+class TemplateNode:
     """What every new node of a group starts as: the template's name, resources and devices."""
 
     __slots__ = (
@@ -59,7 +61,7 @@ class _Template:
         self.devices: list[DeviceUsage] = (
             self.inventory.state(self.name).devices if not self.inventory.error else []
         )
-        self.sig = _signature(self.devices)
+        self.sig = device_signature(self.devices)
         self.limit = limit
         self.limit_reason = ""  # which of CA's limits set ``limit`` (``scaleup.limit_source``)
         self.daemons: list[str] = []
@@ -85,10 +87,10 @@ class _Template:
                 self.ports = (self.ports or set()) | terms.ports
         return free
 
-    def new_node(self, index: int, name: str = "") -> _Node:
+    def new_node(self, index: int, name: str = "") -> PackedNode:
         name = name or estimated_node_name(self.name, index)
         state = NodeState(name, self.devices, self.inventory.pair_scores, self.inventory.cordoned)
-        return _Node(name, state, self.sig, self.fresh.copy(), set(self.ports) if self.ports else None)
+        return PackedNode(name, state, self.sig, self.fresh.copy(), set(self.ports) if self.ports else None)
 
     def node_object(self, name: str) -> tuple[Mapping, Mapping[str, str]]:
         """A new node as the topology filters see it: CA's sanitised copy has the template's labels
@@ -98,7 +100,7 @@ class _Template:
         labels = {**(labels if isinstance(labels, Mapping) else {}), HOSTNAME_LABEL: name}
         return {"metadata": {"name": name, "labels": labels}, "spec": self.node.get("spec") or {}}, labels
 
-    def order(self, equivalences: list[_Equivalence], pod_requests: bool = True) -> list[_Equivalence]:
+    def order(self, equivalences: list[Equivalence], pod_requests: bool = True) -> list[Equivalence]:
         """CA's order: share of the template (cpu + memory), then device memory, both descending.
 
         The share is of the pod's full request (init containers, sidecars, overhead) from CA 1.33 on,
@@ -106,7 +108,7 @@ class _Template:
         alloc = self.allocatable
         devmem = self.devices[0].totalmem if self.devices else 0
 
-        def share(eq: _Equivalence) -> float:
+        def share(eq: Equivalence) -> float:
             demand = eq.demand if pod_requests else eq.containers
             cpu = demand.cpu / alloc.cpu if alloc.cpu else 0.0
             mem = demand.memory / alloc.memory if alloc.memory else 0.0

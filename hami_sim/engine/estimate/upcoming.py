@@ -13,17 +13,19 @@ from ..predicates import node_capacity
 from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
-from .equivalences import _Equivalence
-from .fitter import _Fitter, _Node
+from .equivalences import Equivalence
+from .fitter import Fitter, PackedNode
 from .inputs import EstimateError, GroupTemplate, UpcomingNodes
-from .predicates import _SnapshotNode, _static_reason, _topology_index
+from .predicates import SnapshotNode, static_reason, topology_index
 from .results import UpcomingNode
-from .template import _Template
+from .template import TemplateNode
+
+__all__ = ["absorb_upcoming", "count_upcoming", "upcoming_result"]
 
 
 @dataclass(slots=True)
 class _Upcoming:
-    nodes: list[tuple[_Node, _Template]] = field(default_factory=list)
+    nodes: list[tuple[PackedNode, TemplateNode]] = field(default_factory=list)
     placed: dict[str, str] = field(default_factory=dict)  # pod id -> upcoming node name
     rr: int = 0  # CA's round-robin position over the snapshot's nodes
 
@@ -39,19 +41,19 @@ def _upcoming_nodes(
             raise EstimateError(
                 f"upcoming nodes of {entry.node_group!r}: not one of the requested node groups"
             )
-        template = _Template(sim, group, None)
+        template = TemplateNode(sim, group, None)
         for i in range(entry.count):
             state.nodes.append((template.new_node(i, f"{template.name}-upcoming-{i}"), template))
     return state
 
 
-def _absorb_upcoming(
+def absorb_upcoming(
     sim: Simulator,
-    equivalences: list[_Equivalence],
+    equivalences: list[Equivalence],
     groups: Sequence[GroupTemplate],
     upcoming: Sequence[UpcomingNodes],
-    cluster: Sequence[_SnapshotNode],
-) -> tuple[_Upcoming, list[_Equivalence], list[_SnapshotNode]]:
+    cluster: Sequence[SnapshotNode],
+) -> tuple[_Upcoming, list[Equivalence], list[SnapshotNode]]:
     """CA's FilterOutSchedulable over the upcoming nodes: the pending pods, most important (highest
     ``spec.priority``) first, each on the first node that passes every filter and HAMi's Fit,
     round-robin from the node after the last match. Returns the placements, the equivalence groups
@@ -59,7 +61,7 @@ def _absorb_upcoming(
     state = _upcoming_nodes(sim, groups, upcoming)
     templates = {id(t): t for _, t in state.nodes}
     daemon_terms = [terms for t in templates.values() for terms in t.daemon_terms]
-    index = _topology_index(equivalences, daemon_terms, cluster)
+    index = topology_index(equivalences, daemon_terms, cluster)
     terms_on: list[list[PodTerms]] = []
     objects = []
     for node, template in state.nodes:
@@ -70,14 +72,14 @@ def _absorb_upcoming(
             for terms in template.daemon_terms:
                 index.add_pod(node.topo, terms)
         terms_on.append(list(template.daemon_terms))
-    left: list[_Equivalence] = []
+    left: list[Equivalence] = []
     for eq in sorted(equivalences, key=lambda eq: (-_priority_of(eq.pod), eq.order)):
         rest = _absorb_group(sim, state, eq, index, terms_on)
         if rest:
             left.append(eq if len(rest) == len(eq.ids) else replace(eq, ids=rest))
     left.sort(key=lambda eq: eq.order)
     snapshot = [
-        _SnapshotNode(obj, labels, tuple(terms))
+        SnapshotNode(obj, labels, tuple(terms))
         for (obj, labels), terms in zip(objects, terms_on, strict=True)
     ]
     return state, left, snapshot
@@ -92,14 +94,14 @@ def _priority_of(pod: Mapping) -> int:
 def _absorb_group(
     sim: Simulator,
     state: _Upcoming,
-    eq: _Equivalence,
+    eq: Equivalence,
     index: TopologyIndex | None,
     terms_on: list[list[PodTerms]],
 ) -> list[str]:
     """Place ``eq``'s pods on the upcoming nodes; returns the ids left pending. Once a pod fits no
     node, its identical successors fit none either (nodes only fill up), unless its fit depends on
     other nodes (affinity, spread)."""
-    fitters: dict[int, _Fitter | None] = {}
+    fitters: dict[int, Fitter | None] = {}
     nodes = state.nodes
     for pid in eq.ids:
         found = _first_upcoming(sim, state, eq, index, fitters)
@@ -118,10 +120,10 @@ def _absorb_group(
 def _first_upcoming(
     sim: Simulator,
     state: _Upcoming,
-    eq: _Equivalence,
+    eq: Equivalence,
     index: TopologyIndex | None,
-    fitters: dict[int, _Fitter | None],
-) -> tuple[int, _Fitter, tuple[str, list[DeviceUsage] | None, tuple]] | None:
+    fitters: dict[int, Fitter | None],
+) -> tuple[int, Fitter, tuple[str, list[DeviceUsage] | None, tuple]] | None:
     """CA's SchedulePodOnAnyNodeMatching over the upcoming nodes, from the round-robin position."""
     nodes = state.nodes
     for step in range(len(nodes)):
@@ -138,30 +140,30 @@ def _first_upcoming(
 
 def _upcoming_fitter(
     sim: Simulator,
-    eq: _Equivalence,
-    template: _Template,
+    eq: Equivalence,
+    template: TemplateNode,
     index: TopologyIndex | None,
-    fitters: dict[int, _Fitter | None],
-) -> _Fitter | None:
+    fitters: dict[int, Fitter | None],
+) -> Fitter | None:
     """The group's fitter for one upcoming template (its own device memo), None where the template
     can never hold the pod (selectors, taints, unschedulable, no devices for a device pod)."""
     key = id(template)
     if key not in fitters:
-        static = _static_reason(eq.pod, template.node)
+        static = static_reason(eq.pod, template.node)
         if not static and template.inventory.error and eq.ctx.pod.requests.has_requests:
             static = template.inventory.error
-        fitters[key] = None if static else _Fitter(sim, eq, index)
+        fitters[key] = None if static else Fitter(sim, eq, index)
     return fitters[key]
 
 
-def _upcoming_result(state: _Upcoming) -> list[UpcomingNode]:
+def upcoming_result(state: _Upcoming) -> list[UpcomingNode]:
     return [
         UpcomingNode(node.name, template.group, node.pods, node.state.devices)
         for node, template in state.nodes
     ]
 
 
-def _count_upcoming(
+def count_upcoming(
     sim: Simulator, groups: list[GroupTemplate], limits: ScaleUpLimits, upcoming: Sequence[UpcomingNodes]
 ) -> tuple[list[GroupTemplate], ScaleUpLimits]:
     """Upcoming nodes count as CA counts them: in their group's target size (so toward its max
@@ -176,7 +178,7 @@ def _count_upcoming(
             capacity = node_capacity(group.template)
             cores += counts[group.name] * -(-capacity.cpu // 1000)
             memory += counts[group.name] * capacity.memory
-            gpus += counts[group.name] * len(_Template(sim, group, None).devices)
+            gpus += counts[group.name] * len(TemplateNode(sim, group, None).devices)
     groups = [
         replace(g, current_size=g.current_size + counts[g.name]) if counts[g.name] else g for g in groups
     ]

@@ -30,20 +30,20 @@ controller (one equivalence group each, as in CA) share parsing with identical p
 an equivalence group fills alone take its pods a node at a time (``bulk``). That keeps 10,000 pods
 well under a second.
 
-The package, in the order an estimate runs: ``inputs`` (what is asked) -> ``equivalences`` (pods
-parsed once per group) -> ``upcoming`` (pods absorbed by nodes being added) -> ``template``,
-``fitter``, ``predicates``, ``packing`` and ``bulk`` (one node group's binpacking) -> ``expanders``, ``chain``
-and ``explain`` (CA's expander chain and its sentence) -> ``results``; ``entry.estimate`` runs them. Each module's ``__all__`` is what the others may import
-from it; a leading underscore is private to its module (``tests/estimate/test_internal_api.py``).
+The package, in the order an estimate runs: ``inputs`` (what is asked) -> ``parsed_groups`` (pods
+parsed once per equivalence group) -> ``upcoming`` (pods absorbed by nodes being added) ->
+``template_node``, ``fitter``, ``ca_filters``, ``packing`` and ``bulk`` (one node group's binpacking)
+-> ``ca_expanders``, ``chain`` and ``explain`` (CA's expander chain and its sentence) -> ``results``;
+``entry.estimate`` runs them. Each module's ``__all__`` is what the others may import from it; a
+leading underscore is private to its module (``tests/estimate/test_internal_api.py``).
 """
 
 from __future__ import annotations
 
 from ..scaleup import ScaleUpLimits
+from .ca_expanders import EXPANDERS, Expander, expander_filter, parse_expander
 from .chain import choose
 from .entry import estimate
-from .equivalences import entry_ids, group_pending_pods
-from .expanders import EXPANDERS, Expander, expander_filter, parse_expander
 from .fitter import Shape, device_signature
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
@@ -55,6 +55,7 @@ from .inputs import (
     PendingPods,
     UpcomingNodes,
 )
+from .parsed_groups import entry_ids, group_pending_pods
 from .results import DIFFERENCES, EstimatedNode, EstimateResult, GroupOption, UpcomingNode, Waste
 
 __all__ = [

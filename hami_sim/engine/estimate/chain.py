@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .expanders import Expander, expander_filter, pick_option
+from .ca_expanders import Expander, expander_filter, pick_option
 from .explain import chain_explanation, why_not
 from .results import GroupOption
 

@@ -18,9 +18,9 @@ from ..scaleup import (
     similar_templates,
 )
 from ..simulate import Simulator
+from .ca_expanders import Expander
+from .ca_filters import SnapshotNode, cluster_snapshot
 from .chain import choose
-from .equivalences import Equivalence, group_pending_pods, parse_groups
-from .expanders import Expander
 from .group import Budget, cut_short, estimate_group, time_limit_reason
 from .inputs import (
     DEFAULT_MAX_NODES_PER_SCALE_UP,
@@ -32,9 +32,9 @@ from .inputs import (
     PendingPods,
     UpcomingNodes,
 )
-from .predicates import SnapshotNode, cluster_snapshot
+from .parsed_groups import Equivalence, group_pending_pods, parse_groups
 from .results import EstimateResult, GroupOption
-from .template import TemplateNode
+from .template_node import TemplateNode
 from .upcoming import absorb_upcoming, count_upcoming, upcoming_result
 
 __all__ = ["estimate"]

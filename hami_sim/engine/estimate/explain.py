@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .expanders import WASTE_SCORES, Expander
+from .ca_expanders import WASTE_SCORES, Expander
 from .results import GroupOption
 
 __all__ = ["chain_explanation", "why_not"]

@@ -19,8 +19,8 @@ from ..predicates import Resources, insufficient
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bound import device_bound
-from .equivalences import Equivalence
 from .fits import GroupFits
+from .parsed_groups import Equivalence
 
 if TYPE_CHECKING:
     from .bulk import FreshFill

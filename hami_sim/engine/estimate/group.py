@@ -10,15 +10,15 @@ from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
 from ..predicates import Resources, node_capacity
 from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
 from ..simulate import Simulator
-from .equivalences import Equivalence
+from .ca_filters import SnapshotNode, topology_index
 from .fits import GroupFits, SharedFits
 from .fitter import PackedNode
 from .inputs import GroupTemplate
 from .packing import GroupPacker
-from .predicates import SnapshotNode, topology_index
+from .parsed_groups import Equivalence
 from .results import EstimatedNode, GroupOption, Waste
 from .sharing import SharedPacking, device_key, share_key
-from .template import TemplateNode
+from .template_node import TemplateNode
 
 __all__ = ["Budget", "cut_short", "estimate_group", "time_limit_reason"]
 

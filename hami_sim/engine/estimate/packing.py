@@ -13,12 +13,12 @@ from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bulk import FreshFill, fill
-from .equivalences import Equivalence
+from .ca_filters import SnapshotNode, hostname_spread, static_reason
 from .fits import GroupFits
 from .fitter import Fitter, PackedNode, Shape
-from .predicates import SnapshotNode, hostname_spread, static_reason
+from .parsed_groups import Equivalence
 from .results import GroupOption
-from .template import TemplateNode
+from .template_node import TemplateNode
 
 __all__ = ["GroupPacker", "limit_reason"]
 

@@ -21,12 +21,12 @@ from ..cache import uuid_blind_devices
 from ..model import DeviceUsage, NodeState
 from ..predicates import Resources, node_capacity
 from ..simulate import Simulator
-from .equivalences import Equivalence
+from .ca_filters import static_reason
 from .fitter import PackedNode, device_signature
 from .packing import limit_reason
-from .predicates import static_reason
+from .parsed_groups import Equivalence
 from .results import GroupOption
-from .template import TemplateNode
+from .template_node import TemplateNode
 
 __all__ = ["SharedPacking", "device_key", "share_key"]
 

@@ -13,12 +13,12 @@ from ..predicates import node_capacity
 from ..scaleup import ScaleUpLimits
 from ..simulate import Simulator
 from ..topology import TopologyIndex
-from .equivalences import Equivalence
+from .ca_filters import SnapshotNode, static_reason, topology_index
 from .fitter import Fitter, PackedNode
 from .inputs import EstimateError, GroupTemplate, UpcomingNodes
-from .predicates import SnapshotNode, static_reason, topology_index
+from .parsed_groups import Equivalence
 from .results import UpcomingNode
-from .template import TemplateNode
+from .template_node import TemplateNode
 
 __all__ = ["absorb_upcoming", "count_upcoming", "upcoming_result"]
 

@@ -10,9 +10,9 @@ from ..model import DeviceUsage, NodeState
 from ..names import estimated_node_name, pod_id, template_node_name
 from ..predicates import Resources, insufficient, node_allocatable, pod_demand, static_mismatch
 from ..simulate import Inventory, Simulator
-from .equivalences import Equivalence
 from .fitter import PackedNode, device_signature
 from .inputs import GroupTemplate
+from .parsed_groups import Equivalence
 
 __all__ = ["TemplateNode"]
 

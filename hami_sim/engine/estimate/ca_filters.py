@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
 from ..predicates import node_problem, static_mismatch, unschedulable
 from ..topology import TopologyIndex
-from .equivalences import Equivalence
 from .inputs import ClusterNode, EstimateError
+from .parsed_groups import Equivalence
 
 __all__ = ["SnapshotNode", "cluster_snapshot", "hostname_spread", "static_reason", "topology_index"]
 

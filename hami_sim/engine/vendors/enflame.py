@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,10 +30,10 @@ from .enflame_drs import (
     quantity_value,
     select_profile,
 )
-from .enflame_shared import EnflameSharedVendor
+from .enflame_shared import GCU_COUNT, EnflameSharedVendor
 from .fit_loop import Rejections, collected_count
 from .node_codecs import capacity_devices
-from .registry import Backend, ProfileFields, VendorDescriptor, capacity_renderer
+from .registry import Backend, ProfileFields, Registration, RenderInput, VendorDescriptor, capacity_renderer
 from .request_rules import MAX_INT32, count_request, int32, resource_int
 from .selection import uuid_check
 
@@ -226,12 +227,25 @@ GCU_PROFILE = ProfileFields(
     fixed={"type": GCU, "count": 1, "devmem": 100, "devcore": 100, "numa": 0},
 )
 
+
+def _render_vgcu(vendor: Vendor, data: RenderInput, count_name: str) -> Registration:
+    """A DRS profile as the release's vGCU backend reads it: v2.10's DRS capacity annotation, or
+    before v2.10 (``EnflameSharedVendor``) the profile's GCUs counted in ``enflame.com/gcu-count``."""
+    if isinstance(vendor, EnflameSharedVendor):
+        out = Registration()
+        out.capacity[GCU_COUNT] = str(len(data.devices))
+        return out
+    return DRS_PROFILE.render(vendor, data, count_name)
+
+
+VGCU_PROFILE = dataclasses.replace(DRS_PROFILE, render=_render_vgcu)
+
 DESCRIPTOR = VendorDescriptor(
     block="enflame",
     order=40,
     config_class=EnflameConfig,
     backends=(
         Backend(EnflameGcuVendor, lambda word: GCU_PROFILE),
-        Backend(EnflameDrsVendor, lambda word: DRS_PROFILE),
+        Backend(EnflameDrsVendor, lambda word: VGCU_PROFILE),
     ),
 )

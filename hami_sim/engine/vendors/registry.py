@@ -214,8 +214,10 @@ def row_extra(rows: Sequence[Row], device_index: int, key: str) -> object:
 
 
 def count_resource(vendor: Any, profile: ProfileFields) -> str:
-    """The pod resource that counts a backend's devices (what its device plugin advertises)."""
-    name: str = getattr(vendor.config, profile.count_field)
+    """The pod resource that counts a backend's devices (what its device plugin advertises); for
+    another release's backend of the profile, configured without that field (Enflame's shared GCUs
+    before v2.10), its own count resource."""
+    name: str = getattr(vendor.config, profile.count_field, None) or vendor.config.resource_count_name
     return name
 
 

@@ -1,4 +1,5 @@
-"""A node group whose device profile has AMD GPUs, judged under each HAMi release (``HAMI_VERSION``).
+"""Node-group device profiles under each HAMi release (``HAMI_VERSION``): an AMD group judged by its
+release's rules, and every vendor's profile rendered as its release's backend reads it.
 
 The profile describes two MI300X cards (192 GiB, 304 compute units, 10 slots each). v2.10's AMD
 backend shares them as vGPU slices (``hami.io/node-amd-register``); v2.9's and v2.8's counted whole
@@ -93,3 +94,42 @@ def test_the_group_template_registers_amd_as_its_release_does(
     template = client.get(f"/api/v1/node-groups/{GROUP}/template").json()
     assert template["status"]["capacity"]["amd.com/gpu"] == capacity
     assert ("hami.io/node-amd-register" in template["metadata"]["annotations"]) is registered
+
+
+# ---- every vendor's profile under every release -------------------------------------------------
+#: the backends a release lacks: their registration is rendered and no backend of the release reads it
+ABSENT = {"2.8": {"Biren", "Vastai"}, "2.9": {"Biren"}, "2.10": set()}
+
+
+@pytest.mark.parametrize("release", ["2.8", "2.9", "2.10"])
+def test_every_vendors_profile_renders_a_template_its_release_reads(settings, release):
+    """A release may swap a profile's backend (AMD's whole cards, Enflame's shared GCUs before v2.10)
+    or lack it; the group's template still renders and holds the release's devices."""
+    from hami_sim.runtime.simulator import get_simulator
+    from profiles.api.serializers import complete_rows
+    from profiles.render import template_node
+    from tests.profiles.test_vendor_profiles import PROFILES
+
+    settings.HAMI_VERSION = release
+    for vendor, rows in sorted(PROFILES.items()):
+        node = template_node(
+            "g", match_labels={"pool": "x"}, profiles=[(vendor, complete_rows(vendor, rows), {})]
+        )
+        devices = get_simulator().annotation_inventory(node).devices
+        assert bool(devices) is (vendor not in ABSENT[release]), (vendor, release)
+
+
+def test_an_enflame_drs_profile_is_shared_gcus_before_v2_10(settings):
+    """Before v2.10 the Enflame vGCU backend shared whole GCUs counted in ``enflame.com/gcu-count``."""
+    from hami_sim.runtime.simulator import get_simulator
+    from profiles.api.serializers import complete_rows
+    from profiles.render import template_node
+    from tests.profiles.test_vendor_profiles import PROFILES
+
+    settings.HAMI_VERSION = "2.9"
+    rows = complete_rows("Enflame", PROFILES["Enflame"])
+    node = template_node("g", match_labels={"pool": "x"}, profiles=[("Enflame", rows, {})])
+    assert node["status"]["capacity"]["enflame.com/gcu-count"] == "2"
+    assert "enflame.com/gcu-drs-capacity" not in node["metadata"]["annotations"]
+    devices = get_simulator().annotation_inventory(node).devices
+    assert [(d.device_vendor, d.count, d.devmem) for d in devices] == [("Enflame", 100, 100)] * 2

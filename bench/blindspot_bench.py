@@ -22,7 +22,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hami_sim.engine.blindspot import CAProfile, Pending, ViewNode, aggregate_names, pod_views  # noqa: E402
-from hami_sim.engine.predicates import Resources  # noqa: E402
+from hami_sim.engine.scheduler_filters import Resources  # noqa: E402
 from hami_sim.engine.simulate import Simulator  # noqa: E402
 
 DEVMEM = 81559

@@ -35,8 +35,8 @@ from hami_sim.engine.blindspot import (
 from hami_sim.engine.estimate import EstimateError, GroupTemplate, PendingPods, estimate
 from hami_sim.engine.model import NodeState
 from hami_sim.engine.policy import WeightsError
-from hami_sim.engine.predicates import Resources
 from hami_sim.engine.requests import PodError
+from hami_sim.engine.scheduler_filters import Resources
 from hami_sim.engine.simulate import Simulator
 from hami_sim.pages.ages import human_age
 from hami_sim.project.conf import conf

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hami_sim.engine.dra.explain import DraVerdict, judge, placement_text, request_text
 from hami_sim.engine.dra.hamidra import HAMI_DRA_CLASS, claims_of_pod, hami_dra_class
 from hami_sim.engine.dra.objects import Claim, DeviceClass, DraError, parse_claim, parse_slice
-from hami_sim.engine.predicates import static_mismatch
+from hami_sim.engine.scheduler_filters import static_mismatch
 from profiles.dra_templates import dra_template_slices
 from profiles.models import NodeGroup, NodeInventory
 from profiles.nodetemplates import group_template

@@ -24,9 +24,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from hami_sim.engine.predicates import Resources, pod_demand
 from hami_sim.engine.quantity import QuantityError
 from hami_sim.engine.requests import PodError
+from hami_sim.engine.scheduler_filters import Resources, pod_demand
 from hami_sim.project.conf import conf
 from hami_sim.runtime.bulk import copy_rows
 from hami_sim.runtime.rejects import bad_identity, note, object_name

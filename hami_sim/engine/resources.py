@@ -2,7 +2,7 @@
 app containers, sidecars, init containers' peak, overhead, scalar resources), a node's allocatable and
 capacity, and the fit of one on what is left of the other, with kube-scheduler's reason texts.
 
-Apart from the other filters (``predicates``: taints, selectors, node affinity) because it is the one
+Apart from the other filters (``scheduler_filters``: taints, selectors, node affinity) because it is the one
 that runs per placement: plain integer arithmetic on a slotted ``Resources``.
 """
 

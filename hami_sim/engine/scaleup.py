@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .predicates import UNSCHEDULABLE_TAINT, node_allocatable, node_capacity
 from .quantity import QuantityError, parse_quantity
+from .scheduler_filters import UNSCHEDULABLE_TAINT, node_allocatable, node_capacity
 
 __all__ = [
     "DEFAULT_GROUP_BUDGET",

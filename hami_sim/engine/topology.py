@@ -22,7 +22,7 @@ from .interpod import (
     Term,
     selector_matches,
 )
-from .predicates import matches_node_selector, matches_required_affinity, untolerated_taint
+from .scheduler_filters import matches_node_selector, matches_required_affinity, untolerated_taint
 
 __all__ = ["TopologyIndex"]
 

@@ -16,8 +16,8 @@ from django.db import transaction
 
 from hami_sim.engine.model import DeviceUsage, NodeState
 from hami_sim.engine.policy import WeightsError
-from hami_sim.engine.predicates import node_problem
 from hami_sim.engine.requests import PodError
+from hami_sim.engine.scheduler_filters import node_problem
 from hami_sim.engine.simulate import PodContext, Simulator
 from hami_sim.project.permissions import Caller
 from hami_sim.runtime.simulator import get_simulator

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hami_sim.engine.blindspot import ViewNode
-from hami_sim.engine.predicates import Resources
+from hami_sim.engine.scheduler_filters import Resources
 from hami_sim.engine.simulate import Simulator
 from tests.factories import gpu_node, pod
 

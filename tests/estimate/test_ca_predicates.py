@@ -9,8 +9,8 @@ import copy
 import pytest
 
 from hami_sim.engine.estimate import ClusterNode, GroupTemplate, PendingPods, ScaleUpLimits, estimate
-from hami_sim.engine.predicates import pod_demand
 from hami_sim.engine.scaleup import daemon_set_pod
+from hami_sim.engine.scheduler_filters import pod_demand
 from hami_sim.engine.simulate import Simulator
 
 from .helpers import ca_node, ca_pod, gpu_node

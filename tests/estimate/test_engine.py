@@ -1,4 +1,4 @@
-"""The pure estimator and predicates (``hami_sim.engine.estimate`` / ``predicates``), no Django."""
+"""The pure estimator and predicates (``hami_sim.engine.estimate`` / ``scheduler_filters``), no Django."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hami_sim.engine.estimate import (
     estimate,
     parse_expander,
 )
-from hami_sim.engine.predicates import (
+from hami_sim.engine.scheduler_filters import (
     matches_required_affinity,
     pod_demand,
     static_mismatch,

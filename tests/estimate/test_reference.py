@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hami_sim.engine.estimate import GroupTemplate, PendingPods, estimate, group_pending_pods
 from hami_sim.engine.model import NodeState
-from hami_sim.engine.predicates import Resources, insufficient, node_allocatable, pod_demand
+from hami_sim.engine.scheduler_filters import Resources, insufficient, node_allocatable, pod_demand
 from hami_sim.engine.simulate import PodContext, Simulator
 from tests.factories import gpu, node, pod
 

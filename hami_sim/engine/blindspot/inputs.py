@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..model import NodeState
-from ..predicates import Resources
+from ..scheduler_filters import Resources
 from .aggregate import AggregateNames
 
 NO_LIVE_USAGE = "no trustworthy live usage"

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ..model import DeviceUsage, NodeState
-from ..predicates import Resources, insufficient, node_allocatable, static_mismatch, unschedulable
+from ..scheduler_filters import Resources, insufficient, node_allocatable, static_mismatch, unschedulable
 from ..simulate import PodContext, Simulator
 from .aggregate import aggregate_capacity
 from .inputs import NO_LIVE_USAGE, CAProfile, ViewNode

@@ -11,7 +11,7 @@ import orjson
 
 from .. import reasons as R
 from ..names import pod_id
-from ..predicates import pod_demand
+from ..scheduler_filters import pod_demand
 from ..simulate import PodContext, Simulator
 from .inputs import CAProfile, Pending, ViewNode
 from .placement import _ca_check, _ca_slots, _hami_check, _hami_slots, _Shape, _Slot, _static, _View

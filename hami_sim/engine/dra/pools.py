@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hami_sim.engine.dra.objects import Device, ResourceSlice
-from hami_sim.engine.predicates import node_selector_matches
+from hami_sim.engine.scheduler_filters import node_selector_matches
 
 __all__ = ["Pool", "gather_pools", "slice_targets"]
 

@@ -13,7 +13,7 @@ way CA's ``BinpackingNodeEstimator`` does:
   the group when its pod does not fit an empty node (or the node limit is reached);
 - a node's devices carry the usage of the pods already on it (``PodFit.usage_after``), so the second
   12000 MiB pod on a 23028 MiB A10 goes to the other card, and the third needs a new node.
-- a pod fits a node when kube-scheduler's filters pass (``predicates.py``: taints, node affinity,
+- a pod fits a node when kube-scheduler's filters pass (``scheduler_filters.py``: taints, node affinity,
   NodeUnschedulable, resources with sidecars and extended resources; ``interpod.py``: host ports,
   required pod (anti-)affinity and topology spread, counted over the snapshot: the nodes added so
   far with their pods and DaemonSet pods, plus ``cluster`` nodes and upcoming nodes) and HAMi's Fit;

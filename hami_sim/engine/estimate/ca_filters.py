@@ -1,4 +1,4 @@
-"""CA's filters as the estimator applies them on top of ``engine.predicates`` and ``engine.interpod``:
+"""CA's filters as the estimator applies them on top of ``engine.scheduler_filters`` and ``engine.interpod``:
 the snapshot the affinity and spread filters count in, the filters that depend only on the pod and
 the node (checked once per group), and CA's hostname-spread test."""
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
-from ..predicates import node_problem, static_mismatch, unschedulable
+from ..scheduler_filters import node_problem, static_mismatch, unschedulable
 from ..topology import TopologyIndex
 from .inputs import ClusterNode, EstimateError
 from .parsed_groups import Equivalence

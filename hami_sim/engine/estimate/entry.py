@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
-from ..predicates import node_problem
 from ..requests import PodError
 from ..scaleup import (
     GroupSize,
@@ -17,6 +16,7 @@ from ..scaleup import (
     sanitize_template,
     similar_templates,
 )
+from ..scheduler_filters import node_problem
 from ..simulate import Simulator
 from .ca_expanders import Expander
 from .ca_filters import SnapshotNode, cluster_snapshot

@@ -15,7 +15,7 @@ import orjson
 
 from ..interpod import PORTS_CONFLICT, ports_conflict
 from ..model import DeviceUsage, NodeState
-from ..predicates import Resources, insufficient
+from ..scheduler_filters import Resources, insufficient
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bound import device_bound

@@ -7,8 +7,8 @@ import time
 from collections.abc import Sequence
 
 from ..ca_releases import DEFAULT_VERSION, CARelease, ca_release
-from ..predicates import Resources, node_capacity
 from ..scaleup import GroupSize, ScaleUpLimits, limit_source, node_limit, skip_reason
+from ..scheduler_filters import Resources, node_capacity
 from ..simulate import Simulator
 from .ca_filters import SnapshotNode, topology_index
 from .fits import GroupFits, SharedFits

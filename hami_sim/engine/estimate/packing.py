@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 
 from ..interpod import SPREAD_MISMATCH, pod_terms
 from ..model import DeviceUsage, NodeState
-from ..predicates import node_allocatable, pod_demand
 from ..scaleup import ScaleUpLimits
+from ..scheduler_filters import node_allocatable, pod_demand
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .bulk import FreshFill, fill

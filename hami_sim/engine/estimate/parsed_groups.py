@@ -10,8 +10,8 @@ from ..equivalence_groups import PodGroup, group_pods
 from ..interpod import PodTerms, pod_terms
 from ..names import pod_id
 from ..policy import WeightsError
-from ..predicates import Resources, containers_demand, pod_demand
 from ..requests import PodError
+from ..scheduler_filters import Resources, containers_demand, pod_demand
 from ..simulate import PodContext, Simulator
 from .inputs import EstimateError, PendingPods
 

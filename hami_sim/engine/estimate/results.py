@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from ..ca_releases import DEFAULT_VERSION
 from ..model import DeviceUsage
-from ..predicates import Resources
 from ..scaleup import ScaleUpPlan
+from ..scheduler_filters import Resources
 
 __all__ = ["DIFFERENCES", "EstimateResult", "EstimatedNode", "GroupOption", "UpcomingNode", "Waste"]
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from ..cache import uuid_blind_devices
 from ..model import DeviceUsage, NodeState
-from ..predicates import Resources, node_capacity
+from ..scheduler_filters import Resources, node_capacity
 from ..simulate import Simulator
 from .ca_filters import static_reason
 from .fitter import PackedNode, device_signature

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ..interpod import HOSTNAME_LABEL, PodTerms, pod_terms
 from ..model import DeviceUsage, NodeState
 from ..names import estimated_node_name, pod_id, template_node_name
-from ..predicates import Resources, insufficient, node_allocatable, pod_demand, static_mismatch
+from ..scheduler_filters import Resources, insufficient, node_allocatable, pod_demand, static_mismatch
 from ..simulate import Inventory, Simulator
 from .fitter import PackedNode, device_signature
 from .inputs import GroupTemplate

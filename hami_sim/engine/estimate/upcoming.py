@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 
 from ..interpod import PodTerms
 from ..model import DeviceUsage
-from ..predicates import node_capacity
 from ..scaleup import ScaleUpLimits
+from ..scheduler_filters import node_capacity
 from ..simulate import Simulator
 from ..topology import TopologyIndex
 from .ca_filters import SnapshotNode, static_reason, topology_index

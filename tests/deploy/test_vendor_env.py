@@ -21,9 +21,9 @@ SHOW = (
 )
 
 
-def _manage(*args: str, vendors_json: str | None) -> subprocess.CompletedProcess:
+def _manage(*args: str, vendors_json: str | None, **variables: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HAMI_", "DATABASE_URL"))}
-    env = {**base, "PYTHONPATH": str(REPO), "DATABASE_URL": "sqlite:///:memory:"}
+    env = {**base, "PYTHONPATH": str(REPO), "DATABASE_URL": "sqlite:///:memory:", **variables}
     if vendors_json is not None:
         env["HAMI_VENDORS_JSON"] = vendors_json
     return subprocess.run(
@@ -71,3 +71,31 @@ def test_an_unknown_vendor_or_field_stops_start_up():
     result = _manage("check", vendors_json='{"hygon": {"resourceCuontName": "x"}}')
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and "resourceCuontName" in result.stderr
+
+
+# NVIDIA's knownMigGeometries (read under HAMI_VERSION 2.9 and 2.8), as the running engine has them
+SHOW_MIG = (
+    "from hami_sim.runtime.simulator import get_simulator; import json; "
+    "nv = get_simulator().vendors['NVIDIA']; "
+    "print(json.dumps([[e.models, [[t.name for t in g] for g in e.geometries]] "
+    "for e in nv.config.known_mig_geometries]))"
+)
+A100 = '[{"models": ["A100-SXM4-40GB"], "allowedGeometries": [[{"name": "3g.20gb", "memory": 20480, "core": 42, "count": 2}]]}]'
+
+
+def test_known_mig_geometries_from_the_environment_reach_the_engine():
+    result = _manage("shell", "-c", SHOW_MIG, vendors_json=None, HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES=A100)
+    assert result.returncode == 0, result.stderr
+    assert orjson.loads(result.stdout.strip().splitlines()[-1]) == [[["A100-SXM4-40GB"], [["3g.20gb"]]]]
+    unset = _manage("shell", "-c", SHOW_MIG, vendors_json=None)
+    assert unset.returncode == 0 and orjson.loads(unset.stdout.strip().splitlines()[-1]) == []
+
+
+def test_known_mig_geometries_of_another_shape_stop_start_up():
+    result = _manage("check", vendors_json=None, HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES='{"models": ["A100"]}')
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES must be a JSON list" in result.stderr
+    wrong = '[{"models": ["A100"], "allowedGeometries": [[{"name": "1g", "memory": "5gb"}]]}]'
+    result = _manage("check", vendors_json=None, HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES=wrong)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "must be integers" in result.stderr

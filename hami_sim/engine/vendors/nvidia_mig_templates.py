@@ -296,6 +296,18 @@ class TemplateReservations:
 TEMPLATE_RESERVATIONS = TemplateReservations()
 
 
+def _template(raw: object) -> MigTemplate:
+    """One template of a configured geometry; ``ValueError`` unless a mapping of integer fields."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("a knownMigGeometries template must be a mapping of name, memory, core, count")
+    values = [raw.get(key, 0) for key in ("memory", "core", "count")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ValueError(
+            f"knownMigGeometries template {raw.get('name', '')!r}: memory, core, count must be integers"
+        )
+    return MigTemplate(str(raw.get("name", "")), *values)
+
+
 def geometries_from_settings(entries: object) -> tuple[MigGeometries, ...]:
     """``knownMigGeometries`` as Helm writes it: ``[{models: [...], allowedGeometries: [[{name,
     memory, core, count}]]}]``; ``ValueError`` on another shape."""
@@ -307,14 +319,9 @@ def geometries_from_settings(entries: object) -> tuple[MigGeometries, ...]:
     for entry in entries:
         if not isinstance(entry, Mapping):
             raise ValueError("a knownMigGeometries entry must be a mapping")
-        geometries = tuple(
-            tuple(
-                MigTemplate(
-                    str(t["name"]), int(t.get("memory", 0)), int(t.get("core", 0)), int(t.get("count", 0))
-                )
-                for t in geometry or ()
-            )
-            for geometry in entry.get("allowedGeometries") or ()
-        )
-        out.append(MigGeometries(tuple(str(m) for m in entry.get("models") or ()), geometries))
+        geometries = entry.get("allowedGeometries") or []
+        if not isinstance(geometries, list) or not all(isinstance(g, list) for g in geometries):
+            raise ValueError("knownMigGeometries allowedGeometries must be a list of template lists")
+        models = tuple(str(m) for m in entry.get("models") or ())
+        out.append(MigGeometries(models, tuple(tuple(_template(t) for t in g) for g in geometries)))
     return tuple(out)

@@ -20,9 +20,11 @@ from django.db.models.functions import Cast
 
 from hami_sim.engine.allocations import ContainerDevice, MigAllocation, pod_allocation
 from hami_sim.engine.allocations import PodAllocation as Allocation
+from hami_sim.engine.hami_releases import INIT_APART
 from hami_sim.engine.model import MigPlacement
 from hami_sim.engine.vendors import allocated_annotations, pod_info_annotations
 from hami_sim.runtime.rejects import bad_identity, note, object_name
+from hami_sim.runtime.simulator import get_simulator
 from hami_sim.runtime.storable import clean_json, clean_text, encode_checked, text_needs_cleaning
 
 __all__ = [
@@ -58,8 +60,10 @@ def pod_info_keys() -> frozenset[str]:
 
 
 def allocation_of(pod: Mapping) -> Allocation | None:
-    """The pod's allocation as HAMi counts it, or ``None`` when HAMi does not count the pod."""
-    return pod_allocation(pod, checklist(), pod_info_keys())
+    """The pod's allocation as HAMi counts it, or ``None`` when HAMi does not count the pod; its init
+    containers as the release ``HAMI_VERSION`` names counts them (``pod_allocation``'s ``init_peak``)."""
+    init_peak = get_simulator().rules.init_containers == INIT_APART
+    return pod_allocation(pod, checklist(), pod_info_keys(), init_peak=init_peak)
 
 
 def admissible(pod: object) -> bool:

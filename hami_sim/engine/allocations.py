@@ -185,7 +185,7 @@ def _init_containers_succeeded(pod: Mapping) -> bool:
 
 
 def pod_allocation(
-    pod: Mapping, checklist: Mapping[str, str], pod_info_keys: Collection[str] = ()
+    pod: Mapping, checklist: Mapping[str, str], pod_info_keys: Collection[str] = (), *, init_peak: bool = True
 ) -> PodAllocation | None:
     """The pod's collapsed allocation, or ``None`` when HAMi does not count it at all.
 
@@ -196,6 +196,8 @@ def pod_allocation(
     it (``onAddPod`` logs and returns), and the caller records the error as a finding.
     Once all init containers succeeded HAMi shrinks a known pod to its app containers
     (``onUpdatePod``); a stateless relist sees that final state, so it counts app containers only.
+    ``init_peak`` off (v2.9 and v2.8, ``HamiRules.init_containers`` not ``apart``): ``getNodesUsage``
+    adds up every container's devices, init containers' too (one slot each), and never shrinks.
     """
     if not pod_counts(pod):
         return None
@@ -205,7 +207,7 @@ def pod_allocation(
     devices: tuple[tuple[str, ContainerDevice], ...] = ()
     reserved: tuple[MigAllocation, ...] = ()
     try:
-        devices = _counted_devices(pod, checklist, annotations)
+        devices = _counted_devices(pod, checklist, annotations, init_peak)
     except AllocationError as exc:
         error = str(exc)
     else:
@@ -225,11 +227,11 @@ def pod_allocation(
 
 
 def _counted_devices(
-    pod: Mapping, checklist: Mapping[str, str], annotations: Mapping[str, str]
+    pod: Mapping, checklist: Mapping[str, str], annotations: Mapping[str, str], init_peak: bool
 ) -> tuple[tuple[str, ContainerDevice], ...]:
     """The pod's (vendor, device) entries, collapsed as HAMi counts them; ``AllocationError`` when an
     allocated annotation does not decode."""
-    init_count = len(_part(pod, "spec").get("initContainers") or [])
+    init_count = len(_part(pod, "spec").get("initContainers") or []) if init_peak else 0
     raw = decode_pod_devices(checklist, annotations)
     shrink = init_count and _init_containers_succeeded(pod)
     collapsed = (app_containers_only_usage if shrink else collapse_init_container_usage)(raw, init_count)

@@ -376,3 +376,13 @@ def test_live_usage_lists_the_app_class_of_the_pods_on_a_metax_sgpu_card():
     assert only_plain.devices[0].pod_infos == ()
     assert sim.evaluate(ordinary, "live-m", only_plain).fits
     assert sim.evaluate(online_pod, "live-m", only_plain).reason == "1/1 CardAppClassMismatch"
+
+
+@pytest.mark.parametrize("init_status", [None, [DONE]])
+def test_before_v2_10_every_containers_devices_add_up(init_status):
+    """``init_peak`` off (v2.9, v2.8): ``getNodesUsage`` counts the init container's entry like any
+    other (one slot, its memory added), running or succeeded."""
+    pod = hami_pod({**ASSIGNED, NV: "g0,NVIDIA,4000,0:;g0,NVIDIA,1000,10:;"}, init=1, init_status=init_status)
+    alloc = pod_allocation(pod, SUPPORT_DEVICES, init_peak=False)
+    assert alloc is not None
+    assert [(d.uuid, d.usedmem, d.usedcores, d.slots) for _, d in alloc.devices] == [("g0", 5000, 10, 2)]

@@ -12,7 +12,6 @@ import http.client
 import re
 import ssl
 import subprocess
-import time
 from urllib.parse import quote
 
 import orjson
@@ -20,6 +19,7 @@ import pytest
 
 from hami_sim.server.serve import free_port, start_server, stop_server
 from tests.factories import extender_args, gpu, node, pod
+from tests.waiting import eventually
 
 # django_db: makes pytest-django create (and migrate) the test database the server subprocess opens.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -229,11 +229,11 @@ def test_server_logs_are_json_lines_with_request_id_pod_and_verdict(pki, extende
     conn.close()
 
     def lines():
-        return [orjson.loads(line) for line in server_log.read_bytes().splitlines() if line.startswith(b"{")]
+        complete = server_log.read_bytes().split(b"\n")[:-1]  # a line being written has no newline yet
+        return [orjson.loads(line) for line in complete if line.startswith(b"{")]
 
-    deadline = time.monotonic() + 10  # the server writes its lines as it goes; wait for them
-    while time.monotonic() < deadline and not any(r.get("request_id") == "ca-loop-7" for r in lines()):
-        time.sleep(0.1)
+    # the server writes its lines as it goes: wait for this request's
+    assert eventually(lambda: any(r.get("request_id") == "ca-loop-7" for r in lines())), lines()
     (access,) = [r for r in lines() if r.get("request_id") == "ca-loop-7"]
     assert (access["pod"], access["verdict"], access["status"]) == ("default/trainer", "fit 1/2", 200)
     assert access["logger"] == "hami_sim.access" and access["level"] == "INFO"

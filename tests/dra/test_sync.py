@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.dra.objects import HAMI_CLASS, dra_pod, node_slice
-from tests.usage.test_watch import eventually, watching
+from tests.usage.test_watch import watching
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

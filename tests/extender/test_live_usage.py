@@ -12,7 +12,8 @@ import pytest
 from tests.estimate.answers import scheduled
 from tests.factories import extender_args, pod
 from tests.usage.conftest import gpu_node, hami_pod
-from tests.usage.test_watch import eventually, watching
+from tests.usage.test_watch import watching
+from tests.waiting import eventually
 
 LIVE = "ip-10-0-1-11"
 TEMPLATE = "template-node-for-gpu-a10-5c9f8"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 
 import grpc
 import pytest
@@ -27,6 +26,7 @@ from tests.factories.models import NodeGroupFactory
 from tests.profiles.conftest import A10, H100
 from tests.reliability.slowgrpc import SlowCall
 from tests.reliability.test_expander_limits import big_request
+from tests.waiting import eventually
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -52,14 +52,6 @@ def answered() -> float:
         REGISTRY.get_sample_value("hami_sim_expander_requests_total", {"wire": wire}) or 0.0
         for wire in ("objects", "both", "bytes")
     )
-
-
-def wait_for(condition, timeout: float = 30.0) -> bool:
-    """Wait until ``condition()`` holds (the tests assert it after)."""
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return condition()
 
 
 @pytest.fixture
@@ -90,7 +82,7 @@ def test_two_slow_senders_do_not_keep_ca_out(groups, serve, connect, slow_calls,
     request = big_request(64 * 1024)
     before = in_progress()
     slow = [slow_calls(port, f"127.0.0.{n}", request) for n in (2, 3)]
-    assert wait_for(lambda: in_progress() == before + 2)  # both admitted, still receiving
+    assert eventually(lambda: in_progress() == before + 2)  # both admitted, still receiving
     channel = connect(port)
     for _ in range(3):
         assert isinstance(best_options(channel, request), list)  # an answer, not RESOURCE_EXHAUSTED
@@ -106,7 +98,7 @@ def test_a_slow_sender_is_cut_off_at_the_receive_deadline(groups, serve, slow_ca
     before = refused("receive_timeout")
     call = slow_calls(port, "127.0.0.2", big_request(64 * 1024))
     assert call.ended.wait(30), "the server never ended the slow call"
-    assert wait_for(lambda: refused("receive_timeout") == before + 1)
+    assert eventually(lambda: refused("receive_timeout") == before + 1)
     assert refusal_logged(caplog, "receive_timeout")
 
 
@@ -121,7 +113,7 @@ def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls
     worker = threading.Thread(target=lambda: _ignore_errors(best_options, channel, heavy, timeout=60))
     worker.start()
     try:
-        assert wait_for(lambda: inflight() > 0), "the first call never started"
+        assert eventually(lambda: inflight() > 0), "the first call never started"
         busy, done = refused("busy"), answered()
         with pytest.raises(grpc.RpcError) as err:
             best_options(channel, big_request(64 * 1024))  # the same peer: refused at once
@@ -132,7 +124,7 @@ def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls
         small = big_request(32 * 1024)
         other = slow_calls(port, "127.0.0.2", small, sent=len(small))  # another peer, all at once
         assert other.ended.wait(30)
-        assert wait_for(lambda: answered() == done + 1)  # answered, not refused
+        assert eventually(lambda: answered() == done + 1)  # answered, not refused
         assert refused("busy") == busy + 1
     finally:
         worker.join(120)
@@ -151,8 +143,8 @@ def test_a_peer_has_at_most_its_share_of_calls(groups, serve, connect, slow_call
     request = big_request(64 * 1024)
     before = refused("peer_calls")
     calls = [slow_calls(port, "127.0.0.2", request) for _ in range(3)]
-    assert wait_for(lambda: refused("peer_calls") == before + 1)
-    assert wait_for(lambda: sum(call.ended.is_set() for call in calls) == 1)  # the third, ended at once
+    assert eventually(lambda: refused("peer_calls") == before + 1)
+    assert eventually(lambda: sum(call.ended.is_set() for call in calls) == 1)  # the third, ended at once
     assert refusal_logged(caplog, "peer_calls")
     assert best_options(connect(port), request)
 
@@ -167,7 +159,7 @@ def test_calls_beyond_what_the_process_admits_are_counted(groups, serve, connect
     before, calls = refused("calls"), in_progress()
     for n in range(2, 6):
         slow_calls(port, f"127.0.0.{n}", request)
-    assert wait_for(lambda: in_progress() == calls + 4)  # all four admitted, still receiving
+    assert eventually(lambda: in_progress() == calls + 4)  # all four admitted, still receiving
     with pytest.raises(grpc.RpcError) as err:
         best_options(connect(port), request)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -182,7 +174,7 @@ def test_a_request_over_the_byte_bound_is_counted_and_logged(serve, connect, cap
     with pytest.raises(grpc.RpcError) as err:
         best_options(channel, big_request(2 * MiB))
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert wait_for(lambda: refused("too_large") == before + 1)
+    assert eventually(lambda: refused("too_large") == before + 1)
     assert refusal_logged(caplog, "too_large")
 
 

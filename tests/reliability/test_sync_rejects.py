@@ -8,7 +8,6 @@ client against the loopback API double, with the real sync task and the real wat
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
@@ -17,6 +16,7 @@ from tests.factories import kube
 from tests.factories.kube import NVIDIA_REGISTER, hami_pod
 from tests.factories.models import UserFactory
 from tests.kubeapi import FakeKubeAPI
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -172,14 +172,6 @@ def test_repaired_objects_keep_what_they_hold_and_are_counted_and_named(tmp_path
         assert all(part in page for part in (kind, name.replace("…", "&hellip;")[:60], reason, action))
 
 
-def _eventually(check: Callable[[], object], within: float = 20.0) -> object:
-    """Poll until ``check`` is truthy (a bound for the suite, not a timed assertion)."""
-    deadline = time.monotonic() + within
-    while not (value := check()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
-
-
 @pytest.mark.slow
 def test_the_watcher_writes_past_a_pod_the_database_refuses(tmp_path, settings):
     """Before: the watcher retried the same write forever (or exited), and no later event landed."""
@@ -211,13 +203,13 @@ def test_the_watcher_writes_past_a_pod_the_database_refuses(tmp_path, settings):
             api.add_pod(_pending("pending-nul", note="a\x00b"))
             api.add_pod(hami_pod("bound-nul", "n1", [("GPU-n1-3", 2000, 10)], note="x\x00y"))
             api.add_pod(hami_pod("after", "n1", [("GPU-n1-0", 1000, 10)]))
-            assert _eventually(lambda: _card("n1", "GPU-n1-0") == (1, 1000, ["ml/after"])), failure
+            assert eventually(lambda: _card("n1", "GPU-n1-0") == (1, 1000, ["ml/after"])), failure
             assert _card("n1", "GPU-n1-3") == (1, 2000, ["ml/bound-nul"])
             assert (
                 PendingPod.objects.get(name="pending-nul").pod["metadata"]["annotations"]["note"]
                 == "a\ufffdb"
             )
-            assert _eventually(
+            assert eventually(
                 lambda: RejectedObject.objects.filter(name="ml/pending-nul", source="watch_cluster").exists()
             )
         finally:
@@ -264,8 +256,8 @@ def test_a_write_the_database_refuses_is_skipped_not_retried_for_ever(tmp_path, 
             assert api.wait_for_watches(2)
             api.add_pod(_pending("poison"))
             api.add_pod(hami_pod("after", "n1", [("GPU-n1-0", 1000, 10)]))
-            assert _eventually(lambda: _card("n1", "GPU-n1-0") == (1, 1000, ["ml/after"]))
-            assert _eventually(
+            assert eventually(lambda: _card("n1", "GPU-n1-0") == (1, 1000, ["ml/after"]))
+            assert eventually(
                 lambda: RejectedObject.objects.filter(
                     name="ml/poison", reason="refused", action="skipped"
                 ).exists()

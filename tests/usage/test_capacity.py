@@ -12,8 +12,10 @@ import copy
 
 import pytest
 
+from tests.waiting import eventually
+
 from .conftest import gpu_node
-from .test_watch import eventually, watching
+from .test_watch import watching
 
 GPUMEM, GPUCORES = "nvidia.com/gpumem", "nvidia.com/gpucores"
 ADVERTISED = {GPUMEM: str(4 * 23028), GPUCORES: "400"}  # 4 cards of 23028 MiB, 100 cores each

@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import hami_pod
+from tests.waiting import eventually
 
 from .conftest import gpu_node
-from .test_watch import eventually, watching
+from .test_watch import watching
 
 pytestmark = [pytest.mark.django_db]
 

@@ -4,25 +4,16 @@ events, bookmarks, 410 Gone and relist, dropped connections and failing watches,
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
+from tests.waiting import eventually
+
 from .conftest import gpu_node, hami_pod
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def eventually(check: Callable[[], object], within: float = 10.0) -> object:
-    """Poll ``check`` until it returns something truthy (a test-suite bound, not a timed assertion)."""
-    deadline = time.monotonic() + within
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
 
 
 def card(name: str, uuid: str):

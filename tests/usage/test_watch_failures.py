@@ -12,8 +12,10 @@ from collections.abc import Callable
 import pytest
 from django.db import OperationalError
 
+from tests.waiting import eventually
+
 from .conftest import gpu_node, hami_pod
-from .test_watch import card, eventually, watching
+from .test_watch import card, watching
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -117,9 +117,17 @@ def test_a_call_beyond_the_concurrency_bound_is_refused_at_once(groups, serve, c
 @pytest.fixture
 def expander_process(tls_files):
     """``manage.py run_expander`` on TLS with the default bounds, decisions not recorded, and its
-    ``--metrics-bind`` endpoint; yields (pid, port, metrics URL)."""
+    ``--metrics-bind`` endpoint; yields (pid, port, metrics URL). Every request is given a minute to
+    arrive (``EXPANDER_RECEIVE_SECONDS``, 4 s deployed; the cut-off is the fairness tests' subject):
+    a busy machine must not cut one off before it is whole, so the bounds are measured on requests
+    that arrive, the worst case for memory and the only case for CPU."""
     cert, key, _ = tls_files
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DECISION_RECORDING": "off"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DECISION_RECORDING": "off",
+        "EXPANDER_RECEIVE_SECONDS": "60",
+    }
     with socket.socket() as probe:  # a free port for the metrics endpoint
         probe.bind(("127.0.0.1", 0))
         metrics_port = probe.getsockname()[1]
@@ -197,9 +205,8 @@ def concurrently(channel, requests: list[bytes], timeout: float = 60) -> list[ob
     [
         # over the request bound (64 MiB): refused before it is read
         (120 * MiB, {grpc.StatusCode.RESOURCE_EXHAUSTED}),
-        # inside it: the in-flight bound admits some, refuses the rest; none is half-done (on a busy
-        # machine a request may not arrive whole within EXPANDER_RECEIVE_SECONDS: cut off, CANCELLED)
-        (60 * MiB, {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED, "answer"}),
+        # inside it: the call and in-flight bounds admit what fits, refuse the rest; none is half-done
+        (60 * MiB, {grpc.StatusCode.RESOURCE_EXHAUSTED, "answer"}),
     ],
     ids=["4 x 120 MiB", "4 x 60 MiB"],
 )

@@ -66,6 +66,7 @@ BASELINE: dict[str, Any] = {
     "neuron_core_shapes": False,
     "topology_zero_scores": False,
     "mig_profiles": False,
+    "mig_default_geometries": "v2.8.3",
 }
 
 CHANGES: tuple[Change, ...] = (
@@ -340,5 +341,14 @@ CHANGES: tuple[Change, ...] = (
         "slot of that geometry, a refusal read CardNotFoundCustomFilterRule, and an allocated "
         "instance was named by a [geometry-position] suffix on the GPU UUID of the allocation "
         "annotation, which live usage read back",
+    ),
+    Change(
+        "2.9",
+        "mig_default_geometries",
+        "v2.9.0",
+        1847,
+        "the chart's default knownMigGeometries give an A100 80GB's MIG instances the memory the GPU "
+        "reports (1g.10gb 9728 MiB, 2g.20gb 19968, 3g.40gb 40192; the whole GPU 7g.80gb at 98% of "
+        "the cores); before, 10240, 20480 and 40960 MiB, and 7g.79gb at 100%",
     ),
 )

@@ -90,6 +90,9 @@ class HamiRules:
     topology_zero_scores: bool = True
     # MIG GPUs give registered profiles at free placements (False: config geometries, UUID suffixes)
     mig_profiles: bool = True
+    # the chart whose default knownMigGeometries a MIG GPU follows when no geometries are configured
+    # (read only while ``mig_profiles`` is False; ``vendors.nvidia_mig_defaults``)
+    mig_default_geometries: str = "v2.9.0"
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,11 +187,13 @@ HAMI = {
 }
 
 
-def _json_object_env(name: str, kind: type = dict, what: str = "a JSON object of vendor blocks") -> Any:
-    """An optional environment variable holding a JSON ``kind`` (``what``); anything else stops start-up."""
+def _json_object_env(
+    name: str, kind: type = dict, what: str = "a JSON object of vendor blocks", **unset: Any
+) -> Any:
+    """An optional JSON ``kind`` (``what``) variable; unset, ``unset["unset"]`` or an empty ``kind``."""
     raw = env.str(name, default="").strip()
     if not raw:
-        return kind()
+        return unset["unset"] if unset else kind()
     try:
         value = json.loads(raw)
     except ValueError as exc:
@@ -207,9 +209,9 @@ def _json_object_env(name: str, kind: type = dict, what: str = "a JSON object of
 HAMI["VENDORS"] = _json_object_env("HAMI_VENDORS_JSON")
 # NVIDIA's knownMigGeometries, the Helm chart's block as JSON: [{"models": ["A100-SXM4-40GB"],
 # "allowedGeometries": [[{"name": "1g.5gb", "memory": 5120, "core": 14, "count": 7}]]}]. Read only under
-# HAMI_VERSION 2.9 and 2.8, whose MIG GPUs follow these geometries (v2.10 reads each GPU's migProfiles).
+# HAMI_VERSION 2.9 and 2.8 (v2.10 reads each GPU's migProfiles). Unset: the release's chart default; "[]": none.
 HAMI["NVIDIA"]["knownMigGeometries"] = _json_object_env(
-    "HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES", list, "a JSON list of knownMigGeometries entries"
+    "HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES", list, "a JSON list of knownMigGeometries entries", unset=None
 )
 
 REST_FRAMEWORK = rest_framework(env)

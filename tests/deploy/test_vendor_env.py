@@ -77,8 +77,9 @@ def test_an_unknown_vendor_or_field_stops_start_up():
 SHOW_MIG = (
     "from hami_sim.runtime.simulator import get_simulator; import json; "
     "nv = get_simulator().vendors['NVIDIA']; "
-    "print(json.dumps([[e.models, [[t.name for t in g] for g in e.geometries]] "
-    "for e in nv.config.known_mig_geometries]))"
+    "known = nv.config.known_mig_geometries; "
+    "print(json.dumps(None if known is None else [[e.models, [[t.name for t in g] for g in e.geometries]] "
+    "for e in known]))"
 )
 A100 = '[{"models": ["A100-SXM4-40GB"], "allowedGeometries": [[{"name": "3g.20gb", "memory": 20480, "core": 42, "count": 2}]]}]'
 
@@ -87,8 +88,11 @@ def test_known_mig_geometries_from_the_environment_reach_the_engine():
     result = _manage("shell", "-c", SHOW_MIG, vendors_json=None, HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES=A100)
     assert result.returncode == 0, result.stderr
     assert orjson.loads(result.stdout.strip().splitlines()[-1]) == [[["A100-SXM4-40GB"], [["3g.20gb"]]]]
+    # unset: not configured (the release's chart default applies); "[]": configured, no geometry
     unset = _manage("shell", "-c", SHOW_MIG, vendors_json=None)
-    assert unset.returncode == 0 and orjson.loads(unset.stdout.strip().splitlines()[-1]) == []
+    assert unset.returncode == 0 and orjson.loads(unset.stdout.strip().splitlines()[-1]) is None
+    empty = _manage("shell", "-c", SHOW_MIG, vendors_json=None, HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES="[]")
+    assert empty.returncode == 0 and orjson.loads(empty.stdout.strip().splitlines()[-1]) == []
 
 
 def test_known_mig_geometries_of_another_shape_stop_start_up():

@@ -122,12 +122,14 @@ def test_the_next_instance_follows_the_geometry_a_live_suffix_names(release):
 
 def test_known_mig_geometries_are_read_from_the_nvidia_settings_block():
     """``HAMI["NVIDIA"]["knownMigGeometries"]`` (``HAMI_NVIDIA_KNOWN_MIG_GEOMETRIES``) as the chart
-    writes it; absent, no geometry (every MIG instance is refused under 2.9 and 2.8)."""
+    writes it; absent, not configured (None: the release's chart default applies), and an empty
+    list is a list: no geometry (every MIG instance is refused under 2.9 and 2.8)."""
     from hami_sim.engine.vendors.nvidia import config_from_settings
 
     block = {"resourceCountName": "nvidia.com/gpu", "resourceMemoryName": "m", "resourceMemoryPercentageName": "p",
              "resourceCoreName": "c", "defaultMemory": 0, "defaultCores": 0, "memoryFactor": 1}  # fmt: skip
-    assert config_from_settings(block).known_mig_geometries == ()
+    assert config_from_settings(block).known_mig_geometries is None
+    assert config_from_settings({**block, "knownMigGeometries": []}).known_mig_geometries == ()
     entry = {"models": ["A100-SXM4-40GB"], "allowedGeometries": [[{"name": "3g.20gb", "memory": 20480,
                                                                    "core": 42, "count": 2}]]}  # fmt: skip
     config = config_from_settings({**block, "knownMigGeometries": [entry]})

@@ -41,6 +41,7 @@ from .base import (
 from .fit_loop import Rejections, collected_count, core_reason, memory_request
 from .node_codecs import json_devices
 from .nvidia_mig import MIG_MODE, MIG_RESERVATIONS, PROFILE_MIG, ProfileMig
+from .nvidia_mig_defaults import template_mig
 from .nvidia_mig_templates import MigGeometries, TemplateMig, geometries_from_settings
 from .nvidia_requests import checked_request, request_as_written
 from .nvidia_topology import topology_pick
@@ -91,8 +92,9 @@ class NvidiaConfig:
     default_memory: int = 0
     default_cores: int = 0
     memory_factor: int = 1
-    # ``knownMigGeometries``: what a MIG GPU may be split into before v2.10.0 (``mig_profiles``)
-    known_mig_geometries: tuple[MigGeometries, ...] = ()
+    # ``knownMigGeometries``: what a MIG GPU may be split into before v2.10.0 (``mig_profiles``);
+    # None: not configured, so the release's chart default (``HamiRules.mig_default_geometries``)
+    known_mig_geometries: tuple[MigGeometries, ...] | None = None
 
 
 class _Walk:
@@ -320,10 +322,12 @@ class NvidiaVendor(Vendor):
     @property
     def mig(self) -> ProfileMig | TemplateMig:
         """The release's MIG rules (``HamiRules.mig_profiles``): v2.10.0's registered profiles and
-        placements (``nvidia_mig``), or before it the config's geometries (``nvidia_mig_templates``)."""
-        if self.release_rules.mig_profiles:
+        placements (``nvidia_mig``), or before it the config's geometries (``nvidia_mig_templates``),
+        the release's chart default when none are configured (``nvidia_mig_defaults``)."""
+        rules = self.release_rules
+        if rules.mig_profiles:
             return PROFILE_MIG
-        return TemplateMig(self.config.known_mig_geometries)
+        return template_mig(self.config.known_mig_geometries, rules.mig_default_geometries)
 
     def release_reservations(self) -> Reservations:
         """What live usage counts beside the allocation under this release (``mig``)."""

@@ -26,7 +26,6 @@ crashes on it), the mark is left out.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,25 +132,16 @@ def _mark(suffix: str, position: int) -> tuple[str, MigPlacement]:
     return suffix, MigPlacement(position, 1)
 
 
-@functools.lru_cache(maxsize=256)
-def _geometries_for(
-    known: tuple[MigGeometries, ...], device_type: str
-) -> tuple[tuple[MigTemplate, ...], ...]:
-    for entry in known:
-        if any(model in device_type for model in entry.models):
-            return entry.geometries
-    return ()
-
-
 class TemplateMig:
     """The MIG rules of v2.8.3/v2.9.0 for one ``knownMigGeometries`` config (the release-chosen
     counterpart of ``nvidia_mig``'s profiles: ``NvidiaVendor.mig``)."""
 
-    __slots__ = ("known",)
+    __slots__ = ("known", "_by_type")
     refusal = R.CARD_NOT_FOUND_CUSTOM_FILTER_RULE
 
     def __init__(self, known: tuple[MigGeometries, ...]) -> None:
         self.known = known
+        self._by_type: dict[str, tuple[tuple[MigTemplate, ...], ...]] = {}  # device type -> geometries
 
     @property
     def reservations(self) -> TemplateReservations:
@@ -160,7 +150,11 @@ class TemplateMig:
 
     def geometries(self, device_type: str) -> tuple[tuple[MigTemplate, ...], ...]:
         """``GetNodeDevices``: a MIG GPU's geometries, from the first config entry naming its model."""
-        return _geometries_for(self.known, device_type)
+        found = self._by_type.get(device_type)
+        if found is None:
+            entry = next((e for e in self.known if any(m in device_type for m in e.models)), None)
+            found = self._by_type[device_type] = entry.geometries if entry is not None else ()
+        return found
 
     def slots(self, dev: DeviceUsage) -> tuple[int, list[Slot]]:
         """The GPU's geometry index and slot list, built from its marks (none: ``(0, [])``)."""
@@ -308,11 +302,12 @@ def _template(raw: object) -> MigTemplate:
     return MigTemplate(str(raw.get("name", "")), *values)
 
 
-def geometries_from_settings(entries: object) -> tuple[MigGeometries, ...]:
+def geometries_from_settings(entries: object) -> tuple[MigGeometries, ...] | None:
     """``knownMigGeometries`` as Helm writes it: ``[{models: [...], allowedGeometries: [[{name,
-    memory, core, count}]]}]``; ``ValueError`` on another shape."""
+    memory, core, count}]]}]``; None when not given (the release's default applies);
+    ``ValueError`` on another shape."""
     if entries is None:
-        return ()
+        return None
     if not isinstance(entries, list):
         raise ValueError("knownMigGeometries must be a list")
     out = []

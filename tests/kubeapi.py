@@ -491,7 +491,7 @@ class FakeKubeAPI:
             self._bookmarks += 1
             self._changed.notify_all()
 
-    def wait_for_watches(self, count: int, timeout: float = 10.0) -> bool:
+    def wait_for_watches(self, count: int, timeout: float = 30.0) -> bool:
         """Block until ``count`` watches are open (a test's way to know the watcher is listening)."""
         deadline = time.monotonic() + timeout
         with self._changed:

@@ -251,8 +251,15 @@ def compute_device_scores(
         for dev in devices:
             dev.score = untyped_device_score(dev, requests)
         return
+    # devices in one state score alike (a fresh node's cards, or cards the same pods share): a node's
+    # cards are scored once per distinct state, about half of them on a big estimate
+    scores: dict[tuple, float] = {}
     for dev in devices:
-        dev.score = device_score(dev, requests, weights)
+        key = (dev.type, dev.count, dev.totalcore, dev.totalmem, dev.used, dev.usedcores, dev.usedmem)
+        score = scores.get(key)
+        if score is None:
+            score = scores[key] = device_score(dev, requests, weights)
+        dev.score = score
 
 
 def _chain_key(chain: tuple[str, ...]) -> Callable[[DeviceUsage], tuple[float, ...]]:

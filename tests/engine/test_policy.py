@@ -59,6 +59,36 @@ def test_device_score_is_float32_exact(count, used, totalmem, usedmem, usedcores
     assert got == float(_np_device_score(d, request, weights))
 
 
+# (type, count, used, totalmem, usedmem, usedcores): few values, so cards of one state meet on a node
+CARD = st.tuples(
+    st.sampled_from(["NVIDIA", "NVIDIA A10"]),
+    st.sampled_from([0, 10]),
+    st.integers(0, 3),
+    st.sampled_from([0, 23028, 81920]),
+    st.sampled_from([0, 4000, 12000]),
+    st.sampled_from([0, 30]),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    cards=st.lists(CARD, min_size=1, max_size=8),
+    pct=st.sampled_from([101, 0, 50]),
+    w=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)),
+)
+def test_cards_in_one_state_scored_once_score_as_each_alone(cards, pct, w):
+    """``compute_device_scores`` scores a node's cards once per distinct state: every card still gets
+    the score ``device_score`` gives it alone."""
+    devices = [
+        dev(f"g{i}", count, used, totalmem, usedmem, 100, cores, index=i, type=kind)
+        for i, (kind, count, used, totalmem, usedmem, cores) in enumerate(cards)
+    ]
+    requests = {"NVIDIA": req(1, 3000, pct, 20)}
+    weights = Weights(*w)
+    compute_device_scores(devices, requests, weights)
+    assert [d.score for d in devices] == [device_score(d, requests, weights) for d in devices]
+
+
 def test_float32_decides_the_device_order():
     # in float64 both cards score 11.600000000000001; in float32 a=11.599999 < b=11.6
     a = dev("a", 10, 9, 7, 0, 100, 26, type="NVIDIA A10")

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+import orjson
 from django.utils import timezone
 
 from hami_sim.engine.hami_releases import HamiRules, RuleChange, rule_differences, rules_for
@@ -268,19 +269,43 @@ def _device_text(outcome: Outcome) -> str:
     return " + ".join(",".join(c) or "-" for c in outcome.devices)
 
 
+def _shape(pod: Mapping) -> bytes | None:
+    """What a pod's outcome depends on, as a key: its annotations and spec. A fit reads the pod's
+    annotations and its containers' requests (``PodView.FIT_READS``); its name, namespace and uid
+    are identity, so pods of one shape (a Deployment's replicas, a Job's) get one outcome per rule
+    set. None (judged on its own) for a pod that cannot be keyed."""
+    meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return None
+    try:
+        return orjson.dumps([meta.get("annotations"), pod.get("spec")], option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 class _Judges:
-    """One simulator per rule set, built on first use and shared by every pod of a comparison."""
+    """One simulator per rule set, built on first use and shared by every pod of a comparison, and
+    each outcome kept by (rule set, pod shape): a rule's effect on a shape is judged once, however
+    many pods have that shape. A pod that fails to parse is never kept (the next one tries again)."""
 
     def __init__(self, current: HamiRules, other: HamiRules, candidates: _Candidates) -> None:
         self.current, self.other, self.candidates = current, other, candidates
         self.sims: dict[HamiRules, Simulator] = {}
+        self.outcomes: dict[tuple[HamiRules, bytes], Outcome] = {}
 
     def outcome(self, rules: HamiRules, pod: Mapping) -> Outcome:
+        shape = _shape(pod)
+        found = self.outcomes.get((rules, shape)) if shape is not None else None
+        if found is not None:
+            return found
         sim = self.sims.get(rules)
         if sim is None:
             process = get_simulator()  # the current release's own rules: the process's simulator
             sim = self.sims[rules] = process if rules == process.rules else _simulator(rules)
-        return judge(sim, pod, self.candidates)
+        found = judge(sim, pod, self.candidates)
+        if shape is not None:
+            self.outcomes[(rules, shape)] = found
+        return found
 
     def rules_changing(self, pod: Mapping, now: Outcome, differences: Sequence[RuleChange]) -> tuple:
         """The differing rules that alone, taken from the other release, change the answer."""

@@ -193,3 +193,54 @@ def test_the_endpoint_is_in_the_openapi_schema(client):
     [param] = [p for p in operation["parameters"] if p["name"] == "release"]
     assert param["required"] is True and set(param["schema"]["enum"]) == {"2.8", "2.9", "2.10"}
     assert {"200", "400"} <= set(operation["responses"])
+
+
+# -- shapes: the comparison judges each pod shape once per rule set (``upgrade._Judges``); pods that
+# differ only in name, namespace or uid share an outcome. The rules it names are the ones judging
+# every pod on its own names (``_shape`` returning None), and other annotations are another shape.
+def pinned(name: str) -> dict:
+    """The init-outgrowing shape, kept off A10G cards by an annotation: no card under either release."""
+    obj = pending(name, main=10000, init=20000)
+    obj["metadata"].setdefault("annotations", {})["nvidia.com/nouse-gputype"] = "A10G"
+    return obj
+
+
+def _rules(answer: dict) -> dict[str, list[str]]:
+    return {c["pod"]["name"]: [r["rule"] for r in c["rules"]] for c in answer["changes"]}
+
+
+@pytest.mark.parametrize(
+    ("release", "pods", "expected"),
+    [
+        # two replicas of one shape: both change with the init rule, the second from the first's outcome
+        (
+            "2.9",
+            lambda: [pending("train", main=10000, init=20000), pending("replica", main=10000, init=20000),
+                     pending("small", main=1000)],
+            {"train": ["init_containers"], "replica": ["init_containers"]},
+        ),
+        # the same spec with another annotation is another shape: it fits under neither release
+        (
+            "2.9",
+            lambda: [pending("train", main=10000, init=20000), pinned("pinned")],
+            {"train": ["init_containers"]},
+        ),
+        # under 2.8 the init container takes no device: the devices change, by the same rule
+        (
+            "v2.8.3",
+            lambda: [pending("train", main=10000, init=20000), pending("replica", main=10000, init=20000)],
+            {"train": ["init_containers"], "replica": ["init_containers"]},
+        ),
+    ],
+)  # fmt: skip
+def test_shared_shapes_name_the_same_rules_as_judging_each_pod_alone(
+    client, cluster, monkeypatch, release, pods, expected
+):
+    from decisions import upgrade
+
+    cluster(*pods())
+    shared = _upgrade(client, release).json()
+    assert _rules(shared) == expected
+    monkeypatch.setattr(upgrade, "_shape", lambda pod: None)  # every pod judged on its own
+    alone = _upgrade(client, release).json()
+    assert shared["changes"] == alone["changes"] and shared["judged"] == alone["judged"]

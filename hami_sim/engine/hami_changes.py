@@ -42,6 +42,7 @@ BASELINE: dict[str, Any] = {
     "ascend_mode_agnostic": False,
     "vastai_backend": False,
     "biren_backend": False,
+    "ascend_910c_backend": False,
     "amd_vgpu": False,
     "enflame_drs": False,
     "count_by_type": False,
@@ -350,5 +351,14 @@ CHANGES: tuple[Change, ...] = (
         "the chart's default knownMigGeometries give an A100 80GB's MIG instances the memory the GPU "
         "reports (1g.10gb 9728 MiB, 2g.20gb 19968, 3g.40gb 40192; the whole GPU 7g.80gb at 98% of "
         "the cores); before, 10240, 20480 and 40960 MiB, and 7g.79gb at 100%",
+    ),
+    Change(
+        "2.9",
+        "ascend_910c_backend",
+        True,
+        1610,
+        "the chart's device config lists the Ascend910C chip (huawei.com/Ascend910C, its memory and "
+        "core names), so its nodes register NPUs and its pods are HAMi's; before, the chart had no "
+        "910C entry: a pod asking for huawei.com/Ascend910C asked HAMi for nothing",
     ),
 )

@@ -55,6 +55,7 @@ class HamiRules:
     # the backends a release has (a pod asking only for another release's is no HAMi pod)
     vastai_backend: bool = True
     biren_backend: bool = True
+    ascend_910c_backend: bool = True  # the chart's device config lists the Ascend910C chip
     # an Ascend pod without huawei.com/vnpu-mode goes on any node (False: partial ones match modes)
     ascend_mode_agnostic: bool = True
     mutex_policy: bool = True  # "mutex" is a GPU policy: only unused cards

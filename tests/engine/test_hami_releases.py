@@ -232,16 +232,22 @@ def test_an_amd_node_counted_in_capacity_takes_whole_cards_only_before_v2_10():
 
 
 @pytest.mark.parametrize(
-    ("release", "biren", "vastai"), [("2.8", False, False), ("2.9", False, True), ("2.10", True, True)]
+    ("release", "biren", "vastai", "ascend_910c"),
+    [("2.8", False, False, False), ("2.9", False, True, True), ("2.10", True, True, True)],
 )
-def test_a_release_has_only_the_backends_it_brought(release, biren, vastai):
-    """A pod asking for a resource no backend of the release manages is no HAMi pod: it fits a node
-    without such devices (v2.9 manages no Biren card; v2.8 no Vastai one either)."""
+def test_a_release_has_only_the_backends_it_brought(release, biren, vastai, ascend_910c):
+    """A pod asking for a resource no backend of the release manages is no HAMi pod (it asks for no
+    device, and fits a node without such devices): v2.9 manages no Biren card; v2.8 no Vastai one,
+    and its chart lists no Ascend910C chip."""
     sim = Simulator(EngineConfig(hami_release=release, cache_bytes=0))
-    assert ("Biren" in sim.vendors, "Vastai" in sim.vendors) == (biren, vastai)
+    present = ("Biren" in sim.vendors, "Vastai" in sim.vendors, "Ascend910C" in sim.vendors)
+    assert present == (biren, vastai, ascend_910c)
+    assert "Ascend910B3" in sim.vendors  # the other chips are every release's
     biren_pod = pod(containers=[container(resources={"limits": {"birentech.com/gpu": "1"}})])
     [verdict] = sim.filter_nodes(sim.pod_context(biren_pod), [gpu_node("n", 1)])
     assert verdict.fits is not biren
+    npu_pod = pod(containers=[container(resources={"limits": {"huawei.com/Ascend910C": "1"}})])
+    assert sim.pod_context(npu_pod).pod.requests.has_requests is ascend_910c  # a HAMi pod, or not
 
 
 @pytest.mark.parametrize(

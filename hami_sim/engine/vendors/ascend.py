@@ -82,6 +82,8 @@ class AscendVendor(Vendor):
 
     def __init__(self, config: AscendConfig) -> None:  # a chip is always configured
         chip = self.common_word = config.common_word
+        if chip == ASCEND_910C:  # a chip of the chart's list from v2.9.0 on
+            self.exists_by = "ascend_910c_backend"
         self.register_key = f"hami.io/node-register-{chip}"
         self.rules = FitRules(f"hami.io/use-{chip}-uuid", f"hami.io/no-use-{chip}-uuid")
         super().__init__(config)

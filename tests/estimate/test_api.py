@@ -382,3 +382,42 @@ def test_the_explanation_names_what_each_waste_score_sums(client, expander, name
         assert float(shown.group(1)) == pytest.approx(sum(option["waste"][k] for k in summed), abs=1e-3)
         assert shown.group(2).split(", of")[0] == " + ".join(summed)
     assert "(score " not in body["explanation"]
+
+
+def test_node_devices_list_usage_and_the_option_lists_the_cards_once(client):
+    """The compact answer: an option's ``devices`` are the template's cards (fixed fields, no usage);
+    each new node gives their usage in that order, MIG instances in use included."""
+    profiles = [
+        {
+            "name": "1g.5gb",
+            "memoryMB": 5120,
+            "core": 14,
+            "sliceCount": 1,
+            "placements": [{"start": s, "size": 1} for s in range(7)],
+        }
+    ]
+    card = gpu("GPU-M", count=7, devmem=40960, type="NVIDIA A100-SXM4-40GB", mode="mig", migProfiles=profiles)
+    body = {
+        "pods": [{"pod": owned(pod("m", gpumem=4000)), "count": 9}],
+        "nodeGroups": [group("mig", node("mig", [card]))],
+    }
+    status, answer = estimate(client, body)
+    assert status == 200, answer
+    [option] = answer["options"]
+    assert option["devices"] == [
+        {
+            "uuid": "GPU-M",
+            "index": 0,
+            "type": "NVIDIA A100-SXM4-40GB",
+            "count": 7,
+            "devmem": 40960,
+            "devcore": 100,
+            "numa": 0,
+            "mode": "mig",
+            "health": True,
+        }
+    ]
+    assert [len(node_pods(answer, n)) for n in option["nodes"]] == [7, 2]
+    first = option["nodes"][0]["devices"][0]
+    assert (first["used"], len(first["migInUse"])) == (7, 7) and "uuid" not in first
+    assert option["nodes"][0]["pods"] == [[0, 7]] and option["nodes"][1]["pods"] == [[7, 2]]

@@ -328,7 +328,9 @@ CHANGES: tuple[Change, ...] = (
         2160,
         "topology-aware NVIDIA requests of several GPUs take the best-linked subset even when every "
         "subset scores 0; before, only a subset scoring above 0 was taken, so with none the "
-        "container fitted holding no GPU",
+        "container fitted holding no GPU; a one-GPU request's lowest-scoring GPU is chosen whatever "
+        "its total, where before a total of exactly -1 meant none yet and the next GPU walked "
+        "replaced it",
     ),
     Change(
         "2.10",

@@ -87,7 +87,8 @@ class HamiRules:
     graph_reason_over_devices: bool = True
     # AWS Neuron core requests take whole-device shapes or none (False: C cores ask C/2 devices)
     neuron_core_shapes: bool = True
-    # topology-aware NVIDIA picks a best subset even when every one scores 0 (False: none, it fits empty)
+    # topology-aware NVIDIA picks a best subset even when every one scores 0 (False: none, it fits empty;
+    # and a single GPU whose summed score is exactly -1 is replaced by the next GPU walked)
     topology_zero_scores: bool = True
     # MIG GPUs give registered profiles at free placements (False: config geometries, UUID suffixes)
     mig_profiles: bool = True

@@ -446,6 +446,20 @@ NEGATIVE = {
     "dev-2": {"dev-0": -3, "dev-1": -1},
 }
 
+# Hand-derived (no HAMi test has a card totalling -1): v2.10.0 device.go computeWorstSingleCard marks
+# "none yet" with a flag, so a total of -1 is an ordinary lowest total. Fit walks dev-2, dev-1, dev-0.
+# MINUS_ONE_MIDDLE totals dev-0 6, dev-1 -1, dev-2 3; MINUS_ONE_FIRST totals 7, 4, -1.
+MINUS_ONE_MIDDLE = {
+    "dev-0": {"dev-1": 1, "dev-2": 5},
+    "dev-1": {"dev-0": 1, "dev-2": -2},
+    "dev-2": {"dev-0": 5, "dev-1": -2},
+}
+MINUS_ONE_FIRST = {
+    "dev-0": {"dev-1": 6, "dev-2": 1},
+    "dev-1": {"dev-0": 6, "dev-2": -2},
+    "dev-2": {"dev-0": 1, "dev-1": -2},
+}
+
 
 def three(n=3):
     return [gpu(f"dev-{i}", index=i, count=10, totalmem=8192) for i in range(n)]
@@ -464,6 +478,8 @@ def three(n=3):
         # pairs 100/200/150 -> best pair (gpu0, gpu2)
         pytest.param(three(), 1, SCORES, {"dev-1"}, id="TestComputeWorstSingleCard"),
         pytest.param(three(), 2, SCORES, {"dev-0", "dev-2"}, id="TestComputeBestCombination"),
+        pytest.param(three(), 1, MINUS_ONE_MIDDLE, {"dev-1"}, id="single card totalling -1 (hand-derived)"),
+        pytest.param(three(), 1, MINUS_ONE_FIRST, {"dev-2"}, id="first card totalling -1 (hand-derived)"),
     ],
 )
 def test_fit_topology(devices, nums, scores, want):

@@ -8,7 +8,10 @@ the 2.9 rules with v2.9.0's answer; an id ending ``(v2.9)`` answers otherwise th
 - ``neuron_core_shapes``: v2.9.0's ``GenerateResourceRequests`` turned C NeuronCores into C/2
   devices of 2 cores (C below 2: one core of one device), and took a device count as written.
 - ``topology_zero_scores``: v2.9.0's ``computeBestCombination`` kept only a subset scoring above 0;
-  with none, the topology-aware Fit succeeded with no GPU for the container.
+  with none, the topology-aware Fit succeeded with no GPU for the container. Its
+  ``computeWorstSingleCard`` (the same in v2.8.3) took -1 for "no card yet", so a card whose total is
+  -1 lost its place to the next card walked; no HAMi test has such a card, so those cases are
+  hand-derived from that function, under the 2.8 and 2.9 rules.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pytest
 
 from tests.vendors.hami_v2_10 import test_awsneuron as neuron_v2_10
 from tests.vendors.hami_v2_10 import test_nvidia as nvidia_v2_10
-from tests.vendors.harness import EMPTY, for_release, usage
+from tests.vendors.harness import EMPTY, fit_ids, for_release, usage
 from tests.vendors.helpers import BY_WORD
 
 h = for_release("2.9")
@@ -100,3 +103,28 @@ def test_topology_best_combination(nums, scores, want):
     )
     assert out.ok
     assert sorted(d.uuid for d in out.devices) == want
+
+
+@pytest.mark.parametrize("release", ["2.8", "2.9"])
+@pytest.mark.parametrize(
+    ("scores", "want"),
+    [
+        # walked dev-2 (3), dev-1 (-1, then "none yet"), dev-0 (6, taken): v2.10.0 answers dev-1
+        pytest.param(nvidia_v2_10.MINUS_ONE_MIDDLE, ["dev-0"], id="single card totalling -1 (v2.9)"),
+        # walked dev-2 (-1), dev-1 (4, taken), dev-0 (7): v2.10.0 answers dev-2
+        pytest.param(nvidia_v2_10.MINUS_ONE_FIRST, ["dev-1"], id="first card totalling -1 (v2.9)"),
+        # totals -8, -6, -4: none is -1, every release answers dev-0
+        pytest.param(nvidia_v2_10.NEGATIVE, ["dev-0"], id="TestFit_TopologyNegativeScores/SingleGPU"),
+    ],
+)
+def test_topology_single_card_minus_one(release, scores, want):
+    """v2.9.0 / v2.8.3 ``device.go`` ``computeWorstSingleCard``: ``worstScore := -1`` and
+    ``totalScore < worstScore || worstScore == -1``."""
+    out = for_release(release).fit(
+        nvidia_v2_10.vendor,
+        nvidia_v2_10.three(),
+        (1, "NVIDIA", 100, 0, 10),
+        nvidia_v2_10.TOPOLOGY,
+        pair_scores=scores,
+    )
+    assert out.ok and fit_ids(out) == want

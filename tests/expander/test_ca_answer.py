@@ -35,6 +35,7 @@ def test_what_ca_goes_on_with(why, response, taken):
     assert ca_takes(SENT, response) == taken, why
 
 
+@pytest.mark.django_db(transaction=True)  # the server's threads record the call on their own connections
 def test_the_expander_chooses_groups_and_ca_keeps_its_own_counts(groups, channel):  # noqa: F811
     """The expander's verdict travels in ``debug`` (what ``manage.py expander_example`` prints); CA
     reads only the id, so the count it adds is the one it sent."""

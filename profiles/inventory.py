@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hami_sim.engine import reasons as R
+from hami_sim.engine.frozen import freeze
 from hami_sim.engine.names import template_node_group
 from hami_sim.engine.simulate import Inventory, Simulator
 from hami_sim.project.conf import conf
@@ -52,12 +53,13 @@ class GroupEntry:
     match_labels: tuple[tuple[str, str], ...]
     source: str
     # A synthetic node carrying the profile's rendered registration (annotations, capacity, labels),
-    # or None without a profile.
+    # or None without a profile. Read-only (``engine.frozen.freeze``), as ``template``.
     profile_node: Mapping | None
     missing: Inventory  # the "no device profile" answer, prebuilt
     ca_node_group_id: str = ""  # CA's id for the group when it is not the name
-    # The complete template Node of the group (``profiles.nodetemplates.group_template``; never
-    # mutated): what the gRPC expander packs onto when CA's template carries no registration.
+    # The complete template Node of the group (``profiles.nodetemplates.group_template``, read-only:
+    # ``engine.frozen.freeze``): what the gRPC expander packs onto when CA's template carries no
+    # registration.
     template: Mapping | None = None
 
 
@@ -177,10 +179,12 @@ def _group_entry(group) -> GroupEntry:
     rendered = _render_profiles(group, annotations, capacity, labels)
     # A synthetic fresh node: registration annotations, capacity-vendor capacity, labels.
     profile_node = (
-        {
-            "metadata": {"name": group.name, "annotations": annotations, "labels": labels},
-            "status": {"capacity": capacity},
-        }
+        freeze(
+            {
+                "metadata": {"name": group.name, "annotations": annotations, "labels": labels},
+                "status": {"capacity": capacity},
+            }
+        )
         if annotations or capacity
         else None
     )
@@ -197,7 +201,7 @@ def _group_entry(group) -> GroupEntry:
         profile_node,
         missing,
         ca_node_group_id=group.ca_node_group_id,
-        template=group_template(group, profiles=rendered),
+        template=freeze(group_template(group, profiles=rendered)),
     )
 
 

@@ -121,7 +121,7 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
         return found
     devices, common = _decode_devices(_load_list(value), vendor)
     if split is not None and common and split[1] == [d.id for d in devices]:
-        remember(split[0], devices, vendor)
+        devices = remember(split[0], devices, vendor)
     return devices
 
 
@@ -150,38 +150,38 @@ def _decode_device(item: object, vendor: str) -> DeviceInfo:
         raise AnnotationError(
             f"json: cannot unmarshal {json_kind(item)} into Go value of type device.DeviceInfo"
         )
-    info = DeviceInfo(id="")
+    fields: dict[str, Any] = {"id": ""}
     for key, raw in fold(item).items():
         spec = _DEVICE_KEYS.get(key)
         if spec is None or raw is None:
             continue  # unknown keys are ignored; null leaves the zero value, as in Go
-        _set_device_field(info, spec, raw)
+        fields[spec[0]] = _device_field(spec, raw)
     if vendor:
-        info.device_vendor = vendor
-    return info
+        fields["device_vendor"] = vendor
+    return DeviceInfo(**fields)
 
 
-def _set_device_field(info: DeviceInfo, spec: tuple, raw: object) -> None:
-    attr, json_name, gotype, rng = spec
+def _device_field(spec: tuple, raw: object) -> object:
+    """One field's value as Go decodes it (the device is built from them at once: it is frozen)."""
+    _, json_name, gotype, rng = spec
     if gotype == "string":
-        setattr(info, attr, go_str(raw, "DeviceInfo", json_name))
-    elif gotype == "bool":
+        return go_str(raw, "DeviceInfo", json_name)
+    if gotype == "bool":
         if not isinstance(raw, bool):
             raise AnnotationError(
                 f"json: cannot unmarshal {json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type bool"
             )
-        info.health = raw
-    elif gotype == "[]MigProfile":
-        info.mig_profiles = _decode_mig_profiles(raw)
-    elif gotype.startswith("map"):
+        return raw
+    if gotype == "[]MigProfile":
+        return _decode_mig_profiles(raw)
+    if gotype.startswith("map"):
         if not isinstance(raw, dict):
             raise AnnotationError(
                 f"json: cannot unmarshal {json_kind(raw)} into Go struct field DeviceInfo.{json_name} of type {gotype}"
             )
-        info.custom_info = raw
-    else:
-        assert rng is not None
-        setattr(info, attr, go_int(raw, "DeviceInfo", json_name, gotype, rng))
+        return raw
+    assert rng is not None
+    return go_int(raw, "DeviceInfo", json_name, gotype, rng)
 
 
 _FAST_KEYS = frozenset({"id", "index", "count", "devmem", "devcore", "type", "numa", "mode", "health"})

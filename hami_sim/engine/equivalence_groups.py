@@ -81,17 +81,17 @@ def controller_uid(pod: Mapping) -> str | None:
 
 
 def _without_env_and_mounts(containers: object, projected: set[str]) -> object:
-    if type(containers) is not list:
+    if not isinstance(containers, list):
         return containers
     out = []
     for container in containers:
-        if type(container) is dict:
+        if isinstance(container, dict):
             container = dict(container)
             container.pop("env", None)
             mounts = container.get("volumeMounts")
-            if projected and type(mounts) is list:
+            if projected and isinstance(mounts, list):
                 container["volumeMounts"] = [
-                    m for m in mounts if not (type(m) is dict and m.get("name") in projected)
+                    m for m in mounts if not (isinstance(m, dict) and m.get("name") in projected)
                 ]
         out.append(container)
     return out
@@ -101,18 +101,19 @@ def sanitized_spec(spec: object) -> object:
     """CA's ``sanitizePodSpec``: the spec without projected volumes and their mounts, containers' and
     init containers' ``env``, and ``hostname`` (a shallow copy; the pod is not changed).
 
-    Plain ``dict``/``list`` type checks: this runs once per pending pod (JSON gives nothing else; a
-    pod built from other Mapping types is only compared as it is)."""
-    if type(spec) is not dict:
+    ``dict``/``list`` checks (no ABC): this runs once per pending pod (JSON gives nothing else, or
+    their read-only subclasses, ``frozen``, from a cache; a pod built from other Mapping types is
+    only compared as it is)."""
+    if not isinstance(spec, dict):
         return spec
     out = dict(spec)
     out.pop("hostname", None)
     projected: set[str] = set()
     volumes = out.get("volumes")
-    if type(volumes) is list:
+    if isinstance(volumes, list):
         kept = []
         for volume in volumes:
-            if type(volume) is dict and volume.get("projected") is not None:
+            if isinstance(volume, dict) and volume.get("projected") is not None:
                 projected.add(str(volume.get("name")))
             else:
                 kept.append(volume)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -21,6 +21,7 @@ import orjson
 from . import reasons as R
 from .annotations import DEVICE_CORDON, parse_cordon
 from .cache_entries import Entry, key_bytes, text_key_bytes
+from .frozen import EMPTY, freeze
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError, positional
 from .templates import RebuiltDevices, activate, deactivate
@@ -63,7 +64,7 @@ class VendorPlan:
     they read annotations only, which ones key its inventory (``tag``: the vendors' positions, so
     two vendor sets that read the same keys never share an entry)."""
 
-    vendors: list[Vendor]
+    vendors: tuple[Vendor, ...]  # (the rules: shared by the simulator, not the plan's content)
     keys: tuple[str, ...] | None
     tag: tuple[int, ...]
 
@@ -126,16 +127,16 @@ class NodeKinds:
             self.lru.put(key, found, key_bytes(key) + 256)
         return found
 
-    def _plan(self, vendors: list[Vendor]) -> VendorPlan:
+    def _plan(self, vendors: Sequence[Vendor]) -> VendorPlan:
         """``vendors`` and, when each of them reads only annotations (``inventory_annotations``), the
         annotation keys whose values (after the vendors' positions) key a node's inventory."""
         keys: list[str] = [DEVICE_CORDON]
         for vendor in vendors:
             read = vendor.inventory_annotations()
             if read is None:
-                return VendorPlan(vendors, None, ())
+                return VendorPlan(tuple(vendors), None, ())
             keys.extend(read)
-        return VendorPlan(vendors, tuple(keys), tuple(self.vendors.index(v) for v in vendors))
+        return VendorPlan(tuple(vendors), tuple(keys), tuple(self.vendors.index(v) for v in vendors))
 
     def _find_node_vendors(self, annotations: Mapping[str, str], node: Mapping) -> list[Vendor]:
         """One dictionary lookup per annotation key and capacity name."""
@@ -163,7 +164,7 @@ class NodeKinds:
 def parse_inventory(
     annotations: Mapping[str, str],
     node: Mapping,
-    node_vendors: list[Vendor],
+    node_vendors: Sequence[Vendor],
     key: bytes,
     entry: Entry,
     templates: ByteLRU | None = None,
@@ -179,11 +180,11 @@ def parse_inventory(
 
 
 def _parse_inventory(
-    annotations: Mapping[str, str], node: Mapping, node_vendors: list[Vendor], key: bytes, entry: Entry
+    annotations: Mapping[str, str], node: Mapping, node_vendors: Sequence[Vendor], key: bytes, entry: Entry
 ) -> Inventory:
     rebuilt = _rebuilt(annotations, node_vendors) if DEVICE_CORDON not in annotations else None
     if rebuilt is not None:
-        return _INVENTORY(rebuilt, {}, _NO_CORDON, None, "annotation", "", key, entry)
+        return _INVENTORY(rebuilt, EMPTY, _NO_CORDON, None, "annotation", "", key, entry)
     devices: list[DeviceInfo] = []
     pair_scores: dict[str, dict[str, int]] = {}
     first_error = ""
@@ -198,10 +199,11 @@ def _parse_inventory(
     if not devices:
         return Inventory(source="none", error=first_error or R.NODE_UNREGISTERED, key=key, entry=entry)
     cordoned = parse_cordon(annotations.get(DEVICE_CORDON))
-    return _INVENTORY(tuple(devices), pair_scores, cordoned, None, "annotation", "", key, entry)
+    scores = freeze(pair_scores) if pair_scores else EMPTY
+    return _INVENTORY(tuple(devices), scores, cordoned, None, "annotation", "", key, entry)
 
 
-def _rebuilt(annotations: Mapping[str, str], node_vendors: list[Vendor]) -> RebuiltDevices | None:
+def _rebuilt(annotations: Mapping[str, str], node_vendors: Sequence[Vendor]) -> RebuiltDevices | None:
     """The node's devices as a registration template's (``NodeReads.rebuilt``), when its vendors
     all register a JSON device list (``NodeReads.json_devices``: one that is absent finds nothing)
     and exactly one of those registrations is present; None otherwise (decode the node)."""

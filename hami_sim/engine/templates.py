@@ -25,6 +25,7 @@ from contextvars import ContextVar, Token
 from operator import attrgetter
 from typing import Any, overload
 
+from .frozen import ReadOnly
 from .lru import ByteLRU, approx_size
 from .model import DeviceInfo
 
@@ -79,38 +80,42 @@ def split_ids(value: str, vendor: str) -> tuple[tuple[str, ...], list[str]] | No
     return (vendor, *parts[0::2]), parts[1::2]
 
 
-def remember(key: tuple[str, ...], devices: list[DeviceInfo], vendor: str) -> None:
-    """Keep a registration of common entries as a template (if the LRU takes it), its devices
-    pointing at it."""
+def remember(key: tuple[str, ...], devices: list[DeviceInfo], vendor: str) -> list[DeviceInfo]:
+    """Keep a registration of common entries as a template (if the LRU takes it): its devices
+    again, pointing at it (built anew: a device is frozen), or ``devices`` when not kept."""
     memo = _ACTIVE.get()
     if memo is None:
-        return
+        return devices
     template = RegistrationTemplate(tuple(map(_TEMPLATE_FIELDS, devices)), vendor)
-    if memo.put(key, template, approx_size(key, template.fields) + 64):
-        for d in devices:
-            d.template = template
+    if not memo.put(key, template, approx_size(key, template.fields) + 64):
+        return devices
+    return [template.device(k, d.id) for k, d in enumerate(devices)]
 
 
-class RegistrationTemplate:
+class RegistrationTemplate(ReadOnly):
     """A registration's devices but their UUIDs, shared by the devices rebuilt from it: equal by
     identity, so a node's devices name their shape in one reference (``cache.uuid_free_shape``).
     ``build`` rebuilds them from UUIDs (``_constructor``), made when the template is first reused."""
 
     __slots__ = ("fields", "vendor", "build", "__weakref__")
 
+    fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...]
+    vendor: str
+    build: Callable[[list[str]], list[DeviceInfo]] | None
+
     def __init__(
         self, fields: tuple[tuple[int, int, int, int, str, int, str, bool], ...], vendor: str
     ) -> None:
-        self.fields = fields
-        self.vendor = vendor
-        self.build: Callable[[list[str]], list[DeviceInfo]] | None = None
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "vendor", vendor)
+        object.__setattr__(self, "build", None)  # (set once, by ``_constructor``)
 
     def device(self, position: int, uid: str) -> DeviceInfo:
         """The device at ``position`` of a registration of this template, named ``uid``."""
         return DeviceInfo(uid, *self.fields[position], (), self.vendor, None, self)
 
 
-class RebuiltDevices(Sequence[DeviceInfo]):
+class RebuiltDevices(ReadOnly, Sequence[DeviceInfo]):
     """A node's devices as a registration template and its UUIDs (``known_registration``), each
     device built when read. A cold CA call meets thousands of registrations that differ from a
     template only in their UUIDs, and most are answered from their shape's shared verdict without
@@ -119,9 +124,12 @@ class RebuiltDevices(Sequence[DeviceInfo]):
 
     __slots__ = ("template", "ids")
 
+    template: RegistrationTemplate
+    ids: tuple[str, ...]
+
     def __init__(self, template: RegistrationTemplate, ids: tuple[str, ...]) -> None:
-        self.template = template
-        self.ids = ids
+        object.__setattr__(self, "template", template)
+        object.__setattr__(self, "ids", ids)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -155,6 +163,8 @@ class RebuiltDevices(Sequence[DeviceInfo]):
 
 
 _DEVICE_NAMES = tuple(f.name for f in dataclasses.fields(DeviceInfo))
+#: each field's slot setter (a device is frozen: its own ``__setattr__`` refuses)
+_DEVICE_SETTERS = {f"_set_{n}": getattr(DeviceInfo, n).__set__ for n in _DEVICE_NAMES}
 #: what a generated constructor costs the template's entry: its code, per device and in all
 _CONSTRUCTOR_BYTES = (900, 2500)
 
@@ -171,15 +181,20 @@ def _constructor(
     for k, fields in enumerate(template.fields):
         values = (f"ids[{k}]", *map(repr, fields), "()", repr(vendor), "None", "_template")
         lines.append(f"    d{k} = _new(_cls)")
-        lines.extend(f"    d{k}.{name} = {value}" for name, value in zip(_DEVICE_NAMES, values, strict=True))
+        lines.extend(f"    _set_{n}(d{k}, {value})" for n, value in zip(_DEVICE_NAMES, values, strict=True))
     made = ", ".join(f"d{k}" for k in range(len(template.fields)))
-    env: dict[str, Any] = {"_new": object.__new__, "_cls": DeviceInfo, "_template": template}
+    env: dict[str, Any] = {
+        "_new": object.__new__,
+        "_cls": DeviceInfo,
+        "_template": template,
+        **_DEVICE_SETTERS,
+    }
     exec("def build(ids):\n" + "\n".join(lines) + f"\n    return [{made}]\n", env)  # noqa: S102
     build: Callable[[list[str]], list[DeviceInfo]] = env["build"]
     per_device, base = _CONSTRUCTOR_BYTES
     memo = _ACTIVE.get()
     if memo is not None and memo.grow(key, base + per_device * len(template.fields), template):
-        template.build = build
+        object.__setattr__(template, "build", build)
     return build
 
 

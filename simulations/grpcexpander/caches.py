@@ -44,13 +44,14 @@ class ExpanderCaches:
     changes the key, never a stale answer."""
 
     def __init__(self, sizes: Mapping[str, int], off: frozenset[str] = frozenset()) -> None:
-        self.pods: ByteLRU[bytes, dict] = new_store("expander pods", sizes)
-        self.nodes: ByteLRU[bytes, dict] = new_store("expander nodes", sizes)
+        self.pods: ByteLRU[bytes, Mapping] = new_store("expander pods", sizes)
+        self.nodes: ByteLRU[bytes, Mapping] = new_store("expander nodes", sizes)
         self.packed: ByteLRU[bytes, Packed] = new_store("expander packings", sizes)
         self.lists = "expander pod lists" not in off  # an option's pods shared by the call's options
 
-    def decoded(self, store: ByteLRU[bytes, dict], raw: bytes, decode) -> dict:
-        """``decode(raw)`` once per distinct bytes; callers never mutate the shared result."""
+    def decoded(self, store: ByteLRU[bytes, Mapping], raw: bytes, decode) -> Mapping:
+        """``decode(raw)`` once per distinct bytes, read-only (``convert``): every call sending
+        those bytes is handed the same object."""
         key = _digest(raw)
         found = store.get(key)
         if found is None:
@@ -117,12 +118,12 @@ class CallCache:
         self.shared = shared or caches(sim)
         # an option's pods by their digest: CA sends every option the same pending pods, so one
         # call decodes and digests a list once, not once per option (100 options x 1,000 pods)
-        self.lists: dict[bytes, tuple[list[dict], bool]] = {}
+        self.lists: dict[bytes, tuple[list[Mapping], bool]] = {}
 
-    def pod(self, raw: bytes) -> dict:
+    def pod(self, raw: bytes) -> Mapping:
         return self.shared.decoded(self.shared.pods, raw, pod_from_bytes)
 
-    def pods(self, raws: Sequence[bytes], check: Callable[[], None]) -> tuple[bytes, list[dict], bool]:
+    def pods(self, raws: Sequence[bytes], check: Callable[[], None]) -> tuple[bytes, list[Mapping], bool]:
         """An option's pods decoded (``check`` called every 64 pods: the call's deadline), with their
         ``pods_digest`` and whether one reads node labels; a list seen before in this call is not
         decoded again."""
@@ -139,7 +140,7 @@ class CallCache:
                 self.lists[digest] = found
         return digest, found[0], found[1]
 
-    def node(self, raw: bytes) -> dict:
+    def node(self, raw: bytes) -> Mapping:
         return self.shared.decoded(self.shared.nodes, raw, node_from_bytes)
 
     def key(

@@ -67,7 +67,7 @@ class _Pending:
     verdict: OptionVerdict
     node_count: int
     digest: bytes  # of the pods' bytes (``pods_digest``)
-    pods: list[dict]
+    pods: list[Mapping]
     reads_labels: bool  # a pod reads node labels (the packing key keeps them all)
     template: Mapping
     inventory: Inventory  # the template's, resolved once per option
@@ -75,7 +75,7 @@ class _Pending:
 
 
 def _estimate(
-    cache: CallCache, pods: list[dict], items: Sequence[_Pending], deadline: Deadline
+    cache: CallCache, pods: list[Mapping], items: Sequence[_Pending], deadline: Deadline
 ) -> list[Packed]:
     """Pack one pod list onto each item's template in ONE estimator call (the pods are parsed and
     grouped once for all templates); groups are packed independently, as CA's estimator does. The

@@ -31,6 +31,7 @@ largest NetworkID group (1.0 when all share one network), summed over containers
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import reasons as R
@@ -101,8 +102,8 @@ class AscendVendor(Vendor):
         devices = json_devices(annotations, self.register_key, self.common_word, "no device found on node")
         switch = annotations.get(NODE_HAMI_CORE)
         if switch is not None:
-            for dev in devices:
-                dev.custom_info = {**(dev.custom_info or {}), NODE_HAMI_CORE: switch == "true"}
+            on = switch == "true"
+            devices = [replace(d, custom_info={**(d.custom_info or {}), NODE_HAMI_CORE: on}) for d in devices]
         return devices, {}
 
     # -- requests ----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ change 1000 (HAMi ``calcscore``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import reasons as R
@@ -160,10 +160,8 @@ class KunlunVendor(Vendor):
             devmem=KUNLUN_MAX_MEMORY,
             devcore=100,
         )
-        for dev in devices:
-            if dev.index >= len(devices) // 2:
-                dev.numa = 1
-        return devices, {}
+        half = len(devices) // 2
+        return [replace(dev, numa=1) if dev.index >= half else dev for dev in devices], {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:
         return count_request(resources, self.config.resource_count_name, KUNLUN)

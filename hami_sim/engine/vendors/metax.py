@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import orjson
 
+from ..frozen import freeze
 from ..model import ContainerDevice, ContainerDeviceRequest, DeviceInfo, DeviceUsage, NodeState
 from ..policy import f32
 from .base import FitOutcome, NodeReads, PriorDevices, ResourceGetter, Vendor
@@ -148,12 +149,13 @@ class MetaxGpuVendor(Vendor):
         scores = annotations.get(TOPOLOGY_SCORES)
         if losses is not None or scores is not None:
             # ScoreNode reads these node annotations; parsed once here, shared read-only
-            info = {
-                TOPOLOGY_LOSSES: parse_topology_map(losses if isinstance(losses, str) else None),
-                TOPOLOGY_SCORES: parse_topology_map(scores if isinstance(scores, str) else None),
-            }
-            for dev in devices:
-                dev.custom_info = info
+            info = freeze(
+                {
+                    TOPOLOGY_LOSSES: parse_topology_map(losses if isinstance(losses, str) else None),
+                    TOPOLOGY_SCORES: parse_topology_map(scores if isinstance(scores, str) else None),
+                }
+            )
+            devices = [replace(dev, custom_info=info) for dev in devices]
         return devices, {}
 
     def container_request(self, resources: ResourceGetter) -> ContainerDeviceRequest | None:

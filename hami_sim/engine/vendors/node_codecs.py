@@ -10,6 +10,7 @@ reads from the node is the backend's ``node_reads`` declaration (``reads.NodeRea
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from ..annotations import AnnotationError, decode_device_json, decode_legacy
 from ..model import DeviceInfo, InventoryError
@@ -68,10 +69,9 @@ def legacy_devices(annotations: Mapping[str, str], key: str, vendor: str) -> lis
 def whole_devices(annotations: Mapping[str, str], key: str, vendor: str) -> list[DeviceInfo]:
     """The count-only JSON registration (Biren, Vastai): ``json_devices`` whose ``devcore`` HAMi
     forces to 100."""
-    devices = json_devices(annotations, key, vendor, "no gpu found on node")
-    for dev in devices:
-        dev.devcore = 100
-    return devices
+    return [
+        replace(dev, devcore=100) for dev in json_devices(annotations, key, vendor, "no gpu found on node")
+    ]
 
 
 def capacity_devices(

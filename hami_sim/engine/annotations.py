@@ -18,7 +18,7 @@ import orjson
 from .gojson import INT, INT32, UINT, AnnotationError, fold, go_int, go_json_syntax_error, go_str, json_kind
 from .legacy_codec import decode_legacy, encode_legacy, looks_legacy
 from .model import DeviceInfo, MigPlacement, MigProfile
-from .templates import rebuilt, remember, split_ids
+from .registration_templates import rebuilt, remember, split_ids
 
 __all__ = [
     "NVIDIA_REGISTER",
@@ -113,7 +113,7 @@ def decode_device_json(value: str, vendor: str = "") -> list[DeviceInfo]:
     """Decode a JSON device list (``[]*DeviceInfo``). Raises ``AnnotationError`` with Go's wording.
 
     An empty list decodes to ``[]``; the vendor decides whether that is an error. A registration
-    that is a remembered template's but for its UUIDs is rebuilt from it (``templates``).
+    that is a remembered template's but for its UUIDs is rebuilt from it (``registration_templates``).
     """
     split = split_ids(value, vendor)
     found = rebuilt(split) if split is not None else None

@@ -40,7 +40,7 @@ from .lru import (
     cache_metrics,
 )
 from .model import ContainerDevice, DeviceInfo, Inventory, positional
-from .templates import RebuiltDevices
+from .registration_templates import RebuiltDevices
 from .vendors.base import Vendor
 
 __all__ = [

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from .fit import PodFit
 from .lru import approx_size
 from .model import ContainerDevice, DeviceInfo, Inventory, positional
-from .templates import RebuiltDevices
+from .registration_templates import RebuiltDevices
 
 __all__ = [
     "CachedVerdict",
@@ -246,7 +246,7 @@ def _rebuilt_devices_bytes(devices: Sequence[DeviceInfo]) -> int | None:
     ASCII UUIDs and no vendor data (each is its object and its UUID: a cold call charges thousands);
     None for any other devices. A node's devices are all its template's when the first and the last
     are and there are as many as it has (a vendor's devices are contiguous); a template is made
-    from ASCII registrations only (``templates.remember``), but a vendor may add data after."""
+    from ASCII registrations only (``registration_templates.remember``), but a vendor may add data after."""
     n = len(devices)
     template = devices[0].template if n else None
     if template is None or devices[-1].template is not template or len(template.fields) != n:

@@ -5,7 +5,7 @@ Slotted dataclasses because the extender builds thousands of them per call.
 **What a fit reads.** Each type declares the fields a fit depends on (``FIT_READS``) and the fields
 it does not, each with the reason (``NOT_READ``); every cache key over these types is derived from
 the declarations (``SHAPE`` below, the pod key in ``simulate``, the device-score key in ``policy``,
-the estimator's usage signature, the registration template in ``templates``, the gRPC expander's
+the estimator's usage signature, the registration template in ``registration_templates``, the gRPC expander's
 packing key), and ``tests/engine/test_fit_reads.py`` fails when a field is in neither.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from .cache_entries import Entry
-    from .templates import RegistrationTemplate
+    from .registration_templates import RegistrationTemplate
 
 from .frozen import EMPTY, slot_init
 from .names import pod_key
@@ -76,7 +76,7 @@ class DeviceInfo:
     Frozen: cached inventories share it with every request. Built by ``frozen.slot_init`` (below):
     the generated frozen ``__init__`` costs ~2.3 us against ~0.45 us for a writable one, ``slot_init``
     ~1.3 us, and a cold CA call can decode thousands (most are rebuilt from a registration template
-    instead, ``templates``). A decoder that adjusts a device builds a new one (``dataclasses.replace``).
+    instead, ``registration_templates``). A decoder that adjusts a device builds a new one (``dataclasses.replace``).
     """
 
     FIT_READS: ClassVar[tuple[str, ...]] = (
@@ -102,7 +102,7 @@ class DeviceInfo:
     mig_profiles: tuple[MigProfile, ...] = ()
     device_vendor: str = ""
     custom_info: Mapping[str, Any] | None = None  # a ``FrozenDict`` (``slot_init`` freezes any other)
-    #: the registration template it was decoded with (``templates.RegistrationTemplate``): the
+    #: the registration template it was decoded with (``registration_templates.RegistrationTemplate``): the
     #: devices of one registration share it, and with it every field but ``id``; None when decoded
     #: field by field. Not content (left out of equality): a device is never changed after decoding.
     template: RegistrationTemplate | None = field(default=None, compare=False, repr=False)
@@ -323,7 +323,7 @@ class Inventory:
         "entry": "the cache's record of it",
     }
 
-    # a tuple, or a registration template's devices built when read (``templates.RebuiltDevices``)
+    # a tuple, or a registration template's devices built when read (``registration_templates.RebuiltDevices``)
     devices: Sequence[DeviceInfo] = ()
     # read-only (``FrozenDict``: sessions write it out with orjson, which refuses a mapping proxy)
     pair_scores: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: EMPTY)

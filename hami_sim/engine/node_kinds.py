@@ -24,7 +24,7 @@ from .cache_entries import Entry, key_bytes, text_key_bytes
 from .frozen import EMPTY, freeze
 from .lru import ByteLRU
 from .model import DeviceInfo, Inventory, InventoryError, positional
-from .templates import RebuiltDevices, activate, deactivate
+from .registration_templates import RebuiltDevices, activate, deactivate
 from .vendors import Vendor
 
 __all__ = [
@@ -170,7 +170,7 @@ def parse_inventory(
     templates: ByteLRU | None = None,
 ) -> Inventory:
     """Every vendor's devices on the node; the first vendor error when none registers any. A node
-    whose one registration is a template of ``templates`` (the simulator's memo, in force while
+    whose one registration is a template of ``registration_templates`` (the simulator's memo, in force while
     decoding: the vendors' codecs read it) keeps it as such (``_rebuilt``)."""
     token = activate(templates)
     try:

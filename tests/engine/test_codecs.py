@@ -20,8 +20,8 @@ from hami_sim.engine.annotations import (
 )
 from hami_sim.engine.model import DeviceInfo, InventoryError, MigPlacement
 from hami_sim.engine.quantity import QuantityError, as_int64, parse_quantity
+from hami_sim.engine.registration_templates import new_templates, using
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.engine.templates import new_templates, using
 from hami_sim.engine.vendors.nvidia import NvidiaVendor
 
 REG = "hami.io/node-nvidia-register"

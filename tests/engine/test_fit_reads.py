@@ -10,7 +10,7 @@ import pytest
 
 from hami_sim.engine import model
 from hami_sim.engine.model import DeviceInfo, DeviceUsage, MigPlacement, PodView
-from hami_sim.engine.templates import _TEMPLATE_NAMES
+from hami_sim.engine.registration_templates import _TEMPLATE_NAMES
 
 MODEL_TYPES = [
     obj

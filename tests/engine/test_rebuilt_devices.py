@@ -1,5 +1,5 @@
 """A registration that is a remembered template's but for its UUIDs keeps its devices as the template
-and the UUIDs (``templates.RebuiltDevices``): it must read exactly as the devices decoded alone."""
+and the UUIDs (``registration_templates.RebuiltDevices``): it must read exactly as the devices decoded alone."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from hami_sim.engine.annotations import decode_device_json
+from hami_sim.engine.registration_templates import RebuiltDevices, known_registration, new_templates, using
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.engine.templates import RebuiltDevices, known_registration, new_templates, using
 from hami_sim.engine.vendors.amd import AMD_REGISTER
 from hami_sim.engine.vendors.kunlun import XPU_REGISTER
 from hami_sim.engine.vendors.nvidia import NVIDIA_REGISTER

@@ -9,7 +9,7 @@ from operator import attrgetter
 import pytest
 from hypothesis import Phase, given, settings
 
-from hami_sim.engine import annotations, cache, templates
+from hami_sim.engine import annotations, cache, registration_templates
 from hami_sim.engine.cache import RegistrationCache
 from hami_sim.engine.model import PodView
 from tests.reliability.differential import PROOF, proof_arguments
@@ -23,10 +23,12 @@ def _pod_key_drops_annotations(monkeypatch):
 
 
 def _rebuilt_uuids_reversed(monkeypatch):
-    rebuild, init = templates.rebuilt, templates.RebuiltDevices.__init__
+    rebuild, init = registration_templates.rebuilt, registration_templates.RebuiltDevices.__init__
     monkeypatch.setattr(annotations, "rebuilt", lambda split: rebuild((split[0], split[1][::-1])))
     monkeypatch.setattr(
-        templates.RebuiltDevices, "__init__", lambda self, template, ids: init(self, template, ids[::-1])
+        registration_templates.RebuiltDevices,
+        "__init__",
+        lambda self, template, ids: init(self, template, ids[::-1]),
     )
 
 

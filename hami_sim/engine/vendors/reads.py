@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..model import DeviceInfo, Inventory
-from ..templates import RebuiltDevices, known_registration
+from ..registration_templates import RebuiltDevices, known_registration
 
 __all__ = ["NodeReads", "fit_reads_field", "node_name", "node_labels", "capacity_raw"]
 
@@ -125,7 +125,7 @@ class NodeReads:
 
     def rebuilt(self, word: str, annotations: Mapping[str, str]) -> RebuiltDevices | None:
         """The devices ``node_devices`` finds, when they are a remembered registration template's
-        but for their UUIDs (``templates.known_registration``): only for a ``json_devices``
+        but for their UUIDs (``registration_templates.known_registration``): only for a ``json_devices``
         backend, with none of its other annotations present; None otherwise (decode the node)."""
         if not self.json_devices or any(key in annotations for key in self.annotations):
             return None

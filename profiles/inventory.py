@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -75,19 +74,6 @@ class Snapshot:
     groups: Mapping[str, GroupEntry] = field(default_factory=lambda: _NO_GROUPS)
     by_ca_id: Mapping[str, GroupEntry] = field(default_factory=lambda: _NO_GROUPS)
     by_labels: tuple[GroupEntry, ...] = ()
-    # Per simulator: each group's profile inventory (weak keys; filled as asked, the one mutable
-    # part: a lost race derives one twice); warm nodes' tagged copies live in the simulator's cache
-    derived: weakref.WeakKeyDictionary[Simulator, dict] = field(default_factory=weakref.WeakKeyDictionary)
-
-    def memo(self, simulator: Simulator) -> dict:
-        """The simulator's profile inventories of this snapshot (a new dict each time when the
-        store is switched off: ``hami_sim.engine.stores``)."""
-        memo = self.derived.get(simulator)
-        if memo is None:
-            if "profile inventories" in simulator.config.stores_off:
-                return {}
-            memo = self.derived[simulator] = {}
-        return memo
 
 
 class Catalog:
@@ -290,17 +276,15 @@ def _match_labels(labels: object, cat: Snapshot) -> GroupEntry | None:
     return None
 
 
-def _profile_inventory(entry: GroupEntry, simulator: Simulator, memo: dict) -> Inventory:
+def _profile_inventory(entry: GroupEntry, simulator: Simulator) -> Inventory:
+    """The group's rendered profile parsed as a fresh node's registration would be: from the
+    simulator's cache, with its copy tagged with the group (kept in the same entry), so nothing is
+    remembered here."""
     if entry.profile_node is None:
         return entry.missing
-    cached = memo.get(entry.name)
-    if cached is None or (cached.entry is not None and cached.entry.evicted):
-        # Parse the rendered annotation exactly as a fresh node's would be (again once the
-        # simulator's cache let it go: the verdicts on it are kept there, with it).
-        inv = simulator.annotation_inventory(entry.profile_node)
-        source = "none" if inv.error else "profile"  # validated rows never fail; never hide it if so
-        cached = memo[entry.name] = simulator.tag_inventory(inv, entry.name, source)
-    return cached
+    inv = simulator.annotation_inventory(entry.profile_node)
+    source = "none" if inv.error else "profile"  # validated rows never fail; never hide it if so
+    return simulator.tag_inventory(inv, entry.name, source)
 
 
 def resolve(node: Mapping, simulator: Simulator) -> Inventory:
@@ -310,12 +294,12 @@ def resolve(node: Mapping, simulator: Simulator) -> Inventory:
     if entry is None:
         return simulator.annotation_inventory(node)
     if entry.source == InventorySource.PROFILE_ONLY:
-        return _profile_inventory(entry, simulator, snap.memo(simulator))
+        return _profile_inventory(entry, simulator)
     own = simulator.annotation_inventory(node)
     if entry.source == InventorySource.ANNOTATION_ONLY or own.error != R.NODE_UNREGISTERED:
         # annotation-only, or a warm template (its annotation decides, malformed included)
         return simulator.tag_inventory(own, entry.name)  # bounded with the simulator's memos
-    return _profile_inventory(entry, simulator, snap.memo(simulator))
+    return _profile_inventory(entry, simulator)
 
 
 def _resolver_state() -> object:

@@ -50,7 +50,6 @@ STORES: tuple[Store, ...] = (
     Store("pods", 1 / 64, "a pod's JSON bytes", "LRU only"),
     Store("node kinds", 1 / 64, "annotation keys and capacity names", "LRU only"),
     Store("registration templates", 1 / 64, "a registration's text but its UUIDs", "LRU only"),
-    Store("profile inventories", None, "node group name", "a new catalog snapshot"),
     Store("expander pods", 1 / 16, "digest of a Pod's bytes", "LRU only"),
     Store("expander nodes", 1 / 32, "digest of a Node's bytes", "LRU only"),
     Store("expander packings", 1 / 32, "expander.caches.PackingKey's fields", "LRU only"),

@@ -12,7 +12,7 @@ from tests.engine.test_sightings import NODES, answers, expected, sent
 
 pytestmark = pytest.mark.engine
 
-ENGINE_STORES = [s.name for s in STORES if not s.name.startswith(("expander", "profile"))]
+ENGINE_STORES = [s.name for s in STORES if not s.name.startswith("expander")]
 
 
 @pytest.mark.parametrize(

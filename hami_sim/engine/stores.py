@@ -10,6 +10,11 @@ is held by identity (a weak reference to the usage object, the catalog snapshot)
 The usage store and the profile catalog (``usage.store``, ``profiles.inventory``) are not in the
 table: they are the database's state held in the process so that answers never wait on the
 database (``docs/reliability.md``), not memos of work; nothing can switch them off.
+
+A few memos are the process's, not a simulator's (``PROCESS_MEMOS``): each holds pure functions of
+its key (a CEL expression's compiled program, a MIG config's rules, a constant), is reached by code
+that has no simulator (the DRA judge is called from ``usage``), and is bounded by a count, not by the
+budget. Nothing switches them off: an entry never goes stale and never changes an answer.
 """
 
 from __future__ import annotations
@@ -20,7 +25,17 @@ from dataclasses import dataclass
 
 from .lru import ENTRY_OVERHEAD, ByteLRU
 
-__all__ = ["NO_STORE_ENV", "STORES", "Store", "budgets", "new_store", "off_from_env"]
+__all__ = [
+    "MAX_CEL_PROGRAMS",
+    "NO_STORE_ENV",
+    "PROCESS_MEMOS",
+    "STORES",
+    "ProcessMemo",
+    "Store",
+    "budgets",
+    "new_store",
+    "off_from_env",
+]
 
 #: the environment variable naming stores to switch off, comma-separated (the A/B; never in production)
 NO_STORE_ENV = "HAMI_SIM_NO_STORE"
@@ -56,6 +71,42 @@ STORES: tuple[Store, ...] = (
     Store("expander pod lists", None, "digest of an option's pods' bytes", "the end of the call"),
 )
 _NAMES = frozenset(s.name for s in STORES)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessMemo:
+    """A memo of the process (no share of the budget): where it is, how many entries it keeps at
+    most, what keys it, and why it is not a simulator's."""
+
+    name: str
+    where: str
+    bound: int
+    key: str
+    why: str
+
+
+#: compiled CEL selectors kept at most (``dra.selectors.compile_selector``); past it, all are dropped
+MAX_CEL_PROGRAMS = 1024
+
+PROCESS_MEMOS: tuple[ProcessMemo, ...] = (
+    ProcessMemo(
+        "cel programs",
+        "dra/selectors.py compile_selector",
+        MAX_CEL_PROGRAMS,
+        "a selector's CEL expression text",
+        "a program is a pure function of its text; the DRA judge is reached without a simulator",
+    ),
+    ProcessMemo(
+        "mig rules",
+        "vendors/nvidia_mig_defaults.py template_mig",
+        16,
+        "the configured MIG geometries and the chart's default tag",
+        "pure function of the config; a handful of configs per process",
+    ),
+    ProcessMemo(
+        "hami-dra class", "dra/hamidra.py hami_dra_class", 1, "none: a constant", "one constant parse"
+    ),
+)
 
 
 def off_from_env(environ: Mapping[str, str] | None = None) -> frozenset[str]:

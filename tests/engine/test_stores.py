@@ -3,15 +3,22 @@ turns each store off alone without changing a single answer (what ``bench/cache_
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+from hami_sim.engine.dra import selectors
+from hami_sim.engine.dra.hamidra import hami_dra_class
 from hami_sim.engine.simulate import EngineConfig, Simulator
-from hami_sim.engine.stores import STORES, budgets, off_from_env
+from hami_sim.engine.stores import PROCESS_MEMOS, STORES, budgets, off_from_env
+from hami_sim.engine.vendors.nvidia_mig_defaults import template_mig
 from tests.engine.test_cache import gpu_pod
 from tests.engine.test_sightings import NODES, answers, expected, sent
 
 pytestmark = pytest.mark.engine
 
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE_STORES = [s.name for s in STORES if not s.name.startswith("expander")]
 
 
@@ -75,3 +82,30 @@ def test_a_real_pod_is_remembered_parsed_at_any_budget(total):
     sim = Simulator(EngineConfig(cache_bytes=total))
     assert sim.pod_context(pod) is sim.pod_context(pod)
     assert sim._pods.stats()["refused"] == 0
+
+
+def _process_caches() -> set[str]:
+    """Every function of the engine memoized for the process (``functools.cache``/``lru_cache``)."""
+    found = set()
+    for path in (ROOT / "hami_sim" / "engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any(
+                "cache" in ast.unparse(d).split("(")[0].rsplit(".", 1)[-1] for d in node.decorator_list
+            ):
+                found.add(f"{path.relative_to(ROOT / 'hami_sim' / 'engine').as_posix()} {node.name}")
+    return found
+
+
+def test_every_memo_of_the_process_is_declared_with_its_bound():
+    declared = {m.where: m.bound for m in PROCESS_MEMOS}
+    assert _process_caches() <= set(declared)
+    assert template_mig.cache_info().maxsize == declared["vendors/nvidia_mig_defaults.py template_mig"]
+    assert hami_dra_class() is hami_dra_class()
+
+
+def test_the_cel_programs_stay_within_their_bound(monkeypatch):
+    monkeypatch.setattr(selectors, "MAX_CEL_PROGRAMS", 4)
+    monkeypatch.setattr(selectors, "_programs", {})
+    programs = [selectors.compile_selector(f"device.driver == 'd{i}'") for i in range(10)]
+    assert len(selectors._programs) <= 4
+    assert selectors.compile_selector("device.driver == 'd9'") is programs[-1]

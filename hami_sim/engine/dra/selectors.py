@@ -20,11 +20,11 @@ import cel
 
 from hami_sim.engine.dra.objects import Device, DraError, Semver, qualified
 from hami_sim.engine.quantity import QuantityError, parse_quantity
+from hami_sim.engine.stores import MAX_CEL_PROGRAMS
 
 __all__ = ["SelectorError", "compile_selector", "device_activation", "selector_matches"]
 
 _SEMVER_KEY = "__semver__"
-_MAX_PROGRAMS = 1024
 _programs: dict[str, Any] = {}
 
 
@@ -91,7 +91,8 @@ _FUNCTIONS: Mapping[str, Callable[..., object]] = {
 
 
 def compile_selector(expression: str) -> Any:
-    """The compiled program of one expression (compiled once per process, a bounded memo)."""
+    """The compiled program of one expression, compiled once per process: the memo ``cel programs``
+    of ``stores.PROCESS_MEMOS`` (a pure function of the text, reached without a simulator)."""
     program = _programs.get(expression)
     if program is None:
         try:
@@ -101,7 +102,7 @@ def compile_selector(expression: str) -> Any:
         undeclared = sorted(set(program.variables()) - {"device"})
         if undeclared:  # Kubernetes type-checks selectors: the only variable is ``device``
             raise SelectorError(f"CEL compile error: undeclared reference to {undeclared[0]!r}")
-        if len(_programs) >= _MAX_PROGRAMS:
+        if len(_programs) >= MAX_CEL_PROGRAMS:
             _programs.clear()
         _programs[expression] = program
     return program

@@ -188,10 +188,17 @@ def test_malformed_http_is_refused_and_the_server_keeps_answering(child_database
                 name,
                 answer[:300],
             )
-            if status_line.startswith(b"HTTP/1.1 200"):  # the app saw a broken body: the extender says so
-                assert b"malformed extender args" in answer, (name, answer[-300:])
+            if status_line.startswith(b"HTTP/1.1 200"):  # what the app says to what reached it:
+                # a broken body, the extender says so; 150 header fields are within the stack's
+                # limits (nginx bounds the head in bytes), so /healthz answers
+                said = (
+                    b'"status": "ok"' if payload.startswith(b"GET /healthz ") else b"malformed extender args"
+                )
+                assert said in answer, (name, answer[-300:])
             elif not answer:
-                pass  # nginx in front closed the connection without an answer: refused, no worker saw it
+                # nginx closed the connection without an answer: it refused the request, or saw our
+                # half-close before the app's answer (on a busy machine, either comes first)
+                pass
             elif not status_line.startswith(b"HTTP/"):
                 assert name in NO_STATUS_LINE, (name, answer[:300])  # HTTP/0.9 has no status line
             else:

@@ -10,6 +10,8 @@ from typing import NamedTuple
 from ..model import DeviceUsage
 from ..vendors import Vendor, default_vendors
 
+__all__ = ["AGGREGATE_VENDORS", "AggregateNames", "aggregate_capacity", "aggregate_names"]
+
 #: The vendors whose memory and cores names a node may advertise as the sum of its cards (each
 #: backend says so, ``Vendor.sums_capacity``). HAMi
 #: v2.10.0's NVIDIA device plugin registers only the device count with kubelet, its ``gpumem`` is MiB

@@ -10,6 +10,8 @@ from ..model import NodeState
 from ..scheduler_filters import Resources
 from .aggregate import AggregateNames
 
+__all__ = ["NO_LIVE_USAGE", "CAProfile", "Pending", "ViewNode"]
+
 NO_LIVE_USAGE = "no trustworthy live usage"
 
 

@@ -14,8 +14,20 @@ from ..simulate import PodContext, Simulator
 from .aggregate import aggregate_capacity
 from .inputs import NO_LIVE_USAGE, CAProfile, ViewNode
 
+__all__ = [
+    "Check",
+    "Shape",
+    "Slot",
+    "View",
+    "ca_check",
+    "ca_slots",
+    "hami_check",
+    "hami_slots",
+    "static_reason",
+]
 
-class _Slot:
+
+class Slot:
     """A node in one view: what is left of it, and (HAMi's view) its cards."""
 
     __slots__ = ("view", "free", "state")
@@ -26,7 +38,7 @@ class _Slot:
         self.state = state
 
 
-class _Shape:
+class Shape:
     """Pods that fit identically (same spec and annotations): one candidate list. Nodes only fill up,
     so a node that refused a shape refuses it for the rest of the computation."""
 
@@ -43,18 +55,18 @@ class _Shape:
         self.largest: int | None = -1  # the roomiest free card when the shape first fit nowhere
 
 
-Check = Callable[[_Shape, Mapping, _Slot], tuple[str, NodeState | None]]
+Check = Callable[[Shape, Mapping, Slot], tuple[str, NodeState | None]]
 
 
-class _View:
+class View:
     """One view's nodes and round-robin position."""
 
-    def __init__(self, slots: list[_Slot], check: Check) -> None:
+    def __init__(self, slots: list[Slot], check: Check) -> None:
         self.slots = slots
         self.check = check
         self.rr = 0
 
-    def place(self, shape: _Shape, pod: Mapping) -> _Slot | None:
+    def place(self, shape: Shape, pod: Mapping) -> Slot | None:
         cands = shape.cands
         start = self.rr
         while cands:
@@ -76,7 +88,7 @@ class _View:
         return None
 
 
-def _static(shape: _Shape, pod: Mapping, slot: _Slot) -> str:
+def static_reason(shape: Shape, pod: Mapping, slot: Slot) -> str:
     key = id(slot)
     reason = shape.static.get(key)
     if reason is None:
@@ -85,13 +97,13 @@ def _static(shape: _Shape, pod: Mapping, slot: _Slot) -> str:
     return reason
 
 
-def _ca_check(shape: _Shape, pod: Mapping, slot: _Slot) -> tuple[str, NodeState | None]:
-    return _static(shape, pod, slot) or insufficient(shape.demand, slot.free), None
+def ca_check(shape: Shape, pod: Mapping, slot: Slot) -> tuple[str, NodeState | None]:
+    return static_reason(shape, pod, slot) or insufficient(shape.demand, slot.free), None
 
 
-def _hami_check(sim: Simulator) -> Check:
-    def check(shape: _Shape, pod: Mapping, slot: _Slot) -> tuple[str, NodeState | None]:
-        why = _static(shape, pod, slot) or insufficient(shape.demand, slot.free)
+def hami_check(sim: Simulator) -> Check:
+    def check(shape: Shape, pod: Mapping, slot: Slot) -> tuple[str, NodeState | None]:
+        why = static_reason(shape, pod, slot) or insufficient(shape.demand, slot.free)
         if why:
             return why, None
         ctx = shape.ctx
@@ -166,15 +178,15 @@ def _minus(allocatable: Resources, requested: Resources, extra: Mapping[str, int
     return free
 
 
-def _ca_slots(nodes: Sequence[ViewNode], profile: CAProfile) -> list[_Slot]:
+def ca_slots(nodes: Sequence[ViewNode], profile: CAProfile) -> list[Slot]:
     out = []
     for view in nodes:
         extra = None
         if profile.aggregate and view.state is not None:
             extra = aggregate_capacity(view.state.devices, profile.aggregate)
-        out.append(_Slot(view, _minus(node_allocatable(view.node), view.requested, extra), None))
+        out.append(Slot(view, _minus(node_allocatable(view.node), view.requested, extra), None))
     return out
 
 
-def _hami_slots(nodes: Sequence[ViewNode]) -> list[_Slot]:
-    return [_Slot(v, _minus(node_allocatable(v.node), v.requested), v.state) for v in nodes]
+def hami_slots(nodes: Sequence[ViewNode]) -> list[Slot]:
+    return [Slot(v, _minus(node_allocatable(v.node), v.requested), v.state) for v in nodes]

@@ -14,7 +14,9 @@ from ..names import pod_id
 from ..scheduler_filters import pod_demand
 from ..simulate import PodContext, Simulator
 from .inputs import CAProfile, Pending, ViewNode
-from .placement import _ca_check, _ca_slots, _hami_check, _hami_slots, _Shape, _Slot, _static, _View
+from .placement import Shape, Slot, View, ca_check, ca_slots, hami_check, hami_slots, static_reason
+
+__all__ = ["DrainViews", "PodViews", "drain_views", "pod_views"]
 
 
 @dataclass(slots=True)
@@ -66,7 +68,7 @@ def _device_memory(ctx: PodContext | None) -> int:
 _NOT_FOR_THE_POD = frozenset({R.CARD_NOT_HEALTH, R.CARD_TYPE_MISMATCH, R.CARD_UUID_MISMATCH})
 
 
-def _largest_free_card(sim: Simulator, shape: _Shape, pod: Mapping, slots: Sequence[_Slot]) -> int | None:
+def _largest_free_card(sim: Simulator, shape: Shape, pod: Mapping, slots: Sequence[Slot]) -> int | None:
     """The free memory of the roomiest card the pod could use: on nodes its nodeSelector, affinity
     and tolerations allow, among the cards HAMi's Fit judged on memory or cores, not refused for
     health, type or UUID (an A10 card on a node the pod's selector excludes is no room for an H100
@@ -76,7 +78,7 @@ def _largest_free_card(sim: Simulator, shape: _Shape, pod: Mapping, slots: Seque
         return None
     best: int | None = None
     for slot in slots:
-        if slot.state is None or _static(shape, pod, slot):
+        if slot.state is None or static_reason(shape, pod, slot):
             continue
         fit = sim.evaluate(ctx, slot.view.name, slot.state).fit
         reasons = fit.device_reasons if fit is not None else {}
@@ -129,23 +131,23 @@ class _Run:
         self.ca_ignored = profile.ignored - {
             n for e in profile.aggregate.values() for n in (e.memory, e.cores)
         }
-        self.ca = _View(_ca_slots(nodes, profile), _ca_check)
-        self.hami = _View(_hami_slots(nodes), _hami_check(sim))
+        self.ca = View(ca_slots(nodes, profile), ca_check)
+        self.hami = View(hami_slots(nodes), hami_check(sim))
         self.initial = {id(s.view): s.free.copy() for s in self.ca.slots}
-        self.ca_shapes: dict[bytes, _Shape] = {}
-        self.hami_shapes: dict[bytes, _Shape] = {}
+        self.ca_shapes: dict[bytes, Shape] = {}
+        self.hami_shapes: dict[bytes, Shape] = {}
 
-    def shapes(self, pod: Mapping) -> tuple[_Shape, _Shape]:
+    def shapes(self, pod: Mapping) -> tuple[Shape, Shape]:
         """The pod's shape in CA's view and in HAMi's."""
         key = _shape_key(pod)
         ca_shape = self.ca_shapes.get(key)
         if ca_shape is None:
-            ca_shape = self.ca_shapes[key] = _Shape(pod_demand(pod, self.ca_ignored), None, self.count)
+            ca_shape = self.ca_shapes[key] = Shape(pod_demand(pod, self.ca_ignored), None, self.count)
             ctx = self.sim.pod_context(pod)
-            self.hami_shapes[key] = _Shape(pod_demand(pod, self.managed), ctx, self.count)
+            self.hami_shapes[key] = Shape(pod_demand(pod, self.managed), ctx, self.count)
         return ca_shape, self.hami_shapes[key]
 
-    def place_for_ca(self, views: PodViews, shape: _Shape, pod: Mapping) -> None:
+    def place_for_ca(self, views: PodViews, shape: Shape, pod: Mapping) -> None:
         """CA's view: the node it would put the pod on, with the extended resources the pod asks
         as they were free there before any pending pod; else why no node."""
         slot = self.ca.place(shape, pod)
@@ -156,7 +158,7 @@ class _Run:
         left = self.initial[id(slot.view)].scalars or {}
         views.ca_free = {n: left.get(n, 0) for n in (shape.demand.scalars or {})}
 
-    def place_for_hami(self, views: PodViews, shape: _Shape, entry: Pending) -> None:
+    def place_for_hami(self, views: PodViews, shape: Shape, entry: Pending) -> None:
         """HAMi's view: the node, else why not (its own FailedScheduling text when known) and, for a
         pod CA places, the roomiest free card (once per shape: nodes only fill up after that)."""
         slot = self.hami.place(shape, entry.pod)

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from hami_sim.engine.dra.objects import Capacity, Device, RequestPolicy
 
-__all__ = ["consumed_by", "fits_capacity", "missing_capacity"]
+__all__ = ["Consumption", "consumed_by", "fits_capacity", "missing_capacity"]
 
 Consumption = Mapping[str, Fraction]
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from hami_sim.engine.quantity import QuantityError, parse_quantity
 
 __all__ = [
+    "ALL",
     "DraError",
     "Unsupported",
     "Semver",

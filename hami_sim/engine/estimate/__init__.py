@@ -35,7 +35,7 @@ parsed once per equivalence group) -> ``upcoming`` (pods absorbed by nodes being
 ``template_node``, ``fitter``, ``ca_filters``, ``packing`` and ``bulk`` (one node group's binpacking)
 -> ``ca_expanders``, ``chain`` and ``explain`` (CA's expander chain and its sentence) -> ``results``;
 ``entry.estimate`` runs them. Each module's ``__all__`` is what the others may import from it; a
-leading underscore is private to its module (``tests/estimate/test_internal_api.py``).
+leading underscore is private to its module (``tests/engine/test_internal_api.py``).
 """
 
 from __future__ import annotations

@@ -67,8 +67,16 @@ SOURCES = (
         _EVERY,
         ("tests/estimate/test_ca_upcoming.py", "tests/blindspot/test_views.py"),
     ),
-    Source("cloudprovider/aws/aws_manager.go", _EVERY, ("tests/profiles/test_ca_template.py",)),
-    Source("cloudprovider/azure/azure_template.go", _EVERY, ("tests/profiles/test_ca_template.py",)),
+    Source(
+        "cloudprovider/aws/aws_manager.go",
+        _EVERY,
+        ("tests/profiles/test_ca_template.py", "tests/docs/test_ca_source_facts.py"),
+    ),
+    Source(
+        "cloudprovider/azure/azure_template.go",
+        _EVERY,
+        ("tests/profiles/test_ca_template.py", "tests/docs/test_ca_source_facts.py"),
+    ),
     Source(
         "cloudprovider/clusterapi/clusterapi_unstructured.go",
         _EVERY,

@@ -1,0 +1,191 @@
+"""Three doc claims about what other projects' source does, restated here as data read at the named
+tags and checked against hami-sim's code and the docs' sentences:
+
+- ``GPU_TEMPLATES``: what aws and azure put in a cold group's template without hami-sim's tags
+  (kubernetes/autoscaler, paths under ``cluster-autoscaler/``), docs/cluster-autoscaler.md.
+- ``LEFT_OUT``: why aggregate capacity leaves vendors other than NVIDIA out (Project-HAMi/HAMi tag
+  v2.10.0), the "names" bullet of docs/cluster-autoscaler.md's ``deploy/capacity`` section.
+- ``CLUSTERAPI_SLICE``: the template ResourceSlice CA's clusterapi provider builds, docs/dra.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from hami_sim.engine.blindspot import aggregate_names
+from hami_sim.engine.dra.hamidra import clusterapi_slice
+from hami_sim.engine.vendors import cambricon, default_vendors, iluvatar, mthreads
+from profiles import ca_template_tags
+from tests.docs.examples import REPO
+
+FLAT = " ".join((REPO / "docs" / "cluster-autoscaler.md").read_text().split())
+DRA = " ".join((REPO / "docs" / "dra.md").read_text().split())
+_EVERY = ("cluster-autoscaler-1.32.1", "cluster-autoscaler-1.34.5", "cluster-autoscaler-1.36.1")
+
+
+@dataclass(frozen=True)
+class GpuTemplate:
+    """One provider's template from the instance type: the GPU resource it sets to the physical
+    count, and the resource tag prefix whose tags then overwrite any capacity (tags ``_EVERY``)."""
+
+    provider: str
+    file: str
+    gpu_resource: str  # utils/gpu/gpu.go ResourceNvidiaGPU
+    resource_tag: str
+    read_at: tuple[str, ...] = _EVERY
+
+
+GPU_TEMPLATES = (
+    # buildNodeFromTemplate: Capacity[gpu.ResourceNvidiaGPU] = InstanceType.GPU, then every
+    # extractAllocatableResourcesFromAsg entry written over Capacity
+    GpuTemplate(
+        "aws",
+        "cloudprovider/aws/aws_manager.go",
+        "nvidia.com/gpu",
+        "k8s.io/cluster-autoscaler/node-template/resources/",
+    ),
+    # buildNodeFromTemplate: Capacity[gpu.ResourceNvidiaGPU] = gpuCount (NP-series: an FPGA resource
+    # instead), then extractAllocatableResourcesFromScaleSet (nodeResourcesTagName in azure_util.go;
+    # "_" and "~2" read back as "/") written over Capacity
+    GpuTemplate(
+        "azure",
+        "cloudprovider/azure/azure_template.go",
+        "nvidia.com/gpu",
+        "k8s.io_cluster-autoscaler_node-template_resources_",
+    ),
+)
+
+
+def _ca_resource_name(provider: GpuTemplate, tag: str) -> str:
+    """The resource name CA reads back from a resource tag (azure: ``_`` and ``~2`` as ``/``)."""
+    name = tag.removeprefix(provider.resource_tag)
+    return name.replace("_", "/").replace("~2", "/") if provider.provider == "azure" else name
+
+
+@pytest.mark.parametrize("provider", GPU_TEMPLATES, ids=lambda p: p.provider)
+def test_the_rendered_gpu_tag_replaces_the_instance_types_count(provider):
+    """hami-sim's tag for the GPU resource is one CA reads back as the very resource the instance
+    type set, so it replaces the physical count."""
+    render = {"aws": ca_template_tags._aws, "azure": ca_template_tags._azure}[provider.provider]
+    capacity = {"cpu": "32", "memory": "128Gi", "pods": "110", provider.gpu_resource: "80"}
+    tags = render(capacity, {}, [], capacity)["tags"]
+    gpu = {_ca_resource_name(provider, k): v for k, v in tags.items() if k.startswith(provider.resource_tag)}
+    assert gpu[provider.gpu_resource] == "80"
+
+
+def test_the_doc_says_what_aws_and_azure_set_without_tags():
+    names = " and ".join(f"**{p.provider}**" for p in GPU_TEMPLATES)
+    gpu = {p.gpu_resource for p in GPU_TEMPLATES}
+    files = ", ".join(f"`{p.file.rsplit('/', 1)[-1]}`" for p in GPU_TEMPLATES)
+    (resource,) = gpu
+    assert (
+        f"{names} build the template from the instance type and set `{resource}` to its physical GPU"
+        f" count ({files}); a resource tag replaces that value."
+    ) in FLAT
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One vendor aggregate capacity leaves out, and why, read in HAMi v2.10.0 ``pkg/device/<dir>``."""
+
+    name: str  # as the doc writes it
+    common_word: str  # hami-sim's vendor (Iluvatar: one per chip; the first Helm chip here)
+    source: str
+    advertises: tuple[str, ...] = ()  # memory/cores names read from the node's status.capacity
+    memory_unit: int = 1  # MiB per unit of the pod's memory resource (MemoryFactor)
+    rounds_to: str = ""  # what the request's memory is rounded up to
+
+
+LEFT_OUT = (
+    # GetNodeDevices reads Status.Capacity[MLUResourceCores], [MLUResourceMemory]; MemoryFactor = 256
+    LeftOut(
+        "Cambricon",
+        "MLU",
+        "cambricon/device.go",
+        ("cambricon.com/mlu.smlu.vcore", "cambricon.com/mlu.smlu.vmemory"),
+        256,
+    ),
+    # GetNodeDevices reads Status.Capacity[MthreadsResourceCores], [MthreadsResourceMemory]; 512
+    LeftOut(
+        "Moore Threads",
+        "Mthreads",
+        "mthreads/device.go",
+        ("mthreads.com/sgpu-core", "mthreads.com/sgpu-memory"),
+        512,
+    ),
+    # GetNodeDevices reads Status.Capacity[resourceCountName], [resourceCoreName]; no memory
+    LeftOut("AWS Neuron", "AWSNeuron", "awsneuron/device.go", ("aws.amazon.com/neuroncore",)),
+    # const MemoryFactor = 256
+    LeftOut("Iluvatar", "MR-V100", "iluvatar/device.go", memory_unit=256),
+    # MutateAdmission: trimMemory rounds the -memory request up to the first vNPU template
+    LeftOut("Ascend", "Ascend910B3", "ascend/device.go", rounds_to="vNPU templates"),
+    # MutateAdmission keeps gcu-memory/gcu-core; Fit converts them to a DRS profile
+    LeftOut("Enflame", "Enflame", "enflame/device.go", rounds_to="DRS profiles"),
+)
+_UNITS = {"MLU": cambricon.MEMORY_UNIT, "Mthreads": mthreads.MEMORY_UNIT, "MR-V100": iluvatar.MEMORY_UNIT}
+
+
+def test_aggregate_capacity_sums_nvidia_only():
+    assert set(aggregate_names(default_vendors())) == {"NVIDIA"}
+
+
+@pytest.mark.parametrize("vendor", LEFT_OUT, ids=lambda v: v.name)
+def test_hami_sims_vendor_data_is_hamis(vendor):
+    """The advertised names are ones hami-sim's backend reads from ``status.capacity`` and asks
+    pods for; the memory unit is the backend's."""
+    by_word = {v.common_word: v for v in default_vendors()}
+    backend = by_word[vendor.common_word]
+    assert not backend.sums_capacity
+    if vendor.advertises:
+        assert set(vendor.advertises) <= set(backend.node_reads().capacity) & backend.resource_names()
+    if vendor.memory_unit > 1:
+        assert _UNITS[vendor.common_word] == vendor.memory_unit
+    if vendor.name == "Ascend":
+        assert backend.config.templates  # the Helm chart's vNPU templates
+
+
+def test_the_doc_names_the_left_out_vendors_and_why():
+    advertise = [v.name for v in LEFT_OUT if v.advertises]
+    units = [v for v in LEFT_OUT if v.memory_unit > 1]
+    rounds = [v for v in LEFT_OUT if v.rounds_to]
+    assert (
+        f"{advertise[0]}'s, {advertise[1]}' and {advertise[2]}'s device plugins advertise their own"
+        " memory or cores names"
+    ) in FLAT
+    sizes = " or ".join(str(u) for u in sorted({v.memory_unit for v in units}))
+    assert f"{units[0].name}, {units[1].name} and {units[2].name} count memory in {sizes} MiB units" in FLAT
+    assert (
+        f"{rounds[0].name} and {rounds[1].name} round it up to their own {rounds[0].rounds_to} and"
+        f" {rounds[1].rounds_to}"
+    ) in FLAT
+
+
+#: cloudprovider/clusterapi at cluster-autoscaler-1.36.1: clusterapi_utils.go ``draDriverKey`` and
+#: ``GpuDeviceType``; clusterapi_unstructured.go ``InstanceResourceSlices`` (one slice named
+#: ``<node>-<driver>``, pool ``<node>``, devices ``gpu-<i>`` with only the ``type`` attribute, no
+#: capacity, no ``ResourceSliceCount``; nothing without the driver or with a zero ``gpu-count``)
+CLUSTERAPI_SLICE = {
+    "driver_key": "capacity.cluster-autoscaler.kubernetes.io/dra-driver",
+    "count_key": "capacity.cluster-autoscaler.kubernetes.io/gpu-count",
+    "device_type": "gpu",
+}
+
+
+def test_the_engines_clusterapi_slice_is_cas_and_the_doc_says_so():
+    built = clusterapi_slice("n", "d.example.com", 2)
+    assert built is not None and built["metadata"]["name"] == "n-d.example.com"
+    spec = built["spec"]
+    assert spec["pool"]["name"] == "n" and spec["pool"]["resourceSliceCount"] == 0
+    assert spec["devices"] == [
+        {"name": f"gpu-{i}", "attributes": {"type": {"string": CLUSTERAPI_SLICE["device_type"]}}}
+        for i in range(2)
+    ]
+    assert clusterapi_slice("n", "", 2) is None and clusterapi_slice("n", "d", 0) is None
+    assert f"`{CLUSTERAPI_SLICE['driver_key']}` and `.../gpu-count`" in DRA
+    assert (
+        f"devices `gpu-0`, `gpu-1`, ... with one attribute, `type: {CLUSTERAPI_SLICE['device_type']}`,"
+        " no capacity at all, and a pool that declares no slice count"
+    ) in DRA
+    assert "CA 1.36.1's clusterapi provider builds one slice per template node" in DRA

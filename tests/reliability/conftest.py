@@ -51,3 +51,28 @@ def empty_cache():
         yield cache
     finally:
         cache.clear()
+
+
+@pytest.fixture
+def first_call_held(monkeypatch):
+    """The in-process expander's first call to reach its work holds its work slot until the test
+    sets the returned event, then does its real work: "a call in work" for as long as the test
+    needs, however fast the machine (or the shared caches of an earlier test) would have packed it.
+    Yields (entered, release): ``entered`` is set once that call holds its slot."""
+    import threading
+
+    from simulations.grpcexpander import server
+
+    real, entered, release, lock = server.best_options, threading.Event(), threading.Event(), threading.Lock()
+
+    def held(*args, **kwargs):
+        with lock:
+            first = not entered.is_set()
+            entered.set()
+        if first:
+            release.wait(120)  # a bound for a test that failed before releasing it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(server, "best_options", held)
+    yield entered, release
+    release.set()

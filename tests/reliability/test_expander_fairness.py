@@ -102,18 +102,18 @@ def test_a_slow_sender_is_cut_off_at_the_receive_deadline(groups, serve, slow_ca
     assert refusal_logged(caplog, "receive_timeout")
 
 
-def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls, caplog):
-    """With two work slots, a peer with one call in work is refused a second (``busy``) while the
-    other slot stays free for another peer, which is answered."""
+def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls, caplog, first_call_held):
+    """With two work slots, a peer with one call in work (held there until the checks are done) is
+    refused a second (``busy``) while the other slot stays free for another peer, which is answered."""
     caplog.set_level(logging.WARNING, logger="hami_sim.expander")
+    entered, release = first_call_held
     port = serve(workers=2)
     channel = connect(port)
-    inflight = lambda: REGISTRY.get_sample_value("hami_sim_expander_inflight_bytes") or 0.0  # noqa: E731
     heavy = big_request(4 * MiB, distinct=True)
     worker = threading.Thread(target=lambda: _ignore_errors(best_options, channel, heavy, timeout=60))
     worker.start()
     try:
-        assert eventually(lambda: inflight() > 0), "the first call never started"
+        assert entered.wait(60), "the first call never started"
         busy, done = refused("busy"), answered()
         with pytest.raises(grpc.RpcError) as err:
             best_options(channel, big_request(64 * 1024))  # the same peer: refused at once
@@ -127,6 +127,7 @@ def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls
         assert eventually(lambda: answered() == done + 1)  # answered, not refused
         assert refused("busy") == busy + 1
     finally:
+        release.set()
         worker.join(120)
 
 

@@ -88,9 +88,11 @@ def inflight() -> float:
     return REGISTRY.get_sample_value("hami_sim_expander_inflight_bytes") or 0.0
 
 
-def test_a_call_beyond_the_concurrency_bound_is_refused_at_once(groups, serve, connect):
-    """One call at a time: while a slow call is in work, the next is refused RESOURCE_EXHAUSTED at
-    once (CA keeps its options) rather than queued past CA's deadline."""
+def test_a_call_beyond_the_concurrency_bound_is_refused_at_once(groups, serve, connect, first_call_held):
+    """One call at a time: while a slow call is in work (held there until the check is done), the
+    next is refused RESOURCE_EXHAUSTED at once (CA keeps its options) rather than queued past CA's
+    deadline."""
+    entered, release = first_call_held
     channel = connect(serve(workers=1))
     slow = big_request(4 * MiB, distinct=True)
     errors: list[grpc.RpcError] = []
@@ -104,11 +106,12 @@ def test_a_call_beyond_the_concurrency_bound_is_refused_at_once(groups, serve, c
     worker = threading.Thread(target=first)
     worker.start()
     try:
-        assert eventually(lambda: inflight() > 0), "the first call never started"
+        assert entered.wait(60) and inflight() > 0, "the first call never started"
         with pytest.raises(grpc.RpcError) as err:
             best_options(channel, big_request(64 * 1024))
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.value
     finally:
+        release.set()
         worker.join(120)
     assert inflight() == 0
 

@@ -114,8 +114,6 @@ def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls
     worker.start()
     try:
         assert entered.wait(60), "the first call never started"
-        # the held call is counted (requests_total) only once released: before, it was counted at
-        # its parse, after this snapshot on a busy machine, and the other peer's answer made done + 2
         busy, done = refused("busy"), answered()
         with pytest.raises(grpc.RpcError) as err:
             best_options(channel, big_request(64 * 1024))  # the same peer: refused at once

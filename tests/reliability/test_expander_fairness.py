@@ -122,9 +122,16 @@ def test_one_peer_never_holds_every_work_slot(groups, serve, connect, slow_calls
         # under HTTP/2's initial 65,535-byte window: this raw client sends it all at once, before any
         # WINDOW_UPDATE, and a 64 KiB message (+ its prefix) overran the window now and then
         small = big_request(32 * 1024)
-        other = slow_calls(port, "127.0.0.2", small, sent=len(small))  # another peer, all at once
-        assert other.ended.wait(30)
-        assert eventually(lambda: answered() == done + 1)  # answered, not refused
+
+        def other_peer_answered() -> bool:
+            """Another peer's call, sent all at once; True once it is answered. This raw client's call
+            is now and then refused 'no request message' (a race of its own framing, not the
+            fairness under test), so such a call is made again; a busy refusal fails below."""
+            other = slow_calls(port, "127.0.0.2", small, sent=len(small))
+            assert other.ended.wait(30)
+            return bool(eventually(lambda: answered() == done + 1, within=5))
+
+        assert any(other_peer_answered() for _ in range(3))  # answered, not refused
         assert refused("busy") == busy + 1
     finally:
         release.set()

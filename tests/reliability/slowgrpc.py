@@ -2,7 +2,8 @@
 at once, so it cannot be slow).
 
 It speaks just enough HTTP/2 (RFC 9113) over TLS with ALPN ``h2``: the preface, SETTINGS and their
-acknowledgements, PING answers, one HEADERS frame (HPACK literals without Huffman coding, RFC 7541
+acknowledgements, PING answers, flow control (section 6.9: it sends no more DATA than the server's
+connection and stream windows allow, as its SETTINGS and WINDOW_UPDATEs open them), one HEADERS frame (HPACK literals without Huffman coding, RFC 7541
 6.2.2) opening ``/grpcplugin.Expander/BestOptions`` with no deadline, and then the gRPC message's
 5-byte length prefix followed by its bytes, ``chunk`` bytes every ``interval`` seconds. A reader
 thread notes when the server ends the stream (trailers with END_STREAM, or RST_STREAM), so a test can
@@ -22,7 +23,8 @@ import threading
 __all__ = ["SlowCall"]
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0, 1, 3, 4, 6, 7
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 3, 4, 6, 7, 8
+INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE = 0x4, 0x5  # SETTINGS identifiers
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 STREAM = 1
 
@@ -40,7 +42,9 @@ def _literal(name: str, value: str) -> bytes:
     return out
 
 
+_DEFAULT_WINDOW = 65535  # HTTP/2's initial flow-control window, per connection and per stream
 _MAX_FRAME = 16384  # HTTP/2's default SETTINGS_MAX_FRAME_SIZE
+_WINDOW_WAIT = 30.0  # how long a send waits for the server to open its window
 
 
 class SlowCall:
@@ -54,6 +58,10 @@ class SlowCall:
         self.ended = threading.Event()  # the server ended the stream (a status or a reset)
         self.closed = threading.Event()  # the connection is gone
         self._lock = threading.Lock()
+        #: what the server lets us send: its connection and stream windows, its largest frame
+        self._windows = threading.Condition()
+        self._connection_window = self._stream_window = self._initial_window = _DEFAULT_WINDOW
+        self._max_frame = _MAX_FRAME
         self._reader = threading.Thread(target=self._read, daemon=True)
 
     def start(self, request: bytes, sent: int = 0) -> SlowCall:
@@ -72,8 +80,8 @@ class SlowCall:
             )
         )
         self._send(PREFACE + _frame(SETTINGS, 0, 0) + _frame(HEADERS, END_HEADERS, STREAM, head))
-        self._send(_frame(DATA, 0, STREAM, b"\x00" + struct.pack(">I", len(request))))
         self._reader.start()
+        self._send_data(b"\x00" + struct.pack(">I", len(request)), end=False)
         if sent:
             self.send_some(sent)
         return self
@@ -83,17 +91,35 @@ class SlowCall:
         connection is gone."""
         chunk = self.request[self.sent : self.sent + n]
         self.sent += len(chunk)
-        last = self.sent >= len(self.request)
-        # frames of at most HTTP/2's default SETTINGS_MAX_FRAME_SIZE: a larger one is a protocol error
-        # until the server's own SETTINGS (which may allow more) have arrived, a race the server won
-        pieces = [chunk[i : i + _MAX_FRAME] for i in range(0, len(chunk), _MAX_FRAME)] or [b""]
         try:
-            for i, piece in enumerate(pieces):
-                end = last and i == len(pieces) - 1
-                self._send(_frame(DATA, END_STREAM if end else 0, STREAM, piece))
+            return self._send_data(chunk, end=self.sent >= len(self.request))
         except OSError:
             return False
-        return True
+
+    def _send_data(self, data: bytes, end: bool) -> bool:
+        """DATA frames of ``data`` within the server's windows and frame size (a frame past its
+        window is a flow-control error that ends the stream: grpc then hands the handler no
+        message); False if the connection is gone or the window stays shut for ``_WINDOW_WAIT`` s."""
+        while True:
+            with self._windows:
+                # an empty frame (END_STREAM alone) needs no window
+                if data and not self._windows.wait_for(self._may_send, _WINDOW_WAIT):
+                    return False
+                if self.closed.is_set():
+                    return False
+                size = min(len(data), self._room())
+                piece, data = data[:size], data[size:]
+                self._connection_window -= size
+                self._stream_window -= size
+            self._send(_frame(DATA, END_STREAM if end and not data else 0, STREAM, piece))
+            if not data:
+                return True
+
+    def _may_send(self) -> bool:
+        return self._room() > 0 or self.closed.is_set()
+
+    def _room(self) -> int:
+        return min(self._connection_window, self._stream_window, self._max_frame)
 
     def _send(self, data: bytes) -> None:
         with self._lock:
@@ -130,7 +156,9 @@ class SlowCall:
                 stream = int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
                 payload = self._read_exact(size)
                 if kind == SETTINGS and not flags & ACK:
-                    self._send(_frame(SETTINGS, ACK, 0))
+                    self._apply_settings(payload)
+                elif kind == WINDOW_UPDATE:
+                    self._open_window(stream, int.from_bytes(payload[:4], "big") & 0x7FFFFFFF)
                 elif kind == PING and not flags & ACK:
                     self._send(_frame(PING, ACK, 0, payload))
                 elif (
@@ -144,6 +172,31 @@ class SlowCall:
         finally:
             self.ended.set()
             self.closed.set()
+            with self._windows:
+                self._windows.notify_all()  # a send waiting for the window gives up
+
+    def _apply_settings(self, payload: bytes) -> None:
+        """Acknowledge the server's SETTINGS, then take its window and frame size (section 6.9.2: a
+        new initial window moves the open stream's window by the difference). The ACK goes out
+        before any DATA sent under the new values, so the server counts that DATA by them too."""
+        with self._windows:
+            self._send(_frame(SETTINGS, ACK, 0))
+            for i in range(0, len(payload) - 5, 6):
+                ident, value = struct.unpack(">HI", payload[i : i + 6])
+                if ident == INITIAL_WINDOW_SIZE:
+                    self._stream_window += value - self._initial_window
+                    self._initial_window = value
+                elif ident == MAX_FRAME_SIZE:
+                    self._max_frame = value
+            self._windows.notify_all()
+
+    def _open_window(self, stream: int, increment: int) -> None:
+        with self._windows:
+            if stream == 0:
+                self._connection_window += increment
+            elif stream == STREAM:
+                self._stream_window += increment
+            self._windows.notify_all()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

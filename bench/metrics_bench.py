@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,30 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def _setup_django() -> None:
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_metrics_bench")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
-    os.environ.setdefault("ALLOWED_HOSTS", "localhost")
-    _create_database(os.environ["DATABASE_URL"])
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-    import django
-
-    django.setup()
-
-
-def _create_database(url: str) -> None:
-    import environ
-    import psycopg
-
-    cfg = environ.Env.db_url_config(url)
-    admin = f"host={cfg['HOST'] or '127.0.0.1'} port={cfg['PORT'] or 5432} user={cfg['USER'] or 'postgres'} dbname=postgres"
-    if cfg.get("PASSWORD"):
-        admin += f" password={cfg['PASSWORD']}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
+from benchdb import setup_django  # noqa: E402 (bench/ is the script's own folder)
 
 
 def _load(pending: int) -> int:
@@ -89,7 +65,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", type=int, default=10000)
     args = parser.parse_args()
-    _setup_django()
+    setup_django("hami_sim_metrics_bench", ALLOWED_HOSTS="localhost")
     from django.test import Client
 
     from usage import blindspot

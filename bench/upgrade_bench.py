@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchdb import setup_django  # noqa: E402 (bench/ is the script's own folder)
 
 GROUPS = (  # (name, device type, MiB, cards)
     ("a10g-2", "NVIDIA A10G", 23028, 2),
@@ -50,32 +51,6 @@ TARGETS = {
            "2 + 0.1 x 24 = 4.4 judgments per pod, a cold one dearer than plain's warm one; 6 would "
            "need to skip rules by what a pod reads, which no rule declares"),
 }  # fmt: skip
-
-
-def _setup_django() -> None:
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_upgrade_bench")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
-    _create_database(os.environ["DATABASE_URL"])
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-    import django
-
-    django.setup()
-
-
-def _create_database(url: str) -> None:
-    if not url.startswith("postgres"):
-        return
-    import environ
-    import psycopg
-
-    cfg = environ.Env.db_url_config(url)
-    admin = f"host={cfg['HOST'] or '127.0.0.1'} port={cfg['PORT'] or 5432} user={cfg['USER'] or 'postgres'} dbname=postgres"
-    if cfg.get("PASSWORD"):
-        admin += f" password={cfg['PASSWORD']}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
 
 
 def _container(name: str, gpus: int, mem: int, cores: int) -> dict:
@@ -171,7 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=1000)
     args = parser.parse_args()
-    _setup_django()
+    setup_django("hami_sim_upgrade_bench")
     from django.test import override_settings
 
     from decisions import upgrade

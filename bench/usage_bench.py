@@ -44,6 +44,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchdb import setup_django  # noqa: E402 (bench/ is the script's own folder)
+
 REGISTER = "hami.io/node-nvidia-register"
 ALLOCATED = "hami.io/vgpu-devices-allocated"
 GPUS = 8
@@ -180,37 +182,6 @@ def make_pending(j: int) -> dict:
             "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
         },
     }
-
-
-def _setup_django() -> None:
-    import subprocess
-
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hami_sim_usage_bench")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hami_sim.project.settings")
-    _create_database(os.environ["DATABASE_URL"])
-    py = sys.executable
-    subprocess.run(
-        [py, "manage.py", "migrate", "-v", "0"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
-    import django
-
-    django.setup()
-
-
-def _create_database(url: str) -> None:
-    import environ
-    import psycopg
-
-    cfg = environ.Env.db_url_config(url)
-    admin = f"host={cfg['HOST'] or '127.0.0.1'} port={cfg['PORT'] or 5432} user={cfg['USER'] or 'postgres'} dbname=postgres"
-    if cfg.get("PASSWORD"):
-        admin += f" password={cfg['PASSWORD']}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{cfg["NAME"]}"')
 
 
 def _empty_store() -> None:
@@ -365,7 +336,7 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10_000, help="pending HAMi pods served beside them")
     parser.add_argument("--profile", type=Path, help="dump cProfile stats of each relist into this directory")
     args = parser.parse_args()
-    _setup_django()
+    setup_django("hami_sim_usage_bench")
     from django.conf import settings
     from django.db import connection
 

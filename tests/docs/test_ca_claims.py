@@ -3,7 +3,7 @@ here as data read at the named tags of kubernetes/autoscaler (``cluster-autoscal
 under ``cluster-autoscaler/``) and checked against what hami-sim's code and the doc say, so neither can
 drift from CA nor from each other.
 
-- ``SOURCES``: every source file the doc names, the tags it was read at and the tests that encode what
+- ``SOURCES``: every source file the doc (or docs/dra.md) names, the tags it was read at and the tests that encode what
   it does (each of those tests names the file or its ``_test.go``). A doc sentence that cites a new file fails here until a
   test encodes it.
 - ``PROVIDERS``: the tag and annotation names each provider's template code reads, and the GPU label
@@ -28,6 +28,7 @@ from tests.expander import ca_clients
 
 DOC = (REPO / "docs" / "cluster-autoscaler.md").read_text()
 FLAT = " ".join(DOC.split())  # the doc's prose with its line breaks undone
+CITING = (DOC, (REPO / "docs" / "dra.md").read_text())  # the docs whose cited files SOURCES must hold
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ SOURCES = (
         ("tests/profiles/test_ca_template.py", "tests/docs/test_ca_source_facts.py"),
     ),
     Source(
+        "processors/status/eventing_scale_up_processor.go",
+        ("cluster-autoscaler-1.35.2", "cluster-autoscaler-1.36.1"),
+        ("tests/docs/test_ca_source_facts.py", "tests/decisions/test_events.py"),
+    ),
+    Source(
         "cloudprovider/clusterapi/clusterapi_unstructured.go",
         _EVERY,
         ("tests/profiles/test_ca_template.py", "tests/profiles/test_ca_template_capacity.py"),
@@ -90,7 +96,7 @@ SOURCES = (
 
 
 def test_every_source_file_the_doc_cites_has_a_test_that_encodes_it():
-    cited = set(re.findall(r"`([\w/]+\.go)`", DOC))
+    cited = {name for doc in CITING for name in re.findall(r"`([\w/]+\.go)`", doc)}
     known = {s.path: s for s in SOURCES}
     by_name = {s.path.rsplit("/", 1)[-1]: s for s in SOURCES}
     for name in sorted(cited):

@@ -6,6 +6,8 @@ tags and checked against hami-sim's code and the docs' sentences:
 - ``LEFT_OUT``: why aggregate capacity leaves vendors other than NVIDIA out (Project-HAMi/HAMi tag
   v2.10.0), the "names" bullet of docs/cluster-autoscaler.md's ``deploy/capacity`` section.
 - ``CLUSTERAPI_SLICE``: the template ResourceSlice CA's clusterapi provider builds, docs/dra.md.
+- ``DRA_NOT_TRIGGERED``: what CA's pod event says when no node group's template can take a pod's
+  claims (kubernetes/autoscaler, Kubernetes' scheduler plugin and its allocator), docs/dra.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from decisions.events import parse_not_trigger_scale_up
 from hami_sim.engine.blindspot import aggregate_names
 from hami_sim.engine.dra.hamidra import clusterapi_slice
 from hami_sim.engine.vendors import cambricon, default_vendors, iluvatar, mthreads
@@ -189,3 +192,46 @@ def test_the_engines_clusterapi_slice_is_cas_and_the_doc_says_so():
         " no capacity at all, and a pool that declares no slice count"
     ) in DRA
     assert "CA 1.36.1's clusterapi provider builds one slice per template node" in DRA
+
+
+#: Why CA adds no node for a pod, as its pod event says it. Paths under ``cluster-autoscaler/`` at
+#: cluster-autoscaler-1.35.2 and cluster-autoscaler-1.36.1 (the same in both):
+#: processors/status/eventing_scale_up_processor.go writes ``NotTriggerScaleUp`` "pod didn't trigger
+#: scale-up: %s" of ``ReasonsMessage``, which counts each reason over the rejected and skipped node
+#: groups that exist ("%d %s", joined by ", "); a rejected group's reasons are its failing
+#: predicate's status reasons (core/scaleup/orchestrator/orchestrator.go ``SchedulablePodGroups``,
+#: simulator/clustersnapshot/predicate/plugin_runner.go ``RunFiltersOnNode``,
+#: simulator/clustersnapshot/scheduling_error.go ``Reasons``). go.mod pins k8s.io/kubernetes v1.35.6
+#: and v1.36.2, k8s.io/dynamic-resource-allocation v0.35.6 and v0.36.2. Kubernetes'
+#: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go ``Filter`` (the 1.35 line on,
+#: the one handling ``ErrFailedAllocationOnNode``) gives the single reason "cannot allocate all
+#: claims" when the allocator returns fewer results than claims and no error; the allocator
+#: (structured/internal/stable/allocator_stable.go at v0.35.6 and v0.36.2) returns no result and no
+#: error when no device fits and no pool is invalid (an incomplete pool is skipped, not invalid).
+DRA_NOT_TRIGGERED = {
+    "event": "NotTriggerScaleUp",
+    "prefix": "pod didn't trigger scale-up: ",
+    "dra_reason": "cannot allocate all claims",
+    "read_at": ("cluster-autoscaler-1.35.2", "cluster-autoscaler-1.36.1"),
+}
+
+
+def test_the_doc_quotes_cas_event_for_claims_no_template_takes():
+    """The doc quotes the event as CA writes it for one group the plugin rejects, hami-sim's event
+    parser reads that reason back, and the doc no longer says CA is silent."""
+    fact = DRA_NOT_TRIGGERED
+    message = f"{fact['prefix']}1 {fact['dra_reason']}"
+    assert parse_not_trigger_scale_up(message)["reasons"] == [{"count": 1, "reason": fact["dra_reason"]}]
+    releases = " and ".join(tag.removeprefix("cluster-autoscaler-") for tag in fact["read_at"])
+    assert (
+        f"CA does say why, in the pod's `{fact['event']}` event (`eventing_scale_up_processor.go`,"
+        f" CA {releases}): the event counts the scheduler's reasons over the node groups that could"
+        " not take the pod"
+    ) in DRA
+    assert (
+        "the scheduler's DynamicResources plugin has one reason for claims no template device can take,"
+        f" `{fact['dra_reason']}`"
+    ) in DRA
+    assert f"With one such group the event reads `{message}`" in DRA
+    assert "not the device, selector or capacity that rules the group out" in DRA
+    assert "says nothing about why" not in DRA

@@ -1,11 +1,12 @@
 """HAMi v2.10.0 ``pkg/device/devices_test.go`` (the cases about vendor rules) as data.
 
-``CheckUUID`` / ``CheckType`` are the shared selection helpers (``vendors/base.py`` ``check_uuid`` /
-``check_type``); the codecs are ``annotations.decode_legacy`` (``DecodeNodeDevices``, read by Hygon
-and Iluvatar) and ``annotations.decode_device_json`` (``UnMarshalNodeDevices``); ``Resourcereqs`` is
+The codecs are ``annotations.decode_legacy`` (``DecodeNodeDevices``, read by Hygon and Iluvatar) and
+``annotations.decode_device_json`` (``UnMarshalNodeDevices``); ``Resourcereqs`` is
 ``requests.parse_pod``. These are engine functions, called directly (they are not vendor methods).
 
-Ported elsewhere: ``initContainer_test.go`` and the pod-allocation codecs (``Test_DecodePodDevices``,
+Ported elsewhere: ``TestCheckUUID`` and ``TestCheckType`` (the shared selection helpers, chosen by
+release) in ``tests/vendors/test_selection_lists.py``, with v2.9.0's and v2.8.3's cases of the same
+checks; ``initContainer_test.go`` and the pod-allocation codecs (``Test_DecodePodDevices``,
 ``TestPodDevicesCoding``...) in ``tests/engine/test_allocations.py``. Not ported (internals the
 engine does not expose): ``TestEmptyContainerDevicesCoding``, ``TestEmptyPodDeviceCoding``,
 ``TestPodDevicesCoding``, ``TestEncodeContainerDeviceType``, ``TestGetDevicesUUIDList`` (bind-time
@@ -22,85 +23,7 @@ import pytest
 
 from hami_sim.engine.annotations import AnnotationError, decode_device_json, decode_legacy
 from hami_sim.engine.requests import parse_pod
-from hami_sim.engine.vendors.base import check_type, check_uuid
 from hami_sim.engine.vendors.nvidia import NvidiaVendor
-
-USE_UUID, NOUSE_UUID = "hami.io/gpu-use-uuid", "hami.io/gpu-no-use-uuid"
-USE_TYPE, NOUSE_TYPE = "example.com/use-gputype", "example.com/nouse-gputype"
-
-
-@pytest.mark.parametrize(
-    ("annotations", "dev_id", "want"),
-    [
-        pytest.param({}, "abc", True, id="TestCheckUUID/don't set GPUUseUUID and GPUNoUseUUID annotation"),
-        pytest.param({USE_UUID: "abc,123"}, "abc", True, id="TestCheckUUID/use set, device match"),
-        pytest.param({USE_UUID: "abc,123"}, "1abc", False, id="TestCheckUUID/use set, device don't match"),
-        pytest.param({NOUSE_UUID: "abc,123"}, "abc", False, id="TestCheckUUID/nouse set, device match"),
-        pytest.param({NOUSE_UUID: "abc,123"}, "1abc", True, id="TestCheckUUID/nouse set, device don't match"),
-        pytest.param(
-            {USE_UUID: "abc,123", NOUSE_UUID: "abc"},
-            "abc",
-            False,
-            id="TestCheckUUID/in use list and in nouse list",
-        ),
-        pytest.param(
-            {USE_UUID: "abc,123", NOUSE_UUID: "456"},
-            "abc",
-            True,
-            id="TestCheckUUID/in use list, not in nouse list",
-        ),
-        pytest.param(
-            {USE_UUID: " abc , 123 "}, "abc", True, id="TestCheckUUID/use list with spaces around uuids"
-        ),
-        pytest.param({USE_UUID: ""}, "abc", True, id="TestCheckUUID/empty GPUUseUUID annotation"),
-        pytest.param(
-            {USE_UUID: "   "}, "abc", True, id="TestCheckUUID/whitespace-only GPUUseUUID annotation"
-        ),
-        pytest.param({NOUSE_UUID: ""}, "abc", True, id="TestCheckUUID/empty GPUNoUseUUID annotation"),
-    ],
-)
-def test_check_uuid(annotations, dev_id, want):
-    assert check_uuid(annotations, dev_id, USE_UUID, NOUSE_UUID) is want
-
-
-@pytest.mark.parametrize(
-    ("annotations", "card_type", "want"),
-    [
-        pytest.param({}, "NVIDIA-A100", True, id="TestCheckType/no annotation is no constraint"),
-        pytest.param(
-            {USE_TYPE: "A100,V100"}, "NVIDIA-A100", True, id="TestCheckType/use list matches by substring"
-        ),
-        pytest.param({USE_TYPE: "V100"}, "NVIDIA-A100", False, id="TestCheckType/use list does not match"),
-        pytest.param(
-            {NOUSE_TYPE: "A100"}, "NVIDIA-A100", False, id="TestCheckType/nouse list matches excludes"
-        ),
-        pytest.param(
-            {NOUSE_TYPE: "V100"}, "NVIDIA-A100", True, id="TestCheckType/nouse list does not match keeps"
-        ),
-        pytest.param(
-            {USE_TYPE: ""}, "NVIDIA-A100", True, id="TestCheckType/empty use value is no constraint"
-        ),
-        pytest.param(
-            {NOUSE_TYPE: "   "},
-            "NVIDIA-A100",
-            True,
-            id="TestCheckType/whitespace-only nouse excludes nothing",
-        ),
-        pytest.param(
-            {USE_TYPE: "A100", NOUSE_TYPE: "A100"},
-            "NVIDIA-A100",
-            False,
-            id="TestCheckType/use satisfied and nouse matches still excludes",
-        ),
-        pytest.param(
-            {NOUSE_TYPE: "V100,"}, "NVIDIA-A100", True, id="TestCheckType/nouse with trailing comma"
-        ),
-        pytest.param({NOUSE_TYPE: ",V100"}, "NVIDIA-A100", True, id="TestCheckType/nouse with leading comma"),
-        pytest.param({USE_TYPE: "V100,"}, "NVIDIA-A100", False, id="TestCheckType/use with trailing comma"),
-    ],
-)
-def test_check_type(annotations, card_type, want):
-    assert check_type(annotations, card_type, USE_TYPE, NOUSE_TYPE) is want
 
 
 def _fields(devices):

@@ -6,7 +6,7 @@ cards it takes ``dev-0``.
 
 Not ported: ``TestGetNodeDevices``, ``Test_GenerateResourceRequests`` and ``Test_checkType`` (the
 v2.10.0 tables hold their cases), and what the engine does not simulate (admission, annotations at
-bind time, node locks, and the private ``Test_checkUUID``).
+bind time, node locks). The private ``Test_checkUUID`` is in ``tests/vendors/test_selection_lists.py``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 (the sliced vendors' twelve cases, ``tests/vendors/sliced_fit.py``, plus its unhealthy-card case:
 the same values as v2.9.0's).
 
-Not ported: the admission, bind, device-plugin and ResourceQuota tests (as for v2.9.0), and
-``Test_checkUUID`` / ``Test_checkType`` (private helpers taking a v2.8.3 device struct).
+Ported elsewhere: ``Test_checkUUID`` and ``Test_checkType`` (private helpers taking a v2.8.3 device
+struct), in ``tests/vendors/test_selection_lists.py``. Not ported: the admission, bind,
+device-plugin and ResourceQuota tests (as for v2.9.0).
 """
 
 from __future__ import annotations

@@ -122,7 +122,6 @@ UNCHANGED = {
     "test_devices": (
         "pkg/device/devices_test.go",
         (
-            "TestCheckUUID/don't set GPUUseUUID and GPUNoUseUUID annotation",
             "TestUnMarshalNodeDevices/test one",
             "TestUnMarshalNodeDevices/test two",
             "TestResourcereqs_OnlyRegularContainers",

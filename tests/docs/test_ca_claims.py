@@ -88,6 +88,17 @@ SOURCES = (
         _EVERY,
         ("tests/profiles/test_ca_template.py", "tests/profiles/test_ca_template_capacity.py"),
     ),
+    Source(
+        "simulator/dynamicresources/utils/sanitize.go",
+        ("cluster-autoscaler-1.36.1",),
+        ("tests/docs/test_ca_source_facts.py",),
+    ),
+    # k8s.io/dynamic-resource-allocation (kubernetes/dynamic-resource-allocation), the allocator CA runs
+    Source(
+        "structured/internal/stable/pools_stable.go",
+        ("dynamic-resource-allocation v0.36.2",),
+        ("tests/docs/test_ca_source_facts.py", "tests/dra/test_hamidra.py"),
+    ),
     # Kubernetes' own source (kubernetes/kubernetes), for the aggregate-capacity mode
     Source("pkg/scheduler/scheduler.go", _KUBE, ("tests/deploy/test_ca_config.py",)),
     Source("pkg/kubelet/lifecycle/predicate.go", _KUBE, ("tests/blindspot/test_views.py",)),

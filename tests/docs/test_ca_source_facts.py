@@ -6,6 +6,8 @@ tags and checked against hami-sim's code and the docs' sentences:
 - ``LEFT_OUT``: why aggregate capacity leaves vendors other than NVIDIA out (Project-HAMi/HAMi tag
   v2.10.0), the "names" bullet of docs/cluster-autoscaler.md's ``deploy/capacity`` section.
 - ``CLUSTERAPI_SLICE``: the template ResourceSlice CA's clusterapi provider builds, docs/dra.md.
+- ``TEMPLATE_POOL``: why CA's allocator takes nothing from that slice's pool (kubernetes/autoscaler
+  and kubernetes/dynamic-resource-allocation), docs/dra.md.
 - ``DRA_NOT_TRIGGERED``: what CA's pod event says when no node group's template can take a pod's
   claims (kubernetes/autoscaler, Kubernetes' scheduler plugin and its allocator), docs/dra.md.
 """
@@ -18,7 +20,10 @@ import pytest
 
 from decisions.events import parse_not_trigger_scale_up
 from hami_sim.engine.blindspot import aggregate_names
+from hami_sim.engine.dra.explain import judge
 from hami_sim.engine.dra.hamidra import clusterapi_slice
+from hami_sim.engine.dra.objects import ALL, EXACT_COUNT, Claim, DeviceClass, DeviceRequest, parse_slice
+from hami_sim.engine.dra.pools import gather_pools
 from hami_sim.engine.vendors import cambricon, default_vendors, iluvatar, mthreads
 from profiles import ca_template_tags
 from tests.docs.examples import REPO
@@ -194,6 +199,70 @@ def test_the_engines_clusterapi_slice_is_cas_and_the_doc_says_so():
     assert "CA 1.36.1's clusterapi provider builds one slice per template node" in DRA
 
 
+#: Why nothing in a clusterapi template pool is allocatable. At cluster-autoscaler-1.36.1, paths under
+#: ``cluster-autoscaler/``, the provider's slice reaches the allocator with its count untouched:
+#: simulator/node_info_utils.go ``SanitizedTemplateNodeInfoFromNodeGroup`` (the template) and
+#: ``SanitizedNodeInfo`` (each node the estimator adds, estimator/binpacking_estimator.go) both go
+#: through ``createSanitizedNodeInfo`` to simulator/dynamicresources/utils/sanitize.go
+#: ``SanitizedNodeResourceSlices``: a deep copy with a new UID, slice name, pool name
+#: (``<pool>-<suffix>``) and node name; simulator/clustersnapshot/predicate/predicate_snapshot.go
+#: ``AddNodeInfo`` stores it through simulator/dynamicresources/snapshot/snapshot.go
+#: ``AddNodeResourceSlices``, and snapshot_slice_lister.go ``ListWithDeviceTaintRules`` hands it to the
+#: scheduler's plugin as stored. Nothing outside the providers writes ``Spec.Pool.ResourceSliceCount``.
+#: k8s.io/dynamic-resource-allocation v0.36.2 (CA 1.36.1's go.mod pin), structured/internal/stable/
+#: pools_stable.go ``GatherPools`` (and the incubating and experimental copies): a pool is complete
+#: only when its slices of the pool's generation number its ``ResourceSliceCount``, else
+#: ``IsIncomplete``; allocator_stable.go ``allocateOne`` skips an incomplete pool (an ``ExactCount``
+#: request: no result, no error) and ``validateDeviceRequest`` fails an ``All`` request ("asks for all
+#: devices, but resource pool %s is currently being updated").
+TEMPLATE_POOL = {
+    "declared_slices": 0,
+    "allocator": "k8s.io/dynamic-resource-allocation v0.36.2",
+    "files": ("sanitize.go", "pools_stable.go"),
+}
+
+ANY_DEVICE = DeviceClass("any")  # no selector: a claim that asks for nothing a device lacks
+POOL_CASES = [
+    # (request mode, what hami-sim's allocator says, as CA's allocator does)
+    (EXACT_COUNT, "reason", "its pool is incomplete"),
+    (ALL, "error", "asks for all devices, but resource pool d.example.com/n is currently being updated"),
+]
+
+
+@pytest.mark.parametrize(("mode", "where", "said"), POOL_CASES, ids=[c[0] for c in POOL_CASES])
+def test_no_claim_fits_a_clusterapi_template_pool(mode, where, said):
+    """One slice in a pool that declares none: incomplete, so even a claim any device serves fails."""
+    built = clusterapi_slice("n", "d.example.com", 2)
+    assert built is not None
+    slices = [parse_slice(built)]  # the provider's one slice per template node
+    assert built["spec"]["pool"]["resourceSliceCount"] == TEMPLATE_POOL["declared_slices"] != len(slices)
+    node = {"metadata": {"name": "n"}}
+    assert [p.incomplete for p in gather_pools(slices, node)] == [True]
+    claim = Claim("c", (DeviceRequest("r", ANY_DEVICE.name, mode=mode),))
+    verdict = judge(node, [claim], {ANY_DEVICE.name: ANY_DEVICE}, slices)
+    assert not verdict.fits
+    if where == "error":
+        assert said in verdict.error
+    else:
+        assert verdict.reasons and all(r.reason.startswith(said) for r in verdict.reasons)
+
+
+def test_the_doc_says_nothing_in_a_clusterapi_template_pool_is_allocatable():
+    sanitize, pools = TEMPLATE_POOL["files"]
+    assert (
+        "Nothing on the way to the allocator sets that count: CA copies the slice into each node it"
+        f" simulates with only its names changed (`{sanitize}`)."
+    ) in DRA
+    assert (
+        f"The allocator ({TEMPLATE_POOL['allocator']}, the version CA 1.36.1 builds with) counts a pool"
+        f" complete only when the slices it sees are as many as the pool declares (`{pools}`): one slice"
+        " against none declared leaves the pool incomplete, and the allocator takes no device from an"
+        " incomplete pool (a request for all devices fails outright)."
+    ) in DRA
+    assert "So nothing in such a group's template is allocatable, whatever a claim asks" in DRA
+    assert "A HAMi-DRA claim would in addition not fit those devices" in DRA
+
+
 #: Why CA adds no node for a pod, as its pod event says it. Paths under ``cluster-autoscaler/`` at
 #: cluster-autoscaler-1.35.2 and cluster-autoscaler-1.36.1 (the same in both):
 #: processors/status/eventing_scale_up_processor.go writes ``NotTriggerScaleUp`` "pod didn't trigger
@@ -233,5 +302,5 @@ def test_the_doc_quotes_cas_event_for_claims_no_template_takes():
         f" `{fact['dra_reason']}`"
     ) in DRA
     assert f"With one such group the event reads `{message}`" in DRA
-    assert "not the device, selector or capacity that rules the group out" in DRA
+    assert "not the pool, device, selector or capacity that rules the group out" in DRA
     assert "says nothing about why" not in DRA

@@ -111,7 +111,8 @@ def _selector_reason(expressions: Sequence[str], activation: Any, owner: str) ->
 
 def _pool_state(pool: Pool) -> str:
     if pool.incomplete:
-        return "its pool is incomplete (fewer slices published than the pool declares): nothing in it is allocatable"
+        # not "fewer": CA's clusterapi template publishes one slice in a pool that declares none
+        return "its pool is incomplete (the slices published are not the number the pool declares): nothing in it is allocatable"
     if pool.invalid:
         return f"its pool is invalid: {pool.invalid}"
     return ""

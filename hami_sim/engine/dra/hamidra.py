@@ -15,9 +15,11 @@ Two kinds of slices describe a node that does not exist yet (scale from zero):
   hami-sim's template; the driver's real slices are read from the cluster for live nodes.
 - ``clusterapi_slice``: what CA's clusterapi provider builds from a MachineSet's ``dra-driver`` and
   ``gpu-count`` annotations (CA 1.36.1, ``clusterapi_unstructured.go`` ``InstanceResourceSlices``):
-  ``gpu-N`` devices with a ``type`` attribute ``gpu`` and no capacity at all. A HAMi-DRA claim
-  asks for capacity and selects ``type == "hami-gpu"``, so it can never fit those devices: such a
-  group never scales from zero for HAMi-DRA pods.
+  ``gpu-N`` devices with a ``type`` attribute ``gpu`` and no capacity at all, in a pool that
+  declares no slice count. CA passes it to the allocator with that count unchanged, and the
+  allocator reads one slice against none declared as an incomplete pool, from which it allocates
+  nothing: such a group never scales from zero for any claim. A HAMi-DRA claim, which asks for
+  capacity and selects ``type == "hami-gpu"``, would not fit those devices either.
 """
 
 from __future__ import annotations
@@ -167,7 +169,8 @@ def profile_slice(node: str, gpus: Sequence[GpuSpec], *, pool: str = "") -> dict
 
 def clusterapi_slice(node: str, driver: str, gpu_count: int) -> dict | None:
     """The slice CA's clusterapi provider builds for a template node (None without a GPU count),
-    field for field: its pool names no slice count (0), as CA 1.36.1 leaves it."""
+    field for field: its pool names no slice count (0), as CA 1.36.1 leaves it all the way to the
+    allocator, so ``gather_pools`` finds the pool incomplete as CA's allocator does."""
     if not driver or gpu_count <= 0:
         return None
     devices = [

@@ -34,10 +34,9 @@ from __future__ import annotations
 
 import pytest
 
-from hami_sim.engine.hami_releases import rules_for
 from hami_sim.engine.vendors import HygonVendor, NvidiaVendor
 from hami_sim.engine.vendors.base import type_allows, uuid_check
-from tests.vendors.harness import for_release, request, usage
+from tests.vendors.harness import for_release, request, rules_of, usage
 
 # (use key, nouse key) of the UUID lists, by the Go test file a table ports
 UUID_KEYS = {
@@ -224,7 +223,7 @@ def _cases(tables: dict, keys_by_source: dict) -> list:
 )
 def test_check_uuid(release, source, annotations, dev_id, want):
     use_key, nouse_key = UUID_KEYS[source]
-    assert uuid_check(rules_for(release))(annotations, dev_id, use_key, nouse_key) is want
+    assert uuid_check(rules_of(release))(annotations, dev_id, use_key, nouse_key) is want
 
 
 @pytest.mark.parametrize(
@@ -232,7 +231,7 @@ def test_check_uuid(release, source, annotations, dev_id, want):
 )
 def test_check_type(release, source, annotations, card_type, want):
     use_key, nouse_key = TYPE_KEYS[source]
-    assert type_allows(rules_for(release), annotations, card_type, use_key, nouse_key) is want
+    assert type_allows(rules_of(release), annotations, card_type, use_key, nouse_key) is want
 
 
 @pytest.mark.parametrize(

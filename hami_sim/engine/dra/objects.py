@@ -16,6 +16,7 @@ from hami_sim.engine.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "ALL",
+    "EXACT_COUNT",
     "DraError",
     "Unsupported",
     "Semver",

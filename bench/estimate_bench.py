@@ -27,6 +27,7 @@ Run: ``make bench`` (or ``PYTHONPATH=. .venv/bin/python bench/estimate_bench.py`
 
 from __future__ import annotations
 
+import gc
 import http.client
 import os
 import socket
@@ -321,7 +322,7 @@ def ca_loop_pods() -> list[dict]:
     return out
 
 
-def time_ca_loop(repeat: int = 3) -> tuple[float, float, int]:
+def time_ca_loop(repeat: int = 5) -> tuple[float, float, int]:
     """Best-of wall and CPU seconds of ``estimate()`` over ``ca_loop_groups()`` x ``ca_loop_pods()``,
     cold caches each time; and the new nodes summed over the groups."""
     batch = [PendingPods(p) for p in ca_loop_pods()]
@@ -330,11 +331,15 @@ def time_ca_loop(repeat: int = 3) -> tuple[float, float, int]:
     nodes = 0
     for _ in range(repeat):
         sim = Simulator()
+        # each round starts from the same heap (the earlier figures' and rounds' garbage collected
+        # before, not during, it); five rounds, since one process's rounds differ by up to 0.4 s CPU
+        gc.collect()
         started, cpu_started = time.perf_counter(), time.process_time()
         result = estimate(sim, batch, groups)
         best = min(best, time.perf_counter() - started)
         cpu = min(cpu, time.process_time() - cpu_started)
         nodes = sum(o.node_count for o in result.options)
+        del result
     return best, cpu, nodes
 
 
